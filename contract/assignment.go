@@ -1,0 +1,289 @@
+// Package contract holds the wire types exchanged between the kernel and
+// Fenix: assignments, prepare_round requests, results, reports and trace
+// entries. Field names are the seeds' snake_case names so a hand-written JSON
+// file can be passed to `temporal workflow execute --input-file`.
+package contract
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Modes of an execution assignment. The empty mode is ModeTool.
+const (
+	ModeTool              = "tool"
+	ModeSkillsCatalogList = "skills_catalog_list"
+	ModeSkillsLoad        = "skills_load"
+	ModeSkillsReadFile    = "skills_read_file"
+	ModeSkillsInstall     = "skills_install"
+)
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one transcript entry. ToolCalls and ToolCallID link an
+// assistant's tool request to the tool's answer so compaction can keep the
+// pair together.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+}
+
+// ToolCall is one request to run a tool.
+type ToolCall struct {
+	CallID    string         `json:"call_id"`
+	ToolName  string         `json:"tool_name"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// AgentContext says who the agent is and what it may use.
+type AgentContext struct {
+	Profile          string   `json:"profile"`
+	IsSubagent       bool     `json:"is_subagent"`
+	AllowedToolNames []string `json:"allowed_tool_names"`
+	SubagentDepth    int      `json:"subagent_depth,omitempty"`
+}
+
+// ModelContext names the model the kernel expects to call next.
+type ModelContext struct {
+	LikelyModel string `json:"likely_model,omitempty"`
+	ModelRef    string `json:"model_ref,omitempty"`
+	APIModel    string `json:"api_model,omitempty"`
+}
+
+// ProviderExecution is the provider-side view of the model.
+type ProviderExecution struct {
+	ModelRef string `json:"model_ref,omitempty"`
+}
+
+// AdvisoryHints are the kernel's non-binding budget suggestions.
+type AdvisoryHints struct {
+	RecommendedCompactionThreshold *int `json:"recommended_compaction_threshold,omitempty"`
+}
+
+// BudgetHints carries the compaction thresholds. Pointers distinguish an
+// absent key from an explicit 0, which matters for the fallback order.
+type BudgetHints struct {
+	AdvisoryHints                     AdvisoryHints `json:"advisory_hints"`
+	AdvisoryCompactionThresholdTokens *int          `json:"advisory_compaction_threshold_tokens,omitempty"`
+}
+
+// PromptSections are the prompt layers the kernel may send inline. Sections
+// left empty are filled from the agent's profile directory when one exists.
+type PromptSections struct {
+	AgentPrompt         string         `json:"agent_prompt,omitempty"`
+	Soul                string         `json:"soul,omitempty"`
+	User                string         `json:"user,omitempty"`
+	Memory              string         `json:"memory,omitempty"`
+	ConversationSummary string         `json:"conversation_summary,omitempty"`
+	OperatorPrompt      string         `json:"operator_prompt,omitempty"`
+	OperatorState       map[string]any `json:"operator_state,omitempty"`
+}
+
+// SkillRequest parameterizes the skill flow modes.
+type SkillRequest struct {
+	SkillName    string `json:"skill_name,omitempty"`
+	RelativePath string `json:"relative_path,omitempty"`
+	SourcePath   string `json:"source_path,omitempty"`
+}
+
+// ReportTarget asks Fenix to deliver every report as a signal to a kernel
+// workflow, in addition to keeping it in workflow state.
+type ReportTarget struct {
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id,omitempty"`
+	SignalName string `json:"signal_name,omitempty"`
+}
+
+// CompactionOptions selects the compaction strategy for one assignment.
+type CompactionOptions struct {
+	// Strategy is "sandwich" (the seed's default) or "summary".
+	Strategy string `json:"strategy,omitempty"`
+}
+
+// ApprovalOptions configures how long a PermissionRequired tool call waits
+// for a human before it is denied.
+type ApprovalOptions struct {
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+}
+
+// Assignment is the input of ExecuteAssignment and PrepareRound.
+type Assignment struct {
+	LogicalWorkID     string            `json:"logical_work_id"`
+	AttemptNo         int               `json:"attempt_no"`
+	ConversationID    string            `json:"conversation_id"`
+	TurnID            string            `json:"turn_id"`
+	Mode              string            `json:"mode,omitempty"`
+	ContextMessages   []Message         `json:"context_messages"`
+	ContextRef        string            `json:"context_ref,omitempty"`
+	ContextImports    []map[string]any  `json:"context_imports,omitempty"`
+	AgentContext      AgentContext      `json:"agent_context"`
+	ModelContext      ModelContext      `json:"model_context"`
+	ProviderExecution ProviderExecution `json:"provider_execution"`
+	BudgetHints       BudgetHints       `json:"budget_hints"`
+	Prompts           PromptSections    `json:"prompts"`
+	WorkspaceRoot     string            `json:"workspace_root,omitempty"`
+	ToolCall          *ToolCall         `json:"tool_call,omitempty"`
+	SkillRequest      *SkillRequest     `json:"skill_request,omitempty"`
+	Compaction        CompactionOptions `json:"compaction"`
+	Approval          ApprovalOptions   `json:"approval"`
+	ReportTo          *ReportTarget     `json:"report_to,omitempty"`
+}
+
+// ParseAssignment decodes and validates an assignment. Unknown top-level
+// fields are tolerated (kernels add fields over time); wrong types and
+// missing required fields are not.
+func ParseAssignment(raw []byte) (Assignment, error) {
+	var a Assignment
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		return a, fmt.Errorf("assignment is empty: expected a JSON object with logical_work_id, conversation_id and turn_id")
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return a, fmt.Errorf("assignment is not valid JSON for this contract: %s", describeJSONError(err))
+	}
+	a.Normalize()
+	return a, a.Validate()
+}
+
+// Normalize fills defaults that do not change meaning.
+func (a *Assignment) Normalize() {
+	if a.AttemptNo == 0 {
+		a.AttemptNo = 1
+	}
+	if a.Mode == "" {
+		a.Mode = ModeTool
+	}
+	if a.AgentContext.Profile == "" {
+		a.AgentContext.Profile = "main"
+	}
+	if a.ToolCall != nil && a.ToolCall.CallID == "" {
+		a.ToolCall.CallID = fmt.Sprintf("tool-call-%s-%d", a.LogicalWorkID, a.AttemptNo)
+	}
+	if a.ToolCall != nil && a.ToolCall.Arguments == nil {
+		a.ToolCall.Arguments = map[string]any{}
+	}
+}
+
+// Validate checks the fields every flow needs. Flow-specific checks (a tool
+// call for the tool flow) are done by ValidateForExecution.
+func (a Assignment) Validate() error {
+	var missing []string
+	if a.LogicalWorkID == "" {
+		missing = append(missing, "logical_work_id")
+	}
+	if a.ConversationID == "" {
+		missing = append(missing, "conversation_id")
+	}
+	if a.TurnID == "" {
+		missing = append(missing, "turn_id")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("assignment is missing required field(s): %s", strings.Join(missing, ", "))
+	}
+	if a.AttemptNo < 1 {
+		return fmt.Errorf("assignment attempt_no must be >= 1, got %d", a.AttemptNo)
+	}
+	if len(a.ContextMessages) > 0 && a.ContextRef != "" {
+		return fmt.Errorf("assignment has both context_messages and context_ref: send one")
+	}
+	for i, m := range a.ContextMessages {
+		if m.Role == "" {
+			return fmt.Errorf("context_messages[%d] has no role", i)
+		}
+	}
+	return nil
+}
+
+// ValidateForExecution adds the checks of ExecuteAssignment's flows.
+func (a Assignment) ValidateForExecution() error {
+	switch a.Mode {
+	case ModeTool:
+		if a.ToolCall == nil {
+			return fmt.Errorf("assignment in mode %q has no tool_call: send {\"tool_call\": {\"tool_name\": ..., \"arguments\": {...}}}", a.Mode)
+		}
+		if a.ToolCall.ToolName == "" {
+			return fmt.Errorf("tool_call %q has no tool_name", a.ToolCall.CallID)
+		}
+	case ModeSkillsCatalogList:
+	case ModeSkillsLoad, ModeSkillsReadFile:
+		if a.SkillRequest == nil || a.SkillRequest.SkillName == "" {
+			return fmt.Errorf("assignment in mode %q needs skill_request.skill_name", a.Mode)
+		}
+		if a.Mode == ModeSkillsReadFile && a.SkillRequest.RelativePath == "" {
+			return fmt.Errorf("assignment in mode %q needs skill_request.relative_path", a.Mode)
+		}
+	case ModeSkillsInstall:
+		if a.SkillRequest == nil || a.SkillRequest.SourcePath == "" {
+			return fmt.Errorf("assignment in mode %q needs skill_request.source_path", a.Mode)
+		}
+	default:
+		return fmt.Errorf("assignment mode %q is unknown: use one of %s", a.Mode,
+			strings.Join([]string{ModeTool, ModeSkillsCatalogList, ModeSkillsLoad, ModeSkillsReadFile, ModeSkillsInstall}, ", "))
+	}
+	return nil
+}
+
+// InferModel applies the seed's fallback chain: likely_model, model_ref,
+// api_model, then provider_execution.model_ref.
+func (a Assignment) InferModel() string {
+	for _, candidate := range []string{
+		a.ModelContext.LikelyModel,
+		a.ModelContext.ModelRef,
+		a.ModelContext.APIModel,
+		a.ProviderExecution.ModelRef,
+	} {
+		if candidate != "" {
+			return candidate
+		}
+	}
+	return ""
+}
+
+// CompactionThreshold returns the kernel's threshold: the advisory hint
+// first, then advisory_compaction_threshold_tokens, else 0 (no compaction).
+func (b BudgetHints) CompactionThreshold() int {
+	if b.AdvisoryHints.RecommendedCompactionThreshold != nil {
+		return *b.AdvisoryHints.RecommendedCompactionThreshold
+	}
+	if b.AdvisoryCompactionThresholdTokens != nil {
+		return *b.AdvisoryCompactionThresholdTokens
+	}
+	return 0
+}
+
+func describeJSONError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "(top level)"
+		}
+		return fmt.Sprintf("field %s must be %s, got JSON %s", field, typeErr.Type.String(), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("syntax error at byte %d: %v", syntaxErr.Offset, err)
+	default:
+		return err.Error()
+	}
+}
+
+// MessageSet is a message list passed between stages: inline when small,
+// otherwise a reference into the context store, so large transcripts are
+// not copied into every stage's input in workflow history.
+type MessageSet struct {
+	Messages []Message `json:"messages,omitempty"`
+	Ref      string    `json:"ref,omitempty"`
+	Count    int       `json:"count"`
+	Bytes    int       `json:"bytes"`
+}

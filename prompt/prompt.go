@@ -1,0 +1,110 @@
+// Package prompt assembles the system prompt of a round (the seed's
+// BuildRoundPrompt) and normalizes the kernel's transcript.
+package prompt
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/fenixrt/fenix/contract"
+)
+
+// NormalizeTranscript keeps only what the model needs of each message:
+// role and content, plus the tool-call linkage that keeps a tool request
+// next to its answer.
+func NormalizeTranscript(messages []contract.Message) []contract.Message {
+	out := make([]contract.Message, len(messages))
+	for i, m := range messages {
+		out[i] = contract.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
+	}
+	return out
+}
+
+// SkillSummary is an active skill's catalog line.
+type SkillSummary struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// SelectedSkill is a skill whose full package was loaded for this round.
+type SelectedSkill struct {
+	Name    string `json:"name"`
+	SkillMD string `json:"skill_md"`
+}
+
+// Sections are the inputs of BuildRoundPrompt, in prompt order.
+type Sections struct {
+	AgentPrompt         string
+	Soul                string
+	User                string
+	Memory              string
+	ConversationSummary string
+	OperatorPrompt      string
+	OperatorState       map[string]any
+	ActiveSkills        []SkillSummary
+	SelectedSkills      []SelectedSkill
+	ContextImports      []map[string]any
+}
+
+// SectionSize is the size of one assembled section, for the trace.
+type SectionSize struct {
+	Name  string `json:"name"`
+	Bytes int    `json:"bytes"`
+}
+
+// Build joins the non-empty sections, in the fixed order agent_prompt,
+// soul, user, memory, conversation_summary, operator_prompt,
+// operator_state, active skills, selected skills, context imports, with a
+// heading each and a blank line between them.
+func Build(s Sections) (string, []SectionSize) {
+	var parts []string
+	var sizes []SectionSize
+	add := func(name, heading, body string) {
+		body = strings.TrimSpace(body)
+		if body == "" {
+			return
+		}
+		part := heading + ":\n" + body
+		parts = append(parts, part)
+		sizes = append(sizes, SectionSize{Name: name, Bytes: len(part)})
+	}
+	add("agent_prompt", "Agent Prompt", s.AgentPrompt)
+	add("soul", "Soul", s.Soul)
+	add("user", "User", s.User)
+	add("memory", "Memory", s.Memory)
+	add("conversation_summary", "Conversation Summary", s.ConversationSummary)
+	add("operator_prompt", "Operator Prompt", s.OperatorPrompt)
+	if len(s.OperatorState) > 0 {
+		add("operator_state", "Operator State", prettyJSON(s.OperatorState))
+	}
+	if len(s.ActiveSkills) > 0 {
+		lines := make([]string, len(s.ActiveSkills))
+		for i, sk := range s.ActiveSkills {
+			lines[i] = "- " + sk.Name + ": " + sk.Description
+		}
+		add("active_skills", "Active Skills", strings.Join(lines, "\n"))
+	}
+	if len(s.SelectedSkills) > 0 {
+		blocks := make([]string, len(s.SelectedSkills))
+		for i, sk := range s.SelectedSkills {
+			blocks[i] = "Skill " + sk.Name + ":\n" + strings.TrimSpace(sk.SkillMD)
+		}
+		add("selected_skills", "Selected Skills", strings.Join(blocks, "\n\n"))
+	}
+	if len(s.ContextImports) > 0 {
+		blocks := make([]string, len(s.ContextImports))
+		for i, imp := range s.ContextImports {
+			blocks[i] = prettyJSON(imp)
+		}
+		add("context_imports", "Context Imports", strings.Join(blocks, "\n\n"))
+	}
+	return strings.Join(parts, "\n\n"), sizes
+}
+
+func prettyJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

@@ -1,0 +1,189 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/invopop/jsonschema"
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/workspace"
+)
+
+// DefaultMaxArgumentBytes caps the JSON size of one call's arguments.
+const DefaultMaxArgumentBytes = 256 << 10
+
+// Env is what an executor may use. The activity builds one per call.
+type Env struct {
+	CallID         string
+	ConversationID string
+	TurnID         string
+	AgentProfile   string
+	// Workspace is the confined workspace root, nil when none is configured.
+	Workspace *workspace.Workspace
+	// Progress streams output chunks (heartbeats and progress reports).
+	// Never nil inside an executor.
+	Progress func(contract.ToolOutputChunk)
+	Logger   *slog.Logger
+	// Host holds host-local resources (command runs, processes) and
+	// service configuration; tools that need it check for nil.
+	Host *Host
+}
+
+// Spec describes a tool for Define.
+type Spec struct {
+	Name           string
+	Description    string
+	RegistryBacked bool
+	// Idempotent tools may be retried after an infrastructure failure;
+	// others run at most once.
+	Idempotent     bool
+	NeedsWorkspace bool
+	Timeout        time.Duration
+	Heartbeat      time.Duration
+	MaxArgBytes    int
+	// Owner returns the resource a call refers to, for host routing.
+	Owner func(args map[string]any) string
+}
+
+// Define builds a Definition from typed functions. The argument schema is
+// generated from A's struct tags (`json`, `jsonschema`) and enforced before
+// the arguments are decoded strictly (unknown fields are refused) into A.
+func Define[A any, R any](spec Spec, execute func(ctx context.Context, env *Env, args A) (R, error), project func(args A, result R) Projection) Definition {
+	if spec.Timeout == 0 {
+		spec.Timeout = 60 * time.Second
+	}
+	if spec.MaxArgBytes == 0 {
+		spec.MaxArgBytes = DefaultMaxArgumentBytes
+	}
+	schemaJSON, compiled := compileSchema[A](spec.Name)
+
+	decode := func(args map[string]any) (A, error) {
+		var a A
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return a, fenixerr.Validation("arguments of tool %q are not JSON-encodable: %v", spec.Name, err).WithTool(spec.Name)
+		}
+		if len(raw) > spec.MaxArgBytes {
+			return a, fenixerr.PayloadTooLarge("arguments of tool %q are %d bytes, over the limit of %d bytes", spec.Name, len(raw), spec.MaxArgBytes).WithTool(spec.Name)
+		}
+		inst, err := validator.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			return a, fenixerr.Validation("arguments of tool %q are not valid JSON: %v", spec.Name, err).WithTool(spec.Name)
+		}
+		if err := compiled.Validate(inst); err != nil {
+			return a, fenixerr.Validation("arguments of tool %q do not match its schema: %s", spec.Name, describeSchemaError(err)).WithTool(spec.Name)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&a); err != nil {
+			return a, fenixerr.Validation("arguments of tool %q are invalid: %v (got %s)", spec.Name, err, describeArgs(args)).WithTool(spec.Name)
+		}
+		return a, nil
+	}
+
+	return Definition{
+		Descriptor: Descriptor{
+			Name:             spec.Name,
+			Description:      spec.Description,
+			RegistryBacked:   spec.RegistryBacked,
+			Idempotent:       spec.Idempotent,
+			NeedsWorkspace:   spec.NeedsWorkspace,
+			TimeoutSeconds:   int(spec.Timeout / time.Second),
+			HeartbeatSeconds: int(spec.Heartbeat / time.Second),
+			Schema:           schemaJSON,
+		},
+		validate: func(args map[string]any) error {
+			_, err := decode(args)
+			return err
+		},
+		execute: func(ctx context.Context, env *Env, args map[string]any) (json.RawMessage, error) {
+			a, err := decode(args)
+			if err != nil {
+				return nil, err
+			}
+			res, err := execute(ctx, env, a)
+			if err != nil {
+				return nil, err
+			}
+			raw, err := json.Marshal(res)
+			if err != nil {
+				return nil, fenixerr.Runtime("result of tool %q is not JSON-encodable: %v", spec.Name, err).WithTool(spec.Name)
+			}
+			return raw, nil
+		},
+		project: func(args map[string]any, raw json.RawMessage) (Projection, error) {
+			a, err := decode(args)
+			if err != nil {
+				return Projection{}, err
+			}
+			var res R
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return Projection{}, fmt.Errorf("raw result does not decode: %w", err)
+			}
+			return project(a, res), nil
+		},
+		owner: spec.Owner,
+	}
+}
+
+func compileSchema[A any](name string) (json.RawMessage, *validator.Schema) {
+	reflector := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}
+	var zero A
+	schema := reflector.Reflect(&zero)
+	schema.Version = ""
+	schema.ID = ""
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		panic(fmt.Sprintf("tool %q: schema does not marshal: %v", name, err))
+	}
+	doc, err := validator.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		panic(fmt.Sprintf("tool %q: schema does not parse: %v", name, err))
+	}
+	c := validator.NewCompiler()
+	url := "fenix://tools/" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		panic(fmt.Sprintf("tool %q: schema resource: %v", name, err))
+	}
+	compiled, err := c.Compile(url)
+	if err != nil {
+		panic(fmt.Sprintf("tool %q: schema does not compile: %v", name, err))
+	}
+	return raw, compiled
+}
+
+var printer = message.NewPrinter(language.English)
+
+// describeSchemaError flattens a validation error into one line that names
+// the offending argument.
+func describeSchemaError(err error) string {
+	var ve *validator.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var parts []string
+	var walk func(e *validator.ValidationError)
+	walk = func(e *validator.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			parts = append(parts, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,275 @@
+// Package workspace confines file access to an assignment's workspace root.
+//
+// Every access goes through os.Root, which refuses ".." escapes, absolute
+// paths and symlinks that resolve outside the root, including dangling and
+// racing ones, at the system-call level. On top of that the package refuses
+// non-regular files (devices, FIFOs, sockets) and writes to protected paths
+// (git hooks and hook settings) that would let an agent run code outside
+// governance.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/fenixrt/fenix/fenixerr"
+)
+
+// DefaultMaxReadBytes caps a single read.
+const DefaultMaxReadBytes = 1 << 20
+
+// DefaultMaxWriteBytes caps a single write.
+const DefaultMaxWriteBytes = 4 << 20
+
+// protectedPrefixes are paths an agent may read but never write: writing
+// them would install code that runs outside Fenix's hooks and audit.
+var protectedPrefixes = []string{
+	".git/hooks",
+	".claude/settings.json",
+	".claude/settings.local.json",
+	".fenix/hooks.json",
+}
+
+// Workspace is an open, confined workspace root.
+type Workspace struct {
+	dir  string
+	root *os.Root
+}
+
+// Open opens dir as a workspace root. dir must be an existing directory.
+func Open(dir string) (*Workspace, error) {
+	if dir == "" {
+		return nil, fenixerr.Validation("workspace root is not set: pass workspace_root in the assignment or set FENIX_WORKSPACE_ROOT on the worker")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fenixerr.Validation("workspace root %q cannot be made absolute: %v", dir, err)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fenixerr.Validation("workspace root %q cannot be opened: %v", abs, err).WithCause(err)
+	}
+	return &Workspace{dir: abs, root: root}, nil
+}
+
+// Dir is the absolute workspace root.
+func (w *Workspace) Dir() string { return w.dir }
+
+// Close releases the root handle.
+func (w *Workspace) Close() error { return w.root.Close() }
+
+// FS exposes the workspace as a read-only fs.FS, still confined.
+func (w *Workspace) FS() fs.FS { return w.root.FS() }
+
+// Clean validates a workspace-relative path and returns its canonical,
+// slash-separated form ("." for the root). It rejects absolute paths, ".."
+// segments that leave the root and NUL bytes with a WorkspaceEscapeError or
+// ValidationError naming the path.
+func Clean(rel string) (string, error) {
+	if strings.ContainsRune(rel, 0) {
+		return "", fenixerr.Validation("path %q contains a NUL byte", rel)
+	}
+	if rel == "" {
+		return ".", nil
+	}
+	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, `\`) {
+		return "", fenixerr.WorkspaceEscape("path %q is absolute: workspace paths are relative to the workspace root", rel)
+	}
+	cleaned := path.Clean(filepath.ToSlash(rel))
+	if cleaned == ".." || strings.HasPrefix(cleaned, "../") {
+		return "", fenixerr.WorkspaceEscape("path %q leaves the workspace root", rel)
+	}
+	return cleaned, nil
+}
+
+// IsProtected reports whether rel (already cleaned) may not be written.
+func IsProtected(rel string) bool {
+	for _, p := range protectedPrefixes {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// translate maps os.Root's errors to Fenix errors that name the path.
+func translate(rel string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "path escapes from parent"):
+		return fenixerr.WorkspaceEscape("path %q resolves outside the workspace root (through \"..\" or a symlink)", rel).WithCause(err)
+	case errors.Is(err, fs.ErrNotExist):
+		return fenixerr.Validation("path %q does not exist in the workspace", rel).WithCode("not_found").WithCause(err)
+	case errors.Is(err, fs.ErrPermission):
+		return fenixerr.Validation("path %q is not accessible: permission denied", rel).WithCode("permission_denied").WithCause(err)
+	case errors.Is(err, syscall.ELOOP):
+		return fenixerr.WorkspaceEscape("path %q is a symlink loop or a symlink where none is allowed", rel).WithCause(err)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fenixerr.Validation("path %q goes through something that is not a directory", rel).WithCause(err)
+	case errors.Is(err, syscall.EISDIR):
+		return fenixerr.Validation("path %q is a directory", rel).WithCode("is_directory").WithCause(err)
+	}
+	return fenixerr.Runtime("workspace access to %q failed: %v", rel, err).WithCause(err)
+}
+
+// ReadResult is the content of a read, possibly truncated.
+type ReadResult struct {
+	Path      string
+	Content   []byte
+	Size      int64
+	Truncated bool
+}
+
+// ReadFile reads a regular file, at most maxBytes of it (0 means the
+// default). Devices, FIFOs, sockets and directories are refused without
+// blocking: the file is opened non-blocking and checked before reading.
+func (w *Workspace) ReadFile(rel string, maxBytes int64) (ReadResult, error) {
+	cleaned, err := Clean(rel)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxReadBytes
+	}
+	f, err := w.root.OpenFile(cleaned, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return ReadResult{}, translate(cleaned, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return ReadResult{}, translate(cleaned, err)
+	}
+	if err := requireRegular(cleaned, info); err != nil {
+		return ReadResult{}, err
+	}
+	buf, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	if err != nil {
+		return ReadResult{}, translate(cleaned, err)
+	}
+	res := ReadResult{Path: cleaned, Size: info.Size()}
+	if int64(len(buf)) > maxBytes {
+		buf = buf[:maxBytes]
+		res.Truncated = true
+	}
+	res.Content = buf
+	return res, nil
+}
+
+func requireRegular(rel string, info fs.FileInfo) error {
+	mode := info.Mode()
+	switch {
+	case mode.IsRegular():
+		return nil
+	case mode.IsDir():
+		return fenixerr.Validation("path %q is a directory, not a file", rel).WithCode("is_directory")
+	case mode&fs.ModeDevice != 0 || mode&fs.ModeCharDevice != 0:
+		return fenixerr.Validation("path %q is a device file and is not read or written", rel).WithCode("not_regular_file")
+	default:
+		return fenixerr.Validation("path %q is not a regular file (mode %s)", rel, mode.Type()).WithCode("not_regular_file")
+	}
+}
+
+// WriteFile writes data to a regular file, creating parent directories.
+// Protected paths and non-regular existing targets are refused.
+func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, error) {
+	cleaned, err := Clean(rel)
+	if err != nil {
+		return "", err
+	}
+	if cleaned == "." {
+		return "", fenixerr.Validation("path %q is the workspace root, not a file", rel)
+	}
+	if IsProtected(cleaned) {
+		return "", fenixerr.WorkspaceEscape("path %q is protected (git hooks and hook settings are not writable by tools)", cleaned).WithCode("protected_path")
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxWriteBytes
+	}
+	if int64(len(data)) > maxBytes {
+		return "", fenixerr.PayloadTooLarge("write to %q of %d bytes exceeds the limit of %d bytes", cleaned, len(data), maxBytes)
+	}
+	if dir := path.Dir(cleaned); dir != "." {
+		if err := w.root.MkdirAll(dir, 0o755); err != nil {
+			return "", translate(dir, err)
+		}
+	}
+	if info, err := w.root.Lstat(cleaned); err == nil && info.Mode()&fs.ModeSymlink == 0 {
+		if err := requireRegular(cleaned, info); err != nil {
+			return "", err
+		}
+	}
+	f, err := w.root.OpenFile(cleaned, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return "", translate(cleaned, err)
+	}
+	info, err := f.Stat()
+	if err == nil {
+		err = requireRegular(cleaned, info)
+	}
+	if err != nil {
+		f.Close()
+		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return "", translate(cleaned, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", translate(cleaned, err)
+	}
+	return cleaned, nil
+}
+
+// Stat describes a path, following symlinks that stay inside the root.
+func (w *Workspace) Stat(rel string) (fs.FileInfo, string, error) {
+	cleaned, err := Clean(rel)
+	if err != nil {
+		return nil, "", err
+	}
+	info, err := w.root.Stat(cleaned)
+	if err != nil {
+		return nil, cleaned, translate(cleaned, err)
+	}
+	return info, cleaned, nil
+}
+
+// ReadDir lists a directory, sorted by name.
+func (w *Workspace) ReadDir(rel string) ([]fs.DirEntry, string, error) {
+	cleaned, err := Clean(rel)
+	if err != nil {
+		return nil, "", err
+	}
+	entries, err := fs.ReadDir(w.root.FS(), cleaned)
+	if err != nil {
+		return nil, cleaned, translate(cleaned, err)
+	}
+	return entries, cleaned, nil
+}
+
+// Resolve returns the absolute host path of a confined, existing directory,
+// for tools (exec_command) that must hand a working directory to a child
+// process. It verifies the directory through the root first.
+func (w *Workspace) Resolve(rel string) (string, error) {
+	info, cleaned, err := w.Stat(rel)
+	if err != nil {
+		return "", err
+	}
+	if !info.IsDir() {
+		return "", fenixerr.Validation("path %q is not a directory", cleaned)
+	}
+	return filepath.Join(w.dir, filepath.FromSlash(cleaned)), nil
+}
+
+// String is the root path, for messages.
+func (w *Workspace) String() string { return fmt.Sprintf("workspace %s", w.dir) }
