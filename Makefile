@@ -1,0 +1,28 @@
+# Convenience targets. Everything here is also reachable with plain `go`
+# commands (see README.md); make is not required.
+
+GO ?= go
+
+.PHONY: demo test test-short lint record-histories temporal-cli build bench
+
+demo: ## dev server + worker + sample assignment, prints the result and Web UI link
+	$(GO) run ./starter demo
+
+test: ## the whole suite, as CI runs it
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+test-short: ## unit and workflow tests only (no dev server)
+	$(GO) test -short -count=1 ./...
+
+lint: ## static checks only
+	$(GO) test -count=1 ./internal/lint/
+
+record-histories: ## re-record workflows/testdata/*.json replay histories on a dev server
+	$(GO) test -count=1 ./workflows/ -run TestReplayHistories -record -v
+
+temporal-cli: ## build the pinned Temporal CLI into $(go env GOPATH)/bin
+	$(GO) install github.com/temporalio/cli/cmd/temporal@v1.5.1
+
+build:
+	$(GO) build -o bin/worker ./worker
+	$(GO) build -o bin/starter ./starter

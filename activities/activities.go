@@ -1,0 +1,74 @@
+// Package activities adapts Fenix's domain packages to Temporal: one
+// Activities struct holds the dependencies and has a method per hook stage.
+// Each method is thin — decode, call the domain package, return a typed
+// result carrying the stage's trace entry — and converts every error into a
+// classified, non-retryable Temporal application error (fenixerr), except
+// transient infrastructure errors, which idempotent stages may retry.
+package activities
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/fenixrt/fenix/compaction"
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/tools"
+)
+
+// Stage names: the trace "hook" values and the words used in summaries.
+const (
+	StagePrepareTurn       = "prepare_turn"
+	StageCompactContext    = "compact_context"
+	StageReviewToolCall    = "review_tool_call"
+	StageExecuteTool       = "execute_tool"
+	StageProjectToolResult = "project_tool_result"
+	StageFinalizeOutput    = "finalize_output"
+	StageHandleError       = "handle_error"
+	StageSkills            = "skills"
+)
+
+// Activities holds what the stages need. One instance is registered per
+// worker; its methods are safe for concurrent use.
+type Activities struct {
+	Tools *tools.Registry
+	// Contexts stores message lists too large to inline in history.
+	Contexts contextstore.Store
+	// Host is this worker's host identity and host-local tool resources.
+	Host *tools.Host
+	// DefaultWorkspaceRoot is used when an assignment has no workspace_root.
+	DefaultWorkspaceRoot string
+	Estimator            compaction.Estimator
+	// InlineLimit is the largest message list kept inline between stages.
+	InlineLimit int
+	Logger      *slog.Logger
+}
+
+func (a *Activities) estimator() compaction.Estimator {
+	if a.Estimator == nil {
+		return compaction.WordEstimator{}
+	}
+	return a.Estimator
+}
+
+func (a *Activities) logger() *slog.Logger {
+	if a.Logger == nil {
+		return slog.Default()
+	}
+	return a.Logger
+}
+
+// fail converts a domain error at the activity boundary.
+func fail[T any](err error) (T, error) {
+	var zero T
+	return zero, fenixerr.ToTemporal(err)
+}
+
+// ctxErr reports cancellation as the context error so the SDK records the
+// stage as canceled, not failed.
+func ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}

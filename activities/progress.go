@@ -1,0 +1,159 @@
+package activities
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/contract"
+)
+
+// SignalToolOutput is the signal a running tool sends to its own workflow
+// with streamed output; the workflow turns it into a progress report.
+const SignalToolOutput = "tool_output"
+
+// Streaming budget: each signal is a history event, so output is coalesced
+// to at most one signal a second, each carrying at most 8 KiB of text, and
+// at most 120 signals per tool call. The full output is in the tool result.
+const (
+	progressInterval    = time.Second
+	progressChunkBytes  = 8 << 10
+	progressMaxSignals  = 120
+	minHeartbeatEvery   = 200 * time.Millisecond
+	heartbeatFractionOf = 3
+)
+
+// ToolOutputSignal is the payload of SignalToolOutput.
+type ToolOutputSignal struct {
+	Chunks []contract.ToolOutputChunk `json:"chunks"`
+}
+
+// progressSink coalesces a tool's output chunks into heartbeats (so the
+// server knows the tool is alive and a retry could resume) and progress
+// signals (so the kernel sees output while the tool runs).
+type progressSink struct {
+	ctx    context.Context
+	callID string
+	client client.Client
+	wfID   string
+	runID  string
+
+	mu       sync.Mutex
+	pending  []contract.ToolOutputChunk
+	lastSent time.Time
+	signals  int
+	streamed int64
+}
+
+func newProgressSink(ctx context.Context, callID string) *progressSink {
+	s := &progressSink{ctx: ctx, callID: callID}
+	if info, ok := currentActivity(ctx); ok && info.WorkflowExecution.ID != "" {
+		s.wfID, s.runID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID
+		s.client = activityClient(ctx)
+	}
+	return s
+}
+
+// activityClient returns the worker's client, or nil where there is none
+// (the SDK's test environment).
+func activityClient(ctx context.Context) (c client.Client) {
+	defer func() {
+		if recover() != nil {
+			c = nil
+		}
+	}()
+	return activity.GetClient(ctx)
+}
+
+func (s *progressSink) emit(chunk contract.ToolOutputChunk) {
+	if chunk.CallID == "" {
+		chunk.CallID = s.callID
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.streamed += int64(len(chunk.Text))
+	if n := len(s.pending); n > 0 && s.pending[n-1].Stream == chunk.Stream {
+		s.pending[n-1].Text += chunk.Text
+	} else {
+		s.pending = append(s.pending, chunk)
+	}
+	if time.Since(s.lastSent) >= progressInterval {
+		s.sendLocked()
+	}
+}
+
+func (s *progressSink) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sendLocked()
+}
+
+func (s *progressSink) streamedBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streamed
+}
+
+func (s *progressSink) sendLocked() {
+	if len(s.pending) == 0 {
+		return
+	}
+	chunks := s.pending
+	s.pending = nil
+	s.lastSent = time.Now()
+	if s.client == nil || s.signals >= progressMaxSignals || s.ctx.Err() != nil {
+		return
+	}
+	for i := range chunks {
+		if len(chunks[i].Text) > progressChunkBytes {
+			tail := chunks[i].Text[len(chunks[i].Text)-progressChunkBytes:]
+			chunks[i].Text = "[…earlier output omitted from progress; see the tool result]\n" + strings.ToValidUTF8(tail, "")
+		}
+	}
+	s.signals++
+	// A failed progress signal must not fail the tool: the output is also
+	// in the result, so log and continue.
+	if err := s.client.SignalWorkflow(s.ctx, s.wfID, s.runID, SignalToolOutput, ToolOutputSignal{Chunks: chunks}); err != nil {
+		activity.GetLogger(s.ctx).Warn("tool output progress signal failed", "call_id", s.callID, "error", err)
+	}
+}
+
+// startHeartbeat heartbeats while a stage with a heartbeat timeout runs;
+// heartbeats are how a cancellation reaches a running activity.
+func startHeartbeat(ctx context.Context, sink *progressSink) (stop func()) {
+	info, ok := currentActivity(ctx)
+	if !ok || info.HeartbeatTimeout <= 0 {
+		return func() {}
+	}
+	every := info.HeartbeatTimeout / heartbeatFractionOf
+	if every < minHeartbeatEvery {
+		every = minHeartbeatEvery
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ticker := time.NewTicker(every)
+		defer ticker.Stop()
+		activity.RecordHeartbeat(ctx, sink.streamedBytes())
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+				activity.RecordHeartbeat(ctx, sink.streamedBytes())
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}

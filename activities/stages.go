@@ -1,0 +1,452 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/fenixrt/fenix/compaction"
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/prompt"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workspace"
+)
+
+// MaxToolResultBytes caps a raw tool result so it always fits in a
+// Temporal payload (2 MiB) with room for the rest of the event.
+const MaxToolResultBytes = 1 << 20
+
+// tracePreviewBytes caps content copied into trace entries: the trace is
+// for humans and is repeated in queries and the result, the full content
+// is already in the stage result.
+const tracePreviewBytes = 512
+
+// PrepareTurnInput is PrepareTurn's input.
+type PrepareTurnInput struct {
+	Assignment contract.Assignment `json:"assignment"`
+}
+
+// PrepareTurnResult is the assembled context.
+type PrepareTurnResult struct {
+	Messages              contract.MessageSet `json:"messages"`
+	LikelyModel           string              `json:"likely_model"`
+	EstimatedMessageCount int                 `json:"estimated_message_count"`
+	EstimatedTokenCount   int                 `json:"estimated_token_count"`
+	Trace                 contract.TraceEntry `json:"trace"`
+}
+
+// PrepareTurn assembles [system prompt] + transcript from the assignment.
+func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (PrepareTurnResult, error) {
+	as := in.Assignment
+	transcript := as.ContextMessages
+	if as.ContextRef != "" {
+		var err error
+		transcript, err = contextstore.Unpack(ctx, a.Contexts, contract.MessageSet{Ref: as.ContextRef})
+		if err != nil {
+			return fail[PrepareTurnResult](err)
+		}
+	}
+	normalized := prompt.NormalizeTranscript(transcript)
+	system, sizes := prompt.Build(prompt.Sections{
+		AgentPrompt:         as.Prompts.AgentPrompt,
+		Soul:                as.Prompts.Soul,
+		User:                as.Prompts.User,
+		Memory:              as.Prompts.Memory,
+		ConversationSummary: as.Prompts.ConversationSummary,
+		ContextImports:      as.ContextImports,
+	})
+	messages := normalized
+	if system != "" {
+		messages = append([]contract.Message{{Role: contract.RoleSystem, Content: system}}, normalized...)
+	}
+	model := as.InferModel()
+	tokens := a.estimator().EstimateTokens(messages)
+	set, err := contextstore.Pack(ctx, a.Contexts, messages, a.InlineLimit)
+	if err != nil {
+		return fail[PrepareTurnResult](err)
+	}
+	return PrepareTurnResult{
+		Messages:              set,
+		LikelyModel:           model,
+		EstimatedMessageCount: compaction.EstimateMessages(messages),
+		EstimatedTokenCount:   tokens,
+		Trace: contract.Trace(StagePrepareTurn,
+			"message_count", len(messages),
+			"estimated_token_count", tokens,
+			"likely_model", model,
+			"profile", as.AgentContext.Profile,
+			"is_subagent", as.AgentContext.IsSubagent,
+			"allowed_tool_names", nonNil(as.AgentContext.AllowedToolNames),
+			"section_sizes", sizes,
+			"context_bytes", set.Bytes,
+			"context_ref", set.Ref,
+		),
+	}, nil
+}
+
+// CompactContextInput is CompactContext's input.
+type CompactContextInput struct {
+	Messages    contract.MessageSet  `json:"messages"`
+	BudgetHints contract.BudgetHints `json:"budget_hints"`
+	LikelyModel string               `json:"likely_model"`
+	Strategy    string               `json:"strategy,omitempty"`
+	// InlineLimit overrides the worker's inline limit for the result, so
+	// PrepareRound can return its messages directly when they fit.
+	InlineLimit int `json:"inline_limit,omitempty"`
+}
+
+// CompactContextResult is the (possibly) compacted context.
+type CompactContextResult struct {
+	Messages            contract.MessageSet `json:"messages"`
+	Compacted           bool                `json:"compacted"`
+	EstimatedTokenCount int                 `json:"estimated_token_count"`
+	Trace               contract.TraceEntry `json:"trace"`
+}
+
+// CompactContext shrinks the context when it passes the kernel's budget.
+func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput) (CompactContextResult, error) {
+	messages, err := contextstore.Unpack(ctx, a.Contexts, in.Messages)
+	if err != nil {
+		return fail[CompactContextResult](err)
+	}
+	strategy := in.Strategy
+	if strategy == "" {
+		strategy = compaction.StrategySandwich
+	}
+	if strategy != compaction.StrategySandwich {
+		return fail[CompactContextResult](fenixerr.Validation("compaction strategy %q is not supported: use %q", strategy, compaction.StrategySandwich))
+	}
+	decision := compaction.Decide(messages, in.BudgetHints, a.estimator())
+	out := messages
+	if decision.Compact {
+		out = compaction.Sandwich(messages, in.LikelyModel)
+	}
+	limit := in.InlineLimit
+	if limit == 0 {
+		limit = a.InlineLimit
+	}
+	set, err := contextstore.Pack(ctx, a.Contexts, out, limit)
+	if err != nil {
+		return fail[CompactContextResult](err)
+	}
+	after := decision.EstimatedTokens
+	if decision.Compact {
+		after = a.estimator().EstimateTokens(out)
+	}
+	return CompactContextResult{
+		Messages:            set,
+		Compacted:           decision.Compact,
+		EstimatedTokenCount: after,
+		Trace: contract.Trace(StageCompactContext,
+			"compacted", decision.Compact,
+			"strategy", strategy,
+			"threshold", decision.Threshold,
+			"estimated_tokens_before", decision.EstimatedTokens,
+			"estimated_tokens_after", after,
+			"message_count_before", len(messages),
+			"message_count_after", len(out),
+			"reason", decision.Reason,
+		),
+	}, nil
+}
+
+// ReviewToolCallInput is ReviewToolCall's input.
+type ReviewToolCallInput struct {
+	ToolCall     contract.ToolCall     `json:"tool_call"`
+	AgentContext contract.AgentContext `json:"agent_context"`
+}
+
+// ReviewToolCallResult is the approved call and where it must run.
+type ReviewToolCallResult struct {
+	ToolCall contract.ToolCall `json:"tool_call"`
+	Tool     tools.Descriptor  `json:"tool"`
+	// TaskQueue is where ExecuteTool must run; empty means the shared queue.
+	TaskQueue string              `json:"task_queue,omitempty"`
+	Trace     contract.TraceEntry `json:"trace"`
+}
+
+// ReviewToolCall applies the seed's two checks (supported, then visible),
+// validates the arguments and decides where the tool runs: registry-backed
+// tools run on the queue of the host that owns their resource.
+func (a *Activities) ReviewToolCall(_ context.Context, in ReviewToolCallInput) (ReviewToolCallResult, error) {
+	def, err := a.Tools.Review(in.ToolCall, in.AgentContext)
+	if err != nil {
+		return fail[ReviewToolCallResult](err)
+	}
+	queue := ""
+	if def.RegistryBacked {
+		queue, err = a.hostQueueFor(def, in.ToolCall)
+		if err != nil {
+			return fail[ReviewToolCallResult](err)
+		}
+	}
+	desc := def.Descriptor
+	desc.Schema = nil // already enforced; keep it out of history
+	return ReviewToolCallResult{
+		ToolCall:  in.ToolCall,
+		Tool:      desc,
+		TaskQueue: queue,
+		Trace: contract.Trace(StageReviewToolCall,
+			"tool_name", in.ToolCall.ToolName,
+			"call_id", in.ToolCall.CallID,
+			"registry_backed", def.RegistryBacked,
+			"idempotent", def.Idempotent,
+			"task_queue", queue,
+		),
+	}, nil
+}
+
+// hostQueueFor pins a registry-backed call: to the host that owns the
+// resource it names, or to this host when it creates a new one.
+func (a *Activities) hostQueueFor(def tools.Definition, call contract.ToolCall) (string, error) {
+	if a.Host == nil || a.Host.Queue == "" {
+		return "", fenixerr.New(fenixerr.TypeToolUnavailable, "tool %q is registry-backed but this worker has no host queue configured", call.ToolName).WithTool(call.ToolName)
+	}
+	return a.Host.Queue, nil
+}
+
+// ExecuteToolInput is ExecuteTool's input.
+type ExecuteToolInput struct {
+	ToolCall       contract.ToolCall `json:"tool_call"`
+	WorkspaceRoot  string            `json:"workspace_root,omitempty"`
+	ConversationID string            `json:"conversation_id"`
+	TurnID         string            `json:"turn_id"`
+	AgentProfile   string            `json:"agent_profile"`
+}
+
+// ExecuteToolResult is the executor's raw result.
+type ExecuteToolResult struct {
+	Raw        json.RawMessage     `json:"raw"`
+	DurationMs int64               `json:"duration_ms"`
+	Trace      contract.TraceEntry `json:"trace"`
+}
+
+// ExecuteTool runs the reviewed call. Long tools heartbeat so a
+// cancellation reaches them and a dead worker is noticed.
+func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (ExecuteToolResult, error) {
+	def, ok := a.Tools.Lookup(in.ToolCall.ToolName)
+	if !ok {
+		return fail[ExecuteToolResult](fenixerr.UnsupportedTool(in.ToolCall.ToolName))
+	}
+	ws, err := a.openWorkspace(in.WorkspaceRoot, def.NeedsWorkspace)
+	if err != nil {
+		return fail[ExecuteToolResult](err)
+	}
+	if ws != nil {
+		defer ws.Close()
+	}
+	progress := newProgressSink(ctx, in.ToolCall.CallID)
+	stopHeartbeat := startHeartbeat(ctx, progress)
+	defer stopHeartbeat()
+
+	env := &tools.Env{
+		CallID:         in.ToolCall.CallID,
+		ConversationID: in.ConversationID,
+		TurnID:         in.TurnID,
+		AgentProfile:   in.AgentProfile,
+		Workspace:      ws,
+		Progress:       progress.emit,
+		Logger:         a.logger().With("tool", in.ToolCall.ToolName, "call_id", in.ToolCall.CallID),
+		Host:           a.Host,
+	}
+	started := time.Now()
+	raw, err := a.Tools.Execute(ctx, env, in.ToolCall)
+	progress.flush()
+	if err != nil {
+		return fail[ExecuteToolResult](ctxErr(ctx, err))
+	}
+	if len(raw) > MaxToolResultBytes {
+		return fail[ExecuteToolResult](fenixerr.PayloadTooLarge("result of tool %q is %d bytes, over the %d-byte limit for a stage result", in.ToolCall.ToolName, len(raw), MaxToolResultBytes).WithTool(in.ToolCall.ToolName))
+	}
+	duration := time.Since(started).Milliseconds()
+	return ExecuteToolResult{
+		Raw:        raw,
+		DurationMs: duration,
+		Trace: contract.Trace(StageExecuteTool,
+			"tool_name", in.ToolCall.ToolName,
+			"call_id", in.ToolCall.CallID,
+			"duration_ms", duration,
+			"result_bytes", len(raw),
+		),
+	}, nil
+}
+
+func (a *Activities) openWorkspace(root string, required bool) (*workspace.Workspace, error) {
+	if root == "" {
+		root = a.DefaultWorkspaceRoot
+	}
+	if root == "" {
+		if required {
+			return nil, fenixerr.Validation("no workspace root: pass workspace_root in the assignment or set FENIX_WORKSPACE_ROOT on the worker")
+		}
+		return nil, nil
+	}
+	return workspace.Open(root)
+}
+
+// ProjectToolResultInput is ProjectToolResult's input.
+type ProjectToolResultInput struct {
+	ToolCall contract.ToolCall `json:"tool_call"`
+	Raw      json.RawMessage   `json:"raw"`
+}
+
+// ProjectToolResultResult is the narrative projection.
+type ProjectToolResultResult struct {
+	Projection tools.Projection    `json:"projection"`
+	Trace      contract.TraceEntry `json:"trace"`
+}
+
+// ProjectToolResult dispatches to the tool's projector.
+func (a *Activities) ProjectToolResult(_ context.Context, in ProjectToolResultInput) (ProjectToolResultResult, error) {
+	p, err := a.Tools.Project(in.ToolCall, in.Raw)
+	if err != nil {
+		return fail[ProjectToolResultResult](err)
+	}
+	return ProjectToolResultResult{
+		Projection: p,
+		Trace: contract.Trace(StageProjectToolResult,
+			"tool_name", in.ToolCall.ToolName,
+			"content", preview(p.Content),
+			"content_bytes", len(p.Content),
+		),
+	}, nil
+}
+
+// FinalizeOutputInput is FinalizeOutput's input.
+type FinalizeOutputInput struct {
+	Content        string         `json:"content"`
+	Data           map[string]any `json:"data,omitempty"`
+	ConversationID string         `json:"conversation_id"`
+	TurnID         string         `json:"turn_id"`
+}
+
+// FinalizeOutputResult is the anchored output.
+type FinalizeOutputResult struct {
+	Output contract.Output     `json:"output"`
+	Trace  contract.TraceEntry `json:"trace"`
+}
+
+// FinalizeOutput anchors the content to its conversation and turn.
+func (a *Activities) FinalizeOutput(_ context.Context, in FinalizeOutputInput) (FinalizeOutputResult, error) {
+	out := FinalizeOutput(in)
+	return FinalizeOutputResult{
+		Output: out,
+		Trace: contract.Trace(StageFinalizeOutput,
+			"output", preview(out.Content),
+			"conversation_id", out.ConversationID,
+			"turn_id", out.TurnID,
+		),
+	}, nil
+}
+
+// FinalizeOutput is the pure anchoring rule.
+func FinalizeOutput(in FinalizeOutputInput) contract.Output {
+	return contract.Output{Content: in.Content, ConversationID: in.ConversationID, TurnID: in.TurnID, Data: in.Data}
+}
+
+// HandleErrorInput describes the failure to report.
+type HandleErrorInput struct {
+	Error          ErrorInfo                `json:"error"`
+	LogicalWorkID  string                   `json:"logical_work_id"`
+	AttemptNo      int                      `json:"attempt_no"`
+	ToolInvocation *contract.ToolInvocation `json:"tool_invocation,omitempty"`
+}
+
+// ErrorInfo is a classified error as the workflow saw it.
+type ErrorInfo struct {
+	Type    string `json:"type"`
+	Class   string `json:"class"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Tool    string `json:"tool,omitempty"`
+	Stage   string `json:"stage,omitempty"`
+}
+
+// ErrorInfoOf captures a classified error for HandleError.
+func ErrorInfoOf(stage string, err *fenixerr.Error) ErrorInfo {
+	return ErrorInfo{Type: err.Type, Class: string(err.Class), Code: err.Code, Message: err.Message, Tool: err.Tool, Stage: stage}
+}
+
+// HandleErrorResult is the failure payload.
+type HandleErrorResult struct {
+	Failure contract.Failure    `json:"failure"`
+	Trace   contract.TraceEntry `json:"trace"`
+}
+
+// HandleError builds the standard failure payload.
+func (a *Activities) HandleError(_ context.Context, in HandleErrorInput) (HandleErrorResult, error) {
+	f := BuildFailure(in)
+	return HandleErrorResult{Failure: f, Trace: FailureTrace(f)}, nil
+}
+
+// BuildFailure is the pure HandleError rule: failure_kind runtime_error
+// (canceled for cancellations), never retryable, with the classification
+// and the failed tool invocation when there was one.
+func BuildFailure(in HandleErrorInput) contract.Failure {
+	kind := contract.FailureRuntimeError
+	if in.Error.Type == fenixerr.TypeCanceled {
+		kind = contract.FailureCanceled
+	}
+	f := contract.Failure{
+		FailureKind:      kind,
+		Retryable:        false,
+		LogicalWorkID:    in.LogicalWorkID,
+		AttemptNo:        in.AttemptNo,
+		LastErrorSummary: in.Error.Message,
+		Classification:   in.Error.Class,
+		Code:             in.Error.Code,
+		ErrorType:        in.Error.Type,
+		Stage:            in.Error.Stage,
+	}
+	if in.ToolInvocation != nil {
+		inv := *in.ToolInvocation
+		inv.Status = "failed"
+		f.ToolInvocations = []contract.ToolInvocation{inv}
+	}
+	return f
+}
+
+// FailureTrace is handle_error's trace entry.
+func FailureTrace(f contract.Failure) contract.TraceEntry {
+	return contract.Trace(StageHandleError,
+		"error", f.LastErrorSummary,
+		"error_type", f.ErrorType,
+		"classification", f.Classification,
+		"code", f.Code,
+		"stage", f.Stage,
+	)
+}
+
+// preview shortens content for trace entries, on a rune boundary.
+func preview(s string) string {
+	if len(s) <= tracePreviewBytes {
+		return s
+	}
+	cut := tracePreviewBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… [%d bytes]", s[:cut], len(s))
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// currentActivity returns the activity info, or false outside an activity
+// (unit tests call stage methods directly).
+func currentActivity(ctx context.Context) (activity.Info, bool) {
+	if !activity.IsActivity(ctx) {
+		return activity.Info{}, false
+	}
+	return activity.GetInfo(ctx), true
+}

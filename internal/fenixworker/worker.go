@@ -1,0 +1,184 @@
+// Package fenixworker builds a Fenix worker: the client, the activities with
+// their dependencies, and the Temporal workers for the shared task queue and
+// this host's pinned queue. worker/main.go and the integration tests use it.
+package fenixworker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/compaction"
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// Config is everything a worker needs besides the Temporal client.
+type Config struct {
+	TaskQueue            string
+	DataDir              string
+	DefaultWorkspaceRoot string
+	// HostID overrides the persisted host identity.
+	HostID string
+	Logger *slog.Logger
+	// Tools overrides the built-in tool registry.
+	Tools *tools.Registry
+}
+
+// Worker is a running Fenix worker.
+type Worker struct {
+	cfg        Config
+	client     client.Client
+	shared     worker.Worker
+	hostWorker worker.Worker
+	Activities *activities.Activities
+	Host       *tools.Host
+}
+
+// WorkflowRegistrar is satisfied by workers and workflow replayers.
+type WorkflowRegistrar interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}
+
+// Register registers Fenix's workflows under their public names.
+func Register(r WorkflowRegistrar) {
+	r.RegisterWorkflowWithOptions(workflows.ExecuteAssignment, workflow.RegisterOptions{Name: workflows.ExecuteAssignmentWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.PrepareRound, workflow.RegisterOptions{Name: workflows.PrepareRoundWorkflow})
+}
+
+// New builds the activities and the workers; call Start to poll.
+func New(c client.Client, cfg Config) (*Worker, error) {
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = workflows.DefaultTaskQueue
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("worker data directory is not set: pass -data-dir or FENIX_DATA_DIR")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("worker data directory %q: %w", cfg.DataDir, err)
+	}
+	hostID := cfg.HostID
+	if hostID == "" {
+		var err error
+		if hostID, err = persistentHostID(cfg.DataDir); err != nil {
+			return nil, err
+		}
+	}
+	store, err := contextstore.NewFS(filepath.Join(cfg.DataDir, "contexts"))
+	if err != nil {
+		return nil, err
+	}
+	host := &tools.Host{ID: hostID, Queue: hostQueue(cfg.TaskQueue, hostID)}
+	registry := cfg.Tools
+	if registry == nil {
+		registry = tools.Builtin()
+	}
+	acts := &activities.Activities{
+		Tools:                registry,
+		Contexts:             store,
+		Host:                 host,
+		DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
+		Estimator:            compaction.WordEstimator{},
+		InlineLimit:          contextstore.DefaultInlineLimit,
+		Logger:               cfg.Logger,
+	}
+
+	shared := worker.New(c, cfg.TaskQueue, worker.Options{})
+	Register(shared)
+	shared.RegisterActivity(acts)
+
+	// The host queue only serves activities that must run where their
+	// resources live.
+	hostWorker := worker.New(c, host.Queue, worker.Options{})
+	hostWorker.RegisterActivity(acts)
+
+	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host}, nil
+}
+
+// Start begins polling both queues.
+func (w *Worker) Start() error {
+	if err := w.shared.Start(); err != nil {
+		return fmt.Errorf("start worker on task queue %q: %w", w.cfg.TaskQueue, err)
+	}
+	if err := w.hostWorker.Start(); err != nil {
+		w.shared.Stop()
+		return fmt.Errorf("start worker on host queue %q: %w", w.Host.Queue, err)
+	}
+	w.cfg.Logger.Info("fenix worker started", "task_queue", w.cfg.TaskQueue, "host_queue", w.Host.Queue, "host_id", w.Host.ID)
+	return nil
+}
+
+// Stop drains in-flight tasks and stops polling.
+func (w *Worker) Stop() {
+	w.hostWorker.Stop()
+	w.shared.Stop()
+	w.cfg.Logger.Info("fenix worker stopped", "task_queue", w.cfg.TaskQueue)
+}
+
+// Run starts the worker and blocks until ctx is done.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}
+
+// NewSDKLogger adapts slog for the Temporal SDK.
+func NewSDKLogger(l *slog.Logger) sdklog.Logger { return sdklog.NewStructuredLogger(l) }
+
+var hostIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// persistentHostID returns the host ID stored in the data directory,
+// creating one on first start, so a restarted worker keeps serving the
+// resources it owns.
+func persistentHostID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "host-id")
+	if b, err := os.ReadFile(path); err == nil {
+		id := strings.TrimSpace(string(b))
+		if hostIDPattern.MatchString(id) {
+			return id, nil
+		}
+		return "", fmt.Errorf("host ID file %q holds %q, which is not a valid host ID", path, id)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read host ID file %q: %w", path, err)
+	}
+	var buf [6]byte
+	if _, err := rand.Read(buf[:]); err != nil {
+		return "", err
+	}
+	name, _ := os.Hostname()
+	name = strings.Trim(regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	id := hex.EncodeToString(buf[:])
+	if name != "" {
+		id = name + "-" + id
+	}
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o640); err != nil {
+		return "", fmt.Errorf("write host ID file %q: %w", path, err)
+	}
+	return id, nil
+}
+
+func hostQueue(shared, hostID string) string { return shared + "-host-" + hostID }

@@ -1,0 +1,48 @@
+// Package testtools holds tools used only by tests and the history
+// recorder: deterministic stand-ins for long-running work.
+package testtools
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fenixrt/fenix/tools"
+)
+
+// SleepArgs are test_sleep's arguments.
+type SleepArgs struct {
+	Seconds int `json:"seconds" jsonschema:"minimum=1,maximum=600"`
+}
+
+// SleepResult is test_sleep's result.
+type SleepResult struct {
+	Slept int `json:"slept"`
+}
+
+// Sleep is a long, heartbeating tool that honours cancellation, for cancel
+// tests that must not depend on the timing of real tools.
+func Sleep() tools.Definition {
+	return tools.Define(tools.Spec{Name: "test_sleep", Timeout: 10 * time.Minute, Heartbeat: 2 * time.Second},
+		func(ctx context.Context, _ *tools.Env, a SleepArgs) (SleepResult, error) {
+			select {
+			case <-ctx.Done():
+				return SleepResult{}, ctx.Err()
+			case <-time.After(time.Duration(a.Seconds) * time.Second):
+				return SleepResult{Slept: a.Seconds}, nil
+			}
+		}, func(_ SleepArgs, r SleepResult) tools.Projection {
+			return tools.Projection{Content: fmt.Sprintf("Slept %d seconds.", r.Slept)}
+		})
+}
+
+// WithBuiltins returns the built-in registry plus extra definitions.
+func WithBuiltins(extra ...tools.Definition) (*tools.Registry, error) {
+	builtin := tools.Builtin()
+	defs := make([]tools.Definition, 0, len(builtin.Names())+len(extra))
+	for _, n := range builtin.Names() {
+		d, _ := builtin.Lookup(n)
+		defs = append(defs, d)
+	}
+	return tools.NewRegistry(append(defs, extra...)...)
+}

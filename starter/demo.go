@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fenixrt/fenix/internal/devserver"
+	"github.com/fenixrt/fenix/internal/fenixworker"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// cmdDemo is the README's first command: everything needed to see Fenix
+// work on a machine with only Go installed.
+func cmdDemo(ctx context.Context, c *cli, args []string) (int, error) {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	file := fs.String("file", filepath.Join("examples", "calculator.json"), "assignment to run")
+	exit := fs.Bool("exit", false, "stop the dev server and worker after printing the result")
+	port := fs.Int("port", 7233, "dev server frontend port (a free port is used if it is taken)")
+	uiPort := fs.Int("ui-port", 8233, "Web UI port (a free port is used if it is taken)")
+	workspace := fs.String("workspace", filepath.Join("examples", "workspace"), "default workspace root for the worker")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	began := time.Now()
+
+	cliPath, err := devserver.CLIPath(ctx, true, c.stderr)
+	if err != nil {
+		return exitFailed, err
+	}
+	hostPort := fmt.Sprintf("127.0.0.1:%d", portOrFree(*port))
+	srv, err := devserver.Start(ctx, devserver.Options{
+		CLIPath:  cliPath,
+		EnableUI: true,
+		HostPort: hostPort,
+		UIPort:   fmt.Sprint(portOrFree(*uiPort)),
+	})
+	if err != nil {
+		return exitFailed, err
+	}
+	defer srv.Stop()
+	fmt.Fprintf(c.stdout, "Temporal dev server at %s, Web UI at %s\n", srv.HostPort, srv.UIURL)
+
+	dataDir, err := os.MkdirTemp("", "fenix-demo-")
+	if err != nil {
+		return exitFailed, err
+	}
+	defer os.RemoveAll(dataDir)
+	ws, err := filepath.Abs(*workspace)
+	if err != nil {
+		return exitFailed, err
+	}
+	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	w, err := fenixworker.New(srv.Client(), fenixworker.Config{
+		TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir, DefaultWorkspaceRoot: ws, Logger: logger,
+	})
+	if err != nil {
+		return exitFailed, err
+	}
+	if err := w.Start(); err != nil {
+		return exitFailed, err
+	}
+	defer w.Stop()
+	fmt.Fprintf(c.stdout, "Fenix worker polling task queue %q (workspace %s)\n\n", workflows.DefaultTaskQueue, ws)
+
+	// The sample runs through the same path a user's `starter run` takes.
+	os.Setenv("TEMPORAL_ADDRESS", srv.HostPort)
+	os.Setenv("TEMPORAL_NAMESPACE", srv.Namespace)
+	os.Setenv("FENIX_UI_URL", srv.UIURL)
+	code, err := cmdRun(ctx, c, []string{*file})
+	if err != nil {
+		return code, err
+	}
+	fmt.Fprintf(c.stdout, "\nDemo finished in %s.\n", time.Since(began).Round(100*time.Millisecond))
+	if *exit {
+		return code, nil
+	}
+	fmt.Fprintf(c.stdout, `The dev server and worker keep running so you can open the Web UI link above.
+In another shell, try:
+  TEMPORAL_ADDRESS=%s go run ./starter run examples/workspace_read.json
+  TEMPORAL_ADDRESS=%s %s workflow execute --type ExecuteAssignment --task-queue fenix --input-file examples/calculator.json
+Press Ctrl-C to stop.
+`, srv.HostPort, srv.HostPort, cliPath)
+	<-ctx.Done()
+	return code, nil
+}
+
+// portOrFree returns port when it can be bound on loopback, else a free one.
+func portOrFree(port int) int {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err == nil {
+		l.Close()
+		return port
+	}
+	free, err := devserver.FreePort()
+	if err != nil {
+		return port
+	}
+	return free
+}

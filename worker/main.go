@@ -1,0 +1,121 @@
+// Command worker runs a Fenix worker: it connects to Temporal (configured
+// through envconfig: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key,
+// profiles), registers Fenix's workflows and activities, and serves the
+// shared task queue and this host's pinned queue until SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+
+	"github.com/fenixrt/fenix/internal/fenixworker"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, os.Args[1:], os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		fmt.Fprintln(os.Stderr, "fenix worker:", err)
+		os.Exit(1)
+	}
+}
+
+// Run parses args, connects and serves until ctx is done.
+func Run(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	taskQueue := fs.String("task-queue", envOr("FENIX_TASK_QUEUE", workflows.DefaultTaskQueue), "shared task queue (env FENIX_TASK_QUEUE)")
+	dataDir := fs.String("data-dir", envOr("FENIX_DATA_DIR", defaultDataDir()), "directory for the context store, host ID and host-local state (env FENIX_DATA_DIR)")
+	workspaceRoot := fs.String("workspace-root", os.Getenv("FENIX_WORKSPACE_ROOT"), "default workspace root for assignments without workspace_root (env FENIX_WORKSPACE_ROOT)")
+	hostID := fs.String("host-id", os.Getenv("FENIX_HOST_ID"), "override the persisted host ID (env FENIX_HOST_ID)")
+	logFormat := fs.String("log-format", envOr("FENIX_LOG_FORMAT", "json"), "log format: json or text (env FENIX_LOG_FORMAT)")
+	logLevel := fs.String("log-level", envOr("FENIX_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env FENIX_LOG_LEVEL)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: worker [flags]\n\nRuns a Fenix worker until interrupted. Temporal connection settings come from\nTEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* and\nTEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE (envconfig).\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return err
+	}
+	opts, err := envconfig.LoadDefaultClientOptions()
+	if err != nil {
+		return fmt.Errorf("load Temporal client configuration: %w", err)
+	}
+	opts.Logger = fenixworker.NewSDKLogger(logger)
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("connect to Temporal at %q: %w", displayAddress(opts.HostPort), err)
+	}
+	defer c.Close()
+
+	w, err := fenixworker.New(c, fenixworker.Config{
+		TaskQueue:            *taskQueue,
+		DataDir:              *dataDir,
+		DefaultWorkspaceRoot: *workspaceRoot,
+		HostID:               *hostID,
+		Logger:               logger,
+	})
+	if err != nil {
+		return err
+	}
+	return w.Run(ctx)
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	default:
+		return nil, fmt.Errorf("log format %q: use json or text", format)
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func defaultDataDir() string {
+	if dir := os.Getenv("XDG_STATE_HOME"); dir != "" {
+		return filepath.Join(dir, "fenix")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "fenix")
+	}
+	return filepath.Join(os.TempDir(), "fenix")
+}
+
+func displayAddress(hostPort string) string {
+	if hostPort == "" {
+		return client.DefaultHostPort
+	}
+	return hostPort
+}

@@ -1,0 +1,71 @@
+// Package workflows holds Fenix's Temporal workflows and owns their public
+// names: the task queue, workflow types, signal, query and update names and
+// workflow-ID builders that kernels and operators depend on.
+//
+// Workflow code here is deterministic: no time.Now, native goroutines or
+// select, map-order iteration, rand or I/O. Stages run as activities (see
+// package activities); their results, including every trace entry and hook
+// verdict, are recorded in history, so replay sees the same decisions.
+package workflows
+
+import "fmt"
+
+// DefaultTaskQueue is the shared task queue every worker polls.
+const DefaultTaskQueue = "fenix"
+
+// Workflow types.
+const (
+	ExecuteAssignmentWorkflow = "ExecuteAssignment"
+	PrepareRoundWorkflow      = "PrepareRound"
+	AgentTurnWorkflow         = "AgentTurn"
+)
+
+// Signals, queries and updates.
+const (
+	// SignalCancel carries CancelRequest.
+	SignalCancel = "cancel"
+	// SignalToolOutput is sent by a running tool's activity with streamed
+	// output chunks; it becomes a progress report.
+	SignalToolOutput = "tool_output"
+	QueryTrace       = "trace"
+	QueryReports     = "reports"
+	QueryMetrics     = "metrics"
+	// QueryPendingPermissions lists tool calls waiting for decide_permission.
+	QueryPendingPermissions = "pending_permissions"
+	// UpdateDecidePermission carries PermissionDecision.
+	UpdateDecidePermission = "decide_permission"
+)
+
+// CancelRequest is the payload of the cancel signal.
+type CancelRequest struct {
+	Reason string `json:"reason"`
+}
+
+// Permission decisions.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+)
+
+// PermissionDecision is the payload of the decide_permission update.
+type PermissionDecision struct {
+	CallID   string `json:"call_id"`
+	Decision string `json:"decision"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// AssignmentWorkflowID is the workflow ID of an assignment's attempt. One
+// attempt of one logical work item runs at most once at a time.
+func AssignmentWorkflowID(logicalWorkID string, attemptNo int) string {
+	return fmt.Sprintf("assignment-%s-%d", logicalWorkID, attemptNo)
+}
+
+// PrepareRoundWorkflowID is the workflow ID of a prepare_round request.
+func PrepareRoundWorkflowID(logicalWorkID string, attemptNo int) string {
+	return fmt.Sprintf("prepare-round-%s-%d", logicalWorkID, attemptNo)
+}
+
+// AgentTurnWorkflowID is the workflow ID of an agent turn.
+func AgentTurnWorkflowID(conversationID, turnID string) string {
+	return fmt.Sprintf("agent-turn-%s-%s", conversationID, turnID)
+}

@@ -1,0 +1,216 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/internal/devserver"
+	"github.com/fenixrt/fenix/internal/fenixworker"
+	"github.com/fenixrt/fenix/internal/testtools"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+var record = flag.Bool("record", false, "re-record testdata/*.json replay histories against a Temporal dev server")
+
+// TestReplayHistories replays every recorded history against the current
+// workflow code: a change that alters the command sequence of an existing
+// shape without workflow.GetVersion fails here.
+func TestReplayHistories(t *testing.T) {
+	if *record {
+		recordHistories(t)
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no replay histories in testdata/; run `go test ./workflows -run TestReplayHistories -record`")
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			require.NoError(t, newReplayer(t).ReplayWorkflowHistoryFromJSONFile(quietReplayLogger(), file))
+		})
+	}
+}
+
+// TestIncompatibleHistoryFailsReplay guards the guard: a history whose
+// commands no longer match the code must be rejected.
+func TestIncompatibleHistoryFailsReplay(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "incompatible", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			err := newReplayer(t).ReplayWorkflowHistoryFromJSONFile(quietReplayLogger(), file)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), "nondeterministic")
+		})
+	}
+}
+
+func newReplayer(t *testing.T) worker.WorkflowReplayer {
+	r := worker.NewWorkflowReplayer()
+	fenixworker.Register(r)
+	return r
+}
+
+func quietReplayLogger() sdklog.Logger {
+	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+}
+
+// scenario is one workflow shape worth a replay history.
+type scenario struct {
+	file string
+	run  func(ctx context.Context, c client.Client, queue string) (client.WorkflowRun, error)
+}
+
+func startJSON(ctx context.Context, c client.Client, queue, workflowType, id string, input any) (client.WorkflowRun, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, err
+	}
+	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflowType, json.RawMessage(raw))
+}
+
+func scenarios() []scenario {
+	withTool := func(call map[string]any, allowed ...string) map[string]any {
+		a := calculatorAssignment()
+		a["tool_call"] = call
+		if len(allowed) > 0 {
+			a["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": allowed}
+		}
+		return a
+	}
+	return []scenario{
+		{"execute_assignment_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-calculator", calculatorAssignment())
+		}},
+		{"execute_assignment_workspace_read.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-workspace-read",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}))
+		}},
+		{"execute_assignment_tool_not_visible.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-not-visible",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
+		}},
+		{"execute_assignment_invalid.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-invalid", map[string]any{"logical_work_id": "w"})
+		}},
+		{"execute_assignment_canceled.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-canceled",
+				withTool(map[string]any{"call_id": "c", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 120}}, "test_sleep"))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
+				return nil, err
+			}
+			return run, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
+		}},
+		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
+			if err != nil {
+				return nil, err
+			}
+			return startJSON(ctx, c, q, workflows.PrepareRoundWorkflow, "replay-prepare-round", json.RawMessage(raw))
+		}},
+	}
+}
+
+func waitForPhase(ctx context.Context, c client.Client, run client.WorkflowRun, phase string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.QueryReports); err == nil {
+			var reports []contract.Report
+			if v.Get(&reports) == nil {
+				for _, r := range reports {
+					if r.Phase == phase {
+						return nil
+					}
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("workflow %s never reported phase %s", run.GetID(), phase)
+}
+
+// recordHistories runs every scenario on a fresh dev server and rewrites
+// testdata/, including the deliberately incompatible history.
+func recordHistories(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cli, err := devserver.CLIPath(ctx, true, os.Stderr)
+	require.NoError(t, err)
+	srv, err := devserver.Start(ctx, devserver.Options{CLIPath: cli})
+	require.NoError(t, err)
+	defer srv.Stop()
+
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# Fenix\nDurable agents.\n"), 0o644))
+	registry, err := testtools.WithBuiltins(testtools.Sleep())
+	require.NoError(t, err)
+	queue := "fenix-record"
+	w, err := fenixworker.New(srv.Client(), fenixworker.Config{
+		TaskQueue: queue, DataDir: t.TempDir(), DefaultWorkspaceRoot: ws, HostID: "recorder", Tools: registry,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	for _, sc := range scenarios() {
+		run, err := sc.run(ctx, srv.Client(), queue)
+		require.NoError(t, err, sc.file)
+		require.NoError(t, run.Get(ctx, nil), sc.file)
+		hist := fetchHistory(t, ctx, srv.Client(), run)
+		writeHistory(t, filepath.Join("testdata", sc.file), hist)
+		if sc.file == "execute_assignment_calculator.json" {
+			writeHistory(t, filepath.Join("testdata", "incompatible", "review_stage_renamed.json"), renameFirstActivity(t, hist, "ReviewToolCall", "ApproveToolCall"))
+		}
+		t.Logf("recorded %s: %d events", sc.file, len(hist.Events))
+	}
+}
+
+func fetchHistory(t *testing.T, ctx context.Context, c client.Client, run client.WorkflowRun) *historypb.History {
+	hist := &historypb.History{}
+	iter := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		require.NoError(t, err)
+		hist.Events = append(hist.Events, e)
+	}
+	return hist
+}
+
+func writeHistory(t *testing.T, path string, hist *historypb.History) {
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
+}
+
+// renameFirstActivity changes the type of the first scheduled activity
+// named from: the code will schedule `from` where history says `to`.
+func renameFirstActivity(t *testing.T, hist *historypb.History, from, to string) *historypb.History {
+	b, err := temporalproto.CustomJSONMarshalOptions{}.Marshal(hist)
+	require.NoError(t, err)
+	mutated := strings.Replace(string(b), `"activityType":{"name":"`+from+`"}`, `"activityType":{"name":"`+to+`"}`, 1)
+	require.NotEqual(t, string(b), mutated, "activity %s not found in history", from)
+	out := &historypb.History{}
+	require.NoError(t, temporalproto.CustomJSONUnmarshalOptions{}.Unmarshal([]byte(mutated), out))
+	return out
+}

@@ -1,0 +1,266 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+)
+
+// acts is the nil receiver used to name activities by method value, so the
+// SDK checks argument types; the worker registers a real instance.
+var acts *activities.Activities
+
+// DefaultReportSignal is the signal name reports are delivered with when
+// report_to names no signal.
+const DefaultReportSignal = "fenix_report"
+
+// stageError is a classified failure of one stage.
+type stageError struct {
+	stage string
+	err   *fenixerr.Error
+}
+
+func (e *stageError) Error() string { return fmt.Sprintf("%s: %s", e.stage, e.err.Message) }
+func (e *stageError) Unwrap() error { return e.err }
+
+// errCanceledBetweenStages is returned by checkCancel.
+var errCanceledBetweenStages = errors.New("canceled between stages")
+
+// identity anchors reports and failures.
+type identity struct {
+	LogicalWorkID  string
+	AttemptNo      int
+	ConversationID string
+	TurnID         string
+}
+
+func identityOf(a contract.Assignment) identity {
+	return identity{LogicalWorkID: a.LogicalWorkID, AttemptNo: a.AttemptNo, ConversationID: a.ConversationID, TurnID: a.TurnID}
+}
+
+// session is the state every Fenix workflow shares: the cancellation flag
+// (the one cancellation source), the trace, the reports, and how stages are
+// run. All of it lives in workflow state, so it survives worker crashes and
+// is rebuilt by replay.
+type session struct {
+	ctx          workflow.Context
+	stageCtx     workflow.Context
+	cancelStages workflow.CancelFunc
+	logger       log.Logger
+
+	cancelled    bool
+	cancelReason string
+	cancelStage  string
+	currentStage string
+
+	trace      []contract.TraceEntry
+	reports    []contract.Report
+	id         identity
+	reportTo   *contract.ReportTarget
+	deliveries []workflow.Future
+}
+
+// newSession registers the query handlers and the cancel listener before
+// anything blocks, so a query or a cancel sent right after start is served.
+func newSession(ctx workflow.Context) (*session, error) {
+	s := &session{ctx: ctx, logger: workflow.GetLogger(ctx)}
+	s.stageCtx, s.cancelStages = workflow.WithCancel(ctx)
+	if err := workflow.SetQueryHandler(ctx, QueryTrace, func() ([]contract.TraceEntry, error) {
+		return s.trace, nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryReports, func() ([]contract.Report, error) {
+		return s.reports, nil
+	}); err != nil {
+		return nil, err
+	}
+	s.listenForCancel()
+	s.listenForToolOutput()
+	return s, nil
+}
+
+// listenForCancel turns the cancel signal and a Temporal cancel request
+// into the same state change.
+func (s *session) listenForCancel() {
+	signals := workflow.GetSignalChannel(s.ctx, SignalCancel)
+	workflow.Go(s.ctx, func(ctx workflow.Context) {
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) {
+			var req CancelRequest
+			c.Receive(ctx, &req)
+			reason := req.Reason
+			if reason == "" {
+				reason = "cancel signal without a reason"
+			}
+			s.requestCancel(reason)
+		})
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {
+			s.requestCancel("Temporal cancellation requested")
+		})
+		sel.Select(ctx)
+	})
+}
+
+// listenForToolOutput turns streamed tool output into progress reports.
+func (s *session) listenForToolOutput() {
+	signals := workflow.GetSignalChannel(s.ctx, activities.SignalToolOutput)
+	workflow.Go(s.ctx, func(ctx workflow.Context) {
+		for {
+			var sig activities.ToolOutputSignal
+			if !signals.Receive(ctx, &sig) {
+				return
+			}
+			for i := range sig.Chunks {
+				chunk := sig.Chunks[i]
+				s.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhaseToolOutput, OutputChunk: &chunk})
+			}
+		}
+	})
+}
+
+func (s *session) requestCancel(reason string) {
+	if s.cancelled {
+		return
+	}
+	s.cancelled = true
+	s.cancelReason = reason
+	s.cancelStage = s.currentStage
+	s.logger.Info("cancellation requested", "reason", reason, "stage", s.currentStage)
+	s.cancelStages()
+}
+
+// checkCancel is the check between every two stages.
+func (s *session) checkCancel() error {
+	if s.cancelled {
+		return errCanceledBetweenStages
+	}
+	return nil
+}
+
+func (s *session) isCanceled(err error) bool {
+	if errors.Is(err, errCanceledBetweenStages) {
+		return true
+	}
+	var se *stageError
+	return s.cancelled && errors.As(err, &se) && se.err.Type == fenixerr.TypeCanceled
+}
+
+func (s *session) addTrace(e contract.TraceEntry) { s.trace = append(s.trace, e) }
+
+// report records a report and delivers it to the kernel when asked to.
+func (s *session) report(r contract.Report) {
+	r.Sequence = len(s.reports) + 1
+	r.LogicalWorkID = s.id.LogicalWorkID
+	r.AttemptNo = s.id.AttemptNo
+	r.ConversationID = s.id.ConversationID
+	r.TurnID = s.id.TurnID
+	r.OccurredAt = workflow.Now(s.ctx).UTC()
+	s.reports = append(s.reports, r)
+	if s.reportTo == nil || s.reportTo.WorkflowID == "" {
+		return
+	}
+	signal := s.reportTo.SignalName
+	if signal == "" {
+		signal = DefaultReportSignal
+	}
+	// Disconnected: reports must reach the kernel even while this
+	// workflow is being canceled.
+	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
+	s.deliveries = append(s.deliveries, workflow.SignalExternalWorkflow(ctx, s.reportTo.WorkflowID, s.reportTo.RunID, signal, r))
+}
+
+// awaitDeliveries waits for report signals so the workflow does not close
+// with deliveries in flight; a kernel that is gone is logged, not fatal.
+func (s *session) awaitDeliveries() {
+	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
+	for _, f := range s.deliveries {
+		if err := f.Get(ctx, nil); err != nil {
+			s.logger.Warn("report delivery failed", "workflow_id", s.reportTo.WorkflowID, "error", err)
+		}
+	}
+	s.deliveries = nil
+}
+
+// stageOptions are the defaults of a stage that is safe to repeat: a
+// bounded number of retries for infrastructure failures only (every Fenix
+// error is non-retryable at the activity boundary).
+func stageOptions(summary string, timeout time.Duration) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: timeout,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    10 * time.Second,
+			MaximumAttempts:    3,
+		},
+	}
+}
+
+// runStage executes one stage activity in the cancellable stage context
+// and classifies its failure.
+func runStage[T any](s *session, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
+	var out T
+	s.currentStage = stage
+	ctx := workflow.WithActivityOptions(s.stageCtx, opts)
+	if err := workflow.ExecuteActivity(ctx, activity, input).Get(ctx, &out); err != nil {
+		return out, s.classify(stage, err)
+	}
+	return out, nil
+}
+
+func (s *session) classify(stage string, err error) error {
+	fe := fenixerr.FromTemporal(err)
+	if s.cancelled {
+		var canceled *temporal.CanceledError
+		if errors.As(err, &canceled) {
+			fe = fenixerr.New(fenixerr.TypeCanceled, "%s", s.cancelReason)
+		}
+	}
+	return &stageError{stage: stage, err: fe}
+}
+
+// handleError runs HandleError in a disconnected context (it must run even
+// when the workflow itself is being canceled). If the stage cannot run, the
+// same pure rule is applied here so a failure payload always exists.
+func (s *session) handleError(in activities.HandleErrorInput) contract.Failure {
+	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
+	ctx = workflow.WithActivityOptions(ctx, stageOptions("HandleError: "+in.Error.Type, 30*time.Second))
+	var res activities.HandleErrorResult
+	if err := workflow.ExecuteActivity(ctx, acts.HandleError, in).Get(ctx, &res); err != nil {
+		s.logger.Error("HandleError stage failed; building the failure payload in the workflow", "error", err)
+		f := activities.BuildFailure(in)
+		s.addTrace(activities.FailureTrace(f))
+		return f
+	}
+	s.addTrace(res.Trace)
+	return res.Failure
+}
+
+// failureOf classifies a run error for HandleError.
+func (s *session) failureInput(err error, inv *contract.ToolInvocation) activities.HandleErrorInput {
+	in := activities.HandleErrorInput{LogicalWorkID: s.id.LogicalWorkID, AttemptNo: s.id.AttemptNo, ToolInvocation: inv}
+	var se *stageError
+	switch {
+	case s.isCanceled(err):
+		stage := s.cancelStage
+		if stage == "" {
+			stage = s.currentStage
+		}
+		in.Error = activities.ErrorInfoOf(stage, fenixerr.New(fenixerr.TypeCanceled, "execution canceled: %s", s.cancelReason))
+	case errors.As(err, &se):
+		in.Error = activities.ErrorInfoOf(se.stage, se.err)
+	default:
+		in.Error = activities.ErrorInfoOf(s.currentStage, fenixerr.As(err))
+	}
+	return in
+}

@@ -1,0 +1,410 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/compaction"
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// harness is a test workflow environment with the real activities
+// registered and a record of which activities started.
+type harness struct {
+	env     *testsuite.TestWorkflowEnvironment
+	acts    *activities.Activities
+	mu      sync.Mutex
+	started []string
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	env := suite.NewTestWorkflowEnvironment()
+	store, err := contextstore.NewFS(filepath.Join(t.TempDir(), "contexts"))
+	require.NoError(t, err)
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# Fenix\nDurable agents.\n"), 0o644))
+	h := &harness{env: env, acts: &activities.Activities{
+		Tools:                tools.Builtin(),
+		Contexts:             store,
+		Host:                 &tools.Host{ID: "test-host", Queue: "fenix-host-test-host"},
+		DefaultWorkspaceRoot: ws,
+		Estimator:            compaction.WordEstimator{},
+	}}
+	env.RegisterWorkflowWithOptions(workflows.ExecuteAssignment, workflow.RegisterOptions{Name: workflows.ExecuteAssignmentWorkflow})
+	env.RegisterWorkflowWithOptions(workflows.PrepareRound, workflow.RegisterOptions{Name: workflows.PrepareRoundWorkflow})
+	env.RegisterActivity(h.acts)
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.started = append(h.started, info.ActivityType.Name)
+	})
+	return h
+}
+
+func (h *harness) startedActivities() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.started...)
+}
+
+func (h *harness) count(name string) int {
+	n := 0
+	for _, s := range h.startedActivities() {
+		if s == name {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *harness) executeAssignment(t *testing.T, a map[string]any) contract.Result {
+	t.Helper()
+	raw, err := json.Marshal(a)
+	require.NoError(t, err)
+	h.env.ExecuteWorkflow(workflows.ExecuteAssignmentWorkflow, json.RawMessage(raw))
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	var res contract.Result
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	return res
+}
+
+func calculatorAssignment() map[string]any {
+	return map[string]any{
+		"logical_work_id": "work-1",
+		"attempt_no":      1,
+		"conversation_id": "conv-1",
+		"turn_id":         "turn-1",
+		"context_messages": []map[string]any{
+			{"role": "user", "content": "What is 2 + 2?"},
+		},
+		"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator", "workspace_read"}},
+		"model_context": map[string]any{"likely_model": "gpt-test"},
+		"tool_call":     map[string]any{"call_id": "call-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "2 + 2"}},
+	}
+}
+
+func hooks(trace []contract.TraceEntry) []string {
+	out := make([]string, len(trace))
+	for i, e := range trace {
+		out[i] = e.Hook
+	}
+	return out
+}
+
+func kinds(reports []contract.Report) []string {
+	out := make([]string, len(reports))
+	for i, r := range reports {
+		out[i] = r.Kind
+		if r.Phase != "" {
+			out[i] += ":" + r.Phase
+		}
+	}
+	return out
+}
+
+func TestCalculatorRunsStagesInOrder(t *testing.T) {
+	h := newHarness(t)
+	res := h.executeAssignment(t, calculatorAssignment())
+
+	assert.Equal(t, contract.StatusCompleted, res.Status)
+	require.NotNil(t, res.Output)
+	assert.Equal(t, "The calculator returned 4.", res.Output.Content)
+	assert.Equal(t, "conv-1", res.Output.ConversationID)
+	assert.Equal(t, "turn-1", res.Output.TurnID)
+	assert.Equal(t, []string{"prepare_turn", "compact_context", "review_tool_call", "execute_tool", "project_tool_result", "finalize_output"}, hooks(res.Trace))
+	assert.Equal(t, []string{"PrepareTurn", "CompactContext", "ReviewToolCall", "ExecuteTool", "ProjectToolResult", "FinalizeOutput"}, h.startedActivities())
+	assert.Equal(t, []string{"started", "progress:tool_reviewed", "complete"}, kinds(res.Reports))
+	reviewed := res.Reports[1].ToolInvocation
+	require.NotNil(t, reviewed)
+	assert.Equal(t, "calculator", reviewed.ToolName)
+	assert.Equal(t, "2 + 2", reviewed.RequestPayload.Arguments["expression"])
+	assert.Nil(t, res.Error)
+}
+
+func TestWorkspaceReadProjectsFileContent(t *testing.T) {
+	h := newHarness(t)
+	a := calculatorAssignment()
+	a["tool_call"] = map[string]any{"call_id": "call-r", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}
+	res := h.executeAssignment(t, a)
+	require.Equal(t, contract.StatusCompleted, res.Status, "error: %+v", res.Error)
+	assert.Equal(t, "Workspace file README.md:\n# Fenix\nDurable agents.\n", res.Output.Content)
+}
+
+func TestErrorsAreClassifiedAndNotRetried(t *testing.T) {
+	tests := []struct {
+		name           string
+		toolCall       map[string]any
+		wantType       string
+		wantClass      string
+		wantCode       string
+		wantStage      string
+		wantRetryCount map[string]int
+	}{
+		{
+			name:      "tool not in allowed_tool_names",
+			toolCall:  map[string]any{"tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}},
+			wantType:  fenixerr.TypeToolNotVisible,
+			wantClass: "authorization", wantCode: "tool_not_allowed", wantStage: "review_tool_call",
+			wantRetryCount: map[string]int{"ReviewToolCall": 1, "ExecuteTool": 0},
+		},
+		{
+			name:      "tool not in registry",
+			toolCall:  map[string]any{"tool_name": "rm_rf", "arguments": map[string]any{}},
+			wantType:  fenixerr.TypeUnsupportedTool,
+			wantClass: "semantic", wantCode: "unsupported_tool", wantStage: "review_tool_call",
+			wantRetryCount: map[string]int{"ReviewToolCall": 1, "ExecuteTool": 0},
+		},
+		{
+			name:      "arguments fail the schema",
+			toolCall:  map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expr": "1"}},
+			wantType:  fenixerr.TypeValidation,
+			wantClass: "semantic", wantCode: "validation_error", wantStage: "review_tool_call",
+			wantRetryCount: map[string]int{"ReviewToolCall": 1},
+		},
+		{
+			name:      "calculator cannot evaluate",
+			toolCall:  map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": "1 +"}},
+			wantType:  fenixerr.TypeValidation,
+			wantClass: "semantic", wantCode: "validation_error", wantStage: "execute_tool",
+			wantRetryCount: map[string]int{"ExecuteTool": 1, "ProjectToolResult": 0},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			a := calculatorAssignment()
+			a["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator", "rm_rf"}}
+			a["tool_call"] = tc.toolCall
+			res := h.executeAssignment(t, a)
+
+			require.Equal(t, contract.StatusFailed, res.Status)
+			require.NotNil(t, res.Error)
+			assert.Equal(t, tc.wantType, res.Error.ErrorType)
+			assert.Equal(t, tc.wantClass, res.Error.Classification)
+			assert.Equal(t, tc.wantCode, res.Error.Code)
+			assert.Equal(t, tc.wantStage, res.Error.Stage)
+			assert.Equal(t, contract.FailureRuntimeError, res.Error.FailureKind)
+			assert.False(t, res.Error.Retryable)
+			assert.Equal(t, "work-1", res.Error.LogicalWorkID)
+			assert.Equal(t, 1, res.Error.AttemptNo)
+			assert.NotEmpty(t, res.Error.LastErrorSummary)
+			require.Len(t, res.Error.ToolInvocations, 1)
+			assert.Equal(t, "failed", res.Error.ToolInvocations[0].Status)
+			for activityName, want := range tc.wantRetryCount {
+				assert.Equal(t, want, h.count(activityName), "attempts of %s", activityName)
+			}
+			assert.Equal(t, "handle_error", res.Trace[len(res.Trace)-1].Hook)
+			assert.Equal(t, contract.ReportFail, res.Reports[len(res.Reports)-1].Kind)
+		})
+	}
+}
+
+func TestMalformedAssignmentFailsWithTypedError(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		wantMsg string
+	}{
+		{"not an object", `["logical_work_id"]`, "not valid JSON for this contract"},
+		{"wrong type", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","attempt_no":"one"}`, "attempt_no"},
+		{"missing ids", `{"tool_call":{"tool_name":"calculator","arguments":{"expression":"1"}}}`, "logical_work_id, conversation_id, turn_id"},
+		{"no tool call", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t"}`, "has no tool_call"},
+		{"unknown mode", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","mode":"dance"}`, `mode "dance" is unknown`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.env.ExecuteWorkflow(workflows.ExecuteAssignmentWorkflow, json.RawMessage(tc.input))
+			require.NoError(t, h.env.GetWorkflowError())
+			var res contract.Result
+			require.NoError(t, h.env.GetWorkflowResult(&res))
+			assert.Equal(t, contract.StatusFailed, res.Status)
+			require.NotNil(t, res.Error)
+			assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType)
+			assert.Equal(t, "invalid_assignment", res.Error.Code)
+			assert.Contains(t, res.Error.LastErrorSummary, tc.wantMsg)
+			assert.Equal(t, []string{"HandleError"}, h.startedActivities())
+			assert.Equal(t, []string{"handle_error"}, hooks(res.Trace))
+		})
+	}
+}
+
+func TestRuntimeErrorIsNotRetriedButTransientIs(t *testing.T) {
+	h := newHarness(t)
+	h.env.OnActivity("ExecuteTool", mock.Anything, mock.Anything).Return(
+		activities.ExecuteToolResult{}, fenixerr.ToTemporal(fenixerr.Runtime("disk on fire")))
+	transientOnce := 0
+	h.env.OnActivity("PrepareTurn", mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.PrepareTurnInput) (activities.PrepareTurnResult, error) {
+			transientOnce++
+			if transientOnce == 1 {
+				return activities.PrepareTurnResult{}, fenixerr.ToTemporal(fenixerr.Transient(assert.AnError))
+			}
+			return h.acts.PrepareTurn(ctx, in)
+		})
+	res := h.executeAssignment(t, calculatorAssignment())
+
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeRuntime, res.Error.ErrorType)
+	assert.Equal(t, "runtime", res.Error.Classification)
+	assert.Equal(t, "disk on fire", res.Error.LastErrorSummary)
+	assert.Equal(t, 2, h.count("PrepareTurn"), "a transient error in an idempotent stage is retried")
+	assert.Equal(t, 1, h.count("ExecuteTool"), "a runtime error is never retried")
+}
+
+func TestCancelSignalDuringStageEndsCanceled(t *testing.T) {
+	h := newHarness(t)
+	h.env.OnActivity("ReviewToolCall", mock.Anything, mock.Anything).After(time.Minute).Return(
+		func(ctx context.Context, in activities.ReviewToolCallInput) (activities.ReviewToolCallResult, error) {
+			return h.acts.ReviewToolCall(ctx, in)
+		})
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(workflows.SignalCancel, workflows.CancelRequest{Reason: "user pressed stop"})
+	}, 30*time.Second)
+	res := h.executeAssignment(t, calculatorAssignment())
+
+	assert.Equal(t, contract.StatusCanceled, res.Status)
+	require.NotNil(t, res.Error)
+	assert.Equal(t, contract.FailureCanceled, res.Error.FailureKind)
+	assert.Contains(t, res.Error.LastErrorSummary, "user pressed stop")
+	assert.Equal(t, "review_tool_call", res.Error.Stage)
+	assert.Equal(t, 0, h.count("ExecuteTool"))
+	assert.Equal(t, contract.ReportFail, res.Reports[len(res.Reports)-1].Kind)
+}
+
+func TestCancelBetweenStagesStopsBeforeNextStage(t *testing.T) {
+	h := newHarness(t)
+	// A long tool (heartbeating, so the workflow waits for it to
+	// acknowledge cancellation) that finishes anyway: the check between
+	// stages must still stop the pipeline before ProjectToolResult.
+	h.env.OnActivity("ReviewToolCall", mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.ReviewToolCallInput) (activities.ReviewToolCallResult, error) {
+			res, err := h.acts.ReviewToolCall(ctx, in)
+			res.Tool.HeartbeatSeconds = 10
+			return res, err
+		})
+	h.env.OnActivity("ExecuteTool", mock.Anything, mock.Anything).After(time.Minute).Return(
+		activities.ExecuteToolResult{Raw: json.RawMessage(`{"expression":"2 + 2","value":4,"value_text":"4"}`)}, nil)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(workflows.SignalCancel, workflows.CancelRequest{Reason: "budget exhausted"})
+	}, 30*time.Second)
+	res := h.executeAssignment(t, calculatorAssignment())
+
+	assert.Equal(t, contract.StatusCanceled, res.Status)
+	assert.Equal(t, 0, h.count("ProjectToolResult"))
+	assert.NotContains(t, hooks(res.Trace), "project_tool_result")
+	assert.Contains(t, res.Error.LastErrorSummary, "budget exhausted")
+}
+
+func TestTemporalCancelEndsTheSameWay(t *testing.T) {
+	h := newHarness(t)
+	h.env.OnActivity("ExecuteTool", mock.Anything, mock.Anything).After(time.Minute).Return(activities.ExecuteToolResult{}, nil)
+	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, 30*time.Second)
+	res := h.executeAssignment(t, calculatorAssignment())
+
+	assert.Equal(t, contract.StatusCanceled, res.Status)
+	assert.Equal(t, contract.FailureCanceled, res.Error.FailureKind)
+	assert.Contains(t, res.Error.LastErrorSummary, "Temporal cancellation requested")
+	assert.Equal(t, 1, h.count("HandleError"), "cleanup runs in a disconnected context")
+}
+
+func TestQueriesServeTraceAndReportsWhileRunning(t *testing.T) {
+	h := newHarness(t)
+	h.env.OnActivity("ExecuteTool", mock.Anything, mock.Anything).After(time.Minute).Return(
+		func(ctx context.Context, in activities.ExecuteToolInput) (activities.ExecuteToolResult, error) {
+			return h.acts.ExecuteTool(ctx, in)
+		})
+	var midTrace []contract.TraceEntry
+	var midReports []contract.Report
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(workflows.QueryTrace)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&midTrace))
+		v, err = h.env.QueryWorkflow(workflows.QueryReports)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&midReports))
+	}, 30*time.Second)
+	res := h.executeAssignment(t, calculatorAssignment())
+	require.Equal(t, contract.StatusCompleted, res.Status)
+	assert.Equal(t, []string{"prepare_turn", "compact_context", "review_tool_call"}, hooks(midTrace))
+	assert.Equal(t, []string{"started", "progress:tool_reviewed"}, kinds(midReports))
+}
+
+func TestPrepareRoundReturnsSystemPromptAndTranscript(t *testing.T) {
+	h := newHarness(t)
+	a := calculatorAssignment()
+	delete(a, "tool_call")
+	a["prompts"] = map[string]any{"agent_prompt": "You are Fenix."}
+	a["context_messages"] = []map[string]any{
+		{"role": "user", "content": "one two three", "extra": "dropped"},
+		{"role": "assistant", "content": "four five"},
+	}
+	raw, _ := json.Marshal(a)
+	h.env.ExecuteWorkflow(workflows.PrepareRoundWorkflow, json.RawMessage(raw))
+	require.NoError(t, h.env.GetWorkflowError())
+	var res contract.PreparedRound
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+
+	require.Equal(t, contract.StatusCompleted, res.Status)
+	assert.Equal(t, []contract.Message{
+		{Role: "system", Content: "Agent Prompt:\nYou are Fenix."},
+		{Role: "user", Content: "one two three"},
+		{Role: "assistant", Content: "four five"},
+	}, res.Messages)
+	assert.Equal(t, 3, res.EstimatedMessageCount)
+	assert.Equal(t, 5+3+2+3*compaction.PerMessageOverhead, res.EstimatedTokenCount)
+	assert.Equal(t, "gpt-test", res.LikelyModel)
+	assert.False(t, res.Compacted)
+	assert.Equal(t, []string{"prepare_turn", "compact_context"}, hooks(res.Trace))
+}
+
+func TestPrepareRoundCompactsOverBudget(t *testing.T) {
+	h := newHarness(t)
+	a := calculatorAssignment()
+	delete(a, "tool_call")
+	a["prompts"] = map[string]any{"agent_prompt": "You are Fenix."}
+	a["context_messages"] = []map[string]any{
+		{"role": "user", "content": "first question with many words in it"},
+		{"role": "assistant", "content": "first answer with many words in it"},
+		{"role": "user", "content": "second question"},
+		{"role": "assistant", "content": "second answer"},
+	}
+	a["budget_hints"] = map[string]any{"advisory_hints": map[string]any{"recommended_compaction_threshold": 10}}
+	raw, _ := json.Marshal(a)
+	h.env.ExecuteWorkflow(workflows.PrepareRoundWorkflow, json.RawMessage(raw))
+	var res contract.PreparedRound
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+
+	require.True(t, res.Compacted)
+	assert.Equal(t, []contract.Message{
+		{Role: "system", Content: "Agent Prompt:\nYou are Fenix."},
+		{Role: "system", Content: "Earlier context compacted for gpt-test."},
+		{Role: "user", Content: "second question"},
+		{Role: "assistant", Content: "second answer"},
+	}, res.Messages)
+	assert.Equal(t, true, res.Trace[1].Get("compacted"))
+}
