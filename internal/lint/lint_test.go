@@ -21,7 +21,13 @@ func goTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return "go"
+}
+
+// gofmtTool is the gofmt of the go command in use.
+func gofmtTool(t *testing.T) string {
+	root := strings.TrimSpace(run(t, goTool(), "env", "GOROOT"))
+	return filepath.Join(root, "bin", "gofmt")
 }
 
 func run(t *testing.T, name string, args ...string) string {
@@ -37,7 +43,7 @@ func run(t *testing.T, name string, args ...string) string {
 }
 
 func TestGofmt(t *testing.T) {
-	out := run(t, filepath.Join(runtime.GOROOT(), "bin", "gofmt"), "-l", ".")
+	out := run(t, gofmtTool(t), "-l", ".")
 	if strings.TrimSpace(out) != "" {
 		t.Fatalf("gofmt would reformat these files (run gofmt -w):\n%s", out)
 	}
