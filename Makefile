@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: demo test test-short lint record-histories temporal-cli build bench
+.PHONY: demo test test-short lint record-histories rerecord-histories temporal-cli build
 
 demo: ## dev server + worker + sample assignment, prints the result and Web UI link
 	$(GO) run ./starter demo
@@ -17,8 +17,11 @@ test-short: ## unit and workflow tests only (no dev server)
 lint: ## static checks only
 	$(GO) test -count=1 ./internal/lint/
 
-record-histories: ## re-record workflows/testdata/*.json replay histories on a dev server
+record-histories: ## record replay histories missing from workflows/testdata/ on a dev server
 	$(GO) test -count=1 ./workflows/ -run TestReplayHistories -record -v
+
+rerecord-histories: ## overwrite every replay history (only for intended breaking changes)
+	$(GO) test -count=1 ./workflows/ -run TestReplayHistories -rerecord -v
 
 temporal-cli: ## build the pinned Temporal CLI into $(go env GOPATH)/bin
 	$(GO) install github.com/temporalio/cli/cmd/temporal@v1.5.1

@@ -110,6 +110,22 @@ func (s *FS) Get(_ context.Context, ref string) ([]byte, error) {
 	return data, nil
 }
 
+// Put stores messages unconditionally and returns their reference set.
+func Put(ctx context.Context, s Store, messages []contract.Message) (contract.MessageSet, error) {
+	if s == nil {
+		return contract.MessageSet{}, fenixerr.Runtime("no context store is configured")
+	}
+	data, err := json.Marshal(messages)
+	if err != nil {
+		return contract.MessageSet{}, fenixerr.Runtime("encoding %d messages: %v", len(messages), err)
+	}
+	ref, err := s.Put(ctx, data)
+	if err != nil {
+		return contract.MessageSet{}, err
+	}
+	return contract.MessageSet{Ref: ref, Count: len(messages), Bytes: len(data)}, nil
+}
+
 // Pack returns messages as a MessageSet, storing them when their encoding
 // is larger than inlineLimit.
 func Pack(ctx context.Context, s Store, messages []contract.Message, inlineLimit int) (contract.MessageSet, error) {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 
+	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -124,6 +126,9 @@ func start(ctx context.Context, c *cli, sf startFlags, args []string, workflowTy
 	if err != nil {
 		return nil, nil, a, err
 	}
+	if raw, err = offloadLargeTranscript(ctx, c, sf.fs.Arg(0), raw, a, *sf.asJSON); err != nil {
+		return nil, nil, a, err
+	}
 	id := *sf.id
 	if id == "" {
 		if workflowType == workflows.PrepareRoundWorkflow {
@@ -150,6 +155,45 @@ func start(ctx context.Context, c *cli, sf startFlags, args []string, workflowTy
 			workflowType, run.GetID(), run.GetRunID(), *sf.taskQueue, runURL(conn.uiBase, conn.namespace, run.GetID(), run.GetRunID()))
 	}
 	return conn, run, a, nil
+}
+
+// maxInlineInput keeps a start request under Temporal's 2 MiB payload
+// limit with room for the rest of the request.
+const maxInlineInput = 1536 << 10
+
+// offloadLargeTranscript puts an oversized transcript into the worker's
+// context store and sends context_ref instead, so an assignment of any
+// size can be started. The store must be the worker's (same host or a
+// shared volume), named by FENIX_DATA_DIR.
+func offloadLargeTranscript(ctx context.Context, c *cli, path string, raw []byte, a contract.Assignment, quiet bool) ([]byte, error) {
+	if len(raw) <= maxInlineInput {
+		return raw, nil
+	}
+	if len(a.ContextMessages) == 0 {
+		return nil, fmt.Errorf("%s is %.1f MB, over Temporal's 2 MB payload limit, and has no context_messages to move to the context store", path, float64(len(raw))/1e6)
+	}
+	dataDir := os.Getenv("FENIX_DATA_DIR")
+	if dataDir == "" {
+		return nil, fmt.Errorf("%s is %.1f MB, over Temporal's 2 MB payload limit: set FENIX_DATA_DIR to the worker's data directory (or a volume shared with the workers) so the starter can put the transcript in the context store and send context_ref", path, float64(len(raw))/1e6)
+	}
+	store, err := contextstore.NewFS(filepath.Join(dataDir, "contexts"))
+	if err != nil {
+		return nil, err
+	}
+	set, err := contextstore.Put(ctx, store, a.ContextMessages)
+	if err != nil {
+		return nil, fmt.Errorf("store the transcript of %s: %w", path, err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	delete(doc, "context_messages")
+	doc["context_ref"] = set.Ref
+	if !quiet {
+		fmt.Fprintf(c.stdout, "Transcript of %d messages (%.1f MB) stored in the context store as %s\n", set.Count, float64(set.Bytes)/1e6, set.Ref)
+	}
+	return json.Marshal(doc)
 }
 
 func cmdRun(ctx context.Context, c *cli, args []string) (int, error) {

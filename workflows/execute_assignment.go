@@ -63,11 +63,14 @@ func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 		return r.finish(nil, &stageError{stage: "validate_assignment", err: fenixerr.InvalidAssignment(err)})
 	}
 	r.report(contract.Report{Kind: contract.ReportStarted})
-	out, err := r.run()
+	out, err := r.run(len(input))
 	return r.finish(out, err)
 }
 
-func (r *assignmentRun) run() (*contract.Output, error) {
+func (r *assignmentRun) run(inputBytes int) (*contract.Output, error) {
+	if err := offloadContext(r.session, &r.a, inputBytes); err != nil {
+		return nil, err
+	}
 	if _, err := r.prepareContext(); err != nil {
 		return nil, err
 	}
@@ -80,6 +83,33 @@ func (r *assignmentRun) run() (*contract.Output, error) {
 // prepareContext is PrepareTurn → CompactContext, shared with PrepareRound.
 func (r *assignmentRun) prepareContext() (activities.CompactContextResult, error) {
 	return prepareContext(r.session, r.a, 0)
+}
+
+// offloadInputBytes is the input size above which an inline transcript is
+// moved into the context store before PrepareTurn, so the transcript is in
+// history once (the start event) rather than once per stage.
+const offloadInputBytes = 64 << 10
+
+// offloadContext runs StoreContext as a local activity: its input is not
+// recorded in history, only its result (the reference) is.
+func offloadContext(s *session, a *contract.Assignment, inputBytes int) error {
+	if inputBytes <= offloadInputBytes || len(a.ContextMessages) == 0 {
+		return nil
+	}
+	s.currentStage = activities.StageStoreContext
+	ctx := workflow.WithLocalActivityOptions(s.stageCtx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		Summary:             "StoreContext",
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},
+	})
+	var res activities.StoreContextResult
+	if err := workflow.ExecuteLocalActivity(ctx, acts.StoreContext, activities.StoreContextInput{Messages: a.ContextMessages}).Get(ctx, &res); err != nil {
+		return s.classify(activities.StageStoreContext, err)
+	}
+	s.addTrace(res.Trace)
+	a.ContextRef = res.Messages.Ref
+	a.ContextMessages = nil
+	return s.checkCancel()
 }
 
 func prepareContext(s *session, a contract.Assignment, resultInlineLimit int) (activities.CompactContextResult, error) {

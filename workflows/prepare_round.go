@@ -27,6 +27,9 @@ func PrepareRound(ctx workflow.Context, input json.RawMessage) (contract.Prepare
 		s.currentStage = "validate_assignment"
 		return s.preparedFailure(&stageError{stage: "validate_assignment", err: fenixerr.InvalidAssignment(err)}), nil
 	}
+	if err := offloadContext(s, &a, len(input)); err != nil {
+		return s.preparedFailure(err), nil
+	}
 	comp, err := prepareContext(s, a, PrepareRoundInlineLimit)
 	if err != nil {
 		return s.preparedFailure(err), nil

@@ -27,14 +27,17 @@ import (
 	"github.com/fenixrt/fenix/workflows"
 )
 
-var record = flag.Bool("record", false, "re-record testdata/*.json replay histories against a Temporal dev server")
+var (
+	record   = flag.Bool("record", false, "record replay histories that are missing from testdata/ (existing ones are the compatibility corpus and are kept)")
+	rerecord = flag.Bool("rerecord", false, "overwrite every replay history in testdata/ (only when a change is meant to break old histories)")
+)
 
 // TestReplayHistories replays every recorded history against the current
 // workflow code: a change that alters the command sequence of an existing
 // shape without workflow.GetVersion fails here.
 func TestReplayHistories(t *testing.T) {
-	if *record {
-		recordHistories(t)
+	if *record || *rerecord {
+		recordHistories(t, *rerecord)
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(t, err)
@@ -120,6 +123,19 @@ func scenarios() []scenario {
 			}
 			return run, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
 		}},
+		{"prepare_round_large_context.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			// Over the 64 KiB offload threshold: StoreContext runs as a
+			// local activity before PrepareTurn.
+			a := calculatorAssignment()
+			delete(a, "tool_call")
+			var msgs []map[string]any
+			for i := 0; i < 100; i++ {
+				msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("message %d %s", i, strings.Repeat("lorem ipsum ", 60))})
+			}
+			a["context_messages"] = msgs
+			a["budget_hints"] = map[string]any{"advisory_compaction_threshold_tokens": 500}
+			return startJSON(ctx, c, q, workflows.PrepareRoundWorkflow, "replay-large-context", a)
+		}},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {
@@ -148,9 +164,10 @@ func waitForPhase(ctx context.Context, c client.Client, run client.WorkflowRun, 
 	return fmt.Errorf("workflow %s never reported phase %s", run.GetID(), phase)
 }
 
-// recordHistories runs every scenario on a fresh dev server and rewrites
-// testdata/, including the deliberately incompatible history.
-func recordHistories(t *testing.T) {
+// recordHistories runs the scenarios on a fresh dev server and writes their
+// histories to testdata/ (with the deliberately incompatible one derived
+// from the calculator history).
+func recordHistories(t *testing.T, overwrite bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cli, err := devserver.CLIPath(ctx, true, os.Stderr)
@@ -173,11 +190,15 @@ func recordHistories(t *testing.T) {
 	defer w.Stop()
 
 	for _, sc := range scenarios() {
+		path := filepath.Join("testdata", sc.file)
+		if _, err := os.Stat(path); err == nil && !overwrite {
+			continue
+		}
 		run, err := sc.run(ctx, srv.Client(), queue)
 		require.NoError(t, err, sc.file)
 		require.NoError(t, run.Get(ctx, nil), sc.file)
 		hist := fetchHistory(t, ctx, srv.Client(), run)
-		writeHistory(t, filepath.Join("testdata", sc.file), hist)
+		writeHistory(t, path, hist)
 		if sc.file == "execute_assignment_calculator.json" {
 			writeHistory(t, filepath.Join("testdata", "incompatible", "review_stage_renamed.json"), renameFirstActivity(t, hist, "ReviewToolCall", "ApproveToolCall"))
 		}

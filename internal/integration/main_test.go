@@ -91,6 +91,7 @@ type testWorker struct {
 	*fenixworker.Worker
 	queue     string
 	workspace string
+	dataDir   string
 }
 
 // startWorker runs an in-process worker on its own task queue.
@@ -101,9 +102,10 @@ func startWorker(t *testing.T, extra ...tools.Definition) *testWorker {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# Fenix\n"), 0o644))
 	registry, err := testtools.WithBuiltins(extra...)
 	require.NoError(t, err)
+	dataDir := t.TempDir()
 	w, err := fenixworker.New(server.Client(), fenixworker.Config{
 		TaskQueue:            queue,
-		DataDir:              t.TempDir(),
+		DataDir:              dataDir,
 		DefaultWorkspaceRoot: ws,
 		Logger:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Tools:                registry,
@@ -111,7 +113,7 @@ func startWorker(t *testing.T, extra ...tools.Definition) *testWorker {
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return &testWorker{Worker: w, queue: queue, workspace: ws}
+	return &testWorker{Worker: w, queue: queue, workspace: ws, dataDir: dataDir}
 }
 
 func assignment(workID string, toolCall map[string]any, allowed ...string) map[string]any {
