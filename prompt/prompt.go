@@ -1,5 +1,40 @@
-// Package prompt assembles the system prompt of a round (the seed's
-// BuildRoundPrompt) and normalizes the kernel's transcript.
+// Package prompt prepares the context of a round (the seed's PrepareTurn):
+// it normalizes the kernel's transcript, selects the skills the messages
+// refer to, and assembles the system prompt (BuildRoundPrompt). The
+// result is [system prompt] + transcript, with estimates and a trace.
+//
+// # Sections
+//
+// The system prompt is made of these sections, in this order; empty
+// sections are left out, each present one is "Heading:\n<body>", and
+// sections are separated by a blank line:
+//
+//	#  section               heading               source
+//	1  agent_prompt          Agent Prompt          prompts.agent_prompt, else AGENT.md
+//	2  soul                  Soul                  prompts.soul, else SOUL.md
+//	3  user                  User                  prompts.user, else USER.md
+//	4  memory                Memory                prompts.memory, else MEMORY.md
+//	5  conversation_summary  Conversation Summary  prompts.conversation_summary
+//	6  operator_prompt       Operator Prompt       prompts.operator_prompt, else OPERATOR.md   (operator layer)
+//	7  operator_state        Operator State        prompts.operator_state, else a workspace snapshot (operator layer)
+//	8  active_skills         Active Skills         the skill catalog: "- name: description" per skill
+//	9  selected_skills       Selected Skills       SKILL.md of each skill referenced as $name or [$name](...)
+//	10 context_imports       Context Imports       context_imports, as indented JSON
+//
+// Files come from the profile directory <profiles>/<agent_context.profile>/
+// (see LoadProfile). A section sent inline in the assignment wins over the
+// file, whole: the two are not merged. The trace's section_sources says
+// which one was used ("inline", "file", "snapshot" or "catalog").
+//
+// The operator layer (sections 6 and 7) is injected only when the profile
+// is "main" and is_subagent is false, so a subagent or another profile
+// never sees, or acts on, the main agent's runtime resources. When it is
+// not injected, inline operator sections are dropped too, and the trace
+// says why (operator_layer_reason).
+//
+// Operator State comes from operator.Snapshotter, which also writes the
+// session's operator_state.json; a failing snapshot leaves the section out
+// and is reported in the trace, it does not fail the round.
 package prompt
 
 import (
@@ -30,6 +65,9 @@ type SkillSummary struct {
 type SelectedSkill struct {
 	Name    string `json:"name"`
 	SkillMD string `json:"skill_md"`
+	// Files lists the skill's other files, so the model knows what it can
+	// read from the skill.
+	Files []string `json:"files,omitempty"`
 }
 
 // Sections are the inputs of BuildRoundPrompt, in prompt order.
@@ -88,6 +126,9 @@ func Build(s Sections) (string, []SectionSize) {
 		blocks := make([]string, len(s.SelectedSkills))
 		for i, sk := range s.SelectedSkills {
 			blocks[i] = "Skill " + sk.Name + ":\n" + strings.TrimSpace(sk.SkillMD)
+			if len(sk.Files) > 0 {
+				blocks[i] += "\nFiles of skill " + sk.Name + ": " + strings.Join(sk.Files, ", ")
+			}
 		}
 		add("selected_skills", "Selected Skills", strings.Join(blocks, "\n\n"))
 	}
