@@ -1,0 +1,151 @@
+// Package audit stores the agent audit log: one row per tool call, tool
+// failure and session stop, in the agent_audit_log table of an embedded
+// SQLite file (the default) or a PostgreSQL database.
+//
+// Rows are idempotent: (session_id, run_id, call_id, event) is unique and a
+// second Record of the same key does nothing, so an activity retried after
+// a lost result neither duplicates nor loses a row.
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Row events.
+const (
+	EventToolCall    = "TOOL_CALL"
+	EventToolFailure = "TOOL_FAILURE"
+	EventSessionStop = "SESSION_STOP"
+)
+
+// Size caps applied by Record, so one huge tool output cannot bloat the log.
+const (
+	MaxOutputPreviewBytes = 512
+	MaxErrorBytes         = 2048
+)
+
+// Row is one audit log entry.
+type Row struct {
+	// ID is assigned by the store; Record ignores it.
+	ID             int64  `json:"id"`
+	SessionID      string `json:"session_id"`
+	RunID          string `json:"run_id"`
+	ConversationID string `json:"conversation_id"`
+	TurnID         string `json:"turn_id"`
+	// CallID is empty for SESSION_STOP rows.
+	CallID        string `json:"call_id"`
+	ToolName      string `json:"tool_name"`
+	Event         string `json:"event"`
+	Status        string `json:"status"`
+	DurationMS    int64  `json:"duration_ms"`
+	OutputPreview string `json:"output_preview"`
+	Error         string `json:"error"`
+	// CreatedAt defaults to the time of Record. On a retried Record the
+	// first row's time is kept.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Key is the row's idempotency key.
+func (r Row) Key() string {
+	return r.SessionID + "/" + r.RunID + "/" + r.CallID + "/" + r.Event
+}
+
+// Validate checks the fields the idempotency key needs.
+func (r Row) Validate() error {
+	switch {
+	case r.SessionID == "":
+		return fmt.Errorf("audit row for event %q has no session_id", r.Event)
+	case r.Event == "":
+		return fmt.Errorf("audit row for session %q has no event", r.SessionID)
+	case (r.Event == EventToolCall || r.Event == EventToolFailure) && r.CallID == "":
+		return fmt.Errorf("audit row %s for tool %q in session %q has no call_id: it would collide with every other call", r.Event, r.ToolName, r.SessionID)
+	}
+	return nil
+}
+
+// normalize caps and cleans the row so every backend stores the same bytes
+// (PostgreSQL rejects invalid UTF-8 and NUL bytes in text columns).
+func (r Row) normalize(now time.Time) Row {
+	r.SessionID = cleanText(r.SessionID)
+	r.RunID = cleanText(r.RunID)
+	r.ConversationID = cleanText(r.ConversationID)
+	r.TurnID = cleanText(r.TurnID)
+	r.CallID = cleanText(r.CallID)
+	r.ToolName = cleanText(r.ToolName)
+	r.Event = cleanText(r.Event)
+	r.Status = cleanText(r.Status)
+	r.OutputPreview = Preview(r.OutputPreview, MaxOutputPreviewBytes)
+	r.Error = Preview(r.Error, MaxErrorBytes)
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = now
+	}
+	// Microseconds: the precision both backends keep, so a row reads back
+	// equal to what was written.
+	r.CreatedAt = r.CreatedAt.UTC().Truncate(time.Microsecond)
+	return r
+}
+
+const ellipsis = "…"
+
+// Preview returns s as valid UTF-8 without NUL bytes, cut to at most max
+// bytes on a rune boundary, with "…" marking a cut.
+func Preview(s string, max int) string {
+	s = cleanText(s)
+	if len(s) <= max {
+		return s
+	}
+	if max <= len(ellipsis) {
+		return ""
+	}
+	cut := max - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}
+
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "")
+}
+
+// Filter selects rows; empty fields match everything.
+type Filter struct {
+	SessionID string
+	RunID     string
+	CallID    string
+	Event     string
+	// Limit caps Query's rows; 0 means no cap.
+	Limit int
+}
+
+// Store is an audit log backend.
+type Store interface {
+	// Record writes r unless a row with the same key exists.
+	Record(ctx context.Context, r Row) error
+	// Count counts the rows matching f.
+	Count(ctx context.Context, f Filter) (int, error)
+	// Query returns the rows matching f, oldest first.
+	Query(ctx context.Context, f Filter) ([]Row, error)
+	Close() error
+}
+
+// Open opens the store named by dsn: a "postgres://" or "postgresql://" URL
+// selects PostgreSQL, anything else is a SQLite file path (optionally
+// prefixed "sqlite://"), created with its directory if missing.
+func Open(ctx context.Context, dsn string) (*SQLStore, error) {
+	dsn = strings.TrimSpace(dsn)
+	switch {
+	case dsn == "":
+		return nil, errors.New("audit store DSN is empty: pass a SQLite file path or a postgres:// URL")
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return OpenPostgres(ctx, dsn)
+	default:
+		return OpenSQLite(ctx, strings.TrimPrefix(dsn, "sqlite://"))
+	}
+}

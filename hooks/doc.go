@@ -1,0 +1,51 @@
+// Package hooks is Fenix's lifecycle hook registry: the events an agent run
+// goes through (session start and stop, before and after every tool call,
+// step completion, subagents, compaction, errors, permission requests), the
+// actions a hook may answer with, and the rules that aggregate the answers
+// of several hooks into one verdict.
+//
+// A hook is any type implementing AgentHook. Embedding Base gives no-op
+// defaults, so a hook writes only the methods it cares about:
+//
+//	type denyRm struct{ hooks.Base }
+//
+//	func (denyRm) Name() string { return "deny-rm" }
+//
+//	func (denyRm) PreToolUse(ctx context.Context, ev hooks.PreToolUseEvent) (hooks.PreToolUseAction, error) {
+//		if strings.Contains(fmt.Sprint(ev.ToolInput["command"]), "rm -rf") {
+//			return hooks.Block("rm -rf is not allowed"), nil
+//		}
+//		return hooks.Continue(), nil
+//	}
+//
+//	registry.Add(denyRm{})
+//
+// Aggregation (Registry):
+//
+//   - PreToolUse runs hooks in registration order. The first Block wins and
+//     short-circuits; the last MutateInput with updated_args wins for the
+//     final arguments; every additional_context is joined with "\n"; the
+//     first PermissionRequired is recorded in the result (a later Block
+//     still wins over it) and the caller decides whether to ask a human.
+//   - PostToolUse runs every hook; the last MutateOutput wins.
+//   - PermissionRequest runs hooks in order; the first deny wins and
+//     short-circuits, otherwise the first allow wins, otherwise no hook had
+//     an opinion and a human is asked. Deny beats allow so that a permissive
+//     hook registered early cannot override a guard registered later.
+//   - Every other event runs every hook and returns a Summary of who ran
+//     and who failed, for the trace.
+//
+// A hook that returns an error has the error recorded in its HookDecision
+// and its action applied as returned. A hook that panics is recovered: the
+// panic is recorded and treated as Continue (fail-open), unless the hook
+// reports FailClosed() true, in which case PreToolUse becomes Block and
+// PermissionRequest becomes deny, with a reason naming the hook.
+//
+// Where hooks run: the Registry and its Run methods do I/O only through the
+// hooks they hold, so a registry of command hooks and the AuditLogHook runs
+// inside Temporal activities and its results (plain JSON) travel back as
+// activity results. MetricsHook and CancellationHook are pure and
+// deterministic and may be driven from workflow code, where the metrics are
+// workflow state; a Registry used there must be built with
+// WithClock(workflow.Now-based clock), since its default clock is time.Now.
+package hooks

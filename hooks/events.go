@@ -1,0 +1,261 @@
+package hooks
+
+import (
+	"encoding/json"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+)
+
+// Event names a lifecycle event. The values appear in summaries and traces.
+type Event string
+
+// The lifecycle events: the seed's nine plus error, tool failure and
+// permission request.
+const (
+	EventSessionStart       Event = "session_start"
+	EventPreToolUse         Event = "pre_tool_use"
+	EventPostToolUse        Event = "post_tool_use"
+	EventPostToolUseFailure Event = "post_tool_use_failure"
+	EventPermissionRequest  Event = "permission_request"
+	EventStepComplete       Event = "step_complete"
+	EventSessionStop        Event = "session_stop"
+	EventSubagentStart      Event = "subagent_start"
+	EventSubagentStop       Event = "subagent_stop"
+	EventPreCompact         Event = "pre_compact"
+	EventPostCompact        Event = "post_compact"
+	EventError              Event = "error"
+)
+
+// AllEvents lists every event in lifecycle order.
+var AllEvents = []Event{
+	EventSessionStart, EventPreToolUse, EventPermissionRequest, EventPostToolUse,
+	EventPostToolUseFailure, EventStepComplete, EventSubagentStart, EventSubagentStop,
+	EventPreCompact, EventPostCompact, EventError, EventSessionStop,
+}
+
+// Stop reasons of SessionStopEvent and SubagentStopEvent; the same words as
+// the workflow result status.
+const (
+	StopCompleted = contract.StatusCompleted
+	StopFailed    = contract.StatusFailed
+	StopCanceled  = contract.StatusCanceled
+)
+
+// Session sources of SessionStartEvent.
+const (
+	SourceStartup = "startup"
+	// SourceResume is a session continued after continue-as-new or a
+	// worker restart.
+	SourceResume = "resume"
+)
+
+// Compaction triggers of PreCompactEvent and PostCompactEvent.
+const (
+	CompactAuto   = "auto"
+	CompactManual = "manual"
+)
+
+// Session is the part every event carries. It is embedded, so its fields
+// sit at the top level of every event's JSON.
+type Session struct {
+	// SessionID is the workflow ID of the run the event belongs to.
+	SessionID      string `json:"session_id"`
+	RunID          string `json:"run_id,omitempty"`
+	ConversationID string `json:"conversation_id,omitempty"`
+	TurnID         string `json:"turn_id,omitempty"`
+	Profile        string `json:"agent_profile,omitempty"`
+	IsSubagent     bool   `json:"is_subagent,omitempty"`
+	WorkspaceRoot  string `json:"workspace_root,omitempty"`
+	// Cwd is the directory command hooks run in; defaults to WorkspaceRoot.
+	Cwd string `json:"cwd,omitempty"`
+}
+
+// SessionFromAssignment fills a Session from the workflow's identity and its
+// assignment.
+func SessionFromAssignment(workflowID, runID string, a contract.Assignment) Session {
+	return Session{
+		SessionID:      workflowID,
+		RunID:          runID,
+		ConversationID: a.ConversationID,
+		TurnID:         a.TurnID,
+		Profile:        a.AgentContext.Profile,
+		IsSubagent:     a.AgentContext.IsSubagent,
+		WorkspaceRoot:  a.WorkspaceRoot,
+		Cwd:            a.WorkspaceRoot,
+	}
+}
+
+// WorkDir is where a command hook runs: Cwd, else the workspace root, else
+// "" (the caller's default).
+func (s Session) WorkDir() string {
+	if s.Cwd != "" {
+		return s.Cwd
+	}
+	return s.WorkspaceRoot
+}
+
+// TokenUsage is the model usage of one step.
+type TokenUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// TotalTokens defaults to prompt + completion when 0.
+	TotalTokens int `json:"total_tokens"`
+}
+
+// Total is TotalTokens, or prompt + completion when the provider did not
+// report a total.
+func (u TokenUsage) Total() int {
+	if u.TotalTokens != 0 {
+		return u.TotalTokens
+	}
+	return u.PromptTokens + u.CompletionTokens
+}
+
+// SessionStartEvent fires when a session is created or resumed.
+type SessionStartEvent struct {
+	Session
+	// Source is SourceStartup or SourceResume.
+	Source string `json:"source,omitempty"`
+}
+
+// PreToolUseEvent fires before every tool call.
+type PreToolUseEvent struct {
+	Session
+	ToolName  string         `json:"tool_name"`
+	CallID    string         `json:"call_id"`
+	ToolInput map[string]any `json:"tool_input"`
+	Step      int            `json:"step,omitempty"`
+	// Cancelled and CancelReason are the workflow's own cancellation state,
+	// the one cancellation source CancellationHook reads.
+	Cancelled    bool   `json:"cancelled,omitempty"`
+	CancelReason string `json:"cancel_reason,omitempty"`
+}
+
+// PostToolUseEvent fires after a tool call that produced a result.
+type PostToolUseEvent struct {
+	Session
+	ToolName  string         `json:"tool_name"`
+	CallID    string         `json:"call_id"`
+	ToolInput map[string]any `json:"tool_input"`
+	// Content is the projected (narrative) tool output hooks may rewrite.
+	Content string `json:"content"`
+	// RawResult is the tool's machine-readable result; it must be valid
+	// JSON when set.
+	RawResult  json.RawMessage `json:"raw_result,omitempty"`
+	DurationMS int64           `json:"duration_ms"`
+	// Status is the tool's own status, "completed" unless it says otherwise.
+	Status string `json:"status,omitempty"`
+	Step   int    `json:"step,omitempty"`
+}
+
+// PostToolUseFailureEvent fires when a tool call failed instead of
+// producing a result. A call fires PostToolUse or PostToolUseFailure, never
+// both.
+type PostToolUseFailureEvent struct {
+	Session
+	ToolName     string         `json:"tool_name"`
+	CallID       string         `json:"call_id"`
+	ToolInput    map[string]any `json:"tool_input"`
+	DurationMS   int64          `json:"duration_ms"`
+	ErrorType    string         `json:"error_type"`
+	ErrorMessage string         `json:"error_message"`
+	Step         int            `json:"step,omitempty"`
+}
+
+// PermissionRequestEvent fires when a tool call needs permission, before a
+// human is asked; hooks may settle it.
+type PermissionRequestEvent struct {
+	Session
+	ToolName  string         `json:"tool_name"`
+	CallID    string         `json:"call_id"`
+	ToolInput map[string]any `json:"tool_input"`
+	// Permission is what is being asked for, as PermissionRequired said.
+	Permission string `json:"permission"`
+	// RequestedBy is the hook that asked.
+	RequestedBy string `json:"requested_by,omitempty"`
+}
+
+// StepCompleteEvent fires at the end of every ReAct step.
+type StepCompleteEvent struct {
+	Session
+	Step      int        `json:"step"`
+	ToolCalls int        `json:"tool_calls,omitempty"`
+	Usage     TokenUsage `json:"usage"`
+}
+
+// SessionStopEvent fires when a session ends for any reason.
+type SessionStopEvent struct {
+	Session
+	// StopReason is StopCompleted, StopFailed or StopCanceled.
+	StopReason   string `json:"stop_reason"`
+	ErrorMessage string `json:"error_message,omitempty"`
+	Steps        int    `json:"steps,omitempty"`
+}
+
+// SubagentStartEvent fires when a subagent starts.
+type SubagentStartEvent struct {
+	Session
+	SubagentID      string `json:"subagent_id"`
+	SubagentProfile string `json:"subagent_profile,omitempty"`
+	Task            string `json:"task,omitempty"`
+	Depth           int    `json:"depth,omitempty"`
+}
+
+// SubagentStopEvent fires when a subagent stops.
+type SubagentStopEvent struct {
+	Session
+	SubagentID      string `json:"subagent_id"`
+	SubagentProfile string `json:"subagent_profile,omitempty"`
+	StopReason      string `json:"stop_reason"`
+	ErrorMessage    string `json:"error_message,omitempty"`
+}
+
+// PreCompactEvent fires before context compaction, in the main agent and in
+// subagents alike.
+type PreCompactEvent struct {
+	Session
+	Trigger      string `json:"trigger"`
+	MessageCount int    `json:"message_count"`
+	TokenCount   int    `json:"token_count"`
+	Threshold    int    `json:"threshold,omitempty"`
+}
+
+// PostCompactEvent fires after context compaction.
+type PostCompactEvent struct {
+	Session
+	Trigger        string `json:"trigger"`
+	MessagesBefore int    `json:"messages_before"`
+	MessagesAfter  int    `json:"messages_after"`
+	TokensBefore   int    `json:"tokens_before"`
+	TokensAfter    int    `json:"tokens_after"`
+}
+
+// ErrorEvent fires when any stage fails.
+type ErrorEvent struct {
+	Session
+	Stage        string         `json:"stage"`
+	ErrorType    string         `json:"error_type"`
+	ErrorClass   fenixerr.Class `json:"error_class,omitempty"`
+	ErrorCode    string         `json:"error_code,omitempty"`
+	ErrorMessage string         `json:"error_message"`
+	Retryable    bool           `json:"retryable,omitempty"`
+	ToolName     string         `json:"tool_name,omitempty"`
+	CallID       string         `json:"call_id,omitempty"`
+}
+
+// NewErrorEvent classifies err with fenixerr and describes it for hooks.
+func NewErrorEvent(s Session, stage string, err error) ErrorEvent {
+	fe := fenixerr.As(err)
+	ev := ErrorEvent{Session: s, Stage: stage}
+	if fe == nil {
+		return ev
+	}
+	ev.ErrorType = fe.Type
+	ev.ErrorClass = fe.Class
+	ev.ErrorCode = fe.Code
+	ev.ErrorMessage = fe.Message
+	ev.Retryable = fe.Type == fenixerr.TypeTransient
+	ev.ToolName = fe.Tool
+	return ev
+}

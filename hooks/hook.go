@@ -1,0 +1,68 @@
+package hooks
+
+import "context"
+
+// AgentHook observes, and for some events steers, an agent run. Every
+// method may return an error: it is recorded in the hook's HookDecision and
+// the returned action is applied as is, so a hook chooses whether a failure
+// allows (Continue) or blocks (Block) by what it returns with the error.
+//
+// Embed Base to get no-op defaults and implement only what you need.
+type AgentHook interface {
+	// Name identifies the hook in decisions, traces and block reasons.
+	Name() string
+
+	OnSessionStart(ctx context.Context, ev SessionStartEvent) error
+	PreToolUse(ctx context.Context, ev PreToolUseEvent) (PreToolUseAction, error)
+	PostToolUse(ctx context.Context, ev PostToolUseEvent) (PostToolUseAction, error)
+	PostToolUseFailure(ctx context.Context, ev PostToolUseFailureEvent) error
+	PermissionRequest(ctx context.Context, ev PermissionRequestEvent) (PermissionDecision, error)
+	OnStepComplete(ctx context.Context, ev StepCompleteEvent) error
+	OnSessionStop(ctx context.Context, ev SessionStopEvent) error
+	OnSubagentStart(ctx context.Context, ev SubagentStartEvent) error
+	OnSubagentStop(ctx context.Context, ev SubagentStopEvent) error
+	OnPreCompact(ctx context.Context, ev PreCompactEvent) error
+	OnPostCompact(ctx context.Context, ev PostCompactEvent) error
+	OnError(ctx context.Context, ev ErrorEvent) error
+}
+
+// FailClosedHook is implemented by hooks that must block rather than allow
+// when they panic: a panicking guard must not wave a call through.
+type FailClosedHook interface {
+	FailClosed() bool
+}
+
+// EventFilter is implemented by hooks that handle only some events; the
+// registry skips them for the others, so decisions and traces list only the
+// hooks that had something to do.
+type EventFilter interface {
+	HandlesEvent(Event) bool
+}
+
+// Base gives every AgentHook method a no-op default. It has no Name, so a
+// hook embedding it still has to name itself.
+type Base struct{}
+
+func (Base) OnSessionStart(context.Context, SessionStartEvent) error { return nil }
+
+func (Base) PreToolUse(context.Context, PreToolUseEvent) (PreToolUseAction, error) {
+	return Continue(), nil
+}
+
+func (Base) PostToolUse(context.Context, PostToolUseEvent) (PostToolUseAction, error) {
+	return KeepOutput(), nil
+}
+
+func (Base) PostToolUseFailure(context.Context, PostToolUseFailureEvent) error { return nil }
+
+func (Base) PermissionRequest(context.Context, PermissionRequestEvent) (PermissionDecision, error) {
+	return NoOpinion(), nil
+}
+
+func (Base) OnStepComplete(context.Context, StepCompleteEvent) error   { return nil }
+func (Base) OnSessionStop(context.Context, SessionStopEvent) error     { return nil }
+func (Base) OnSubagentStart(context.Context, SubagentStartEvent) error { return nil }
+func (Base) OnSubagentStop(context.Context, SubagentStopEvent) error   { return nil }
+func (Base) OnPreCompact(context.Context, PreCompactEvent) error       { return nil }
+func (Base) OnPostCompact(context.Context, PostCompactEvent) error     { return nil }
+func (Base) OnError(context.Context, ErrorEvent) error                 { return nil }

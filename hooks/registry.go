@@ -1,0 +1,480 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// LogFunc logs one message with alternating key/value pairs. slog.Logger's
+// and the Temporal workflow logger's Info/Warn methods have this shape.
+type LogFunc func(msg string, keyvals ...any)
+
+// HookDecision is one hook's outcome for one event, kept for the trace.
+type HookDecision struct {
+	Hook string `json:"hook"`
+	Kind Kind   `json:"kind"`
+	// Reason is the block/deny reason, the permission asked for, or a short
+	// note on what the hook changed.
+	Reason     string `json:"reason,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+	Error      string `json:"error,omitempty"`
+	Panicked   bool   `json:"panicked,omitempty"`
+}
+
+// PermissionRequirement is the first PermissionRequired a PreToolUse hook
+// returned.
+type PermissionRequirement struct {
+	Permission string `json:"permission"`
+	ToolName   string `json:"tool_name"`
+	Hook       string `json:"hook"`
+}
+
+// PreToolUseResult is the aggregated PreToolUse verdict.
+type PreToolUseResult struct {
+	// Action is Block when a hook blocked; else PermissionRequired when a
+	// hook asked for permission; else MutateInput when a hook changed the
+	// arguments or added context (UpdatedArgs set only if ArgsMutated);
+	// else Continue.
+	Action PreToolUseAction `json:"action"`
+	// FinalArgs are the arguments to call the tool with.
+	FinalArgs   map[string]any `json:"final_args"`
+	ArgsMutated bool           `json:"args_mutated,omitempty"`
+	// AdditionalContext joins every hook's additional_context with "\n".
+	AdditionalContext  string                 `json:"additional_context,omitempty"`
+	PermissionRequired *PermissionRequirement `json:"permission_required,omitempty"`
+	// DecidedBy names the hook that blocked or asked for permission.
+	DecidedBy string         `json:"decided_by,omitempty"`
+	Decisions []HookDecision `json:"decisions"`
+}
+
+// Blocked reports whether a hook blocked the call.
+func (r PreToolUseResult) Blocked() bool { return r.Action.Kind == KindBlock }
+
+// NeedsPermission reports whether the call must wait for a permission
+// decision (and was not blocked outright).
+func (r PreToolUseResult) NeedsPermission() bool {
+	return !r.Blocked() && r.PermissionRequired != nil
+}
+
+// PostToolUseResult is the aggregated PostToolUse verdict.
+type PostToolUseResult struct {
+	FinalContent string `json:"final_content"`
+	Mutated      bool   `json:"mutated"`
+	// MutatedBy names the hook whose MutateOutput won.
+	MutatedBy string         `json:"mutated_by,omitempty"`
+	Decisions []HookDecision `json:"decisions"`
+}
+
+// PermissionRequestResult is the aggregated PermissionRequest verdict.
+// Decision.Kind is KindNoOpinion when no hook settled it: ask a human.
+type PermissionRequestResult struct {
+	Decision  PermissionDecision `json:"decision"`
+	DecidedBy string             `json:"decided_by,omitempty"`
+	Decisions []HookDecision     `json:"decisions"`
+}
+
+// Settled reports whether a hook allowed or denied the request.
+func (r PermissionRequestResult) Settled() bool { return r.Decision.kind() != KindNoOpinion }
+
+// Summary reports which hooks handled a fire-and-forget event and which
+// failed.
+type Summary struct {
+	Event     Event          `json:"event"`
+	Decisions []HookDecision `json:"decisions"`
+}
+
+// Err joins the errors of the hooks that failed, each naming its hook, or
+// returns nil.
+func (s Summary) Err() error { return decisionErrors(s.Event, s.Decisions) }
+
+func decisionErrors(ev Event, ds []HookDecision) error {
+	var errs []error
+	for _, d := range ds {
+		if d.Error != "" {
+			errs = append(errs, fmt.Errorf("%s hook %q: %s", ev, d.Hook, d.Error))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Registry holds hooks in registration order and aggregates their answers.
+// Add every hook before the first Run; the Run methods only read the hook
+// list and may then be called concurrently (for parallel tool calls),
+// provided the hooks themselves are safe for that.
+type Registry struct {
+	entries []entry
+	now     func() time.Time
+	logf    LogFunc
+}
+
+type entry struct {
+	hook       AgentHook
+	name       string
+	failClosed bool
+}
+
+// Option configures a Registry.
+type Option func(*Registry)
+
+// WithClock sets the clock used to time hooks. Workflow code passes a
+// deterministic clock (workflow.Now); the default is time.Now.
+func WithClock(now func() time.Time) Option { return func(r *Registry) { r.now = now } }
+
+// WithLogger logs every hook error and panic through logf.
+func WithLogger(logf LogFunc) Option { return func(r *Registry) { r.logf = logf } }
+
+// NewRegistry returns an empty registry.
+func NewRegistry(opts ...Option) *Registry {
+	r := &Registry{now: time.Now}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Add appends a hook; hooks run in the order they were added.
+func (r *Registry) Add(h AgentHook) {
+	if h == nil {
+		panic("hooks: Registry.Add called with a nil hook")
+	}
+	e := entry{hook: h, name: h.Name()}
+	if fc, ok := h.(FailClosedHook); ok {
+		e.failClosed = fc.FailClosed()
+	}
+	r.entries = append(r.entries, e)
+}
+
+// Names lists the registered hooks in order.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.entries))
+	for i, e := range r.entries {
+		names[i] = e.name
+	}
+	return names
+}
+
+// Len is the number of registered hooks.
+func (r *Registry) Len() int { return len(r.entries) }
+
+func (r *Registry) subscribers(ev Event) []entry {
+	out := make([]entry, 0, len(r.entries))
+	for _, e := range r.entries {
+		if f, ok := e.hook.(EventFilter); ok && !f.HandlesEvent(ev) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// invoke calls one hook method, recovering a panic into onPanic's value and
+// timing the call.
+func invoke[T any](r *Registry, e entry, ev Event, call func() (T, error), onPanic func(p any) T) (T, HookDecision) {
+	d := HookDecision{Hook: e.name}
+	start := r.now()
+	var out T
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				out = onPanic(p)
+				err = fmt.Errorf("panic: %v", p)
+				d.Panicked = true
+			}
+		}()
+		out, err = call()
+	}()
+	d.DurationMS = r.now().Sub(start).Milliseconds()
+	if err != nil {
+		d.Error = err.Error()
+		if r.logf != nil {
+			r.logf("lifecycle hook failed", "hook", e.name, "event", string(ev), "error", d.Error, "panicked", d.Panicked)
+		}
+	}
+	return out, d
+}
+
+func failedClosedReason(name string, p any) string {
+	return fmt.Sprintf("hook %q failed closed: it panicked: %v", name, p)
+}
+
+// RunPreToolUse asks every hook in order whether and how the tool may run.
+// Each hook sees the arguments as rewritten by the hooks before it, so a
+// guard registered after a rewriter checks what will actually run.
+func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToolUseResult {
+	res := PreToolUseResult{FinalArgs: cloneArgs(ev.ToolInput), Decisions: []HookDecision{}}
+	if res.FinalArgs == nil {
+		res.FinalArgs = map[string]any{}
+	}
+	var contexts []string
+	mutated := false
+	for _, e := range r.subscribers(EventPreToolUse) {
+		hookEv := ev
+		hookEv.ToolInput = cloneArgs(res.FinalArgs)
+		action, d := invoke(r, e, EventPreToolUse,
+			func() (PreToolUseAction, error) { return e.hook.PreToolUse(ctx, hookEv) },
+			func(p any) PreToolUseAction {
+				if e.failClosed {
+					return Block(failedClosedReason(e.name, p))
+				}
+				return Continue()
+			})
+		kind := action.kind()
+		d.Kind = kind
+		switch kind {
+		case KindContinue:
+		case KindBlock:
+			reason := action.Reason
+			if reason == "" {
+				reason = fmt.Sprintf("tool %q blocked by hook %q", ev.ToolName, e.name)
+			}
+			d.Reason = reason
+			res.Decisions = append(res.Decisions, d)
+			res.Action = Block(reason)
+			res.DecidedBy = e.name
+			res.AdditionalContext = strings.Join(contexts, "\n")
+			return res
+		case KindMutateInput:
+			mutated = true
+			var notes []string
+			if action.UpdatedArgs != nil {
+				res.FinalArgs = cloneArgs(action.UpdatedArgs)
+				res.ArgsMutated = true
+				notes = append(notes, "updated args")
+			}
+			if action.AdditionalContext != "" {
+				contexts = append(contexts, action.AdditionalContext)
+				notes = append(notes, "added context")
+			}
+			d.Reason = strings.Join(notes, ", ")
+		case KindPermissionRequired:
+			req := PermissionRequirement{Permission: action.Permission, ToolName: action.ToolName, Hook: e.name}
+			if req.ToolName == "" {
+				req.ToolName = ev.ToolName
+			}
+			if req.Permission == "" {
+				req.Permission = "run tool " + req.ToolName
+			}
+			d.Reason = req.Permission
+			if res.PermissionRequired == nil {
+				res.PermissionRequired = &req
+				res.DecidedBy = e.name
+			}
+		default:
+			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown PreToolUse action kind %q", kind))
+			if e.failClosed {
+				reason := fmt.Sprintf("hook %q failed closed: unknown PreToolUse action kind %q", e.name, kind)
+				d.Kind, d.Reason = KindBlock, reason
+				res.Decisions = append(res.Decisions, d)
+				res.Action = Block(reason)
+				res.DecidedBy = e.name
+				res.AdditionalContext = strings.Join(contexts, "\n")
+				return res
+			}
+			d.Kind = KindContinue
+		}
+		res.Decisions = append(res.Decisions, d)
+	}
+	res.AdditionalContext = strings.Join(contexts, "\n")
+	switch {
+	case res.PermissionRequired != nil:
+		res.Action = RequirePermission(res.PermissionRequired.Permission, res.PermissionRequired.ToolName)
+	case mutated:
+		var args map[string]any
+		if res.ArgsMutated {
+			args = cloneArgs(res.FinalArgs)
+		}
+		res.Action = MutateInput(args, res.AdditionalContext)
+	default:
+		res.Action = Continue()
+	}
+	return res
+}
+
+// RunPostToolUse runs every hook; each sees the output as rewritten by the
+// hooks before it and the last MutateOutput wins.
+func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) PostToolUseResult {
+	res := PostToolUseResult{FinalContent: ev.Content, Decisions: []HookDecision{}}
+	for _, e := range r.subscribers(EventPostToolUse) {
+		hookEv := ev
+		hookEv.Content = res.FinalContent
+		hookEv.ToolInput = cloneArgs(ev.ToolInput)
+		action, d := invoke(r, e, EventPostToolUse,
+			func() (PostToolUseAction, error) { return e.hook.PostToolUse(ctx, hookEv) },
+			func(any) PostToolUseAction { return KeepOutput() })
+		kind := action.kind()
+		d.Kind = kind
+		switch kind {
+		case KindContinue:
+		case KindMutateOutput:
+			res.FinalContent = action.UpdatedContent
+			res.Mutated = true
+			res.MutatedBy = e.name
+			d.Reason = fmt.Sprintf("output replaced (%d bytes)", len(action.UpdatedContent))
+		default:
+			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown PostToolUse action kind %q", kind))
+			d.Kind = KindContinue
+		}
+		res.Decisions = append(res.Decisions, d)
+	}
+	return res
+}
+
+// RunPermissionRequest lets hooks settle a permission request before a
+// human is asked. The first deny wins and stops the chain; otherwise the
+// first allow wins; otherwise the result is NoOpinion.
+func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionRequestEvent) PermissionRequestResult {
+	res := PermissionRequestResult{Decision: NoOpinion(), Decisions: []HookDecision{}}
+	for _, e := range r.subscribers(EventPermissionRequest) {
+		hookEv := ev
+		hookEv.ToolInput = cloneArgs(ev.ToolInput)
+		decision, d := invoke(r, e, EventPermissionRequest,
+			func() (PermissionDecision, error) { return e.hook.PermissionRequest(ctx, hookEv) },
+			func(p any) PermissionDecision {
+				if e.failClosed {
+					return Deny(failedClosedReason(e.name, p))
+				}
+				return NoOpinion()
+			})
+		kind := decision.kind()
+		d.Kind = kind
+		d.Reason = decision.Reason
+		switch kind {
+		case KindNoOpinion:
+		case KindDeny:
+			if decision.Reason == "" {
+				decision.Reason = fmt.Sprintf("permission %q for tool %q denied by hook %q", ev.Permission, ev.ToolName, e.name)
+				d.Reason = decision.Reason
+			}
+			res.Decisions = append(res.Decisions, d)
+			res.Decision = PermissionDecision{Kind: KindDeny, Reason: decision.Reason}
+			res.DecidedBy = e.name
+			return res
+		case KindAllow:
+			if res.Decision.kind() != KindAllow {
+				if decision.Reason == "" {
+					decision.Reason = fmt.Sprintf("permission %q for tool %q allowed by hook %q", ev.Permission, ev.ToolName, e.name)
+				}
+				res.Decision = PermissionDecision{Kind: KindAllow, Reason: decision.Reason}
+				res.DecidedBy = e.name
+			}
+		default:
+			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown permission decision kind %q", kind))
+			if e.failClosed {
+				reason := fmt.Sprintf("hook %q failed closed: unknown permission decision kind %q", e.name, kind)
+				d.Kind, d.Reason = KindDeny, reason
+				res.Decisions = append(res.Decisions, d)
+				res.Decision = Deny(reason)
+				res.DecidedBy = e.name
+				return res
+			}
+			d.Kind = KindNoOpinion
+		}
+		res.Decisions = append(res.Decisions, d)
+	}
+	return res
+}
+
+func (r *Registry) runAll(ev Event, call func(AgentHook) error) Summary {
+	s := Summary{Event: ev, Decisions: []HookDecision{}}
+	for _, e := range r.subscribers(ev) {
+		_, d := invoke(r, e, ev,
+			func() (struct{}, error) { return struct{}{}, call(e.hook) },
+			func(any) struct{} { return struct{}{} })
+		d.Kind = KindRan
+		s.Decisions = append(s.Decisions, d)
+	}
+	return s
+}
+
+// RunSessionStart notifies every hook that a session started.
+func (r *Registry) RunSessionStart(ctx context.Context, ev SessionStartEvent) Summary {
+	return r.runAll(EventSessionStart, func(h AgentHook) error { return h.OnSessionStart(ctx, ev) })
+}
+
+// RunPostToolUseFailure notifies every hook that a tool call failed.
+func (r *Registry) RunPostToolUseFailure(ctx context.Context, ev PostToolUseFailureEvent) Summary {
+	return r.runAll(EventPostToolUseFailure, func(h AgentHook) error {
+		hookEv := ev
+		hookEv.ToolInput = cloneArgs(ev.ToolInput)
+		return h.PostToolUseFailure(ctx, hookEv)
+	})
+}
+
+// RunStepComplete notifies every hook that a ReAct step ended.
+func (r *Registry) RunStepComplete(ctx context.Context, ev StepCompleteEvent) Summary {
+	return r.runAll(EventStepComplete, func(h AgentHook) error { return h.OnStepComplete(ctx, ev) })
+}
+
+// RunSessionStop notifies every hook that the session ended. Call it with a
+// context that is not already cancelled (a disconnected one after a
+// cancel), or hooks doing I/O will fail.
+func (r *Registry) RunSessionStop(ctx context.Context, ev SessionStopEvent) Summary {
+	return r.runAll(EventSessionStop, func(h AgentHook) error { return h.OnSessionStop(ctx, ev) })
+}
+
+// RunSubagentStart notifies every hook that a subagent started.
+func (r *Registry) RunSubagentStart(ctx context.Context, ev SubagentStartEvent) Summary {
+	return r.runAll(EventSubagentStart, func(h AgentHook) error { return h.OnSubagentStart(ctx, ev) })
+}
+
+// RunSubagentStop notifies every hook that a subagent stopped.
+func (r *Registry) RunSubagentStop(ctx context.Context, ev SubagentStopEvent) Summary {
+	return r.runAll(EventSubagentStop, func(h AgentHook) error { return h.OnSubagentStop(ctx, ev) })
+}
+
+// RunPreCompact notifies every hook that compaction is about to run.
+func (r *Registry) RunPreCompact(ctx context.Context, ev PreCompactEvent) Summary {
+	return r.runAll(EventPreCompact, func(h AgentHook) error { return h.OnPreCompact(ctx, ev) })
+}
+
+// RunPostCompact notifies every hook that compaction ran.
+func (r *Registry) RunPostCompact(ctx context.Context, ev PostCompactEvent) Summary {
+	return r.runAll(EventPostCompact, func(h AgentHook) error { return h.OnPostCompact(ctx, ev) })
+}
+
+// RunError notifies every hook that a stage failed.
+func (r *Registry) RunError(ctx context.Context, ev ErrorEvent) Summary {
+	return r.runAll(EventError, func(h AgentHook) error { return h.OnError(ctx, ev) })
+}
+
+func joinErr(existing, add string) string {
+	if existing == "" {
+		return add
+	}
+	return existing + "; " + add
+}
+
+// cloneArgs deep-copies JSON-shaped arguments so one hook cannot change
+// what another hook, or the caller, sees. The copy does not depend on map
+// iteration order, so it is safe in workflow code.
+//
+//workflowcheck:ignore
+func cloneArgs(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+func cloneValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return cloneArgs(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = cloneValue(x)
+		}
+		return out
+	default:
+		return v
+	}
+}
