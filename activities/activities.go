@@ -13,6 +13,9 @@ import (
 	"github.com/fenixrt/fenix/compaction"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/prompt"
+	"github.com/fenixrt/fenix/skills"
 	"github.com/fenixrt/fenix/tools"
 )
 
@@ -42,6 +45,17 @@ type Activities struct {
 	// InlineLimit is the largest message list kept inline between stages.
 	InlineLimit int
 	Logger      *slog.Logger
+	// Assembler builds the round's prompt (profiles, skills, operator
+	// snapshot); nil means inline prompt sections only.
+	Assembler *prompt.Assembler
+	// Skills serves the skill flow; nil makes skill modes unavailable.
+	Skills *skills.Catalog
+	// Summarizers are the summary-compaction backends by name; the
+	// extractive one is always available.
+	Summarizers map[string]compaction.Summarizer
+	// Hooks is the lifecycle hook registry (built-ins, command hooks,
+	// custom Go hooks); nil means no hooks.
+	Hooks *hooks.Registry
 }
 
 func (a *Activities) estimator() compaction.Estimator {

@@ -3,12 +3,21 @@ package activities
 import (
 	"context"
 
+	"github.com/fenixrt/fenix/compaction"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/prompt"
 )
 
-// StageStoreContext is the trace hook of StoreContext.
-const StageStoreContext = "store_context"
+// Context stage names.
+const (
+	StageStoreContext     = "store_context"
+	StageSummarizeContext = "summarize_context"
+	StagePreCompact       = "pre_compact"
+	StagePostCompact      = "post_compact"
+)
 
 // StoreContextInput carries an inline transcript too large to copy into
 // every stage's input.
@@ -34,5 +43,234 @@ func (a *Activities) StoreContext(ctx context.Context, in StoreContextInput) (St
 	return StoreContextResult{
 		Messages: set,
 		Trace:    contract.Trace(StageStoreContext, "context_ref", set.Ref, "message_count", set.Count, "context_bytes", set.Bytes),
+	}, nil
+}
+
+// PrepareTurnInput is PrepareTurn's input.
+type PrepareTurnInput struct {
+	Assignment contract.Assignment `json:"assignment"`
+}
+
+// PrepareTurnResult is the assembled context.
+type PrepareTurnResult struct {
+	Messages              contract.MessageSet `json:"messages"`
+	LikelyModel           string              `json:"likely_model"`
+	EstimatedMessageCount int                 `json:"estimated_message_count"`
+	EstimatedTokenCount   int                 `json:"estimated_token_count"`
+	Trace                 contract.TraceEntry `json:"trace"`
+}
+
+func (a *Activities) assembler() *prompt.Assembler {
+	if a.Assembler != nil {
+		return a.Assembler
+	}
+	return &prompt.Assembler{Estimator: a.estimator(), DefaultWorkspaceRoot: a.DefaultWorkspaceRoot}
+}
+
+// PrepareTurn assembles [system prompt] + transcript: profile sections,
+// selected skills, the operator snapshot (main agent only), estimates.
+func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (PrepareTurnResult, error) {
+	as := in.Assignment
+	transcript := as.ContextMessages
+	if as.ContextRef != "" {
+		var err error
+		if transcript, err = contextstore.Unpack(ctx, a.Contexts, contract.MessageSet{Ref: as.ContextRef}); err != nil {
+			return fail[PrepareTurnResult](err)
+		}
+	}
+	prepared, err := a.assembler().Prepare(ctx, as, transcript)
+	if err != nil {
+		return fail[PrepareTurnResult](ctxErr(ctx, err))
+	}
+	set, err := contextstore.Pack(ctx, a.Contexts, prepared.Messages, a.InlineLimit)
+	if err != nil {
+		return fail[PrepareTurnResult](err)
+	}
+	trace := prepared.Trace.Entry()
+	trace.Fields["context_bytes"] = set.Bytes
+	if set.Ref != "" {
+		trace.Fields["context_ref"] = set.Ref
+	}
+	return PrepareTurnResult{
+		Messages:              set,
+		LikelyModel:           prepared.LikelyModel,
+		EstimatedMessageCount: prepared.EstimatedMessageCount,
+		EstimatedTokenCount:   prepared.EstimatedTokenCount,
+		Trace:                 trace,
+	}, nil
+}
+
+// CompactContextInput is CompactContext's input.
+type CompactContextInput struct {
+	Messages    contract.MessageSet  `json:"messages"`
+	BudgetHints contract.BudgetHints `json:"budget_hints"`
+	LikelyModel string               `json:"likely_model"`
+	Strategy    string               `json:"strategy,omitempty"`
+	// InlineLimit overrides the worker's inline limit for the result, so
+	// PrepareRound can return its messages directly when they fit.
+	InlineLimit int           `json:"inline_limit,omitempty"`
+	Session     hooks.Session `json:"session"`
+}
+
+// SummaryPlan is a summary compaction waiting for its summary: the middle
+// goes to SummarizeContext, head and tail are kept as they are.
+type SummaryPlan struct {
+	Head      contract.MessageSet `json:"head"`
+	Middle    contract.MessageSet `json:"middle"`
+	Tail      contract.MessageSet `json:"tail"`
+	Threshold int                 `json:"threshold"`
+	// EstimatedTokensBefore and MessageCountBefore describe the whole
+	// context before compaction, for SummarizeContext's trace.
+	EstimatedTokensBefore int    `json:"estimated_tokens_before"`
+	MessageCountBefore    int    `json:"message_count_before"`
+	Reason                string `json:"reason"`
+}
+
+// CompactContextResult is the (possibly) compacted context, or a summary
+// plan when the summary strategy needs SummarizeContext to finish.
+type CompactContextResult struct {
+	Messages            contract.MessageSet  `json:"messages"`
+	Compacted           bool                 `json:"compacted"`
+	EstimatedTokenCount int                  `json:"estimated_token_count"`
+	Summary             *SummaryPlan         `json:"summary_plan,omitempty"`
+	PreCompact          *contract.TraceEntry `json:"pre_compact,omitempty"`
+	PostCompact         *contract.TraceEntry `json:"post_compact,omitempty"`
+	Trace               contract.TraceEntry  `json:"trace"`
+}
+
+// CompactContext applies the seed's gate and, when it fires, the chosen
+// strategy, with PreCompact/PostCompact hooks around it. The summary
+// strategy returns a plan; SummarizeContext produces the summary.
+func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput) (CompactContextResult, error) {
+	if err := compaction.ValidateStrategy(in.Strategy); err != nil {
+		return fail[CompactContextResult](err)
+	}
+	messages, err := contextstore.Unpack(ctx, a.Contexts, in.Messages)
+	if err != nil {
+		return fail[CompactContextResult](err)
+	}
+	limit := in.InlineLimit
+	if limit == 0 {
+		limit = a.InlineLimit
+	}
+	decision := compaction.Decide(messages, in.BudgetHints, a.estimator())
+	var out CompactContextResult
+	if decision.Compact {
+		pre := a.hookRegistry().RunPreCompact(ctx, hooks.PreCompactEvent{
+			Session: a.withWorkspace(in.Session), Trigger: hooks.CompactAuto,
+			MessageCount: len(messages), TokenCount: decision.EstimatedTokens,
+		})
+		t := summaryTrace(hooks.EventPreCompact, pre)
+		out.PreCompact = &t
+	}
+
+	if in.Strategy == compaction.StrategySummary && decision.Compact {
+		head, middle, tail := compaction.PlanSummary(messages)
+		if len(middle) > 0 {
+			plan := &SummaryPlan{Threshold: decision.Threshold, EstimatedTokensBefore: decision.EstimatedTokens, MessageCountBefore: len(messages), Reason: decision.Reason}
+			for _, part := range []struct {
+				dst *contract.MessageSet
+				src []contract.Message
+			}{{&plan.Head, head}, {&plan.Middle, middle}, {&plan.Tail, tail}} {
+				if *part.dst, err = contextstore.Pack(ctx, a.Contexts, part.src, a.InlineLimit); err != nil {
+					return fail[CompactContextResult](err)
+				}
+			}
+			out.Summary = plan
+			out.EstimatedTokenCount = decision.EstimatedTokens
+			out.Trace = contract.Trace(compaction.TraceHook,
+				"compacted", false, "strategy", compaction.StrategySummary, "summary_pending", true,
+				"reason", decision.Reason, "threshold", decision.Threshold,
+				"estimated_tokens_before", decision.EstimatedTokens, "message_count_before", len(messages),
+				"messages_to_summarize", len(middle))
+			return out, nil
+		}
+	}
+
+	res, err := compaction.Compact(ctx, messages, compaction.Options{
+		Strategy: in.Strategy, Model: in.LikelyModel, Hints: in.BudgetHints, Estimator: a.estimator(),
+		Summarizer: compaction.ExtractiveSummarizer{},
+	})
+	if err != nil {
+		return fail[CompactContextResult](ctxErr(ctx, err))
+	}
+	if out.Messages, err = contextstore.Pack(ctx, a.Contexts, res.Messages, limit); err != nil {
+		return fail[CompactContextResult](err)
+	}
+	out.Compacted = res.Compacted
+	out.EstimatedTokenCount = res.EstimatedTokensAfter
+	out.Trace = res.Trace()
+	if res.Compacted {
+		post := a.postCompact(ctx, in.Session, res.MessageCountBefore, res.MessageCountAfter, res.EstimatedTokensBefore, res.EstimatedTokensAfter)
+		out.PostCompact = &post
+	}
+	return out, nil
+}
+
+func (a *Activities) postCompact(ctx context.Context, s hooks.Session, before, after, tokensBefore, tokensAfter int) contract.TraceEntry {
+	sum := a.hookRegistry().RunPostCompact(ctx, hooks.PostCompactEvent{
+		Session: a.withWorkspace(s), Trigger: hooks.CompactAuto,
+		MessagesBefore: before, MessagesAfter: after, TokensBefore: tokensBefore, TokensAfter: tokensAfter,
+	})
+	return summaryTrace(hooks.EventPostCompact, sum)
+}
+
+// SummarizeContextInput finishes a summary compaction.
+type SummarizeContextInput struct {
+	Plan        SummaryPlan   `json:"plan"`
+	Summarizer  string        `json:"summarizer,omitempty"`
+	LikelyModel string        `json:"likely_model"`
+	InlineLimit int           `json:"inline_limit,omitempty"`
+	Session     hooks.Session `json:"session"`
+}
+
+// SummarizeContext runs the pluggable summarizer over the middle of the
+// context and splices its summary between head and tail. It is its own
+// stage so a model-backed summarizer gets its own timeout and retries.
+func (a *Activities) SummarizeContext(ctx context.Context, in SummarizeContextInput) (CompactContextResult, error) {
+	name := in.Summarizer
+	if name == "" {
+		name = compaction.ExtractiveSummarizer{}.Name()
+	}
+	summarizer, ok := a.Summarizers[name]
+	if !ok && name == (compaction.ExtractiveSummarizer{}).Name() {
+		summarizer, ok = compaction.ExtractiveSummarizer{}, true
+	}
+	if !ok {
+		return fail[CompactContextResult](fenixerr.Validation("summarizer %q is not configured on this worker", name))
+	}
+	var parts [3][]contract.Message
+	for i, set := range []contract.MessageSet{in.Plan.Head, in.Plan.Middle, in.Plan.Tail} {
+		msgs, err := contextstore.Unpack(ctx, a.Contexts, set)
+		if err != nil {
+			return fail[CompactContextResult](err)
+		}
+		parts[i] = msgs
+	}
+	summary, err := summarizer.Summarize(ctx, parts[1])
+	if err != nil {
+		return fail[CompactContextResult](ctxErr(ctx, err))
+	}
+	messages := compaction.ApplySummary(parts[0], summary, parts[2])
+	limit := in.InlineLimit
+	if limit == 0 {
+		limit = a.InlineLimit
+	}
+	set, err := contextstore.Pack(ctx, a.Contexts, messages, limit)
+	if err != nil {
+		return fail[CompactContextResult](err)
+	}
+	tokens := a.estimator().EstimateTokens(messages)
+	post := a.postCompact(ctx, in.Session, in.Plan.MessageCountBefore, len(messages), in.Plan.EstimatedTokensBefore, tokens)
+	return CompactContextResult{
+		Messages:            set,
+		Compacted:           true,
+		EstimatedTokenCount: tokens,
+		PostCompact:         &post,
+		Trace: contract.Trace(StageSummarizeContext,
+			"compacted", true, "strategy", compaction.StrategySummary, "summarizer", name,
+			"summarized_messages", len(parts[1]), "summary_bytes", len(summary),
+			"message_count_before", in.Plan.MessageCountBefore, "message_count_after", len(messages),
+			"estimated_tokens_before", in.Plan.EstimatedTokensBefore, "estimated_tokens_after", tokens),
 	}, nil
 }

@@ -2,6 +2,9 @@ package activities
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
@@ -9,8 +12,9 @@ import (
 
 // RunSkillInput is the skill flow's input.
 type RunSkillInput struct {
-	Mode    string                `json:"mode"`
-	Request contract.SkillRequest `json:"request"`
+	Mode          string                `json:"mode"`
+	Request       contract.SkillRequest `json:"request"`
+	WorkspaceRoot string                `json:"workspace_root,omitempty"`
 }
 
 // RunSkillResult is a skill operation's preset output.
@@ -20,7 +24,90 @@ type RunSkillResult struct {
 	Trace   contract.TraceEntry `json:"trace"`
 }
 
-// RunSkill performs a skill operation (list, load, read a file, install).
+// RunSkill performs a skill operation — list the catalog, load a skill,
+// read one of its files, install one — whose output is the assignment's
+// output (the seed's execute_skill_flow).
 func (a *Activities) RunSkill(_ context.Context, in RunSkillInput) (RunSkillResult, error) {
-	return fail[RunSkillResult](fenixerr.New(fenixerr.TypeToolUnavailable, "skill operation %q: this worker has no skills catalog configured", in.Mode))
+	if a.Skills == nil {
+		return fail[RunSkillResult](fenixerr.New(fenixerr.TypeToolUnavailable, "skill operation %q: this worker has no skills catalog configured (set FENIX_SKILLS_DIR)", in.Mode))
+	}
+	// Another worker may have installed a skill since this one started.
+	if err := a.Skills.Reload(); err != nil {
+		return fail[RunSkillResult](fenixerr.Transient(fmt.Errorf("reload skills catalog: %w", err)))
+	}
+	trace := contract.Trace(StageSkills, "mode", in.Mode, "skill_name", in.Request.SkillName)
+	switch in.Mode {
+	case contract.ModeSkillsCatalogList:
+		entries := a.Skills.List()
+		var b strings.Builder
+		fmt.Fprintf(&b, "%d skills available:", len(entries))
+		for _, e := range entries {
+			fmt.Fprintf(&b, "\n- %s (%s): %s", e.Name, e.Source, e.Description)
+		}
+		trace.Fields["skill_count"] = len(entries)
+		if problems := a.Skills.Problems(); len(problems) > 0 {
+			trace.Fields["skipped_skills"] = problems
+		}
+		return RunSkillResult{Content: b.String(), Data: map[string]any{"skills": entries}, Trace: trace}, nil
+	case contract.ModeSkillsLoad:
+		pkg, err := a.Skills.Load(in.Request.SkillName)
+		if err != nil {
+			return fail[RunSkillResult](err)
+		}
+		trace.Fields["file_count"] = len(pkg.Files)
+		return RunSkillResult{
+			Content: fmt.Sprintf("Skill %s (%s):\n%s", pkg.Name, pkg.Source, pkg.SkillMD),
+			Data:    map[string]any{"skill": pkg.Entry, "files": pkg.Files, "files_truncated": pkg.FilesTruncated},
+			Trace:   trace,
+		}, nil
+	case contract.ModeSkillsReadFile:
+		f, err := a.Skills.ReadFile(in.Request.SkillName, in.Request.RelativePath)
+		if err != nil {
+			return fail[RunSkillResult](err)
+		}
+		trace.Fields["path"] = f.Path
+		trace.Fields["size"] = f.Size
+		return RunSkillResult{
+			Content: fmt.Sprintf("Skill %s file %s:\n%s", f.Skill, f.Path, f.Content),
+			Data:    map[string]any{"skill": f.Skill, "path": f.Path, "size": f.Size, "truncated": f.Truncated},
+			Trace:   trace,
+		}, nil
+	case contract.ModeSkillsInstall:
+		source, err := a.skillSource(in)
+		if err != nil {
+			return fail[RunSkillResult](err)
+		}
+		entry, err := a.Skills.Install(source)
+		if err != nil {
+			return fail[RunSkillResult](err)
+		}
+		trace.Fields["skill_name"] = entry.Name
+		trace.Fields["source_path"] = in.Request.SourcePath
+		return RunSkillResult{
+			Content: fmt.Sprintf("Installed skill %s from %s.", entry.Name, in.Request.SourcePath),
+			Data:    map[string]any{"skill": entry},
+			Trace:   trace,
+		}, nil
+	}
+	return fail[RunSkillResult](fenixerr.Validation("skill mode %q is unknown", in.Mode))
 }
+
+// skillSource confines an install source to the workspace: skills are
+// installed from what the agent's workspace holds, never from arbitrary
+// worker paths.
+func (a *Activities) skillSource(in RunSkillInput) (string, error) {
+	ws, err := a.openWorkspace(in.WorkspaceRoot, true)
+	if err != nil {
+		return "", err
+	}
+	defer ws.Close()
+	info, cleaned, err := ws.Stat(in.Request.SourcePath)
+	if err != nil {
+		return "", err
+	}
+	if !info.IsDir() && !info.Mode().IsRegular() {
+		return "", fenixerr.Validation("skill source %q is neither a directory nor an archive file", cleaned)
+	}
+	return filepath.Join(ws.Dir(), filepath.FromSlash(cleaned)), nil
+}
+

@@ -9,11 +9,8 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/fenixrt/fenix/compaction"
-	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/prompt"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workspace"
 )
@@ -26,135 +23,6 @@ const MaxToolResultBytes = 1 << 20
 // for humans and is repeated in queries and the result, the full content
 // is already in the stage result.
 const tracePreviewBytes = 512
-
-// PrepareTurnInput is PrepareTurn's input.
-type PrepareTurnInput struct {
-	Assignment contract.Assignment `json:"assignment"`
-}
-
-// PrepareTurnResult is the assembled context.
-type PrepareTurnResult struct {
-	Messages              contract.MessageSet `json:"messages"`
-	LikelyModel           string              `json:"likely_model"`
-	EstimatedMessageCount int                 `json:"estimated_message_count"`
-	EstimatedTokenCount   int                 `json:"estimated_token_count"`
-	Trace                 contract.TraceEntry `json:"trace"`
-}
-
-// PrepareTurn assembles [system prompt] + transcript from the assignment.
-func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (PrepareTurnResult, error) {
-	as := in.Assignment
-	transcript := as.ContextMessages
-	if as.ContextRef != "" {
-		var err error
-		transcript, err = contextstore.Unpack(ctx, a.Contexts, contract.MessageSet{Ref: as.ContextRef})
-		if err != nil {
-			return fail[PrepareTurnResult](err)
-		}
-	}
-	normalized := prompt.NormalizeTranscript(transcript)
-	system, sizes := prompt.Build(prompt.Sections{
-		AgentPrompt:         as.Prompts.AgentPrompt,
-		Soul:                as.Prompts.Soul,
-		User:                as.Prompts.User,
-		Memory:              as.Prompts.Memory,
-		ConversationSummary: as.Prompts.ConversationSummary,
-		ContextImports:      as.ContextImports,
-	})
-	messages := normalized
-	if system != "" {
-		messages = append([]contract.Message{{Role: contract.RoleSystem, Content: system}}, normalized...)
-	}
-	model := as.InferModel()
-	tokens := a.estimator().EstimateTokens(messages)
-	set, err := contextstore.Pack(ctx, a.Contexts, messages, a.InlineLimit)
-	if err != nil {
-		return fail[PrepareTurnResult](err)
-	}
-	return PrepareTurnResult{
-		Messages:              set,
-		LikelyModel:           model,
-		EstimatedMessageCount: compaction.EstimateMessages(messages),
-		EstimatedTokenCount:   tokens,
-		Trace: contract.Trace(StagePrepareTurn,
-			"message_count", len(messages),
-			"estimated_token_count", tokens,
-			"likely_model", model,
-			"profile", as.AgentContext.Profile,
-			"is_subagent", as.AgentContext.IsSubagent,
-			"allowed_tool_names", nonNil(as.AgentContext.AllowedToolNames),
-			"section_sizes", sizes,
-			"context_bytes", set.Bytes,
-			"context_ref", set.Ref,
-		),
-	}, nil
-}
-
-// CompactContextInput is CompactContext's input.
-type CompactContextInput struct {
-	Messages    contract.MessageSet  `json:"messages"`
-	BudgetHints contract.BudgetHints `json:"budget_hints"`
-	LikelyModel string               `json:"likely_model"`
-	Strategy    string               `json:"strategy,omitempty"`
-	// InlineLimit overrides the worker's inline limit for the result, so
-	// PrepareRound can return its messages directly when they fit.
-	InlineLimit int `json:"inline_limit,omitempty"`
-}
-
-// CompactContextResult is the (possibly) compacted context.
-type CompactContextResult struct {
-	Messages            contract.MessageSet `json:"messages"`
-	Compacted           bool                `json:"compacted"`
-	EstimatedTokenCount int                 `json:"estimated_token_count"`
-	Trace               contract.TraceEntry `json:"trace"`
-}
-
-// CompactContext shrinks the context when it passes the kernel's budget.
-func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput) (CompactContextResult, error) {
-	messages, err := contextstore.Unpack(ctx, a.Contexts, in.Messages)
-	if err != nil {
-		return fail[CompactContextResult](err)
-	}
-	strategy := in.Strategy
-	if strategy == "" {
-		strategy = compaction.StrategySandwich
-	}
-	if strategy != compaction.StrategySandwich {
-		return fail[CompactContextResult](fenixerr.Validation("compaction strategy %q is not supported: use %q", strategy, compaction.StrategySandwich))
-	}
-	decision := compaction.Decide(messages, in.BudgetHints, a.estimator())
-	out := messages
-	if decision.Compact {
-		out = compaction.Sandwich(messages, in.LikelyModel)
-	}
-	limit := in.InlineLimit
-	if limit == 0 {
-		limit = a.InlineLimit
-	}
-	set, err := contextstore.Pack(ctx, a.Contexts, out, limit)
-	if err != nil {
-		return fail[CompactContextResult](err)
-	}
-	after := decision.EstimatedTokens
-	if decision.Compact {
-		after = a.estimator().EstimateTokens(out)
-	}
-	return CompactContextResult{
-		Messages:            set,
-		Compacted:           decision.Compact,
-		EstimatedTokenCount: after,
-		Trace: contract.Trace(StageCompactContext,
-			"compacted", decision.Compact,
-			"strategy", strategy,
-			"threshold", decision.Threshold,
-			"estimated_tokens_before", decision.EstimatedTokens,
-			"estimated_tokens_after", after,
-			"message_count_before", len(messages),
-			"message_count_after", len(out),
-			"reason", decision.Reason,
-		),
-	}, nil
-}
 
 // ReviewToolCallInput is ReviewToolCall's input.
 type ReviewToolCallInput struct {

@@ -109,6 +109,9 @@ type ReportTarget struct {
 type CompactionOptions struct {
 	// Strategy is "sandwich" (the seed's default) or "summary".
 	Strategy string `json:"strategy,omitempty"`
+	// Summarizer names the summary strategy's backend: "extractive" (the
+	// default, no model call) or one configured on the worker ("model").
+	Summarizer string `json:"summarizer,omitempty"`
 }
 
 // ApprovalOptions configures how long a PermissionRequired tool call waits

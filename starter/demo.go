@@ -25,6 +25,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (int, error) {
 	port := fs.Int("port", 7233, "dev server frontend port (a free port is used if it is taken)")
 	uiPort := fs.Int("ui-port", 8233, "Web UI port (a free port is used if it is taken)")
 	workspace := fs.String("workspace", filepath.Join("examples", "workspace"), "default workspace root for the worker")
+	skillsDir := fs.String("skills-dir", filepath.Join("examples", "skills"), "skill roots (system/, curated/, installed/) for the worker")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
@@ -58,7 +59,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (int, error) {
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	w, err := fenixworker.New(srv.Client(), fenixworker.Config{
-		TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir, DefaultWorkspaceRoot: ws, Logger: logger,
+		TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir, DefaultWorkspaceRoot: ws, Logger: logger, SkillsDir: *skillsDir,
 	})
 	if err != nil {
 		return exitFailed, err

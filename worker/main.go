@@ -43,6 +43,10 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	dataDir := fs.String("data-dir", envOr("FENIX_DATA_DIR", defaultDataDir()), "directory for the context store, host ID and host-local state (env FENIX_DATA_DIR)")
 	workspaceRoot := fs.String("workspace-root", os.Getenv("FENIX_WORKSPACE_ROOT"), "default workspace root for assignments without workspace_root (env FENIX_WORKSPACE_ROOT)")
 	hostID := fs.String("host-id", os.Getenv("FENIX_HOST_ID"), "override the persisted host ID (env FENIX_HOST_ID)")
+	skillsDir := fs.String("skills-dir", os.Getenv("FENIX_SKILLS_DIR"), "directory with system/, curated/ and installed/ skill roots (env FENIX_SKILLS_DIR; default <data-dir>/skills)")
+	profilesDir := fs.String("profiles-dir", os.Getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
+	hooksFile := fs.String("hooks-file", os.Getenv("FENIX_HOOKS_FILE"), "Claude Code-style hook settings file with command hooks (env FENIX_HOOKS_FILE)")
+	auditDSN := fs.String("audit-dsn", os.Getenv("FENIX_AUDIT_DSN"), "audit store: postgres://... or a SQLite file (env FENIX_AUDIT_DSN; default <data-dir>/audit.db)")
 	logFormat := fs.String("log-format", envOr("FENIX_LOG_FORMAT", "json"), "log format: json or text (env FENIX_LOG_FORMAT)")
 	logLevel := fs.String("log-level", envOr("FENIX_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env FENIX_LOG_LEVEL)")
 	fs.Usage = func() {
@@ -73,6 +77,10 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 		DefaultWorkspaceRoot: *workspaceRoot,
 		HostID:               *hostID,
 		Logger:               logger,
+		SkillsDir:            *skillsDir,
+		ProfilesDir:          *profilesDir,
+		HooksFile:            *hooksFile,
+		AuditDSN:             *auditDSN,
 	})
 	if err != nil {
 		return err

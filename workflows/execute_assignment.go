@@ -53,8 +53,8 @@ type assignmentRun struct {
 func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 	a, err := contract.ParseAssignment(input)
 	r.a = a
-	r.id = identityOf(a)
-	r.reportTo = a.ReportTo
+	r.bindAssignment(a)
+	r.sessionStart()
 	if err == nil {
 		err = a.ValidateForExecution()
 	}
@@ -68,21 +68,19 @@ func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 }
 
 func (r *assignmentRun) run(inputBytes int) (*contract.Output, error) {
+	if err := r.checkCancel(); err != nil {
+		return nil, err
+	}
 	if err := offloadContext(r.session, &r.a, inputBytes); err != nil {
 		return nil, err
 	}
-	if _, err := r.prepareContext(); err != nil {
+	if _, err := prepareContext(r.session, r.a, 0); err != nil {
 		return nil, err
 	}
 	if r.a.Mode == contract.ModeTool {
 		return r.toolFlow()
 	}
 	return r.skillFlow()
-}
-
-// prepareContext is PrepareTurn → CompactContext, shared with PrepareRound.
-func (r *assignmentRun) prepareContext() (activities.CompactContextResult, error) {
-	return prepareContext(r.session, r.a, 0)
 }
 
 // offloadInputBytes is the input size above which an inline transcript is
@@ -112,6 +110,7 @@ func offloadContext(s *session, a *contract.Assignment, inputBytes int) error {
 	return s.checkCancel()
 }
 
+// prepareContext is PrepareTurn → CompactContext, shared with PrepareRound.
 func prepareContext(s *session, a contract.Assignment, resultInlineLimit int) (activities.CompactContextResult, error) {
 	prep, err := runStage[activities.PrepareTurnResult](s, activities.StagePrepareTurn,
 		stageOptions("PrepareTurn", contextStageTimeout), acts.PrepareTurn, activities.PrepareTurnInput{Assignment: a})
@@ -122,22 +121,69 @@ func prepareContext(s *session, a contract.Assignment, resultInlineLimit int) (a
 	if err := s.checkCancel(); err != nil {
 		return activities.CompactContextResult{}, err
 	}
+	return compactContext(s, a, prep.Messages, prep.LikelyModel, resultInlineLimit)
+}
+
+// compactContext is CompactContext (with Pre/PostCompact hooks inside it)
+// and, for the summary strategy, SummarizeContext.
+func compactContext(s *session, a contract.Assignment, messages contract.MessageSet, model string, resultInlineLimit int) (activities.CompactContextResult, error) {
 	comp, err := runStage[activities.CompactContextResult](s, activities.StageCompactContext,
 		stageOptions("CompactContext", contextStageTimeout), acts.CompactContext, activities.CompactContextInput{
-			Messages:    prep.Messages,
+			Messages:    messages,
 			BudgetHints: a.BudgetHints,
-			LikelyModel: prep.LikelyModel,
+			LikelyModel: model,
 			Strategy:    a.Compaction.Strategy,
 			InlineLimit: resultInlineLimit,
+			Session:     s.gov.hookSession,
 		})
 	if err != nil {
 		return activities.CompactContextResult{}, err
 	}
-	s.addTrace(comp.Trace)
-	return comp, s.checkCancel()
+	s.addCompactionTrace(comp)
+	if err := s.checkCancel(); err != nil {
+		return activities.CompactContextResult{}, err
+	}
+	if comp.Summary == nil {
+		return comp, nil
+	}
+	summarized, err := runStage[activities.CompactContextResult](s, activities.StageSummarizeContext,
+		stageOptions("SummarizeContext: "+summarizerName(a.Compaction.Summarizer), contextStageTimeout), acts.SummarizeContext,
+		activities.SummarizeContextInput{
+			Plan:        *comp.Summary,
+			Summarizer:  a.Compaction.Summarizer,
+			LikelyModel: model,
+			InlineLimit: resultInlineLimit,
+			Session:     s.gov.hookSession,
+		})
+	if err != nil {
+		return activities.CompactContextResult{}, err
+	}
+	s.addCompactionTrace(summarized)
+	return summarized, s.checkCancel()
 }
 
-// toolFlow is the seed's deterministic tool flow.
+func summarizerName(name string) string {
+	if name == "" {
+		return "extractive"
+	}
+	return name
+}
+
+func (s *session) addCompactionTrace(r activities.CompactContextResult) {
+	if r.PreCompact != nil {
+		s.addTrace(*r.PreCompact)
+	}
+	s.addTrace(r.Trace)
+	if r.PostCompact != nil {
+		s.addTrace(*r.PostCompact)
+	}
+}
+
+// toolFlow is the seed's deterministic tool flow with governance:
+// ReviewToolCall → PreToolUse hooks (and a permission decision when one is
+// required) → ExecuteTool → ProjectToolResult → PostToolUse hooks →
+// FinalizeOutput. A reviewed call that does not complete fires
+// PostToolUseFailure, so every attempted call is audited.
 func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 	call := *r.a.ToolCall
 	r.invocation = &contract.ToolInvocation{CallID: call.CallID, ToolName: call.ToolName, Status: "reviewing", RequestPayload: call}
@@ -146,6 +192,7 @@ func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
 		activities.ReviewToolCallInput{ToolCall: call, AgentContext: r.a.AgentContext})
 	if err != nil {
+		r.toolFailed(call, err, 0, 0)
 		return nil, err
 	}
 	r.addTrace(reviewed.Trace)
@@ -153,44 +200,81 @@ func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 	r.invocation.RegistryBacked = reviewed.Tool.RegistryBacked
 	reviewedInvocation := *r.invocation
 	r.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhaseToolReviewed, ToolInvocation: &reviewedInvocation})
-	if err := r.checkCancel(); err != nil {
+
+	out, duration, err := r.governedExecution(reviewed)
+	if err != nil {
+		r.toolFailed(reviewed.ToolCall, err, duration, 0)
 		return nil, err
 	}
+	return out, nil
+}
+
+func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResult) (*contract.Output, int64, error) {
+	if err := r.checkCancel(); err != nil {
+		return nil, 0, err
+	}
+	governed, err := r.governToolCall(reviewed.ToolCall, 0, time.Duration(r.a.Approval.TimeoutSeconds)*time.Second)
+	if err != nil {
+		return nil, 0, err
+	}
+	call := governed.call
+	r.invocation.RequestPayload = call
 
 	executed, err := runStage[activities.ExecuteToolResult](r.session, activities.StageExecuteTool,
 		toolOptions(reviewed), acts.ExecuteTool, activities.ExecuteToolInput{
-			ToolCall:       reviewed.ToolCall,
+			ToolCall:       call,
 			WorkspaceRoot:  r.a.WorkspaceRoot,
 			ConversationID: r.a.ConversationID,
 			TurnID:         r.a.TurnID,
 			AgentProfile:   r.a.AgentContext.Profile,
 		})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	r.addTrace(executed.Trace)
 	if err := r.checkCancel(); err != nil {
-		return nil, err
+		return nil, executed.DurationMs, err
 	}
 
 	projected, err := runStage[activities.ProjectToolResultResult](r.session, activities.StageProjectToolResult,
 		stageOptions("ProjectToolResult: "+call.ToolName, pureStageTimeout), acts.ProjectToolResult,
-		activities.ProjectToolResultInput{ToolCall: reviewed.ToolCall, Raw: executed.Raw})
+		activities.ProjectToolResultInput{ToolCall: call, Raw: executed.Raw})
 	if err != nil {
-		return nil, err
+		return nil, executed.DurationMs, err
 	}
 	r.addTrace(projected.Trace)
 	if err := r.checkCancel(); err != nil {
-		return nil, err
+		return nil, executed.DurationMs, err
 	}
 
-	out, err := r.finalize(projected.Projection.Content, projected.Projection.Metadata)
+	content, err := r.postToolUse(call, projected.Projection.Content, executed.Raw, executed.DurationMs, 0)
 	if err != nil {
-		return nil, err
+		return nil, executed.DurationMs, err
+	}
+	if err := r.checkCancel(); err != nil {
+		return nil, executed.DurationMs, err
+	}
+
+	data := projected.Projection.Metadata
+	if governed.additionalContext != "" {
+		data = withEntry(data, "additional_context", governed.additionalContext)
+	}
+	out, err := r.finalize(content, data)
+	if err != nil {
+		return nil, executed.DurationMs, err
 	}
 	r.invocation.Status = "completed"
-	r.invocation.ResponsePayload = map[string]any{"content": projected.Projection.Content, "metadata": projected.Projection.Metadata}
-	return out, nil
+	r.invocation.ResponsePayload = map[string]any{"content": content, "metadata": projected.Projection.Metadata}
+	return out, executed.DurationMs, nil
+}
+
+func withEntry(m map[string]any, key string, value any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	out[key] = value
+	return out
 }
 
 func (r *assignmentRun) finalize(content string, data map[string]any) (*contract.Output, error) {
@@ -241,7 +325,7 @@ func toolOptions(reviewed activities.ReviewToolCallResult) workflow.ActivityOpti
 func (r *assignmentRun) skillFlow() (*contract.Output, error) {
 	res, err := runStage[activities.RunSkillResult](r.session, activities.StageSkills,
 		stageOptions("Skills: "+r.a.Mode, pureStageTimeout), acts.RunSkill,
-		activities.RunSkillInput{Mode: r.a.Mode, Request: derefSkill(r.a.SkillRequest)})
+		activities.RunSkillInput{Mode: r.a.Mode, Request: derefSkill(r.a.SkillRequest), WorkspaceRoot: r.a.WorkspaceRoot})
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +367,10 @@ func (r *assignmentRun) finish(out *contract.Output, err error) contract.Result 
 		res.Error = &f
 		r.report(contract.Report{Kind: contract.ReportFail, Error: &f})
 	}
+	r.sessionStop(res.Status, res.Error)
 	r.awaitDeliveries()
+	metrics := r.gov.metrics.Metrics()
+	res.Metrics = &metrics
 	res.Reports = r.reports
 	res.Trace = r.trace
 	return res

@@ -22,7 +22,8 @@ func PrepareRound(ctx workflow.Context, input json.RawMessage) (contract.Prepare
 		return contract.PreparedRound{}, err
 	}
 	a, err := contract.ParseAssignment(input)
-	s.id = identityOf(a)
+	s.bindAssignment(a)
+	s.sessionStart()
 	if err != nil {
 		s.currentStage = "validate_assignment"
 		return s.preparedFailure(&stageError{stage: "validate_assignment", err: fenixerr.InvalidAssignment(err)}), nil
@@ -35,6 +36,7 @@ func PrepareRound(ctx workflow.Context, input json.RawMessage) (contract.Prepare
 		return s.preparedFailure(err), nil
 	}
 	model := a.InferModel()
+	s.sessionStop(contract.StatusCompleted, nil)
 	return contract.PreparedRound{
 		Status:                contract.StatusCompleted,
 		Messages:              comp.Messages.Messages,
@@ -53,5 +55,6 @@ func (s *session) preparedFailure(err error) contract.PreparedRound {
 	if s.isCanceled(err) {
 		status = contract.StatusCanceled
 	}
+	s.sessionStop(status, &f)
 	return contract.PreparedRound{Status: status, Messages: []contract.Message{}, Trace: s.trace, Error: &f}
 }

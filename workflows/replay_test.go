@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/internal/devserver"
 	"github.com/fenixrt/fenix/internal/fenixworker"
 	"github.com/fenixrt/fenix/internal/testtools"
@@ -136,6 +137,70 @@ func scenarios() []scenario {
 			a["budget_hints"] = map[string]any{"advisory_compaction_threshold_tokens": 500}
 			return startJSON(ctx, c, q, workflows.PrepareRoundWorkflow, "replay-large-context", a)
 		}},
+		// Shapes with lifecycle hooks (version lifecycle-hooks = 1).
+		{"governed_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-calculator",
+				withTool(map[string]any{"call_id": "rewrite-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+		}},
+		{"governed_blocked.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-blocked",
+				withTool(map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+		}},
+		{"governed_permission_allowed.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-permission",
+				withTool(map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+				return nil, err
+			}
+			handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+				WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateName: workflows.UpdateDecidePermission,
+				WaitForStage: client.WorkflowUpdateStageCompleted,
+				Args:         []any{workflows.PermissionDecision{CallID: "ask-1", Decision: workflows.DecisionAllow, Reason: "recorded approval"}},
+			})
+			if err != nil {
+				return nil, err
+			}
+			return run, handle.Get(ctx, nil)
+		}},
+		{"governed_permission_timeout.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := withTool(map[string]any{"call_id": "ask-2", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}})
+			a["approval"] = map[string]any{"timeout_seconds": 1}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-timeout", a)
+		}},
+		{"governed_canceled_while_waiting.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-cancel",
+				withTool(map[string]any{"call_id": "ask-3", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+				return nil, err
+			}
+			return run, c.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
+		}},
+		{"governed_skills_catalog.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			raw, err := os.ReadFile(filepath.Join("..", "examples", "skills_catalog.json"))
+			if err != nil {
+				return nil, err
+			}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-skills-catalog", json.RawMessage(raw))
+		}},
+		{"governed_prepare_round_summary.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := calculatorAssignment()
+			delete(a, "tool_call")
+			a["compaction"] = map[string]any{"strategy": "summary"}
+			a["budget_hints"] = map[string]any{"advisory_compaction_threshold_tokens": 20}
+			a["context_messages"] = []map[string]any{
+				{"role": "user", "content": "Plan the billing migration to the new queue, step by step please."},
+				{"role": "assistant", "content": "First inventory the consumers. Then dual-write for a week."},
+				{"role": "user", "content": "Which consumers are risky?"},
+				{"role": "assistant", "content": "The invoice renderer."},
+			}
+			return startJSON(ctx, c, q, workflows.PrepareRoundWorkflow, "replay-summary", a)
+		}},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {
@@ -183,6 +248,7 @@ func recordHistories(t *testing.T, overwrite bool) {
 	queue := "fenix-record"
 	w, err := fenixworker.New(srv.Client(), fenixworker.Config{
 		TaskQueue: queue, DataDir: t.TempDir(), DefaultWorkspaceRoot: ws, HostID: "recorder", Tools: registry,
+		SkillsDir: filepath.Join("..", "examples", "skills"), Hooks: []hooks.AgentHook{testtools.PolicyHook{}},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	require.NoError(t, err)
@@ -196,7 +262,8 @@ func recordHistories(t *testing.T, overwrite bool) {
 		}
 		run, err := sc.run(ctx, srv.Client(), queue)
 		require.NoError(t, err, sc.file)
-		require.NoError(t, run.Get(ctx, nil), sc.file)
+		var ignored any
+		require.NoError(t, run.Get(ctx, &ignored), sc.file)
 		hist := fetchHistory(t, ctx, srv.Client(), run)
 		writeHistory(t, path, hist)
 		if sc.file == "execute_assignment_calculator.json" {

@@ -12,6 +12,7 @@ import (
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // acts is the nil receiver used to name activities by method value, so the
@@ -66,12 +67,14 @@ type session struct {
 	id         identity
 	reportTo   *contract.ReportTarget
 	deliveries []workflow.Future
+	gov        governance
 }
 
 // newSession registers the query handlers and the cancel listener before
 // anything blocks, so a query or a cancel sent right after start is served.
 func newSession(ctx workflow.Context) (*session, error) {
 	s := &session{ctx: ctx, logger: workflow.GetLogger(ctx)}
+	s.gov.enabled = workflow.GetVersion(ctx, versionLifecycleHooks, workflow.DefaultVersion, 1) >= 1
 	s.stageCtx, s.cancelStages = workflow.WithCancel(ctx)
 	if err := workflow.SetQueryHandler(ctx, QueryTrace, func() ([]contract.TraceEntry, error) {
 		return s.trace, nil
@@ -83,9 +86,21 @@ func newSession(ctx workflow.Context) (*session, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := s.registerGovernance(contract.Metrics{}); err != nil {
+		return nil, err
+	}
 	s.listenForCancel()
 	s.listenForToolOutput()
 	return s, nil
+}
+
+// bindAssignment records who the session is working for: report identity,
+// the report target and the hook session.
+func (s *session) bindAssignment(a contract.Assignment) {
+	s.id = identityOf(a)
+	s.reportTo = a.ReportTo
+	info := workflow.GetInfo(s.ctx)
+	s.gov.hookSession = hooks.SessionFromAssignment(info.WorkflowExecution.ID, info.WorkflowExecution.RunID, a)
 }
 
 // listenForCancel turns the cancel signal and a Temporal cancel request
@@ -136,6 +151,7 @@ func (s *session) requestCancel(reason string) {
 	s.cancelStage = s.currentStage
 	s.logger.Info("cancellation requested", "reason", reason, "stage", s.currentStage)
 	s.cancelStages()
+	s.setDetails()
 }
 
 // checkCancel is the check between every two stages.
@@ -211,6 +227,7 @@ func stageOptions(summary string, timeout time.Duration) workflow.ActivityOption
 func runStage[T any](s *session, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
 	var out T
 	s.currentStage = stage
+	s.setDetails()
 	ctx := workflow.WithActivityOptions(s.stageCtx, opts)
 	if err := workflow.ExecuteActivity(ctx, activity, input).Get(ctx, &out); err != nil {
 		return out, s.classify(stage, err)

@@ -107,7 +107,7 @@ func calculatorAssignment() map[string]any {
 	}
 }
 
-func hooks(trace []contract.TraceEntry) []string {
+func traceHooks(trace []contract.TraceEntry) []string {
 	out := make([]string, len(trace))
 	for i, e := range trace {
 		out[i] = e.Hook
@@ -135,8 +135,12 @@ func TestCalculatorRunsStagesInOrder(t *testing.T) {
 	assert.Equal(t, "The calculator returned 4.", res.Output.Content)
 	assert.Equal(t, "conv-1", res.Output.ConversationID)
 	assert.Equal(t, "turn-1", res.Output.TurnID)
-	assert.Equal(t, []string{"prepare_turn", "compact_context", "review_tool_call", "execute_tool", "project_tool_result", "finalize_output"}, hooks(res.Trace))
-	assert.Equal(t, []string{"PrepareTurn", "CompactContext", "ReviewToolCall", "ExecuteTool", "ProjectToolResult", "FinalizeOutput"}, h.startedActivities())
+	assert.Equal(t, []string{"session_start", "prepare_turn", "compact_context", "review_tool_call", "pre_tool_use",
+		"execute_tool", "project_tool_result", "post_tool_use", "finalize_output", "session_stop"}, traceHooks(res.Trace))
+	assert.Equal(t, []string{"RunLifecycleHooks", "PrepareTurn", "CompactContext", "ReviewToolCall", "RunPreToolUseHooks",
+		"ExecuteTool", "ProjectToolResult", "RunPostToolUseHooks", "FinalizeOutput", "RunLifecycleHooks"}, h.startedActivities())
+	require.NotNil(t, res.Metrics)
+	assert.Equal(t, 1, res.Metrics.ToolCalls)
 	assert.Equal(t, []string{"started", "progress:tool_reviewed", "complete"}, kinds(res.Reports))
 	reviewed := res.Reports[1].ToolInvocation
 	require.NotNil(t, reviewed)
@@ -217,7 +221,8 @@ func TestErrorsAreClassifiedAndNotRetried(t *testing.T) {
 			for activityName, want := range tc.wantRetryCount {
 				assert.Equal(t, want, h.count(activityName), "attempts of %s", activityName)
 			}
-			assert.Equal(t, "handle_error", res.Trace[len(res.Trace)-1].Hook)
+			assert.Equal(t, []string{"post_tool_use_failure", "handle_error", "error", "session_stop"}, traceHooks(res.Trace[len(res.Trace)-4:]),
+				"a reviewed call that fails is reported to PostToolUseFailure hooks (the audit log), then HandleError, Error and SessionStop hooks")
 			assert.Equal(t, contract.ReportFail, res.Reports[len(res.Reports)-1].Kind)
 		})
 	}
@@ -247,8 +252,9 @@ func TestMalformedAssignmentFailsWithTypedError(t *testing.T) {
 			assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType)
 			assert.Equal(t, "invalid_assignment", res.Error.Code)
 			assert.Contains(t, res.Error.LastErrorSummary, tc.wantMsg)
-			assert.Equal(t, []string{"HandleError"}, h.startedActivities())
-			assert.Equal(t, []string{"handle_error"}, hooks(res.Trace))
+			assert.Equal(t, []string{"RunLifecycleHooks", "HandleError", "RunLifecycleHooks", "RunLifecycleHooks"}, h.startedActivities(),
+				"no stage but the hooks and HandleError runs")
+			assert.Equal(t, []string{"session_start", "handle_error", "error", "session_stop"}, traceHooks(res.Trace))
 		})
 	}
 }
@@ -316,7 +322,7 @@ func TestCancelBetweenStagesStopsBeforeNextStage(t *testing.T) {
 
 	assert.Equal(t, contract.StatusCanceled, res.Status)
 	assert.Equal(t, 0, h.count("ProjectToolResult"))
-	assert.NotContains(t, hooks(res.Trace), "project_tool_result")
+	assert.NotContains(t, traceHooks(res.Trace), "project_tool_result")
 	assert.Contains(t, res.Error.LastErrorSummary, "budget exhausted")
 }
 
@@ -330,6 +336,7 @@ func TestTemporalCancelEndsTheSameWay(t *testing.T) {
 	assert.Equal(t, contract.FailureCanceled, res.Error.FailureKind)
 	assert.Contains(t, res.Error.LastErrorSummary, "Temporal cancellation requested")
 	assert.Equal(t, 1, h.count("HandleError"), "cleanup runs in a disconnected context")
+	assert.Equal(t, "session_stop", res.Trace[len(res.Trace)-1].Hook, "SessionStop hooks run after a Temporal cancel")
 }
 
 func TestQueriesServeTraceAndReportsWhileRunning(t *testing.T) {
@@ -350,7 +357,7 @@ func TestQueriesServeTraceAndReportsWhileRunning(t *testing.T) {
 	}, 30*time.Second)
 	res := h.executeAssignment(t, calculatorAssignment())
 	require.Equal(t, contract.StatusCompleted, res.Status)
-	assert.Equal(t, []string{"prepare_turn", "compact_context", "review_tool_call"}, hooks(midTrace))
+	assert.Equal(t, []string{"session_start", "prepare_turn", "compact_context", "review_tool_call", "pre_tool_use"}, traceHooks(midTrace))
 	assert.Equal(t, []string{"started", "progress:tool_reviewed"}, kinds(midReports))
 }
 
@@ -379,7 +386,7 @@ func TestPrepareRoundReturnsSystemPromptAndTranscript(t *testing.T) {
 	assert.Equal(t, 5+3+2+3*compaction.PerMessageOverhead, res.EstimatedTokenCount)
 	assert.Equal(t, "gpt-test", res.LikelyModel)
 	assert.False(t, res.Compacted)
-	assert.Equal(t, []string{"prepare_turn", "compact_context"}, hooks(res.Trace))
+	assert.Equal(t, []string{"session_start", "prepare_turn", "compact_context", "session_stop"}, traceHooks(res.Trace))
 }
 
 func TestPrepareRoundCompactsOverBudget(t *testing.T) {
@@ -406,5 +413,6 @@ func TestPrepareRoundCompactsOverBudget(t *testing.T) {
 		{Role: "user", Content: "second question"},
 		{Role: "assistant", Content: "second answer"},
 	}, res.Messages)
-	assert.Equal(t, true, res.Trace[1].Get("compacted"))
+	assert.Equal(t, []string{"session_start", "prepare_turn", "pre_compact", "compact_context", "post_compact", "session_stop"}, traceHooks(res.Trace))
+	assert.Equal(t, true, res.Trace[3].Get("compacted"))
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,8 +23,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/compaction"
 	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/operator"
+	"github.com/fenixrt/fenix/prompt"
+	"github.com/fenixrt/fenix/skills"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -38,10 +44,25 @@ type Config struct {
 	Logger *slog.Logger
 	// Tools overrides the built-in tool registry.
 	Tools *tools.Registry
+	// SkillsDir holds the system/, curated/ and installed/ skill roots
+	// (default <DataDir>/skills).
+	SkillsDir string
+	// ProfilesDir holds one directory per agent profile with AGENT.md,
+	// SOUL.md, USER.md, MEMORY.md, OPERATOR.md.
+	ProfilesDir string
+	// HooksFile is a Claude Code-style hook settings file of command hooks.
+	HooksFile string
+	// AuditDSN selects the audit store: a postgres:// URL or a SQLite file
+	// (default <DataDir>/audit.db).
+	AuditDSN string
+	// Hooks are custom Go hooks, registered after the built-ins and the
+	// command hooks, in order.
+	Hooks []hooks.AgentHook
 }
 
 // Worker is a running Fenix worker.
 type Worker struct {
+	audit      audit.Store
 	cfg        Config
 	client     client.Client
 	shared     worker.Worker
@@ -91,14 +112,44 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	if registry == nil {
 		registry = tools.Builtin()
 	}
+	if cfg.SkillsDir == "" {
+		cfg.SkillsDir = filepath.Join(cfg.DataDir, "skills")
+	}
+	catalog, err := openSkills(cfg.SkillsDir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.AuditDSN == "" {
+		cfg.AuditDSN = filepath.Join(cfg.DataDir, "audit.db")
+	}
+	auditStore, err := audit.Open(context.Background(), cfg.AuditDSN)
+	if err != nil {
+		return nil, fmt.Errorf("open audit store %s: %w", redactDSN(cfg.AuditDSN), err)
+	}
+	hookRegistry, err := buildHooks(cfg, auditStore)
+	if err != nil {
+		auditStore.Close()
+		return nil, err
+	}
+	estimator := compaction.WordEstimator{}
 	acts := &activities.Activities{
 		Tools:                registry,
 		Contexts:             store,
 		Host:                 host,
 		DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
-		Estimator:            compaction.WordEstimator{},
+		Estimator:            estimator,
 		InlineLimit:          contextstore.DefaultInlineLimit,
 		Logger:               cfg.Logger,
+		Skills:               catalog,
+		Hooks:                hookRegistry,
+		Summarizers:          map[string]compaction.Summarizer{},
+		Assembler: &prompt.Assembler{
+			Skills:               catalog,
+			ProfilesDir:          cfg.ProfilesDir,
+			Estimator:            estimator,
+			Operator:             &operator.Snapshotter{},
+			DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
+		},
 	}
 
 	shared := worker.New(c, cfg.TaskQueue, worker.Options{})
@@ -110,7 +161,60 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	hostWorker := worker.New(c, host.Queue, worker.Options{})
 	hostWorker.RegisterActivity(acts)
 
-	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host}, nil
+	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore}, nil
+}
+
+// openSkills opens the three skill roots under dir, creating them so an
+// install has somewhere to go.
+func openSkills(dir string) (*skills.Catalog, error) {
+	roots := skills.Roots{
+		System:    filepath.Join(dir, "system"),
+		Curated:   filepath.Join(dir, "curated"),
+		Installed: filepath.Join(dir, "installed"),
+	}
+	for _, d := range []string{roots.System, roots.Curated, roots.Installed} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return nil, fmt.Errorf("skills root %q: %w", d, err)
+		}
+	}
+	catalog, err := skills.Open(roots)
+	if err != nil {
+		return nil, fmt.Errorf("open skills catalog under %q: %w", dir, err)
+	}
+	return catalog, nil
+}
+
+// buildHooks assembles the registry in its documented order: the
+// cancellation guard, the command hooks from the settings file, the audit
+// log, then custom Go hooks.
+func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
+	r := hooks.NewRegistry(hooks.WithLogger(cfg.Logger.Warn))
+	r.Add(hooks.NewCancellationHook())
+	if cfg.HooksFile != "" {
+		commandHooks, err := hooks.LoadCommandHooks(cfg.HooksFile)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range commandHooks {
+			r.Add(h)
+		}
+	}
+	r.Add(hooks.NewAuditLogHook(store, 0, cfg.Logger.Warn))
+	for _, h := range cfg.Hooks {
+		r.Add(h)
+	}
+	return r, nil
+}
+
+// redactDSN hides a password in a database URL for messages.
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return dsn
 }
 
 // Start begins polling both queues.
@@ -126,12 +230,18 @@ func (w *Worker) Start() error {
 	return nil
 }
 
-// Stop drains in-flight tasks and stops polling.
+// Stop drains in-flight tasks, stops polling and closes the stores.
 func (w *Worker) Stop() {
 	w.hostWorker.Stop()
 	w.shared.Stop()
+	if err := w.audit.Close(); err != nil {
+		w.cfg.Logger.Warn("closing the audit store failed", "error", err)
+	}
 	w.cfg.Logger.Info("fenix worker stopped", "task_queue", w.cfg.TaskQueue)
 }
+
+// Audit is the worker's audit store.
+func (w *Worker) Audit() audit.Store { return w.audit }
 
 // Run starts the worker and blocks until ctx is done.
 func (w *Worker) Run(ctx context.Context) error {

@@ -94,22 +94,40 @@ type testWorker struct {
 	dataDir   string
 }
 
+// workerOption adjusts a test worker's configuration.
+type workerOption func(*fenixworker.Config)
+
+func withTools(extra ...tools.Definition) workerOption {
+	return func(c *fenixworker.Config) {
+		registry, err := testtools.WithBuiltins(extra...)
+		if err != nil {
+			panic(err)
+		}
+		c.Tools = registry
+	}
+}
+
+func withHooksFile(path string) workerOption {
+	return func(c *fenixworker.Config) { c.HooksFile = path }
+}
+
 // startWorker runs an in-process worker on its own task queue.
-func startWorker(t *testing.T, extra ...tools.Definition) *testWorker {
+func startWorker(t *testing.T, opts ...workerOption) *testWorker {
 	t.Helper()
 	queue := newTaskQueue(t)
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# Fenix\n"), 0o644))
-	registry, err := testtools.WithBuiltins(extra...)
-	require.NoError(t, err)
 	dataDir := t.TempDir()
-	w, err := fenixworker.New(server.Client(), fenixworker.Config{
+	cfg := fenixworker.Config{
 		TaskQueue:            queue,
 		DataDir:              dataDir,
 		DefaultWorkspaceRoot: ws,
 		Logger:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Tools:                registry,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	w, err := fenixworker.New(server.Client(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
@@ -232,4 +250,22 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// waitForRunningActivity waits until an activity of the given type has
+// started (heartbeating tools show up as pending with state STARTED).
+func waitForRunningActivity(t *testing.T, run client.WorkflowRun, activityType string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		desc, err := server.Client().DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
+		if err != nil {
+			return false
+		}
+		for _, pa := range desc.GetPendingActivities() {
+			if pa.GetActivityType().GetName() == activityType && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 50*time.Millisecond, "activity %s never started", activityType)
 }

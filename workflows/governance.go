@@ -1,0 +1,339 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// DefaultPermissionTimeout is how long a PermissionRequired tool call waits
+// for decide_permission before it is denied.
+const DefaultPermissionTimeout = 10 * time.Minute
+
+// hookStageTimeout bounds a hook stage; command hooks have their own,
+// shorter per-hook timeouts.
+const hookStageTimeout = 5 * time.Minute
+
+// PendingPermission is a tool call parked until a human decides.
+type PendingPermission struct {
+	CallID      string         `json:"call_id"`
+	ToolName    string         `json:"tool_name"`
+	Permission  string         `json:"permission"`
+	RequestedBy string         `json:"requested_by,omitempty"`
+	Arguments   map[string]any `json:"arguments"`
+	RequestedAt time.Time      `json:"requested_at"`
+	Deadline    time.Time      `json:"deadline"`
+
+	decided  bool
+	decision PermissionDecision
+}
+
+// PermissionDecisionResult is the decide_permission update's answer.
+type PermissionDecisionResult struct {
+	CallID   string `json:"call_id"`
+	Decision string `json:"decision"`
+	Accepted bool   `json:"accepted"`
+}
+
+// versionLifecycleHooks gates the lifecycle-hook stages (SessionStart/
+// Stop, Pre/PostToolUse, PostToolUseFailure, Error): runs recorded before
+// them replay without them.
+const versionLifecycleHooks = "lifecycle-hooks"
+
+// governance is the hook and permission state of a session.
+type governance struct {
+	// enabled is false only when replaying runs from before lifecycle hooks.
+	enabled     bool
+	hookSession hooks.Session
+	metrics     *hooks.MetricsHook
+	pending     []*PendingPermission
+	started     bool
+}
+
+// registerGovernance installs the metrics query and the permission update.
+func (s *session) registerGovernance(initial contract.Metrics) error {
+	s.gov.metrics = hooks.NewMetricsHook(initial, s.logger.Info)
+	if err := workflow.SetQueryHandler(s.ctx, QueryMetrics, func() (contract.Metrics, error) {
+		return s.gov.metrics.Metrics(), nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(s.ctx, QueryPendingPermissions, func() ([]PendingPermission, error) {
+		out := make([]PendingPermission, 0, len(s.gov.pending))
+		for _, p := range s.gov.pending {
+			if !p.decided {
+				out = append(out, *p)
+			}
+		}
+		return out, nil
+	}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(s.ctx, UpdateDecidePermission,
+		func(ctx workflow.Context, d PermissionDecision) (PermissionDecisionResult, error) {
+			p := s.findPending(d.CallID)
+			p.decided = true
+			p.decision = d
+			s.setDetails()
+			return PermissionDecisionResult{CallID: d.CallID, Decision: d.Decision, Accepted: true}, nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, d PermissionDecision) error {
+			if d.Decision != DecisionAllow && d.Decision != DecisionDeny {
+				return fmt.Errorf("decision %q is not %q or %q", d.Decision, DecisionAllow, DecisionDeny)
+			}
+			p := s.findPending(d.CallID)
+			if p == nil {
+				return fmt.Errorf("no tool call %q is waiting for a permission decision (pending: %s)", d.CallID, s.pendingIDs())
+			}
+			if p.decided {
+				return fmt.Errorf("tool call %q was already decided: %s", d.CallID, p.decision.Decision)
+			}
+			return nil
+		}})
+}
+
+func (s *session) findPending(callID string) *PendingPermission {
+	for _, p := range s.gov.pending {
+		if p.CallID == callID {
+			return p
+		}
+	}
+	return nil
+}
+
+func (s *session) pendingIDs() string {
+	var ids []string
+	for _, p := range s.gov.pending {
+		if !p.decided {
+			ids = append(ids, p.CallID)
+		}
+	}
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
+}
+
+// setDetails keeps the Web UI's current details up to date.
+func (s *session) setDetails() {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Stage:** %s", s.currentStage)
+	if s.cancelled {
+		fmt.Fprintf(&b, "\n\n**Canceling:** %s", s.cancelReason)
+	}
+	for _, p := range s.gov.pending {
+		if !p.decided {
+			fmt.Fprintf(&b, "\n\n**Waiting for permission:** `%s` call `%s` (%s) until %s — answer with update `%s`",
+				p.ToolName, p.CallID, p.Permission, p.Deadline.Format(time.RFC3339), UpdateDecidePermission)
+		}
+	}
+	workflow.SetCurrentDetails(s.ctx, b.String())
+}
+
+// lifecycle runs fire-and-forget hooks. A failing hook stage is recorded,
+// never fatal: observers must not break the work they observe.
+func (s *session) lifecycle(ctx workflow.Context, in activities.LifecycleHooksInput) {
+	if !s.gov.enabled {
+		return
+	}
+	ctx = workflow.WithActivityOptions(ctx, stageOptions("Hooks: "+string(in.Event()), hookStageTimeout))
+	var res activities.HookSummaryResult
+	if err := workflow.ExecuteActivity(ctx, acts.RunLifecycleHooks, in).Get(ctx, &res); err != nil {
+		fe := fenixerr.FromTemporal(err)
+		s.addTrace(contract.Trace(string(in.Event()), "hook_stage_error", fe.Message))
+		s.logger.Warn("lifecycle hooks failed", "event", in.Event(), "error", err)
+		return
+	}
+	s.addTrace(res.Trace)
+}
+
+// sessionStart fires SessionStart hooks once per run.
+func (s *session) sessionStart() {
+	if s.gov.started {
+		return
+	}
+	s.gov.started = true
+	ev := hooks.SessionStartEvent{Session: s.gov.hookSession, Source: hooks.SourceStartup}
+	_ = s.gov.metrics.OnSessionStart(context.Background(), ev)
+	s.currentStage = string(hooks.EventSessionStart)
+	s.lifecycle(s.stageCtx, activities.LifecycleHooksInput{SessionStart: &ev})
+}
+
+// sessionStop fires Error (for failures) and SessionStop hooks, whatever
+// the outcome, in a disconnected context so they run after a cancel.
+func (s *session) sessionStop(status string, failure *contract.Failure) {
+	if !s.gov.started {
+		return
+	}
+	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
+	if status == contract.StatusFailed && failure != nil {
+		ev := hooks.ErrorEvent{Session: s.gov.hookSession, Stage: failure.Stage, ErrorType: failure.ErrorType,
+			ErrorClass: fenixerr.Class(failure.Classification), ErrorCode: failure.Code, ErrorMessage: failure.LastErrorSummary}
+		if len(failure.ToolInvocations) > 0 {
+			ev.ToolName = failure.ToolInvocations[0].ToolName
+			ev.CallID = failure.ToolInvocations[0].CallID
+		}
+		_ = s.gov.metrics.OnError(context.Background(), ev)
+		s.lifecycle(ctx, activities.LifecycleHooksInput{Error: &ev})
+	}
+	stop := hooks.SessionStopEvent{Session: s.gov.hookSession, StopReason: status, Steps: s.gov.metrics.Metrics().Steps}
+	if failure != nil {
+		stop.ErrorMessage = failure.LastErrorSummary
+	}
+	_ = s.gov.metrics.OnSessionStop(context.Background(), stop)
+	s.lifecycle(ctx, activities.LifecycleHooksInput{SessionStop: &stop})
+}
+
+// toolFailed fires PostToolUseFailure for a call that was reviewed but did
+// not complete (rejected, blocked, denied, failed or canceled), so every
+// attempted call reaches the audit log.
+func (s *session) toolFailed(call contract.ToolCall, err error, durationMs int64, step int) {
+	fe := fenixerr.FromTemporal(err)
+	if s.isCanceled(err) {
+		fe = fenixerr.New(fenixerr.TypeCanceled, "tool call canceled: %s", s.cancelReason)
+	}
+	ev := hooks.PostToolUseFailureEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
+		ToolInput: call.Arguments, DurationMS: durationMs, ErrorType: fe.Type, ErrorMessage: fe.Message, Step: step}
+	_ = s.gov.metrics.PostToolUseFailure(context.Background(), ev)
+	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
+	s.lifecycle(ctx, activities.LifecycleHooksInput{PostToolUseFailure: &ev})
+}
+
+// governedCall is a reviewed call after PreToolUse and, when asked for,
+// a permission decision.
+type governedCall struct {
+	call              contract.ToolCall
+	additionalContext string
+}
+
+// governToolCall runs PreToolUse hooks (the CancellationHook reads this
+// workflow's cancel state from the event) and, for PermissionRequired,
+// PermissionRequest hooks and then a human through decide_permission.
+func (s *session) governToolCall(call contract.ToolCall, step int, approvalTimeout time.Duration) (governedCall, error) {
+	if !s.gov.enabled {
+		return governedCall{call: call}, nil
+	}
+	pre, err := runStage[activities.PreToolUseHooksResult](s, activities.StagePreToolUse,
+		stageOptions("PreToolUse: "+call.ToolName, hookStageTimeout), acts.RunPreToolUseHooks,
+		hooks.PreToolUseEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
+			ToolInput: call.Arguments, Step: step, Cancelled: s.cancelled, CancelReason: s.cancelReason})
+	if err != nil {
+		return governedCall{}, err
+	}
+	s.addTrace(pre.Trace)
+	if err := s.checkCancel(); err != nil {
+		return governedCall{}, err
+	}
+	res := pre.Result
+	if res.Blocked() {
+		return governedCall{}, &stageError{stage: activities.StagePreToolUse, err: fenixerr.New(fenixerr.TypeToolBlocked,
+			"tool call %q (%s) was blocked by hook %q: %s", call.CallID, call.ToolName, res.DecidedBy, res.Action.Reason).WithTool(call.ToolName)}
+	}
+	if res.ArgsMutated {
+		call.Arguments = res.FinalArgs
+	}
+	out := governedCall{call: call, additionalContext: res.AdditionalContext}
+	if !res.NeedsPermission() {
+		return out, nil
+	}
+	allowed, reason, err := s.decidePermission(call, *res.PermissionRequired, approvalTimeout)
+	if err != nil {
+		return governedCall{}, err
+	}
+	if !allowed {
+		return governedCall{}, &stageError{stage: activities.StagePermissionDecision, err: fenixerr.New(fenixerr.TypePermissionDenied,
+			"tool call %q (%s) was denied permission %q: %s", call.CallID, call.ToolName, res.PermissionRequired.Permission, reason).WithTool(call.ToolName)}
+	}
+	return out, nil
+}
+
+// decidePermission lets hooks settle the request, else parks the call
+// until decide_permission, the timeout (deny) or a cancel.
+func (s *session) decidePermission(call contract.ToolCall, req hooks.PermissionRequirement, timeout time.Duration) (bool, string, error) {
+	hookRes, err := runStage[activities.PermissionRequestHooksResult](s, activities.StagePermissionRequest,
+		stageOptions("PermissionRequest: "+call.ToolName, hookStageTimeout), acts.RunPermissionRequestHooks,
+		hooks.PermissionRequestEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
+			ToolInput: call.Arguments, Permission: req.Permission, RequestedBy: req.Hook})
+	if err != nil {
+		return false, "", err
+	}
+	s.addTrace(hookRes.Trace)
+	if err := s.checkCancel(); err != nil {
+		return false, "", err
+	}
+	if hookRes.Result.Settled() {
+		allowed := hookRes.Result.Decision.Kind == hooks.KindAllow
+		s.addTrace(permissionTrace(call, decisionWord(allowed), hookRes.Result.Decision.Reason, "hook:"+hookRes.Result.DecidedBy))
+		return allowed, hookRes.Result.Decision.Reason, nil
+	}
+
+	if timeout <= 0 {
+		timeout = DefaultPermissionTimeout
+	}
+	now := workflow.Now(s.ctx).UTC()
+	p := &PendingPermission{CallID: call.CallID, ToolName: call.ToolName, Permission: req.Permission, RequestedBy: req.Hook,
+		Arguments: call.Arguments, RequestedAt: now, Deadline: now.Add(timeout)}
+	s.gov.pending = append(s.gov.pending, p)
+	s.currentStage = activities.StagePermissionDecision
+	s.setDetails()
+	s.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhasePermissionPending, ToolInvocation: &contract.ToolInvocation{
+		CallID: call.CallID, ToolName: call.ToolName, Status: "waiting_for_permission", RequestPayload: call}})
+
+	decided, err := workflow.AwaitWithTimeout(s.stageCtx, timeout, func() bool { return p.decided || s.cancelled })
+	if s.cancelled {
+		return false, "", errCanceledBetweenStages
+	}
+	if err != nil {
+		return false, "", s.classify(activities.StagePermissionDecision, err)
+	}
+	if !decided {
+		p.decided = true
+		p.decision = PermissionDecision{CallID: call.CallID, Decision: DecisionDeny, Reason: fmt.Sprintf("no decision within %s", timeout)}
+		s.addTrace(permissionTrace(call, DecisionDeny, p.decision.Reason, "timeout"))
+	} else {
+		s.addTrace(permissionTrace(call, p.decision.Decision, p.decision.Reason, "decide_permission"))
+	}
+	s.setDetails()
+	return p.decision.Decision == DecisionAllow, p.decision.Reason, nil
+}
+
+func decisionWord(allowed bool) string {
+	if allowed {
+		return DecisionAllow
+	}
+	return DecisionDeny
+}
+
+func permissionTrace(call contract.ToolCall, decision, reason, decidedBy string) contract.TraceEntry {
+	return contract.Trace(activities.StagePermissionDecision,
+		"tool_name", call.ToolName, "call_id", call.CallID, "decision", decision, "reason", reason, "decided_by", decidedBy)
+}
+
+// postToolUse runs PostToolUse hooks on the projected content; the last
+// MutateOutput wins. The audit row is written in this stage.
+func (s *session) postToolUse(call contract.ToolCall, content string, raw []byte, durationMs int64, step int) (string, error) {
+	if !s.gov.enabled {
+		return content, nil
+	}
+	ev := hooks.PostToolUseEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID, ToolInput: call.Arguments,
+		Content: content, RawResult: raw, DurationMS: durationMs, Status: contract.StatusCompleted, Step: step}
+	post, err := runStage[activities.PostToolUseHooksResult](s, activities.StagePostToolUse,
+		stageOptions("PostToolUse: "+call.ToolName, hookStageTimeout), acts.RunPostToolUseHooks, ev)
+	if err != nil {
+		return "", err
+	}
+	s.addTrace(post.Trace)
+	_, _ = s.gov.metrics.PostToolUse(context.Background(), ev)
+	if post.Result.Mutated {
+		return post.Result.FinalContent, nil
+	}
+	return content, nil
+}
