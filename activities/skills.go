@@ -110,4 +110,3 @@ func (a *Activities) skillSource(in RunSkillInput) (string, error) {
 	}
 	return filepath.Join(ws.Dir(), filepath.FromSlash(cleaned)), nil
 }
-
