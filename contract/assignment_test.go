@@ -1,0 +1,140 @@
+package contract
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+
+func TestParseAssignment(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		wantErr string
+		check   func(t *testing.T, a Assignment)
+	}{
+		{"minimal tool assignment gets defaults",
+			`{"logical_work_id":"w","conversation_id":"c","turn_id":"t","tool_call":{"tool_name":"calculator"}}`, "",
+			func(t *testing.T, a Assignment) {
+				if a.AttemptNo != 1 || a.Mode != ModeTool || a.AgentContext.Profile != "main" {
+					t.Errorf("defaults: attempt %d mode %q profile %q", a.AttemptNo, a.Mode, a.AgentContext.Profile)
+				}
+				if a.ToolCall.CallID != "tool-call-w-1" || a.ToolCall.Arguments == nil {
+					t.Errorf("tool call defaults: %+v", a.ToolCall)
+				}
+			}},
+		{"unknown top-level fields are tolerated", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","kernel_extra":{"x":1}}`, "", nil},
+		{"empty input", `  `, "assignment is empty", nil},
+		{"array", `[1]`, "not valid JSON for this contract", nil},
+		{"wrong field type names the field", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","attempt_no":"x"}`, "field attempt_no must be int", nil},
+		{"missing identity", `{}`, "missing required field(s): logical_work_id, conversation_id, turn_id", nil},
+		{"negative attempt", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","attempt_no":-1}`, "attempt_no must be >= 1", nil},
+		{"both inline and ref", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","context_ref":"r","context_messages":[{"role":"user","content":"x"}]}`, "both context_messages and context_ref", nil},
+		{"message without role", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","context_messages":[{"content":"x"}]}`, "context_messages[0] has no role", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := ParseAssignment([]byte(tc.input))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if tc.check != nil {
+				tc.check(t, a)
+			}
+		})
+	}
+}
+
+func TestValidateForExecution(t *testing.T) {
+	base := Assignment{LogicalWorkID: "w", ConversationID: "c", TurnID: "t", AttemptNo: 1}
+	tests := []struct {
+		mode    string
+		tool    *ToolCall
+		skill   *SkillRequest
+		wantErr string
+	}{
+		{ModeTool, nil, nil, "has no tool_call"},
+		{ModeTool, &ToolCall{CallID: "x"}, nil, `tool_call "x" has no tool_name`},
+		{ModeTool, &ToolCall{ToolName: "calculator"}, nil, ""},
+		{ModeSkillsCatalogList, nil, nil, ""},
+		{ModeSkillsLoad, nil, nil, "needs skill_request.skill_name"},
+		{ModeSkillsLoad, nil, &SkillRequest{SkillName: "s"}, ""},
+		{ModeSkillsReadFile, nil, &SkillRequest{SkillName: "s"}, "needs skill_request.relative_path"},
+		{ModeSkillsInstall, nil, &SkillRequest{}, "needs skill_request.source_path"},
+		{"dance", nil, nil, `mode "dance" is unknown`},
+	}
+	for _, tc := range tests {
+		a := base
+		a.Mode, a.ToolCall, a.SkillRequest = tc.mode, tc.tool, tc.skill
+		err := a.ValidateForExecution()
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("mode %q: got %v, want %q", tc.mode, err, tc.wantErr)
+		}
+	}
+}
+
+func TestInferModelFallbackChain(t *testing.T) {
+	tests := []struct {
+		mc   ModelContext
+		pe   ProviderExecution
+		want string
+	}{
+		{ModelContext{LikelyModel: "a", ModelRef: "b", APIModel: "c"}, ProviderExecution{ModelRef: "d"}, "a"},
+		{ModelContext{ModelRef: "b", APIModel: "c"}, ProviderExecution{ModelRef: "d"}, "b"},
+		{ModelContext{APIModel: "c"}, ProviderExecution{ModelRef: "d"}, "c"},
+		{ModelContext{}, ProviderExecution{ModelRef: "d"}, "d"},
+		{ModelContext{}, ProviderExecution{}, ""},
+	}
+	for _, tc := range tests {
+		if got := (Assignment{ModelContext: tc.mc, ProviderExecution: tc.pe}).InferModel(); got != tc.want {
+			t.Errorf("InferModel(%+v, %+v) = %q, want %q", tc.mc, tc.pe, got, tc.want)
+		}
+	}
+}
+
+func TestCompactionThresholdPrefersTheAdvisoryHint(t *testing.T) {
+	tests := []struct {
+		name string
+		json string
+		want int
+	}{
+		{"hint wins", `{"advisory_hints":{"recommended_compaction_threshold":10},"advisory_compaction_threshold_tokens":20}`, 10},
+		{"explicit zero hint wins over tokens", `{"advisory_hints":{"recommended_compaction_threshold":0},"advisory_compaction_threshold_tokens":20}`, 0},
+		{"tokens when no hint", `{"advisory_compaction_threshold_tokens":20}`, 20},
+		{"neither", `{}`, 0},
+	}
+	for _, tc := range tests {
+		var b BudgetHints
+		if err := json.Unmarshal([]byte(tc.json), &b); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.CompactionThreshold(); got != tc.want {
+			t.Errorf("%s: got %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestTraceEntryMarshalsFlat(t *testing.T) {
+	e := Trace("review_tool_call", "tool_name", "calculator", "registry_backed", false)
+	raw, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(raw), `{"hook":"review_tool_call","registry_backed":false,"tool_name":"calculator"}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	var back TraceEntry
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Hook != "review_tool_call" || back.Get("tool_name") != "calculator" || back.Get("hook") != nil {
+		t.Errorf("round trip: %+v", back)
+	}
+}
