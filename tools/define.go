@@ -34,10 +34,26 @@ type Env struct {
 	// Progress streams output chunks (heartbeats and progress reports).
 	// Never nil inside an executor.
 	Progress func(contract.ToolOutputChunk)
-	Logger   *slog.Logger
+	// Heartbeat, when set, is called every few seconds by long tools even
+	// while they produce no output, so a heartbeat timeout only fires when
+	// the worker is gone.
+	Heartbeat func()
+	Logger    *slog.Logger
 	// Host holds host-local resources (command runs, processes) and
 	// service configuration; tools that need it check for nil.
 	Host *Host
+}
+
+func (e *Env) progress(c contract.ToolOutputChunk) {
+	if e.Progress != nil {
+		e.Progress(c)
+	}
+}
+
+func (e *Env) heartbeat() {
+	if e.Heartbeat != nil {
+		e.Heartbeat()
+	}
 }
 
 // Spec describes a tool for Define.
@@ -116,7 +132,7 @@ func Define[A any, R any](spec Spec, execute func(ctx context.Context, env *Env,
 			if err != nil {
 				return nil, err
 			}
-			raw, err := json.Marshal(res)
+			raw, err := marshalResult(res)
 			if err != nil {
 				return nil, fenixerr.Runtime("result of tool %q is not JSON-encodable: %v", spec.Name, err).WithTool(spec.Name)
 			}
@@ -135,6 +151,18 @@ func Define[A any, R any](spec Spec, execute func(ctx context.Context, env *Env,
 		},
 		owner: spec.Owner,
 	}
+}
+
+// marshalResult encodes a raw result without HTML escaping: results are
+// never embedded in HTML, and escaping would grow output full of '<' six-fold.
+func marshalResult(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func compileSchema[A any](name string) (json.RawMessage, *validator.Schema) {

@@ -9,10 +9,14 @@ import (
 
 func init() { register(workspaceReadTool()) }
 
+// defaultReadBytes keeps a default read well inside the activity's 1 MiB
+// result limit.
+const defaultReadBytes = 256 << 10
+
 // WorkspaceReadArgs are workspace_read's arguments.
 type WorkspaceReadArgs struct {
 	Path     string `json:"path" jsonschema:"minLength=1,maxLength=4096,description=File path relative to the workspace root"`
-	MaxBytes int64  `json:"max_bytes,omitempty" jsonschema:"minimum=1,maximum=8388608,description=Read at most this many bytes (default 1 MiB)"`
+	MaxBytes int64  `json:"max_bytes,omitempty" jsonschema:"minimum=1,maximum=1048576,description=Read at most this many bytes (default 256 KiB)"`
 }
 
 // WorkspaceReadResult is workspace_read's raw result.
@@ -33,12 +37,17 @@ func workspaceReadTool() Definition {
 		Idempotent:     true,
 		NeedsWorkspace: true,
 	}, func(_ context.Context, env *Env, a WorkspaceReadArgs) (WorkspaceReadResult, error) {
-		r, err := env.Workspace.ReadFile(a.Path, a.MaxBytes)
+		maxBytes := a.MaxBytes
+		if maxBytes == 0 {
+			maxBytes = defaultReadBytes
+		}
+		r, err := env.Workspace.ReadFile(a.Path, maxBytes)
 		if err != nil {
 			return WorkspaceReadResult{}, err
 		}
 		content, binary := textOf(r.Content)
-		return WorkspaceReadResult{Path: r.Path, Content: content, Size: r.Size, Truncated: r.Truncated, Binary: binary}, nil
+		content, clipped := clipForJSON(content, resultTextBudget)
+		return WorkspaceReadResult{Path: r.Path, Content: content, Size: r.Size, Truncated: r.Truncated || clipped, Binary: binary}, nil
 	}, func(_ WorkspaceReadArgs, r WorkspaceReadResult) Projection {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Workspace file %s:\n%s", r.Path, r.Content)

@@ -32,6 +32,8 @@ const DefaultMaxWriteBytes = 4 << 20
 // them would install code that runs outside Fenix's hooks and audit.
 var protectedPrefixes = []string{
 	".git/hooks",
+	// core.hooksPath and core.fsmonitor in the git config run programs too.
+	".git/config",
 	".claude/settings.json",
 	".claude/settings.local.json",
 	".fenix/hooks.json",
@@ -181,17 +183,12 @@ func requireRegular(rel string, info fs.FileInfo) error {
 }
 
 // WriteFile writes data to a regular file, creating parent directories.
-// Protected paths and non-regular existing targets are refused.
+// Protected paths (also when reached through a symlink) and non-regular
+// existing targets (devices, FIFOs, sockets, directories) are refused.
 func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, error) {
-	cleaned, err := Clean(rel)
+	cleaned, err := w.writableTarget(rel)
 	if err != nil {
 		return "", err
-	}
-	if cleaned == "." {
-		return "", fenixerr.Validation("path %q is the workspace root, not a file", rel)
-	}
-	if IsProtected(cleaned) {
-		return "", fenixerr.WorkspaceEscape("path %q is protected (git hooks and hook settings are not writable by tools)", cleaned).WithCode("protected_path")
 	}
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxWriteBytes
@@ -204,10 +201,14 @@ func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, 
 			return "", translate(dir, err)
 		}
 	}
-	if info, err := w.root.Lstat(cleaned); err == nil && info.Mode()&fs.ModeSymlink == 0 {
+	// Stat follows an in-root symlink, so a link to a FIFO or device is
+	// refused here instead of blocking in open.
+	if info, err := w.root.Stat(cleaned); err == nil {
 		if err := requireRegular(cleaned, info); err != nil {
 			return "", err
 		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", translate(cleaned, err)
 	}
 	f, err := w.root.OpenFile(cleaned, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
@@ -231,6 +232,93 @@ func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, 
 	return cleaned, nil
 }
 
+// writableTarget cleans rel and refuses the root itself and protected
+// paths, including a protected file reached through in-root symlinks.
+func (w *Workspace) writableTarget(rel string) (string, error) {
+	cleaned, err := Clean(rel)
+	if err != nil {
+		return "", err
+	}
+	if cleaned == "." {
+		return "", fenixerr.Validation("path %q is the workspace root, not a file", rel)
+	}
+	if IsProtected(cleaned) {
+		return "", protectedError(cleaned, cleaned)
+	}
+	target, err := w.resolveLinks(cleaned)
+	if err != nil {
+		return "", err
+	}
+	if IsProtected(target) {
+		return "", protectedError(cleaned, target)
+	}
+	return cleaned, nil
+}
+
+func protectedError(rel, target string) error {
+	if rel == target {
+		return fenixerr.WorkspaceEscape("path %q is protected (git hooks, git config and hook settings are not writable by tools)", rel).WithCode("protected_path")
+	}
+	return fenixerr.WorkspaceEscape("path %q leads through a symlink to protected path %q (git hooks, git config and hook settings are not writable by tools)", rel, target).WithCode("protected_path")
+}
+
+// maxSymlinkHops matches the kernel's limit.
+const maxSymlinkHops = 40
+
+// resolveLinks follows symlinks inside the root to the path an open of
+// cleaned would reach. Components that do not exist yet are kept as
+// written; absolute or escaping targets are refused like os.Root does.
+func (w *Workspace) resolveLinks(cleaned string) (string, error) {
+	pending := strings.Split(cleaned, "/")
+	var resolved []string
+	hops := 0
+	for len(pending) > 0 {
+		part := pending[0]
+		pending = pending[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if len(resolved) == 0 {
+				return "", fenixerr.WorkspaceEscape("path %q resolves outside the workspace root (through a symlink)", cleaned)
+			}
+			resolved = resolved[:len(resolved)-1]
+			continue
+		}
+		candidate := path.Join(append(resolved, part)...)
+		info, err := w.root.Lstat(candidate)
+		if errors.Is(err, fs.ErrNotExist) {
+			rest := path.Join(append(append(resolved, part), pending...)...)
+			if rest == ".." || strings.HasPrefix(rest, "../") {
+				return "", fenixerr.WorkspaceEscape("path %q resolves outside the workspace root (through a symlink)", cleaned)
+			}
+			return rest, nil
+		}
+		if err != nil {
+			return "", translate(cleaned, err)
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			resolved = append(resolved, part)
+			continue
+		}
+		if hops++; hops > maxSymlinkHops {
+			return "", fenixerr.WorkspaceEscape("path %q goes through more than %d symlinks", cleaned, maxSymlinkHops).WithCause(syscall.ELOOP)
+		}
+		target, err := w.root.Readlink(candidate)
+		if err != nil {
+			return "", translate(candidate, err)
+		}
+		if path.IsAbs(target) {
+			return "", fenixerr.WorkspaceEscape("path %q goes through symlink %q with absolute target %q: workspace symlinks must be relative and stay inside the root", cleaned, candidate, target)
+		}
+		pending = append(strings.Split(target, "/"), pending...)
+	}
+	if len(resolved) == 0 {
+		return ".", nil
+	}
+	return path.Join(resolved...), nil
+}
+
 // Stat describes a path, following symlinks that stay inside the root.
 func (w *Workspace) Stat(rel string) (fs.FileInfo, string, error) {
 	cleaned, err := Clean(rel)
@@ -242,6 +330,32 @@ func (w *Workspace) Stat(rel string) (fs.FileInfo, string, error) {
 		return nil, cleaned, translate(cleaned, err)
 	}
 	return info, cleaned, nil
+}
+
+// Lstat describes a path without following a final symlink.
+func (w *Workspace) Lstat(rel string) (fs.FileInfo, string, error) {
+	cleaned, err := Clean(rel)
+	if err != nil {
+		return nil, "", err
+	}
+	info, err := w.root.Lstat(cleaned)
+	if err != nil {
+		return nil, cleaned, translate(cleaned, err)
+	}
+	return info, cleaned, nil
+}
+
+// Readlink returns a symlink's target as stored (not resolved).
+func (w *Workspace) Readlink(rel string) (string, error) {
+	cleaned, err := Clean(rel)
+	if err != nil {
+		return "", err
+	}
+	target, err := w.root.Readlink(cleaned)
+	if err != nil {
+		return "", translate(cleaned, err)
+	}
+	return target, nil
 }
 
 // ReadDir lists a directory, sorted by name.

@@ -1,0 +1,472 @@
+// Package procs runs shell commands for tools: each command runs in its own
+// process group under resource limits, its output is captured into bounded
+// buffers, and stopping it (timeout, cancellation, a limit, shutdown) kills
+// the whole group: SIGTERM first, SIGKILL after a short grace.
+//
+// What is enforced, and how:
+//
+//   - RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_NOFILE and RLIMIT_AS are applied with
+//     prlimit(2) to the command's shell before it runs anything: the shell
+//     waits on a gate pipe until the limits are in place, so there is no
+//     window in which the command runs unlimited.
+//   - The process count is enforced by a watchdog that counts the members of
+//     the process group and kills the group past Limits.MaxProcesses. When
+//     the worker is not root, RLIMIT_NPROC (the user's current task count
+//     plus MaxProcesses) is applied too, so the kernel refuses forks before
+//     the watchdog sees them. Root ignores RLIMIT_NPROC, so for a root
+//     worker the watchdog is the guard.
+//   - Output beyond Limits.MaxOutputBytes kills the group; only the last
+//     Spec.KeepBytes of each stream are kept in memory.
+//   - When the group leader exits, the rest of the group is killed, so a
+//     command leaves nothing behind in its group.
+//
+// Not covered: a process that leaves the group (setsid, setpgid) escapes the
+// group kill and the watchdog. Run the worker in a container or a cgroup
+// with pids.max for a hard boundary.
+package procs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Reasons Fenix stopped a process group.
+const (
+	ReasonTimeout      = "timeout"
+	ReasonCanceled     = "canceled"
+	ReasonStopped      = "stopped"
+	ReasonOutputLimit  = "output_limit"
+	ReasonProcessLimit = "process_limit"
+	ReasonShutdown     = "shutdown"
+)
+
+// Shell runs every command line.
+const Shell = "/bin/sh"
+
+// gateScript blocks until the worker has applied the resource limits (it
+// writes a line to fd 3), then replaces itself with the real command, so
+// the command and all its children inherit the limits.
+const gateScript = `read -r fenix_gate <&3 || exit 125; exec 3<&-; exec ` + Shell + ` -c "$1"`
+
+// Limits bound what a command may consume. Zero fields are not enforced.
+type Limits struct {
+	// MaxProcesses caps the processes in the command's process group.
+	MaxProcesses int
+	// MaxFileBytes is RLIMIT_FSIZE: the largest file the command may write.
+	MaxFileBytes int64
+	// CPUSeconds is RLIMIT_CPU, per process.
+	CPUSeconds int
+	// MaxOpenFiles is RLIMIT_NOFILE.
+	MaxOpenFiles int
+	// MaxMemoryBytes is RLIMIT_AS, per process. Runtimes that reserve large
+	// address ranges (Go, the JVM) need generous values.
+	MaxMemoryBytes int64
+	// MaxOutputBytes kills the group once stdout and stderr together exceed it.
+	MaxOutputBytes int64
+}
+
+// Spec describes one command.
+type Spec struct {
+	CommandLine string
+	Dir         string
+	// Env is the complete environment; nothing is inherited from the worker.
+	Env    []string
+	Limits Limits
+	// KeepBytes is how much of each stream's tail is kept (default 1 MiB).
+	KeepBytes int
+	// CombineOutput sends stderr into the stdout stream (for services,
+	// whose log reads best interleaved).
+	CombineOutput bool
+	// LogPath, when set, also receives all output, up to LogMaxBytes.
+	LogPath     string
+	LogMaxBytes int64
+	// WatchInterval is how often the process-count watchdog samples the
+	// group (default 50ms).
+	WatchInterval time.Duration
+}
+
+// Exit describes how a command ended.
+type Exit struct {
+	// Code is the exit status, or 128+N when signal N ended the shell, as
+	// shells report it.
+	Code   int    `json:"code"`
+	Signal string `json:"signal,omitempty"`
+	// Reason says why Fenix stopped it; empty when it exited on its own.
+	Reason    string    `json:"reason,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+}
+
+// Process is a running command and its process group.
+type Process struct {
+	spec    Spec
+	cmd     *exec.Cmd
+	pid     int
+	started time.Time
+	stdout  *Tail
+	stderr  *Tail
+	log     *cappedLog
+
+	mu     sync.Mutex
+	reason string
+	reaped bool // once set, the group ID may be reused: never signal it again
+	exit   Exit
+
+	done chan struct{}
+}
+
+// ErrUnsupported is returned where process groups and prlimit are missing.
+var ErrUnsupported = errors.New("running commands needs Linux (process groups, prlimit, /proc)")
+
+// Start runs spec.CommandLine with sh -c in a new process group.
+func Start(spec Spec) (*Process, error) {
+	if !supported {
+		return nil, ErrUnsupported
+	}
+	if spec.CommandLine == "" {
+		return nil, errors.New("command line is empty")
+	}
+	if spec.KeepBytes <= 0 {
+		spec.KeepBytes = 1 << 20
+	}
+	if spec.WatchInterval <= 0 {
+		spec.WatchInterval = 50 * time.Millisecond
+	}
+	if spec.Env == nil {
+		spec.Env = []string{}
+	}
+
+	var opened []*os.File
+	closeAll := func() {
+		for _, f := range opened {
+			f.Close()
+		}
+	}
+	pipe := func() (*os.File, *os.File, error) {
+		r, w, err := os.Pipe()
+		if err == nil {
+			opened = append(opened, r, w)
+		}
+		return r, w, err
+	}
+	gateR, gateW, err := pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating the start gate pipe: %w", err)
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("creating the stdout pipe: %w", err)
+	}
+	errR, errW := outR, outW
+	if !spec.CombineOutput {
+		if errR, errW, err = pipe(); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("creating the stderr pipe: %w", err)
+		}
+	}
+	var log *cappedLog
+	if spec.LogPath != "" {
+		f, err := os.OpenFile(spec.LogPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("creating the output log %s: %w", spec.LogPath, err)
+		}
+		log = &cappedLog{f: f, max: spec.LogMaxBytes}
+	}
+
+	cmd := exec.Command(Shell, "-c", gateScript, "fenix-sh", spec.CommandLine)
+	cmd.Dir = spec.Dir
+	cmd.Env = spec.Env
+	cmd.Stdout = outW
+	cmd.Stderr = errW
+	cmd.ExtraFiles = []*os.File{gateR}
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		log.Close()
+		return nil, fmt.Errorf("starting %s: %w", Shell, err)
+	}
+	gateR.Close()
+	outW.Close()
+	if !spec.CombineOutput {
+		errW.Close()
+	}
+
+	p := &Process{
+		spec:    spec,
+		cmd:     cmd,
+		pid:     cmd.Process.Pid,
+		started: time.Now(),
+		stdout:  NewTail(spec.KeepBytes),
+		stderr:  NewTail(spec.KeepBytes),
+		log:     log,
+		done:    make(chan struct{}),
+	}
+	if err := applyLimits(p.pid, spec.Limits); err != nil {
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		gateW.Close()
+		_ = cmd.Wait()
+		outR.Close()
+		if !spec.CombineOutput {
+			errR.Close()
+		}
+		log.Close()
+		return nil, fmt.Errorf("applying resource limits: %w", err)
+	}
+
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go p.pump(outR, p.stdout, &readers)
+	if !spec.CombineOutput {
+		readers.Add(1)
+		go p.pump(errR, p.stderr, &readers)
+	}
+	go p.supervise(outR, errR, &readers)
+	if spec.Limits.MaxProcesses > 0 {
+		go p.watchProcessCount()
+	}
+
+	// Open the gate last: the command starts with every guard in place.
+	if _, err := io.WriteString(gateW, "go\n"); err != nil {
+		p.Kill(ReasonStopped)
+	}
+	gateW.Close()
+	return p, nil
+}
+
+// PID is the process ID of the group leader, which is also the group ID.
+func (p *Process) PID() int { return p.pid }
+
+// StartedAt is when the command started.
+func (p *Process) StartedAt() time.Time { return p.started }
+
+// Done is closed once the command and its group are gone and the output
+// is drained.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exit reports how the command ended; valid after Done.
+func (p *Process) Exit() Exit {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exit
+}
+
+// Running reports whether Done is still open.
+func (p *Process) Running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Stdout is the stdout tail (with CombineOutput, all output).
+func (p *Process) Stdout() *Tail { return p.stdout }
+
+// Stderr is the stderr tail (empty with CombineOutput).
+func (p *Process) Stderr() *Tail { return p.stderr }
+
+// LogDropped is how many output bytes the log file did not take.
+func (p *Process) LogDropped() int64 { return p.log.Dropped() }
+
+// Stop ends the group: SIGTERM, then SIGKILL after grace. It returns once
+// the command is gone. The first reason given is the one reported.
+func (p *Process) Stop(reason string, grace time.Duration) {
+	p.setReason(reason)
+	p.signalGroup(syscall.SIGTERM)
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-p.done:
+		return
+	case <-timer.C:
+	}
+	p.signalGroup(syscall.SIGKILL)
+	<-p.done
+}
+
+// Kill sends SIGKILL to the group without waiting.
+func (p *Process) Kill(reason string) {
+	p.setReason(reason)
+	p.signalGroup(syscall.SIGKILL)
+}
+
+func (p *Process) setReason(reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reason == "" && !p.reaped {
+		p.reason = reason
+	}
+}
+
+// signalGroup signals every process in the group. It is safe only while
+// the leader is unreaped: a zombie leader still pins the group ID, so the
+// signal cannot reach an unrelated group that reused the number.
+func (p *Process) signalGroup(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.reaped {
+		_ = syscall.Kill(-p.pid, sig)
+	}
+}
+
+func (p *Process) pump(r *os.File, tail *Tail, readers *sync.WaitGroup) {
+	defer readers.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			tail.Write(buf[:n])
+			p.log.Write(buf[:n])
+			if lim := p.spec.Limits.MaxOutputBytes; lim > 0 && p.stdout.Total()+p.stderr.Total() > lim {
+				p.Kill(ReasonOutputLimit)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// groupExitTimeout bounds the wait for killed group members to die; a
+// process stuck in uninterruptible sleep dies when its I/O returns.
+const groupExitTimeout = 2 * time.Second
+
+// GroupSize counts the processes, zombies included, in process group pgid.
+func GroupSize(pgid int) int { return groupSize(pgid, false) }
+
+// LiveGroupSize counts the processes in process group pgid that have not
+// exited.
+func LiveGroupSize(pgid int) int { return groupSize(pgid, true) }
+
+// drainTimeout bounds how long output is read after the group is dead; a
+// process that escaped the group may hold the pipes open forever.
+const drainTimeout = 2 * time.Second
+
+func (p *Process) supervise(outR, errR *os.File, readers *sync.WaitGroup) {
+	waitErr := waitExitedNoReap(p.pid)
+
+	if waitErr == nil {
+		// The leader is a zombie, so the group ID is still ours: kill
+		// whatever it left behind and wait for that to die before reaping
+		// it, so Done means the group is gone.
+		deadline := time.Now().Add(groupExitTimeout)
+		for {
+			_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+			if groupSize(p.pid, true) == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	p.mu.Lock()
+	_ = p.cmd.Wait()
+	p.reaped = true
+	p.mu.Unlock()
+
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainTimeout):
+		_ = outR.SetReadDeadline(time.Now())
+		_ = errR.SetReadDeadline(time.Now())
+		<-drained
+	}
+	outR.Close()
+	if errR != outR {
+		errR.Close()
+	}
+	p.log.Close()
+
+	exit := Exit{StartedAt: p.started, EndedAt: time.Now()}
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		exit.Code = 128 + int(ws.Signal())
+		exit.Signal = signalName(ws.Signal())
+	} else {
+		exit.Code = p.cmd.ProcessState.ExitCode()
+	}
+	p.mu.Lock()
+	exit.Reason = p.reason
+	p.exit = exit
+	p.mu.Unlock()
+	close(p.done)
+}
+
+func (p *Process) watchProcessCount() {
+	ticker := time.NewTicker(p.spec.WatchInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-ticker.C:
+			if n := groupSize(p.pid, false); n > p.spec.Limits.MaxProcesses {
+				p.Kill(ReasonProcessLimit)
+			}
+		}
+	}
+}
+
+// cappedLog writes output to a file until max bytes, then counts what it
+// drops. A nil *cappedLog does nothing.
+type cappedLog struct {
+	mu      sync.Mutex
+	f       *os.File
+	max     int64
+	written int64
+	dropped int64
+}
+
+func (l *cappedLog) Write(p []byte) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		l.dropped += int64(len(p))
+		return
+	}
+	room := l.max - l.written
+	if l.max <= 0 {
+		room = int64(len(p))
+	}
+	if room < int64(len(p)) {
+		l.dropped += int64(len(p)) - max(room, 0)
+		p = p[:max(room, 0)]
+	}
+	if len(p) > 0 {
+		n, _ := l.f.Write(p)
+		l.written += int64(n)
+	}
+}
+
+func (l *cappedLog) Dropped() int64 {
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dropped
+}
+
+func (l *cappedLog) Close() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}

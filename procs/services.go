@@ -1,0 +1,433 @@
+package procs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Service statuses.
+const (
+	StatusRunning = "running"
+	StatusExited  = "exited"
+	StatusStopped = "stopped"
+	StatusKilled  = "killed"
+)
+
+// Errors of the service manager, for errors.Is.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrLimitReached = errors.New("limit reached")
+	ErrClosed       = errors.New("manager is closed")
+	ErrPortInUse    = errors.New("port in use")
+)
+
+// ServiceSpec describes a background service to start.
+type ServiceSpec struct {
+	ID          string
+	CommandLine string
+	Dir         string
+	Env         []string
+	// Port, when > 0, is the loopback port the service listens on; the
+	// reverse proxy forwards /proxy/<ID>/ to it.
+	Port           int
+	Limits         Limits
+	CallID         string
+	ConversationID string
+}
+
+// ServiceInfo is a snapshot of one service.
+type ServiceInfo struct {
+	ID             string     `json:"process_run_id"`
+	CommandLine    string     `json:"command_line"`
+	Dir            string     `json:"dir"`
+	Port           int        `json:"port,omitempty"`
+	PID            int        `json:"pid"`
+	Status         string     `json:"status"`
+	ExitStatus     *int       `json:"exit_status,omitempty"`
+	Signal         string     `json:"signal,omitempty"`
+	Reason         string     `json:"reason,omitempty"`
+	StartedAt      time.Time  `json:"started_at"`
+	EndedAt        *time.Time `json:"ended_at,omitempty"`
+	LogPath        string     `json:"log_path"`
+	OutputBytes    int64      `json:"output_bytes"`
+	CallID         string     `json:"call_id,omitempty"`
+	ConversationID string     `json:"conversation_id,omitempty"`
+}
+
+// ManagerConfig configures a Manager.
+type ManagerConfig struct {
+	// LogDir receives one capped log file per service.
+	LogDir string
+	// KeepBytes of output are kept in memory per service (default 256 KiB).
+	KeepBytes int
+	// LogMaxBytes caps each log file (default 16 MiB).
+	LogMaxBytes int64
+	// MaxRunning caps concurrently running services (default 16).
+	MaxRunning int
+	// MaxFinished finished services are remembered for listing (default 64).
+	MaxFinished int
+	// KillGrace is the SIGTERM-to-SIGKILL grace on stop (default 2s).
+	KillGrace time.Duration
+}
+
+// Manager supervises background services on one host.
+type Manager struct {
+	cfg      ManagerConfig
+	mu       sync.Mutex
+	services map[string]*service
+	closed   bool
+}
+
+type service struct {
+	spec    ServiceSpec
+	proc    *Process
+	logPath string
+	proxy   *httputil.ReverseProxy
+}
+
+// NewManager creates the log directory and an empty manager.
+func NewManager(cfg ManagerConfig) (*Manager, error) {
+	if cfg.LogDir == "" {
+		return nil, errors.New("service manager needs a log directory")
+	}
+	if cfg.KeepBytes <= 0 {
+		cfg.KeepBytes = 256 << 10
+	}
+	if cfg.LogMaxBytes <= 0 {
+		cfg.LogMaxBytes = 16 << 20
+	}
+	if cfg.MaxRunning <= 0 {
+		cfg.MaxRunning = 16
+	}
+	if cfg.MaxFinished <= 0 {
+		cfg.MaxFinished = 64
+	}
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = 2 * time.Second
+	}
+	if err := os.MkdirAll(cfg.LogDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating service log directory %s: %w", cfg.LogDir, err)
+	}
+	return &Manager{cfg: cfg, services: map[string]*service{}}, nil
+}
+
+// Start launches a service. It refuses a port that something already
+// listens on, so the proxy only ever reaches what the service itself binds.
+func (m *Manager) Start(spec ServiceSpec) (ServiceInfo, error) {
+	if !resourceIDPattern.MatchString(spec.ID) {
+		return ServiceInfo{}, fmt.Errorf("process run ID %q is malformed", spec.ID)
+	}
+	if spec.Port < 0 || spec.Port > 65535 {
+		return ServiceInfo{}, fmt.Errorf("port %d is not a TCP port", spec.Port)
+	}
+	if spec.Port > 0 {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(spec.Port)))
+		if err != nil {
+			return ServiceInfo{}, fmt.Errorf("%w: port %d on 127.0.0.1 is already taken (%v): choose a free port for the service", ErrPortInUse, spec.Port, err)
+		}
+		l.Close()
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ServiceInfo{}, ErrClosed
+	}
+	if _, dup := m.services[spec.ID]; dup {
+		return ServiceInfo{}, fmt.Errorf("process run %q already exists", spec.ID)
+	}
+	running := 0
+	for _, s := range m.services {
+		if s.proc.Running() {
+			running++
+		}
+		if spec.Port > 0 && s.spec.Port == spec.Port && s.proc.Running() {
+			return ServiceInfo{}, fmt.Errorf("%w: port %d is declared by running process run %s", ErrPortInUse, spec.Port, s.spec.ID)
+		}
+	}
+	if running >= m.cfg.MaxRunning {
+		return ServiceInfo{}, fmt.Errorf("%w: %d background services are already running on this host (the limit): stop one with process_stop first", ErrLimitReached, running)
+	}
+	logPath := filepath.Join(m.cfg.LogDir, spec.ID+".log")
+	p, err := Start(Spec{
+		CommandLine:   spec.CommandLine,
+		Dir:           spec.Dir,
+		Env:           spec.Env,
+		Limits:        spec.Limits,
+		KeepBytes:     m.cfg.KeepBytes,
+		CombineOutput: true,
+		LogPath:       logPath,
+		LogMaxBytes:   m.cfg.LogMaxBytes,
+		WatchInterval: 250 * time.Millisecond,
+	})
+	if err != nil {
+		return ServiceInfo{}, err
+	}
+	s := &service{spec: spec, proc: p, logPath: logPath}
+	if spec.Port > 0 {
+		s.proxy = newServiceProxy(spec.ID, spec.Port)
+	}
+	m.services[spec.ID] = s
+	m.forgetOldLocked()
+	return s.info(), nil
+}
+
+// forgetOldLocked drops the oldest finished services beyond MaxFinished.
+func (m *Manager) forgetOldLocked() {
+	var finished []*service
+	for _, s := range m.services {
+		if !s.proc.Running() {
+			finished = append(finished, s)
+		}
+	}
+	if len(finished) <= m.cfg.MaxFinished {
+		return
+	}
+	sort.Slice(finished, func(i, j int) bool { return finished[i].proc.StartedAt().Before(finished[j].proc.StartedAt()) })
+	for _, s := range finished[:len(finished)-m.cfg.MaxFinished] {
+		delete(m.services, s.spec.ID)
+		os.Remove(s.logPath)
+	}
+}
+
+func (m *Manager) lookup(id string) (*service, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.services[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: process run %q is not known on this host", ErrNotFound, id)
+	}
+	return s, nil
+}
+
+// Info describes one service.
+func (m *Manager) Info(id string) (ServiceInfo, error) {
+	s, err := m.lookup(id)
+	if err != nil {
+		return ServiceInfo{}, err
+	}
+	return s.info(), nil
+}
+
+// Output returns the last at most max bytes of a service's output, the
+// stream offset of the first byte and the total output so far.
+func (m *Manager) Output(id string, max int) ([]byte, int64, int64, error) {
+	s, err := m.lookup(id)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	data, start := s.proc.Stdout().Last(max)
+	return data, start, s.proc.Stdout().Total(), nil
+}
+
+// WaitReady waits until the service accepts TCP connections on its port,
+// exits, or timeout passes. It reports whether the port answered.
+func (m *Manager) WaitReady(ctx context.Context, id string, timeout time.Duration) (bool, error) {
+	s, err := m.lookup(id)
+	if err != nil {
+		return false, err
+	}
+	if s.spec.Port == 0 {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.spec.Port))
+	ticker := time.NewTicker(50 * time.Millisecond)
+	defer ticker.Stop()
+	var d net.Dialer
+	for {
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			conn.Close()
+			return true, nil
+		}
+		select {
+		case <-s.proc.Done():
+			return false, nil
+		case <-ctx.Done():
+			return false, nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// WaitExit waits up to d for the service to exit and reports whether it did.
+func (m *Manager) WaitExit(ctx context.Context, id string, d time.Duration) (bool, error) {
+	s, err := m.lookup(id)
+	if err != nil {
+		return false, err
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-s.proc.Done():
+		return true, nil
+	case <-timer.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// List describes every known service, oldest first.
+func (m *Manager) List() []ServiceInfo {
+	m.mu.Lock()
+	list := make([]*service, 0, len(m.services))
+	for _, s := range m.services {
+		list = append(list, s)
+	}
+	m.mu.Unlock()
+	out := make([]ServiceInfo, 0, len(list))
+	for _, s := range list {
+		out = append(out, s.info())
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].StartedAt.Equal(out[j].StartedAt) {
+			return out[i].StartedAt.Before(out[j].StartedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Stop kills a service's process group (SIGTERM, then SIGKILL after the
+// grace) and returns its final state. Stopping a finished service is a no-op.
+func (m *Manager) Stop(id string) (ServiceInfo, error) {
+	s, err := m.lookup(id)
+	if err != nil {
+		return ServiceInfo{}, err
+	}
+	s.proc.Stop(ReasonStopped, m.cfg.KillGrace)
+	return s.info(), nil
+}
+
+// Close stops every running service, in parallel, and refuses new ones.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	list := make([]*service, 0, len(m.services))
+	for _, s := range m.services {
+		list = append(list, s)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.proc.Stop(ReasonShutdown, m.cfg.KillGrace)
+		}()
+	}
+	wg.Wait()
+}
+
+func (s *service) info() ServiceInfo {
+	info := ServiceInfo{
+		ID:             s.spec.ID,
+		CommandLine:    s.spec.CommandLine,
+		Dir:            s.spec.Dir,
+		Port:           s.spec.Port,
+		PID:            s.proc.PID(),
+		Status:         StatusRunning,
+		StartedAt:      s.proc.StartedAt(),
+		LogPath:        s.logPath,
+		OutputBytes:    s.proc.Stdout().Total(),
+		CallID:         s.spec.CallID,
+		ConversationID: s.spec.ConversationID,
+	}
+	if s.proc.Running() {
+		return info
+	}
+	exit := s.proc.Exit()
+	code := exit.Code
+	info.ExitStatus = &code
+	info.Signal = exit.Signal
+	info.Reason = exit.Reason
+	ended := exit.EndedAt
+	info.EndedAt = &ended
+	switch exit.Reason {
+	case "":
+		info.Status = StatusExited
+	case ReasonStopped, ReasonShutdown:
+		info.Status = StatusStopped
+	default:
+		info.Status = StatusKilled
+	}
+	return info
+}
+
+// ProxyPath is where the reverse proxy serves a service.
+func ProxyPath(id string) string { return "/proxy/" + id + "/" }
+
+func newServiceProxy(id string, port int) *httputil.ReverseProxy {
+	target := &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	prefix := strings.TrimSuffix(ProxyPath(id), "/")
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			rest := strings.TrimPrefix(pr.In.URL.EscapedPath(), prefix)
+			if rest == "" {
+				rest = "/"
+			}
+			pr.Out.URL.RawPath = rest
+			if unescaped, err := url.PathUnescape(rest); err == nil {
+				pr.Out.URL.Path = unescaped
+			} else {
+				pr.Out.URL.Path = rest
+			}
+			pr.SetURL(target)
+			pr.SetXForwarded()
+			pr.Out.Header.Set("X-Forwarded-Prefix", prefix)
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			http.Error(w, fmt.Sprintf("process run %s on port %d did not answer: %v", id, port, err), http.StatusBadGateway)
+		},
+	}
+}
+
+// ProxyHandler serves /proxy/<process_run_id>/... by forwarding to the
+// service's loopback port while the service runs.
+func (m *Manager) ProxyHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, "/proxy/")
+		id, _, hasSlash := strings.Cut(rest, "/")
+		if !ok || id == "" {
+			http.Error(w, "not found: service URLs look like /proxy/<process_run_id>/", http.StatusNotFound)
+			return
+		}
+		s, err := m.lookup(id)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		if s.proxy == nil {
+			http.Error(w, fmt.Sprintf("process run %s declared no port", id), http.StatusNotFound)
+			return
+		}
+		if !hasSlash {
+			target := ProxyPath(id)
+			if r.URL.RawQuery != "" {
+				target += "?" + r.URL.RawQuery
+			}
+			http.Redirect(w, r, target, http.StatusMovedPermanently)
+			return
+		}
+		if !s.proc.Running() {
+			http.Error(w, fmt.Sprintf("process run %s is not running (%s)", id, s.info().Status), http.StatusBadGateway)
+			return
+		}
+		s.proxy.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,160 @@
+//go:build linux
+
+package procs
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+const supported = true
+
+func sysProcAttr() *syscall.SysProcAttr {
+	// Pdeathsig: if the worker dies, the group leader dies with it instead
+	// of running on unsupervised.
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// applyLimits sets the child's resource limits with prlimit(2). Limits can
+// only be lowered without privilege, so each value is clamped to the hard
+// limit the worker itself has.
+func applyLimits(pid int, l Limits) error {
+	set := func(name string, resource int, soft, hard uint64) error {
+		var old unix.Rlimit
+		if err := unix.Prlimit(pid, resource, nil, &old); err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+		if hard > old.Max {
+			hard = old.Max
+		}
+		soft = min(soft, hard)
+		if err := unix.Prlimit(pid, resource, &unix.Rlimit{Cur: soft, Max: hard}, nil); err != nil {
+			return fmt.Errorf("setting %s to %d: %w", name, soft, err)
+		}
+		return nil
+	}
+	if l.MaxFileBytes > 0 {
+		if err := set("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, uint64(l.MaxFileBytes), uint64(l.MaxFileBytes)); err != nil {
+			return err
+		}
+	}
+	if l.CPUSeconds > 0 {
+		// The soft limit sends SIGXCPU; the hard limit, a little later, SIGKILL.
+		if err := set("RLIMIT_CPU", unix.RLIMIT_CPU, uint64(l.CPUSeconds), uint64(l.CPUSeconds)+5); err != nil {
+			return err
+		}
+	}
+	if l.MaxOpenFiles > 0 {
+		if err := set("RLIMIT_NOFILE", unix.RLIMIT_NOFILE, uint64(l.MaxOpenFiles), uint64(l.MaxOpenFiles)); err != nil {
+			return err
+		}
+	}
+	if l.MaxMemoryBytes > 0 {
+		if err := set("RLIMIT_AS", unix.RLIMIT_AS, uint64(l.MaxMemoryBytes), uint64(l.MaxMemoryBytes)); err != nil {
+			return err
+		}
+	}
+	if l.MaxProcesses > 0 && os.Getuid() != 0 {
+		// RLIMIT_NPROC counts every task of the real user, the worker's own
+		// threads included, so the budget goes on top of the current count.
+		n := uint64(userTaskCount(os.Getuid()) + l.MaxProcesses)
+		if err := set("RLIMIT_NPROC", unix.RLIMIT_NPROC, n, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitExitedNoReap blocks until the process has exited but leaves it a
+// zombie, so its process group ID cannot be reused while we signal it.
+func waitExitedNoReap(pid int) error {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// groupSize counts the processes whose process group is pgid; with
+// liveOnly, zombies (dead, waiting to be reaped) are not counted.
+func groupSize(pgid int, liveOnly bool) int {
+	n := 0
+	forEachProc(func(pid int, stat []byte) {
+		fields := statFields(stat)
+		if len(fields) <= 2 {
+			return
+		}
+		if g, err := strconv.Atoi(string(fields[2])); err != nil || g != pgid {
+			return
+		}
+		if liveOnly && (string(fields[0]) == "Z" || string(fields[0]) == "X") {
+			return
+		}
+		n++
+	})
+	return n
+}
+
+func userTaskCount(uid int) int {
+	n := 0
+	forEachProc(func(pid int, stat []byte) {
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/"+strconv.Itoa(pid), &st) != nil || int(st.Uid) != uid {
+			return
+		}
+		// num_threads is the 20th field; fields here start at state (3rd).
+		if fields := statFields(stat); len(fields) > 17 {
+			if t, err := strconv.Atoi(string(fields[17])); err == nil {
+				n += t
+				return
+			}
+		}
+		n++
+	})
+	return n
+}
+
+func forEachProc(fn func(pid int, stat []byte)) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue
+		}
+		fn(pid, stat)
+	}
+}
+
+// statFields splits /proc/<pid>/stat after the command name, which may
+// contain spaces and parentheses: fields[0] is the state, [1] the ppid,
+// [2] the process group.
+func statFields(stat []byte) [][]byte {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return nil
+	}
+	return bytes.Fields(stat[i+1:])
+}
+
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	return "signal " + strconv.Itoa(int(sig))
+}

@@ -1,0 +1,164 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fenixrt/fenix/fenixerr"
+)
+
+func TestWorkspaceWrite(t *testing.T) {
+	r := newRig(t)
+	tests := []struct {
+		name     string
+		args     map[string]any
+		want     string
+		wantDisk string
+	}{
+		{"creates with parents", map[string]any{"path": "docs/new.md", "content": "hello"}, "Created workspace file docs/new.md (5 bytes).", "hello"},
+		{"overwrites", map[string]any{"path": "docs/new.md", "content": "bye"}, "Overwrote workspace file docs/new.md (3 bytes).", "bye"},
+		{"cleans the path", map[string]any{"path": "./docs/../top.txt", "content": ""}, "Created workspace file top.txt (0 bytes).", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, raw := r.mustCall(t, "workspace_write", tt.args)
+			if p.Content != tt.want {
+				t.Errorf("content = %q, want %q", p.Content, tt.want)
+			}
+			res := decode[WorkspaceWriteResult](t, raw)
+			if got := r.read(t, res.Path); got != tt.wantDisk {
+				t.Errorf("disk = %q, want %q", got, tt.wantDisk)
+			}
+		})
+	}
+}
+
+func TestWorkspaceList(t *testing.T) {
+	r := newRig(t)
+	r.write(t, "a.txt", "12345")
+	r.write(t, "src/main.go", "package main\n")
+	r.write(t, ".git/HEAD", "ref: refs/heads/main\n")
+	if err := os.Symlink("a.txt", filepath.Join(r.dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"root", map[string]any{}, "Workspace directory . (4 entries):\n.git/\na.txt (5 B)\nlink -> a.txt\nsrc/"},
+		{"recursive skips .git contents", map[string]any{"recursive": true}, "Workspace directory . (5 entries):\n.git/\na.txt (5 B)\nlink -> a.txt\nsrc/\nsrc/main.go (13 B)"},
+		{"subdirectory", map[string]any{"path": "src"}, "Workspace directory src (1 entry):\nmain.go (13 B)"},
+		{"truncated", map[string]any{"max_entries": 2}, "Workspace directory . (2 entries, truncated):\n.git/\na.txt (5 B)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _ := r.mustCall(t, "workspace_list", tt.args)
+			if p.Content != tt.want {
+				t.Errorf("content =\n%s\nwant\n%s", p.Content, tt.want)
+			}
+		})
+	}
+	_, _, err := r.call(t, "workspace_list", map[string]any{"path": "a.txt"})
+	errorIs(t, err, fenixerr.ErrValidation, "not_directory")
+}
+
+func TestWorkspaceSearch(t *testing.T) {
+	r := newRig(t)
+	r.write(t, "main.go", "package main\n\nfunc main() {\n\tprintln(\"Hello\")\n}\n")
+	r.write(t, "lib/util.go", "package lib\n// hello again\n")
+	r.write(t, "notes.md", "hello from notes\n")
+	r.write(t, "bin/blob", "hello\x00binary")
+	r.write(t, ".git/config-copy", "hello from git\n")
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"literal is case sensitive", map[string]any{"pattern": "hello"},
+			"Found 2 matching lines for \"hello\" in 2 files under .:\nlib/util.go:2: // hello again\nnotes.md:1: hello from notes\n(skipped 1 binary and 0 oversized files)"},
+		{"case insensitive", map[string]any{"pattern": "HELLO", "case_insensitive": true, "glob": "*.go"},
+			"Found 2 matching lines for \"HELLO\" in 2 files under .:\nlib/util.go:2: // hello again\nmain.go:4: \tprintln(\"Hello\")"},
+		{"regex", map[string]any{"pattern": `^func \w+\(`, "regex": true},
+			"Found 1 matching line for \"^func \\\\w+\\\\(\" in 1 file under .:\nmain.go:3: func main() {\n(skipped 1 binary and 0 oversized files)"},
+		{"literal metacharacters", map[string]any{"pattern": "main()"},
+			"Found 1 matching line for \"main()\" in 1 file under .:\nmain.go:3: func main() {\n(skipped 1 binary and 0 oversized files)"},
+		{"glob with a slash", map[string]any{"pattern": "package", "glob": "lib/*.go"},
+			"Found 1 matching line for \"package\" in 1 file under .:\nlib/util.go:1: package lib"},
+		{"max results", map[string]any{"pattern": "e", "max_results": 1},
+			"Found 1 matching line for \"e\" in 1 file under . (stopped early; narrow the search for more):\nlib/util.go:1: package lib\n(skipped 1 binary and 0 oversized files)"},
+		{"no match", map[string]any{"pattern": "zebra", "path": "lib"}, "No matches for \"zebra\" in lib (1 file searched)."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _ := r.mustCall(t, "workspace_search", tt.args)
+			if p.Content != tt.want {
+				t.Errorf("content =\n%s\nwant\n%s", p.Content, tt.want)
+			}
+		})
+	}
+	_, _, err := r.call(t, "workspace_search", map[string]any{"pattern": "(", "regex": true})
+	errorIs(t, err, fenixerr.ErrValidation, "invalid_pattern")
+}
+
+func TestWorkspaceEdit(t *testing.T) {
+	tests := []struct {
+		name     string
+		file     string
+		args     map[string]any
+		want     string
+		wantDisk string
+		wantCode string
+	}{
+		{"unique replacement", "a\nb\nc\n", map[string]any{"old_string": "b", "new_string": "B"},
+			"Edited workspace file f.txt: replaced 1 occurrence (first at line 2); the file is now 6 bytes.", "a\nB\nc\n", ""},
+		{"replace all", "x x x", map[string]any{"old_string": "x", "new_string": "yy", "replace_all": true},
+			"Edited workspace file f.txt: replaced 3 occurrences (first at line 1); the file is now 8 bytes.", "yy yy yy", ""},
+		{"absent", "abc", map[string]any{"old_string": "zzz", "new_string": "y"}, "", "abc", "old_string_not_found"},
+		{"ambiguous", "x x", map[string]any{"old_string": "x", "new_string": "y"}, "", "x x", "old_string_ambiguous"},
+		{"identical", "abc", map[string]any{"old_string": "a", "new_string": "a"}, "", "abc", "validation_error"},
+		{"binary file", "a\xffb", map[string]any{"old_string": "a", "new_string": "b"}, "", "a\xffb", "not_text"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t)
+			r.write(t, "f.txt", tt.file)
+			tt.args["path"] = "f.txt"
+			p, _, err := r.call(t, "workspace_edit", tt.args)
+			if tt.wantCode != "" {
+				errorIs(t, err, fenixerr.ErrValidation, tt.wantCode)
+			} else if err != nil {
+				t.Fatal(err)
+			} else if p.Content != tt.want {
+				t.Errorf("content = %q, want %q", p.Content, tt.want)
+			}
+			if got := r.read(t, "f.txt"); got != tt.wantDisk {
+				t.Errorf("disk = %q, want %q", got, tt.wantDisk)
+			}
+		})
+	}
+}
+
+func TestWorkspaceReadProjection(t *testing.T) {
+	r := newRig(t)
+	r.write(t, "README.md", "# Fenix\n")
+	r.write(t, "big.txt", strings.Repeat("z", 100))
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"whole file", map[string]any{"path": "README.md"}, "Workspace file README.md:\n# Fenix\n"},
+		{"truncated", map[string]any{"path": "big.txt", "max_bytes": 10}, "Workspace file big.txt:\nzzzzzzzzzz\n[truncated: showed 10 of 100 bytes]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _ := r.mustCall(t, "workspace_read", tt.args)
+			if p.Content != tt.want {
+				t.Errorf("content = %q, want %q", p.Content, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,137 @@
+package workspace
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fenixrt/fenix/fenixerr"
+)
+
+func setup(t *testing.T) (*Workspace, string, string) {
+	t.Helper()
+	dir, outside := t.TempDir(), t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, ".git/hooks"), 0o755))
+	must(os.MkdirAll(filepath.Join(dir, "src"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "src/a.txt"), []byte("a"), 0o644))
+	must(os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644))
+	for link, target := range map[string]string{
+		"srclink":   "src",
+		"hooks":     ".git/hooks",
+		"hookfile":  ".git/hooks/post-checkout",
+		"gitconfig": "src/../.git/config",
+		"chain1":    "chain2",
+		"chain2":    "hooks/pre-push",
+		"loop":      "loop",
+		"absolute":  outside,
+		"up":        "../x",
+	} {
+		must(os.Symlink(target, filepath.Join(dir, link)))
+	}
+	must(syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
+	ws, err := Open(dir)
+	must(err)
+	t.Cleanup(func() { ws.Close() })
+	return ws, dir, outside
+}
+
+func TestResolveLinks(t *testing.T) {
+	ws, _, _ := setup(t)
+	tests := []struct {
+		in      string
+		want    string
+		wantErr bool
+	}{
+		{"src/a.txt", "src/a.txt", false},
+		{"srclink/a.txt", "src/a.txt", false},
+		{"srclink/new/deep.txt", "src/new/deep.txt", false},
+		{"hooks/pre-commit", ".git/hooks/pre-commit", false},
+		{"hookfile", ".git/hooks/post-checkout", false},
+		{"gitconfig", ".git/config", false},
+		{"chain1", ".git/hooks/pre-push", false},
+		{"loop", "", true},
+		{"absolute/secret", "", true},
+		{"up", "", true},
+	}
+	for _, tt := range tests {
+		got, err := ws.resolveLinks(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("resolveLinks(%q) = %q, %v; want %q (error %v)", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestWriteFileRefusals(t *testing.T) {
+	ws, dir, outside := setup(t)
+	tests := []struct {
+		path string
+		want *fenixerr.Error
+		code string
+	}{
+		{".git/hooks/pre-commit", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".git/config", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".fenix/hooks.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"hooks/pre-commit", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"hookfile", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"chain1", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"gitconfig", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"absolute/secret", fenixerr.ErrWorkspaceEscape, ""},
+		{"../escape", fenixerr.ErrWorkspaceEscape, ""},
+		{"/etc/passwd", fenixerr.ErrWorkspaceEscape, ""},
+		{"loop", fenixerr.ErrWorkspaceEscape, ""},
+		{"fifo", fenixerr.ErrValidation, "not_regular_file"},
+		{"src", fenixerr.ErrValidation, "is_directory"},
+		{".", fenixerr.ErrValidation, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { _, err := ws.WriteFile(tt.path, []byte("x"), 0); done <- err }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, tt.want) || (tt.code != "" && fenixerr.As(err).Code != tt.code) {
+					t.Fatalf("WriteFile(%q) = %v, want %s %s", tt.path, err, tt.want.Type, tt.code)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatalf("WriteFile(%q) hung", tt.path)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git/hooks/pre-commit")); !os.IsNotExist(err) {
+		t.Error("a hook was written")
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret")); string(b) != "s" {
+		t.Error("the outside file changed")
+	}
+	if _, err := ws.WriteFile("srclink/ok.txt", []byte("fine"), 0); err != nil {
+		t.Errorf("an in-root symlinked write failed: %v", err)
+	}
+	if _, err := ws.WriteFile("big", make([]byte, 11), 10); !errors.Is(err, fenixerr.ErrPayloadTooLarge) {
+		t.Errorf("oversize write = %v", err)
+	}
+}
+
+func TestReadFileRefusesNonRegularWithoutBlocking(t *testing.T) {
+	ws, _, _ := setup(t)
+	for _, p := range []string{"fifo", "src", "absolute/secret", "loop"} {
+		done := make(chan error, 1)
+		go func() { _, err := ws.ReadFile(p, 0); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("ReadFile(%q) succeeded", p)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("ReadFile(%q) hung", p)
+		}
+	}
+}
