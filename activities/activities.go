@@ -14,6 +14,7 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/llm"
 	"github.com/fenixrt/fenix/prompt"
 	"github.com/fenixrt/fenix/skills"
 	"github.com/fenixrt/fenix/tools"
@@ -56,6 +57,9 @@ type Activities struct {
 	// Hooks is the lifecycle hook registry (built-ins, command hooks,
 	// custom Go hooks); nil means no hooks.
 	Hooks *hooks.Registry
+	// Model answers AgentTurn's model calls (a router over the scripted
+	// and OpenAI-compatible providers).
+	Model llm.Provider
 }
 
 func (a *Activities) estimator() compaction.Estimator {

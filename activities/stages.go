@@ -73,6 +73,13 @@ func (a *Activities) ReviewToolCall(_ context.Context, in ReviewToolCallInput) (
 // hostQueueFor pins a registry-backed call: to the host that owns the
 // resource it names, or to this host when it creates a new one.
 func (a *Activities) hostQueueFor(def tools.Definition, call contract.ToolCall) (string, error) {
+	if resource := def.OwnerResource(call.Arguments); resource != "" {
+		hostID, ok := tools.HostOfResource(resource)
+		if !ok {
+			return "", fenixerr.Validation("%q is not a resource ID of this cluster (expected <kind>_<host>_<id>)", resource).WithTool(call.ToolName)
+		}
+		return tools.HostQueue(hostID), nil
+	}
 	if a.Host == nil || a.Host.Queue == "" {
 		return "", fenixerr.New(fenixerr.TypeToolUnavailable, "tool %q is registry-backed but this worker has no host queue configured", call.ToolName).WithTool(call.ToolName)
 	}
@@ -301,13 +308,6 @@ func preview(s string) string {
 		cut--
 	}
 	return fmt.Sprintf("%s… [%d bytes]", s[:cut], len(s))
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // currentActivity returns the activity info, or false outside an activity

@@ -290,3 +290,50 @@ type MessageSet struct {
 	Count    int       `json:"count"`
 	Bytes    int       `json:"bytes"`
 }
+
+// AgentTurnRequest is the input of AgentTurn: an assignment plus the loop's
+// budget. Its JSON is the assignment's with a few more fields.
+type AgentTurnRequest struct {
+	Assignment
+	// MaxSteps bounds the model calls of the turn (default 10).
+	MaxSteps int `json:"max_steps,omitempty"`
+	// Model overrides the model inferred from model_context.
+	Model     string `json:"model,omitempty"`
+	MaxTokens int    `json:"max_tokens,omitempty"`
+	// ContinueAsNewAfterEvents continues the turn in a new run once history
+	// has this many events (default 10,000; Temporal's suggestion also
+	// triggers it).
+	ContinueAsNewAfterEvents int `json:"continue_as_new_after_events,omitempty"`
+	// Continuation carries a long turn's state into its next run.
+	Continuation *TurnContinuation `json:"continuation,omitempty"`
+}
+
+// TurnContinuation is what a continued-as-new AgentTurn run resumes from.
+type TurnContinuation struct {
+	Transcript     MessageSet `json:"transcript"`
+	Step           int        `json:"step"`
+	Metrics        Metrics    `json:"metrics"`
+	PreviousRunIDs []string   `json:"previous_run_ids"`
+}
+
+// ParseAgentTurn decodes and validates an AgentTurn request.
+func ParseAgentTurn(raw []byte) (AgentTurnRequest, error) {
+	var r AgentTurnRequest
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		return r, fmt.Errorf("agent turn request is empty")
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return r, fmt.Errorf("agent turn request is not valid JSON for this contract: %s", describeJSONError(err))
+	}
+	r.Assignment.Normalize()
+	if err := r.Assignment.Validate(); err != nil {
+		return r, err
+	}
+	if r.MaxSteps < 0 || r.MaxSteps > 1000 {
+		return r, fmt.Errorf("max_steps must be between 1 and 1000, got %d", r.MaxSteps)
+	}
+	if r.ContinueAsNewAfterEvents < 0 {
+		return r, fmt.Errorf("continue_as_new_after_events must be positive, got %d", r.ContinueAsNewAfterEvents)
+	}
+	return r, nil
+}

@@ -6,7 +6,6 @@ import (
 	"testing"
 )
 
-
 func TestParseAssignment(t *testing.T) {
 	tests := []struct {
 		name    string

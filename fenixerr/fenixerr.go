@@ -42,6 +42,7 @@ const (
 	TypeCanceled          = "CanceledError"
 	TypeRuntime           = "RuntimeError"
 	TypeTransient         = "TransientError"
+	TypeStepLimit         = "StepLimitError"
 )
 
 type kind struct {
@@ -69,6 +70,7 @@ var kinds = map[string]kind{
 	TypeCanceled:          {ClassRuntime, "canceled", ""},
 	TypeRuntime:           {ClassRuntime, "runtime_error", ""},
 	TypeTransient:         {ClassRuntime, "transient_error", TypeRuntime},
+	TypeStepLimit:         {ClassSemantic, "max_steps_reached", ""},
 }
 
 // Error is a classified Fenix error.

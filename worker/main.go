@@ -20,6 +20,8 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/fenixrt/fenix/internal/fenixworker"
+	"github.com/fenixrt/fenix/llm/providers"
+	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -46,11 +48,25 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	skillsDir := fs.String("skills-dir", os.Getenv("FENIX_SKILLS_DIR"), "directory with system/, curated/ and installed/ skill roots (env FENIX_SKILLS_DIR; default <data-dir>/skills)")
 	profilesDir := fs.String("profiles-dir", os.Getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
 	hooksFile := fs.String("hooks-file", os.Getenv("FENIX_HOOKS_FILE"), "Claude Code-style hook settings file with command hooks (env FENIX_HOOKS_FILE)")
+	summaryModel := fs.String("summary-model", os.Getenv("FENIX_SUMMARY_MODEL"), "model for summary compaction with summarizer \"model\" (env FENIX_SUMMARY_MODEL)")
 	auditDSN := fs.String("audit-dsn", os.Getenv("FENIX_AUDIT_DSN"), "audit store: postgres://... or a SQLite file (env FENIX_AUDIT_DSN; default <data-dir>/audit.db)")
 	logFormat := fs.String("log-format", envOr("FENIX_LOG_FORMAT", "json"), "log format: json or text (env FENIX_LOG_FORMAT)")
 	logLevel := fs.String("log-level", envOr("FENIX_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env FENIX_LOG_LEVEL)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: worker [flags]\n\nRuns a Fenix worker until interrupted. Temporal connection settings come from\nTEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* and\nTEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE (envconfig).\n\nFlags:\n")
+		fmt.Fprintf(stderr, `Usage: worker [flags]
+
+Runs a Fenix worker until interrupted. Temporal connection settings come from
+TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* and
+TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE (envconfig).
+
+Tools: FENIX_SEARCH_URL (web_search backend), FENIX_FETCH_ALLOW (web_fetch
+allowlist), FENIX_PROXY_ADDR / FENIX_PROXY_BASE_URL (process proxy),
+FENIX_EXEC_ENV_ALLOW, FENIX_EXEC_MAX_TIMEOUT.
+Models (AgentTurn): FENIX_OPENAI_BASE_URL, FENIX_OPENAI_API_KEY (or
+OPENAI_API_KEY), FENIX_MODEL, FENIX_SCRIPT_FILE (scripted provider).
+
+Flags:
+`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -59,6 +75,14 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	logger, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		return err
+	}
+	hostCfg, err := tools.HostConfigFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	model, err := providers.FromEnv(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("model provider configuration: %w", err)
 	}
 	opts, err := envconfig.LoadDefaultClientOptions()
 	if err != nil {
@@ -81,6 +105,9 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 		ProfilesDir:          *profilesDir,
 		HooksFile:            *hooksFile,
 		AuditDSN:             *auditDSN,
+		HostConfig:           hostCfg,
+		Model:                model,
+		SummaryModel:         *summaryModel,
 	})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"maps"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -192,7 +193,7 @@ func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
 		activities.ReviewToolCallInput{ToolCall: call, AgentContext: r.a.AgentContext})
 	if err != nil {
-		r.toolFailed(call, err, 0, 0)
+		r.toolFailed(r.stageCtx, call, err, 0, 0)
 		return nil, err
 	}
 	r.addTrace(reviewed.Trace)
@@ -203,7 +204,7 @@ func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 
 	out, duration, err := r.governedExecution(reviewed)
 	if err != nil {
-		r.toolFailed(reviewed.ToolCall, err, duration, 0)
+		r.toolFailed(r.stageCtx, reviewed.ToolCall, err, duration, 0)
 		return nil, err
 	}
 	return out, nil
@@ -213,7 +214,7 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 	if err := r.checkCancel(); err != nil {
 		return nil, 0, err
 	}
-	governed, err := r.governToolCall(reviewed.ToolCall, 0, time.Duration(r.a.Approval.TimeoutSeconds)*time.Second)
+	governed, err := r.governToolCall(r.stageCtx, reviewed.ToolCall, 0, time.Duration(r.a.Approval.TimeoutSeconds)*time.Second)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -247,7 +248,7 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 		return nil, executed.DurationMs, err
 	}
 
-	content, err := r.postToolUse(call, projected.Projection.Content, executed.Raw, executed.DurationMs, 0)
+	content, err := r.postToolUse(r.stageCtx, call, projected.Projection.Content, executed.Raw, executed.DurationMs, 0)
 	if err != nil {
 		return nil, executed.DurationMs, err
 	}
@@ -269,9 +270,9 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 }
 
 func withEntry(m map[string]any, key string, value any) map[string]any {
-	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]any{}
 	}
 	out[key] = value
 	return out

@@ -124,18 +124,17 @@ func (s *session) pendingIDs() string {
 
 // setDetails keeps the Web UI's current details up to date.
 func (s *session) setDetails() {
-	var b strings.Builder
-	fmt.Fprintf(&b, "**Stage:** %s", s.currentStage)
+	parts := []string{"**Stage:** " + s.currentStage}
 	if s.cancelled {
-		fmt.Fprintf(&b, "\n\n**Canceling:** %s", s.cancelReason)
+		parts = append(parts, "**Canceling:** "+s.cancelReason)
 	}
 	for _, p := range s.gov.pending {
 		if !p.decided {
-			fmt.Fprintf(&b, "\n\n**Waiting for permission:** `%s` call `%s` (%s) until %s — answer with update `%s`",
-				p.ToolName, p.CallID, p.Permission, p.Deadline.Format(time.RFC3339), UpdateDecidePermission)
+			parts = append(parts, fmt.Sprintf("**Waiting for permission:** `%s` call `%s` (%s) until %s — answer with update `%s`",
+				p.ToolName, p.CallID, p.Permission, p.Deadline.Format(time.RFC3339), UpdateDecidePermission))
 		}
 	}
-	workflow.SetCurrentDetails(s.ctx, b.String())
+	workflow.SetCurrentDetails(s.ctx, strings.Join(parts, "\n\n"))
 }
 
 // lifecycle runs fire-and-forget hooks. A failing hook stage is recorded,
@@ -195,7 +194,7 @@ func (s *session) sessionStop(status string, failure *contract.Failure) {
 // toolFailed fires PostToolUseFailure for a call that was reviewed but did
 // not complete (rejected, blocked, denied, failed or canceled), so every
 // attempted call reaches the audit log.
-func (s *session) toolFailed(call contract.ToolCall, err error, durationMs int64, step int) {
+func (s *session) toolFailed(ctx workflow.Context, call contract.ToolCall, err error, durationMs int64, step int) {
 	fe := fenixerr.FromTemporal(err)
 	if s.isCanceled(err) {
 		fe = fenixerr.New(fenixerr.TypeCanceled, "tool call canceled: %s", s.cancelReason)
@@ -203,7 +202,7 @@ func (s *session) toolFailed(call contract.ToolCall, err error, durationMs int64
 	ev := hooks.PostToolUseFailureEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
 		ToolInput: call.Arguments, DurationMS: durationMs, ErrorType: fe.Type, ErrorMessage: fe.Message, Step: step}
 	_ = s.gov.metrics.PostToolUseFailure(context.Background(), ev)
-	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	s.lifecycle(ctx, activities.LifecycleHooksInput{PostToolUseFailure: &ev})
 }
 
@@ -217,11 +216,11 @@ type governedCall struct {
 // governToolCall runs PreToolUse hooks (the CancellationHook reads this
 // workflow's cancel state from the event) and, for PermissionRequired,
 // PermissionRequest hooks and then a human through decide_permission.
-func (s *session) governToolCall(call contract.ToolCall, step int, approvalTimeout time.Duration) (governedCall, error) {
+func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, step int, approvalTimeout time.Duration) (governedCall, error) {
 	if !s.gov.enabled {
 		return governedCall{call: call}, nil
 	}
-	pre, err := runStage[activities.PreToolUseHooksResult](s, activities.StagePreToolUse,
+	pre, err := runStageIn[activities.PreToolUseHooksResult](ctx, s, activities.StagePreToolUse,
 		stageOptions("PreToolUse: "+call.ToolName, hookStageTimeout), acts.RunPreToolUseHooks,
 		hooks.PreToolUseEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
 			ToolInput: call.Arguments, Step: step, Cancelled: s.cancelled, CancelReason: s.cancelReason})
@@ -244,7 +243,7 @@ func (s *session) governToolCall(call contract.ToolCall, step int, approvalTimeo
 	if !res.NeedsPermission() {
 		return out, nil
 	}
-	allowed, reason, err := s.decidePermission(call, *res.PermissionRequired, approvalTimeout)
+	allowed, reason, err := s.decidePermission(ctx, call, *res.PermissionRequired, approvalTimeout)
 	if err != nil {
 		return governedCall{}, err
 	}
@@ -257,8 +256,8 @@ func (s *session) governToolCall(call contract.ToolCall, step int, approvalTimeo
 
 // decidePermission lets hooks settle the request, else parks the call
 // until decide_permission, the timeout (deny) or a cancel.
-func (s *session) decidePermission(call contract.ToolCall, req hooks.PermissionRequirement, timeout time.Duration) (bool, string, error) {
-	hookRes, err := runStage[activities.PermissionRequestHooksResult](s, activities.StagePermissionRequest,
+func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall, req hooks.PermissionRequirement, timeout time.Duration) (bool, string, error) {
+	hookRes, err := runStageIn[activities.PermissionRequestHooksResult](ctx, s, activities.StagePermissionRequest,
 		stageOptions("PermissionRequest: "+call.ToolName, hookStageTimeout), acts.RunPermissionRequestHooks,
 		hooks.PermissionRequestEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
 			ToolInput: call.Arguments, Permission: req.Permission, RequestedBy: req.Hook})
@@ -287,7 +286,7 @@ func (s *session) decidePermission(call contract.ToolCall, req hooks.PermissionR
 	s.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhasePermissionPending, ToolInvocation: &contract.ToolInvocation{
 		CallID: call.CallID, ToolName: call.ToolName, Status: "waiting_for_permission", RequestPayload: call}})
 
-	decided, err := workflow.AwaitWithTimeout(s.stageCtx, timeout, func() bool { return p.decided || s.cancelled })
+	decided, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return p.decided || s.cancelled })
 	if s.cancelled {
 		return false, "", errCanceledBetweenStages
 	}
@@ -319,13 +318,13 @@ func permissionTrace(call contract.ToolCall, decision, reason, decidedBy string)
 
 // postToolUse runs PostToolUse hooks on the projected content; the last
 // MutateOutput wins. The audit row is written in this stage.
-func (s *session) postToolUse(call contract.ToolCall, content string, raw []byte, durationMs int64, step int) (string, error) {
+func (s *session) postToolUse(ctx workflow.Context, call contract.ToolCall, content string, raw []byte, durationMs int64, step int) (string, error) {
 	if !s.gov.enabled {
 		return content, nil
 	}
 	ev := hooks.PostToolUseEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID, ToolInput: call.Arguments,
 		Content: content, RawResult: raw, DurationMS: durationMs, Status: contract.StatusCompleted, Step: step}
-	post, err := runStage[activities.PostToolUseHooksResult](s, activities.StagePostToolUse,
+	post, err := runStageIn[activities.PostToolUseHooksResult](ctx, s, activities.StagePostToolUse,
 		stageOptions("PostToolUse: "+call.ToolName, hookStageTimeout), acts.RunPostToolUseHooks, ev)
 	if err != nil {
 		return "", err

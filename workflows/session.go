@@ -225,10 +225,17 @@ func stageOptions(summary string, timeout time.Duration) workflow.ActivityOption
 // runStage executes one stage activity in the cancellable stage context
 // and classifies its failure.
 func runStage[T any](s *session, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
+	return runStageIn[T](s.stageCtx, s, stage, opts, activity, input)
+}
+
+// runStageIn is runStage in a given context: a coroutine started with
+// workflow.Go must block on its own context, derived from the stage
+// context so a cancel still reaches it.
+func runStageIn[T any](ctx workflow.Context, s *session, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
 	var out T
 	s.currentStage = stage
 	s.setDetails()
-	ctx := workflow.WithActivityOptions(s.stageCtx, opts)
+	ctx = workflow.WithActivityOptions(ctx, opts)
 	if err := workflow.ExecuteActivity(ctx, activity, input).Get(ctx, &out); err != nil {
 		return out, s.classify(stage, err)
 	}

@@ -5,17 +5,12 @@ package fenixworker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -27,7 +22,10 @@ import (
 	"github.com/fenixrt/fenix/compaction"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/llm"
+	"github.com/fenixrt/fenix/memory"
 	"github.com/fenixrt/fenix/operator"
+	"github.com/fenixrt/fenix/procs"
 	"github.com/fenixrt/fenix/prompt"
 	"github.com/fenixrt/fenix/skills"
 	"github.com/fenixrt/fenix/tools"
@@ -58,6 +56,15 @@ type Config struct {
 	// Hooks are custom Go hooks, registered after the built-ins and the
 	// command hooks, in order.
 	Hooks []hooks.AgentHook
+	// HostConfig configures host-local tools (search backend, fetch
+	// allowlist, proxy, exec limits); DataDir and HostID above override
+	// its fields of the same meaning.
+	HostConfig tools.HostConfig
+	// Model answers AgentTurn's model calls; nil fails them with a clear
+	// error. SummaryModel, when set, enables summarizer "model" for
+	// summary compaction.
+	Model        llm.Provider
+	SummaryModel string
 }
 
 // Worker is a running Fenix worker.
@@ -80,6 +87,7 @@ type WorkflowRegistrar interface {
 func Register(r WorkflowRegistrar) {
 	r.RegisterWorkflowWithOptions(workflows.ExecuteAssignment, workflow.RegisterOptions{Name: workflows.ExecuteAssignmentWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.PrepareRound, workflow.RegisterOptions{Name: workflows.PrepareRoundWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.AgentTurn, workflow.RegisterOptions{Name: workflows.AgentTurnWorkflow})
 }
 
 // New builds the activities and the workers; call Start to poll.
@@ -96,18 +104,19 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("worker data directory %q: %w", cfg.DataDir, err)
 	}
-	hostID := cfg.HostID
-	if hostID == "" {
-		var err error
-		if hostID, err = persistentHostID(cfg.DataDir); err != nil {
-			return nil, err
-		}
-	}
 	store, err := contextstore.NewFS(filepath.Join(cfg.DataDir, "contexts"))
 	if err != nil {
 		return nil, err
 	}
-	host := &tools.Host{ID: hostID, Queue: hostQueue(cfg.TaskQueue, hostID)}
+	hostCfg := cfg.HostConfig
+	hostCfg.DataDir = cfg.DataDir
+	if cfg.HostID != "" {
+		hostCfg.ID = cfg.HostID
+	}
+	host, err := tools.NewHost(hostCfg)
+	if err != nil {
+		return nil, err
+	}
 	registry := cfg.Tools
 	if registry == nil {
 		registry = tools.Builtin()
@@ -124,11 +133,13 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	}
 	auditStore, err := audit.Open(context.Background(), cfg.AuditDSN)
 	if err != nil {
+		host.Close()
 		return nil, fmt.Errorf("open audit store %s: %w", redactDSN(cfg.AuditDSN), err)
 	}
 	hookRegistry, err := buildHooks(cfg, auditStore)
 	if err != nil {
 		auditStore.Close()
+		host.Close()
 		return nil, err
 	}
 	estimator := compaction.WordEstimator{}
@@ -142,12 +153,13 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		Logger:               cfg.Logger,
 		Skills:               catalog,
 		Hooks:                hookRegistry,
-		Summarizers:          map[string]compaction.Summarizer{},
+		Summarizers:          summarizers(cfg),
+		Model:                cfg.Model,
 		Assembler: &prompt.Assembler{
 			Skills:               catalog,
 			ProfilesDir:          cfg.ProfilesDir,
 			Estimator:            estimator,
-			Operator:             &operator.Snapshotter{},
+			Operator:             snapshotter(host),
 			DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
 		},
 	}
@@ -162,6 +174,57 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	hostWorker.RegisterActivity(acts)
 
 	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore}, nil
+}
+
+// summarizers are the summary-compaction backends: extractive always, and
+// "model" when a summary model is configured.
+func summarizers(cfg Config) map[string]compaction.Summarizer {
+	out := map[string]compaction.Summarizer{compaction.ExtractiveSummarizer{}.Name(): compaction.ExtractiveSummarizer{}}
+	if cfg.Model != nil && cfg.SummaryModel != "" {
+		out["model"] = llm.Summarizer{Provider: cfg.Model, Model: cfg.SummaryModel}
+	}
+	return out
+}
+
+// snapshotter feeds the operator snapshot from this host's memory store,
+// command runs and background services.
+func snapshotter(host *tools.Host) *operator.Snapshotter {
+	return &operator.Snapshotter{
+		Memory: operator.MemoryListerFunc(func(_ context.Context, scope operator.Scope) ([]operator.MemoryEntry, error) {
+			entries, err := memory.ListAt(scope.WorkspaceRoot, scope.Profile)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]operator.MemoryEntry, len(entries))
+			for i, e := range entries {
+				out[i] = operator.MemoryEntry{Key: e.Key, Title: e.Title, Bytes: e.Bytes, UpdatedAt: e.UpdatedAt}
+			}
+			return out, nil
+		}),
+		CommandRuns: operator.RunListerFunc(func(_ context.Context, scope operator.Scope) ([]operator.RunSummary, error) {
+			var out []operator.RunSummary
+			for _, r := range host.CommandRuns(50) {
+				if r.ConversationID == "" || r.ConversationID == scope.ConversationID {
+					out = append(out, operator.RunSummary{ID: r.ID, Command: r.CommandLine, Status: r.Status, ExitStatus: r.ExitStatus, StartedAt: r.StartedAt})
+				}
+			}
+			return out, nil
+		}),
+		ProcessRuns: operator.RunListerFunc(func(_ context.Context, scope operator.Scope) ([]operator.RunSummary, error) {
+			var out []operator.RunSummary
+			for _, p := range host.Processes() {
+				if p.ConversationID != "" && p.ConversationID != scope.ConversationID {
+					continue
+				}
+				summary := operator.RunSummary{ID: p.ID, Command: p.CommandLine, Status: p.Status, ExitStatus: p.ExitStatus, StartedAt: p.StartedAt}
+				if p.Port > 0 && p.Status == "running" {
+					summary.ProxyPath = procs.ProxyPath(p.ID)
+				}
+				out = append(out, summary)
+			}
+			return out, nil
+		}),
+	}
 }
 
 // openSkills opens the three skill roots under dir, creating them so an
@@ -230,10 +293,14 @@ func (w *Worker) Start() error {
 	return nil
 }
 
-// Stop drains in-flight tasks, stops polling and closes the stores.
+// Stop drains in-flight tasks, stops polling, stops this host's commands
+// and services, and closes the stores.
 func (w *Worker) Stop() {
 	w.hostWorker.Stop()
 	w.shared.Stop()
+	if err := w.Host.Close(); err != nil {
+		w.cfg.Logger.Warn("stopping host processes failed", "error", err)
+	}
 	if err := w.audit.Close(); err != nil {
 		w.cfg.Logger.Warn("closing the audit store failed", "error", err)
 	}
@@ -255,40 +322,3 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // NewSDKLogger adapts slog for the Temporal SDK.
 func NewSDKLogger(l *slog.Logger) sdklog.Logger { return sdklog.NewStructuredLogger(l) }
-
-var hostIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-
-// persistentHostID returns the host ID stored in the data directory,
-// creating one on first start, so a restarted worker keeps serving the
-// resources it owns.
-func persistentHostID(dataDir string) (string, error) {
-	path := filepath.Join(dataDir, "host-id")
-	if b, err := os.ReadFile(path); err == nil {
-		id := strings.TrimSpace(string(b))
-		if hostIDPattern.MatchString(id) {
-			return id, nil
-		}
-		return "", fmt.Errorf("host ID file %q holds %q, which is not a valid host ID", path, id)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("read host ID file %q: %w", path, err)
-	}
-	var buf [6]byte
-	if _, err := rand.Read(buf[:]); err != nil {
-		return "", err
-	}
-	name, _ := os.Hostname()
-	name = strings.Trim(regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(strings.ToLower(name), "-"), "-")
-	if len(name) > 40 {
-		name = name[:40]
-	}
-	id := hex.EncodeToString(buf[:])
-	if name != "" {
-		id = name + "-" + id
-	}
-	if err := os.WriteFile(path, []byte(id+"\n"), 0o640); err != nil {
-		return "", fmt.Errorf("write host ID file %q: %w", path, err)
-	}
-	return id, nil
-}
-
-func hostQueue(shared, hostID string) string { return shared + "-host-" + hostID }

@@ -257,11 +257,11 @@ func (b *lockedBuffer) String() string {
 func waitForRunningActivity(t *testing.T, run client.WorkflowRun, activityType string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		desc, err := server.Client().DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
+		desc, err := server.Client().DescribeWorkflow(context.Background(), run.GetID(), run.GetRunID())
 		if err != nil {
 			return false
 		}
-		for _, pa := range desc.GetPendingActivities() {
+		for _, pa := range desc.RawResponse.GetPendingActivities() {
 			if pa.GetActivityType().GetName() == activityType && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
 				return true
 			}

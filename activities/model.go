@@ -1,0 +1,159 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/llm"
+)
+
+// Agent-turn stage names.
+const (
+	StageCallModel      = "call_model"
+	StageAppendMessages = "append_messages"
+)
+
+// SubagentToolName is the tool through which a model spawns a subagent.
+// It is not in the tool registry: the AgentTurn workflow runs it as a child
+// workflow, after the same review and hooks as any other call.
+const SubagentToolName = "spawn_subagent"
+
+// SubagentArgs are spawn_subagent's arguments.
+type SubagentArgs struct {
+	Task             string   `json:"task" jsonschema:"minLength=1,description=What the subagent must do; it sees only this text"`
+	Profile          string   `json:"profile,omitempty" jsonschema:"description=Agent profile of the subagent (default: subagent)"`
+	AllowedToolNames []string `json:"allowed_tool_names,omitempty" jsonschema:"description=Tools the subagent may use; a subset of yours (default: all of yours except spawn_subagent)"`
+	MaxSteps         int      `json:"max_steps,omitempty" jsonschema:"minimum=1,maximum=50,description=Step budget of the subagent"`
+}
+
+// SubagentToolSpec is spawn_subagent as offered to the model.
+func SubagentToolSpec() llm.ToolSpec {
+	schema, _ := json.Marshal(map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"task":               map[string]any{"type": "string", "minLength": 1, "description": "What the subagent must do; it sees only this text"},
+			"profile":            map[string]any{"type": "string", "description": "Agent profile of the subagent (default: subagent)"},
+			"allowed_tool_names": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Tools the subagent may use; a subset of yours"},
+			"max_steps":          map[string]any{"type": "integer", "minimum": 1, "maximum": 50},
+		},
+		"required":             []string{"task"},
+		"additionalProperties": false,
+	})
+	return llm.ToolSpec{Name: SubagentToolName, Description: "Delegate a self-contained task to a subagent with its own context and a subset of your tools; returns its final answer.", Parameters: schema}
+}
+
+// CallModelInput is one model call of an agent turn.
+type CallModelInput struct {
+	Model string `json:"model"`
+	// Prompt is the prepared, compacted context for this call.
+	Prompt contract.MessageSet `json:"prompt"`
+	// Transcript is the conversation so far; the answer is appended to it.
+	Transcript       contract.MessageSet `json:"transcript"`
+	AllowedToolNames []string            `json:"allowed_tool_names"`
+	Step             int                 `json:"step"`
+	MaxTokens        int                 `json:"max_tokens,omitempty"`
+}
+
+// CallModelResult is the model's answer and the transcript with it.
+type CallModelResult struct {
+	Message      contract.Message    `json:"message"`
+	FinishReason string              `json:"finish_reason"`
+	Usage        llm.Usage           `json:"usage"`
+	Transcript   contract.MessageSet `json:"transcript"`
+	Trace        contract.TraceEntry `json:"trace"`
+}
+
+// CallModel asks the model for the next turn, offering the agent's allowed
+// tools, and appends its answer to the transcript. Provider errors are
+// classified: 429/5xx/timeouts retry (honouring Retry-After), other 4xx
+// fail the turn.
+func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallModelResult, error) {
+	if a.Model == nil {
+		return fail[CallModelResult](fenixerr.New(fenixerr.TypeModelProvider, "this worker has no model provider configured"))
+	}
+	prompt, err := contextstore.Unpack(ctx, a.Contexts, in.Prompt)
+	if err != nil {
+		return fail[CallModelResult](err)
+	}
+	transcript, err := contextstore.Unpack(ctx, a.Contexts, in.Transcript)
+	if err != nil {
+		return fail[CallModelResult](err)
+	}
+	if info, ok := currentActivity(ctx); ok {
+		ctx = llm.WithAttempt(ctx, int(info.Attempt))
+	}
+	stop := startHeartbeat(ctx, newProgressSink(ctx, ""))
+	started := time.Now()
+	resp, err := a.Model.Complete(ctx, llm.Request{Model: in.Model, Messages: prompt, Tools: a.toolSpecs(in.AllowedToolNames), MaxTokens: in.MaxTokens})
+	stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			return CallModelResult{}, ctx.Err()
+		}
+		return CallModelResult{}, llm.ToTemporal(err)
+	}
+	resp.Message.Role = contract.RoleAssistant
+	set, err := contextstore.Pack(ctx, a.Contexts, append(slices.Clip(transcript), resp.Message), a.InlineLimit)
+	if err != nil {
+		return fail[CallModelResult](err)
+	}
+	names := make([]string, len(resp.Message.ToolCalls))
+	for i, tc := range resp.Message.ToolCalls {
+		names[i] = tc.ToolName
+	}
+	trace := contract.Trace(StageCallModel,
+		"step", in.Step, "model", resp.Model, "provider", resp.Provider, "finish_reason", resp.FinishReason,
+		"tool_calls", names, "content", preview(resp.Message.Content), "usage", resp.Usage,
+		"duration_ms", time.Since(started).Milliseconds(), "prompt_messages", len(prompt))
+	if len(resp.MalformedToolCalls) > 0 {
+		trace.Fields["malformed_tool_calls"] = resp.MalformedToolCalls
+	}
+	return CallModelResult{Message: resp.Message, FinishReason: resp.FinishReason, Usage: resp.Usage, Transcript: set, Trace: trace}, nil
+}
+
+// toolSpecs offers the model the allowed tools the registry has, plus
+// spawn_subagent when it is allowed.
+func (a *Activities) toolSpecs(allowed []string) []llm.ToolSpec {
+	var specs []llm.ToolSpec
+	for _, name := range allowed {
+		if name == SubagentToolName {
+			specs = append(specs, SubagentToolSpec())
+			continue
+		}
+		if d, ok := a.Tools.Lookup(name); ok {
+			specs = append(specs, llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Schema})
+		}
+	}
+	return specs
+}
+
+// AppendMessagesInput adds tool results to the transcript.
+type AppendMessagesInput struct {
+	Transcript contract.MessageSet `json:"transcript"`
+	Messages   []contract.Message  `json:"messages"`
+}
+
+// AppendMessagesResult is the longer transcript.
+type AppendMessagesResult struct {
+	Transcript contract.MessageSet `json:"transcript"`
+}
+
+// AppendMessages runs as a local activity: the tool results it appends are
+// already in history (in their stages' results), so its input is not
+// recorded again; only the new transcript's reference is.
+func (a *Activities) AppendMessages(ctx context.Context, in AppendMessagesInput) (AppendMessagesResult, error) {
+	transcript, err := contextstore.Unpack(ctx, a.Contexts, in.Transcript)
+	if err != nil {
+		return fail[AppendMessagesResult](err)
+	}
+	set, err := contextstore.Pack(ctx, a.Contexts, append(slices.Clip(transcript), in.Messages...), a.InlineLimit)
+	if err != nil {
+		return fail[AppendMessagesResult](err)
+	}
+	return AppendMessagesResult{Transcript: set}, nil
+}

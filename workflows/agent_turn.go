@@ -1,0 +1,503 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/llm"
+)
+
+const (
+	// DefaultMaxSteps bounds an agent turn's model calls.
+	DefaultMaxSteps = 10
+	// DefaultContinueAsNewEvents keeps a long turn's history well under
+	// Temporal's 10,240-event warning.
+	DefaultContinueAsNewEvents = 8000
+	// MaxSubagentDepth bounds nesting: a subagent at this depth cannot
+	// spawn another.
+	MaxSubagentDepth = 3
+	// DefaultSubagentProfile names a subagent's profile when none is given.
+	DefaultSubagentProfile = "subagent"
+
+	modelStageTimeout = 5 * time.Minute
+	modelHeartbeat    = 30 * time.Second
+)
+
+// errContinueAsNew ends a run so the turn continues in a new one.
+var errContinueAsNew = errors.New("continue as new")
+
+// AgentTurn is the durable ReAct loop: SessionStart → up to max_steps of
+// (PrepareTurn → CompactContext → CallModel → every tool call in parallel
+// through ReviewToolCall, PreToolUse, ExecuteTool, ProjectToolResult and
+// PostToolUse → StepComplete) until the model answers without tool calls →
+// FinalizeOutput → SessionStop. spawn_subagent runs a child AgentTurn.
+func AgentTurn(ctx workflow.Context, input json.RawMessage) (contract.Result, error) {
+	s, err := newSession(ctx)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	t := &turnRun{session: s}
+	res, err := t.execute(input)
+	if errors.Is(err, errContinueAsNew) {
+		return contract.Result{}, t.continueAsNew()
+	}
+	return res, err
+}
+
+type turnRun struct {
+	*session
+	req        contract.AgentTurnRequest
+	model      string
+	transcript contract.MessageSet
+	step       int
+	previous   []string
+}
+
+func (t *turnRun) execute(input json.RawMessage) (contract.Result, error) {
+	req, err := contract.ParseAgentTurn(input)
+	t.req = req
+	t.bindAssignment(req.Assignment)
+	if req.MaxSteps == 0 {
+		t.req.MaxSteps = DefaultMaxSteps
+	}
+	t.model = req.Model
+	if t.model == "" {
+		t.model = req.InferModel()
+	}
+	if c := req.Continuation; c != nil {
+		t.resume(*c)
+	} else {
+		t.sessionStart()
+	}
+	if err != nil {
+		t.currentStage = "validate_assignment"
+		return t.finish(nil, &stageError{stage: "validate_assignment", err: fenixerr.InvalidAssignment(err)}), nil
+	}
+	if req.Continuation == nil {
+		t.report(contract.Report{Kind: contract.ReportStarted})
+		if err := offloadContext(t.session, &t.req.Assignment, len(input)); err != nil {
+			return t.finish(nil, err), nil
+		}
+		t.transcript = contract.MessageSet{Messages: t.req.ContextMessages, Ref: t.req.ContextRef, Count: len(t.req.ContextMessages)}
+	}
+	out, err := t.loop()
+	if errors.Is(err, errContinueAsNew) {
+		return contract.Result{}, err
+	}
+	return t.finish(out, err), nil
+}
+
+// resume restores a continued turn: its transcript, step count and metrics.
+func (t *turnRun) resume(c contract.TurnContinuation) {
+	t.transcript = c.Transcript
+	t.step = c.Step
+	t.previous = c.PreviousRunIDs
+	t.gov.metrics = hooks.NewMetricsHook(c.Metrics, t.logger.Info)
+	t.gov.started = false
+	t.addTrace(contract.Trace("continued", "step", c.Step, "previous_run_ids", c.PreviousRunIDs, "transcript_messages", c.Transcript.Count))
+	// SessionStart with source "resume": hooks see the session continue.
+	t.gov.started = true
+	ev := hooks.SessionStartEvent{Session: t.gov.hookSession, Source: hooks.SourceResume}
+	t.lifecycle(t.stageCtx, activities.LifecycleHooksInput{SessionStart: &ev})
+}
+
+func (t *turnRun) loop() (*contract.Output, error) {
+	for t.step < t.req.MaxSteps {
+		if err := t.checkCancel(); err != nil {
+			return nil, err
+		}
+		step := t.step + 1
+		prompt, err := t.prepare()
+		if err != nil {
+			return nil, err
+		}
+		answer, err := runStage[activities.CallModelResult](t.session, activities.StageCallModel, t.modelOptions(step), acts.CallModel,
+			activities.CallModelInput{Model: t.model, Prompt: prompt, Transcript: t.transcript, AllowedToolNames: t.req.AgentContext.AllowedToolNames,
+				Step: step, MaxTokens: t.req.MaxTokens})
+		if err != nil {
+			return nil, err
+		}
+		t.addTrace(answer.Trace)
+		t.transcript = answer.Transcript
+		calls := answer.Message.ToolCalls
+		if len(calls) == 0 {
+			t.step = step
+			t.stepComplete(step, 0, answer.Usage)
+			return t.finalizeTurn(answer.Message.Content)
+		}
+		results, err := t.runTools(step, calls)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.appendMessages(results); err != nil {
+			return nil, err
+		}
+		t.step = step
+		t.stepComplete(step, len(calls), answer.Usage)
+		if t.shouldContinueAsNew() {
+			return nil, errContinueAsNew
+		}
+	}
+	return nil, &stageError{stage: activities.StageCallModel, err: fenixerr.New(fenixerr.TypeStepLimit,
+		"the agent took %d steps without a final answer (max_steps %d)", t.step, t.req.MaxSteps)}
+}
+
+// prepare is PrepareTurn → CompactContext over the current transcript.
+func (t *turnRun) prepare() (contract.MessageSet, error) {
+	a := t.req.Assignment
+	a.ContextMessages, a.ContextRef = t.transcript.Messages, t.transcript.Ref
+	comp, err := prepareContext(t.session, a, 0)
+	return comp.Messages, err
+}
+
+func (t *turnRun) modelOptions(step int) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: modelStageTimeout,
+		HeartbeatTimeout:    modelHeartbeat,
+		Summary:             fmt.Sprintf("CallModel: %s (step %d)", t.model, step),
+		// 429/5xx come back retryable (with Retry-After as the next
+		// delay); every other provider error is non-retryable.
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 6},
+	}
+}
+
+// toolResult is one tool call's observation for the model.
+type toolResult struct {
+	message contract.Message
+	err     error
+}
+
+// runTools runs every call of one model answer in parallel; results keep
+// the model's order. Only cancellation is fatal to the turn: other
+// failures become observations the model can react to.
+func (t *turnRun) runTools(step int, calls []contract.ToolCall) ([]contract.Message, error) {
+	results := make([]toolResult, len(calls))
+	wg := workflow.NewWaitGroup(t.ctx)
+	for i := range calls {
+		call := calls[i]
+		if call.CallID == "" {
+			call.CallID = fmt.Sprintf("call-%d-%d", step, i+1)
+		}
+		if call.Arguments == nil {
+			call.Arguments = map[string]any{}
+		}
+		wg.Add(1)
+		workflow.Go(t.stageCtx, func(ctx workflow.Context) {
+			defer wg.Done()
+			results[i] = t.runTool(ctx, step, call)
+		})
+	}
+	wg.Wait(t.ctx)
+	messages := make([]contract.Message, len(results))
+	for i, r := range results {
+		if r.err != nil {
+			return nil, r.err
+		}
+		messages[i] = r.message
+	}
+	return messages, nil
+}
+
+// runTool takes one call through the governed pipeline, blocking only on
+// its own coroutine's context.
+func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall) toolResult {
+	if call.ToolName == activities.SubagentToolName {
+		return t.runSubagent(ctx, step, call)
+	}
+	reviewed, err := runStageIn[activities.ReviewToolCallResult](ctx, t.session, activities.StageReviewToolCall,
+		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
+		activities.ReviewToolCallInput{ToolCall: call, AgentContext: t.req.AgentContext})
+	if err != nil {
+		return t.observeFailure(ctx, step, call, err, 0)
+	}
+	t.addTrace(reviewed.Trace)
+	t.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhaseToolReviewed, ToolInvocation: &contract.ToolInvocation{
+		CallID: call.CallID, ToolName: call.ToolName, Status: "running", RequestPayload: reviewed.ToolCall, RegistryBacked: reviewed.Tool.RegistryBacked}})
+	governed, err := t.governToolCall(ctx, reviewed.ToolCall, step, time.Duration(t.req.Approval.TimeoutSeconds)*time.Second)
+	if err != nil {
+		return t.observeFailure(ctx, step, call, err, 0)
+	}
+	call = governed.call
+	executed, err := runStageIn[activities.ExecuteToolResult](ctx, t.session, activities.StageExecuteTool, toolOptions(reviewed),
+		acts.ExecuteTool, activities.ExecuteToolInput{ToolCall: call, WorkspaceRoot: t.req.WorkspaceRoot,
+			ConversationID: t.req.ConversationID, TurnID: t.req.TurnID, AgentProfile: t.req.AgentContext.Profile})
+	if err != nil {
+		return t.observeFailure(ctx, step, call, err, 0)
+	}
+	t.addTrace(executed.Trace)
+	projected, err := runStageIn[activities.ProjectToolResultResult](ctx, t.session, activities.StageProjectToolResult,
+		stageOptions("ProjectToolResult: "+call.ToolName, pureStageTimeout), acts.ProjectToolResult,
+		activities.ProjectToolResultInput{ToolCall: call, Raw: executed.Raw})
+	if err != nil {
+		return t.observeFailure(ctx, step, call, err, executed.DurationMs)
+	}
+	t.addTrace(projected.Trace)
+	content, err := t.postToolUse(ctx, call, projected.Projection.Content, executed.Raw, executed.DurationMs, step)
+	if err != nil {
+		return t.observeFailure(ctx, step, call, err, executed.DurationMs)
+	}
+	return toolResult{message: toolMessage(call, withContext(content, governed.additionalContext))}
+}
+
+// observeFailure records a failed call (hooks, audit, metrics) and turns it
+// into an observation, unless the turn itself is being canceled.
+func (t *turnRun) observeFailure(ctx workflow.Context, step int, call contract.ToolCall, err error, durationMs int64) toolResult {
+	t.toolFailed(ctx, call, err, durationMs, step)
+	if t.isCanceled(err) {
+		return toolResult{err: err}
+	}
+	fe := fenixerr.FromTemporal(err)
+	var se *stageError
+	if errors.As(err, &se) {
+		fe = se.err
+	}
+	t.addTrace(contract.Trace("tool_failed", "tool_name", call.ToolName, "call_id", call.CallID, "error_type", fe.Type,
+		"classification", string(fe.Class), "code", fe.Code, "error", fe.Message))
+	return toolResult{message: toolMessage(call, fmt.Sprintf("Tool %s failed (%s, %s): %s", call.ToolName, fe.Type, fe.Code, fe.Message))}
+}
+
+func toolMessage(call contract.ToolCall, content string) contract.Message {
+	return contract.Message{Role: contract.RoleTool, ToolCallID: call.CallID, Name: call.ToolName, Content: content}
+}
+
+func withContext(content, additional string) string {
+	if additional == "" {
+		return content
+	}
+	return content + "\n\nAdditional context:\n" + additional
+}
+
+// runSubagent runs spawn_subagent as a child AgentTurn with is_subagent set
+// and a subset of this agent's tools. Cancelling this turn cancels it.
+func (t *turnRun) runSubagent(ctx workflow.Context, step int, call contract.ToolCall) toolResult {
+	agent := t.req.AgentContext
+	if !slices.Contains(agent.AllowedToolNames, activities.SubagentToolName) {
+		return t.observeFailure(ctx, step, call, &stageError{stage: activities.StageReviewToolCall,
+			err: fenixerr.ToolNotVisible(call.ToolName, agent.Profile)}, 0)
+	}
+	args, err := subagentArgs(call, agent)
+	if err != nil {
+		return t.observeFailure(ctx, step, call, &stageError{stage: activities.StageReviewToolCall, err: fenixerr.As(err)}, 0)
+	}
+	t.addTrace(contract.Trace(activities.StageReviewToolCall, "tool_name", call.ToolName, "call_id", call.CallID,
+		"subagent_profile", args.Profile, "subagent_tools", args.AllowedToolNames))
+	governed, err := t.governToolCall(ctx, call, step, time.Duration(t.req.Approval.TimeoutSeconds)*time.Second)
+	if err != nil {
+		return t.observeFailure(ctx, step, call, err, 0)
+	}
+	if governed.call.Arguments != nil {
+		if args, err = subagentArgs(governed.call, agent); err != nil {
+			return t.observeFailure(ctx, step, call, &stageError{stage: activities.StagePreToolUse, err: fenixerr.As(err)}, 0)
+		}
+	}
+
+	childID := fmt.Sprintf("%s/subagent/%s", workflow.GetInfo(t.ctx).WorkflowExecution.ID, call.CallID)
+	start := hooks.SubagentStartEvent{Session: t.gov.hookSession, SubagentID: childID, SubagentProfile: args.Profile, Task: args.Task, Depth: agent.SubagentDepth + 1}
+	t.lifecycle(ctx, activities.LifecycleHooksInput{SubagentStart: &start})
+
+	child := t.childRequest(call, args)
+	raw, _ := json.Marshal(child)
+	started := workflow.Now(t.ctx)
+	childCtx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:          childID,
+		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation: true,
+		StaticSummary:       fmt.Sprintf("Subagent %s of %s", args.Profile, call.CallID),
+	})
+	t.currentStage = "subagent"
+	var res contract.Result
+	err = workflow.ExecuteChildWorkflow(childCtx, AgentTurnWorkflow, json.RawMessage(raw)).Get(childCtx, &res)
+	duration := workflow.Now(t.ctx).Sub(started).Milliseconds()
+
+	stop := hooks.SubagentStopEvent{Session: t.gov.hookSession, SubagentID: childID, SubagentProfile: args.Profile, StopReason: res.Status}
+	if err != nil {
+		stop.StopReason = contract.StatusFailed
+		if t.cancelled {
+			stop.StopReason = contract.StatusCanceled
+		}
+		stop.ErrorMessage = err.Error()
+	} else if res.Error != nil {
+		stop.ErrorMessage = res.Error.LastErrorSummary
+	}
+	stopCtx, _ := workflow.NewDisconnectedContext(ctx)
+	t.lifecycle(stopCtx, activities.LifecycleHooksInput{SubagentStop: &stop})
+	if err != nil {
+		return t.observeFailure(ctx, step, call, t.classify("subagent", err), duration)
+	}
+	t.addTrace(contract.Trace("subagent", "call_id", call.CallID, "workflow_id", childID, "status", res.Status,
+		"steps", metricSteps(res.Metrics), "tool_calls", metricToolCalls(res.Metrics)))
+	if t.cancelled {
+		return toolResult{err: errCanceledBetweenStages}
+	}
+	if res.Status != contract.StatusCompleted || res.Output == nil {
+		summary := "no output"
+		if res.Error != nil {
+			summary = fmt.Sprintf("%s: %s", res.Error.ErrorType, res.Error.LastErrorSummary)
+		}
+		return t.observeFailure(ctx, step, call, &stageError{stage: "subagent", err: fenixerr.Runtime("subagent %s ended %s: %s", childID, res.Status, summary)}, duration)
+	}
+	content, err := t.postToolUse(ctx, call, res.Output.Content, nil, duration, step)
+	if err != nil {
+		return t.observeFailure(ctx, step, call, err, duration)
+	}
+	return toolResult{message: toolMessage(call, withContext(content, governed.additionalContext))}
+}
+
+func metricSteps(m *contract.Metrics) int {
+	if m == nil {
+		return 0
+	}
+	return m.Steps
+}
+
+func metricToolCalls(m *contract.Metrics) int {
+	if m == nil {
+		return 0
+	}
+	return m.ToolCalls
+}
+
+// subagentArgs validates spawn_subagent's arguments: the child's tools are
+// a subset of the parent's, and nesting is bounded.
+func subagentArgs(call contract.ToolCall, parent contract.AgentContext) (activities.SubagentArgs, error) {
+	var args activities.SubagentArgs
+	raw, _ := json.Marshal(call.Arguments)
+	if err := json.Unmarshal(raw, &args); err != nil || args.Task == "" {
+		return args, fenixerr.Validation("spawn_subagent needs a task (got %s)", raw).WithTool(call.ToolName)
+	}
+	if parent.SubagentDepth+1 > MaxSubagentDepth {
+		return args, fenixerr.Validation("spawn_subagent: subagents may nest at most %d deep", MaxSubagentDepth).WithTool(call.ToolName)
+	}
+	if args.Profile == "" {
+		args.Profile = DefaultSubagentProfile
+	}
+	if len(args.AllowedToolNames) == 0 {
+		for _, n := range parent.AllowedToolNames {
+			if n != activities.SubagentToolName {
+				args.AllowedToolNames = append(args.AllowedToolNames, n)
+			}
+		}
+	}
+	for _, n := range args.AllowedToolNames {
+		if !slices.Contains(parent.AllowedToolNames, n) {
+			return args, fenixerr.ToolNotVisible(n, parent.Profile).WithTool(call.ToolName)
+		}
+	}
+	if args.MaxSteps < 0 || args.MaxSteps > 50 {
+		return args, fenixerr.Validation("spawn_subagent max_steps must be between 1 and 50").WithTool(call.ToolName)
+	}
+	return args, nil
+}
+
+func (t *turnRun) childRequest(call contract.ToolCall, args activities.SubagentArgs) contract.AgentTurnRequest {
+	parent := t.req.Assignment
+	model := t.model
+	if llm.IsScriptedModel(model) {
+		model = llm.ScriptedModelPrefix + args.Profile
+	}
+	return contract.AgentTurnRequest{
+		Assignment: contract.Assignment{
+			LogicalWorkID:   parent.LogicalWorkID + "/" + call.CallID,
+			AttemptNo:       parent.AttemptNo,
+			ConversationID:  parent.ConversationID,
+			TurnID:          parent.TurnID + "/" + call.CallID,
+			ContextMessages: []contract.Message{{Role: contract.RoleUser, Content: args.Task}},
+			AgentContext: contract.AgentContext{Profile: args.Profile, IsSubagent: true,
+				AllowedToolNames: args.AllowedToolNames, SubagentDepth: parent.AgentContext.SubagentDepth + 1},
+			ModelContext:  contract.ModelContext{LikelyModel: model},
+			BudgetHints:   parent.BudgetHints,
+			WorkspaceRoot: parent.WorkspaceRoot,
+			Compaction:    parent.Compaction,
+			Approval:      parent.Approval,
+		},
+		MaxSteps:  args.MaxSteps,
+		MaxTokens: t.req.MaxTokens,
+	}
+}
+
+// appendMessages adds the tool results to the transcript in a local
+// activity (the results are already in history).
+func (t *turnRun) appendMessages(messages []contract.Message) error {
+	ctx := workflow.WithLocalActivityOptions(t.stageCtx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: time.Minute, Summary: "AppendMessages",
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},
+	})
+	var res activities.AppendMessagesResult
+	if err := workflow.ExecuteLocalActivity(ctx, acts.AppendMessages, activities.AppendMessagesInput{Transcript: t.transcript, Messages: messages}).Get(ctx, &res); err != nil {
+		return t.classify(activities.StageAppendMessages, err)
+	}
+	t.transcript = res.Transcript
+	return nil
+}
+
+func (t *turnRun) stepComplete(step, toolCalls int, usage llm.Usage) {
+	ev := hooks.StepCompleteEvent{Session: t.gov.hookSession, Step: step, ToolCalls: toolCalls,
+		Usage: hooks.TokenUsage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, TotalTokens: usage.TotalTokens}}
+	_ = t.gov.metrics.OnStepComplete(context.Background(), ev)
+	t.lifecycle(t.stageCtx, activities.LifecycleHooksInput{StepComplete: &ev})
+}
+
+func (t *turnRun) finalizeTurn(content string) (*contract.Output, error) {
+	fin, err := runStage[activities.FinalizeOutputResult](t.session, activities.StageFinalizeOutput,
+		stageOptions("FinalizeOutput", pureStageTimeout), acts.FinalizeOutput, activities.FinalizeOutputInput{
+			Content: content, ConversationID: t.req.ConversationID, TurnID: t.req.TurnID,
+			Data: map[string]any{"steps": t.step},
+		})
+	if err != nil {
+		return nil, err
+	}
+	t.addTrace(fin.Trace)
+	return &fin.Output, nil
+}
+
+func (t *turnRun) shouldContinueAsNew() bool {
+	info := workflow.GetInfo(t.ctx)
+	limit := t.req.ContinueAsNewAfterEvents
+	if limit == 0 {
+		limit = DefaultContinueAsNewEvents
+	}
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+}
+
+// continueAsNew carries the compacted transcript, the step count and the
+// metrics into a new run, after every update handler has finished.
+func (t *turnRun) continueAsNew() error {
+	if err := workflow.Await(t.ctx, func() bool { return workflow.AllHandlersFinished(t.ctx) }); err != nil {
+		return err
+	}
+	a := t.req.Assignment
+	comp, err := compactContext(t.session, a, t.transcript, t.model, 0)
+	if err != nil {
+		return err
+	}
+	next := t.req
+	next.ContextMessages, next.ContextRef = nil, ""
+	next.Model = t.model
+	next.Continuation = &contract.TurnContinuation{
+		Transcript:     comp.Messages,
+		Step:           t.step,
+		Metrics:        t.gov.metrics.Metrics(),
+		PreviousRunIDs: append(slices.Clone(t.previous), workflow.GetInfo(t.ctx).WorkflowExecution.RunID),
+	}
+	raw, _ := json.Marshal(next)
+	t.logger.Info("continuing the agent turn as new", "step", t.step, "history_events", workflow.GetInfo(t.ctx).GetCurrentHistoryLength())
+	return workflow.NewContinueAsNewError(t.ctx, AgentTurnWorkflow, json.RawMessage(raw))
+}
+
+// finish is shared with ExecuteAssignment's terminal handling.
+func (t *turnRun) finish(out *contract.Output, err error) contract.Result {
+	r := &assignmentRun{session: t.session, a: t.req.Assignment}
+	return r.finish(out, err)
+}
