@@ -24,6 +24,7 @@ const (
 	progressChunkBytes  = 8 << 10
 	progressMaxSignals  = 120
 	minHeartbeatEvery   = 200 * time.Millisecond
+	maxHeartbeatEvery   = time.Second
 	heartbeatFractionOf = 3
 )
 
@@ -129,10 +130,9 @@ func startHeartbeat(ctx context.Context, sink *progressSink) (stop func()) {
 	if !ok || info.HeartbeatTimeout <= 0 {
 		return func() {}
 	}
-	every := info.HeartbeatTimeout / heartbeatFractionOf
-	if every < minHeartbeatEvery {
-		every = minHeartbeatEvery
-	}
+	// Heartbeat often: a cancel is delivered in a heartbeat's response,
+	// and the SDK coalesces calls to its throttle interval anyway.
+	every := min(max(info.HeartbeatTimeout/heartbeatFractionOf, minHeartbeatEvery), maxHeartbeatEvery)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)

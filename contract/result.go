@@ -26,6 +26,9 @@ const (
 	PhaseToolReviewed      = "tool_reviewed"
 	PhasePermissionPending = "permission_pending"
 	PhaseToolOutput        = "tool_output"
+	// PhaseProcessCanceledBeforeStart reports a process-flow call canceled
+	// after review but before its service was started.
+	PhaseProcessCanceledBeforeStart = "process_canceled_before_start"
 )
 
 // Failure kinds.
@@ -52,6 +55,16 @@ type ToolInvocation struct {
 	ResponsePayload map[string]any `json:"response_payload,omitempty"`
 	RegistryBacked  bool           `json:"registry_backed"`
 	ResourceID      string         `json:"resource_id,omitempty"`
+}
+
+// ProcessRun is the resource of the process tool flow: a background
+// service owned by one worker host.
+type ProcessRun struct {
+	ProcessRunID   string `json:"process_run_id,omitempty"`
+	HostID         string `json:"host_id,omitempty"`
+	LifecycleState string `json:"lifecycle_state"`
+	ProxyPath      string `json:"proxy_path,omitempty"`
+	Reason         string `json:"reason,omitempty"`
 }
 
 // Failure is the HandleError payload.
@@ -87,6 +100,7 @@ type Report struct {
 	TurnID         string           `json:"turn_id"`
 	OccurredAt     time.Time        `json:"occurred_at"`
 	ToolInvocation *ToolInvocation  `json:"tool_invocation,omitempty"`
+	ProcessRun     *ProcessRun      `json:"process_run,omitempty"`
 	OutputChunk    *ToolOutputChunk `json:"output_chunk,omitempty"`
 	Output         *Output          `json:"output,omitempty"`
 	Error          *Failure         `json:"error,omitempty"`

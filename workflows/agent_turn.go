@@ -303,7 +303,7 @@ func (t *turnRun) runSubagent(ctx workflow.Context, step int, call contract.Tool
 		}
 	}
 
-	childID := fmt.Sprintf("%s/subagent/%s", workflow.GetInfo(t.ctx).WorkflowExecution.ID, call.CallID)
+	childID := SubagentWorkflowID(t.req.LogicalWorkID, t.req.AttemptNo, call.CallID)
 	start := hooks.SubagentStartEvent{Session: t.gov.hookSession, SubagentID: childID, SubagentProfile: args.Profile, Task: args.Task, Depth: agent.SubagentDepth + 1}
 	t.lifecycle(ctx, activities.LifecycleHooksInput{SubagentStart: &start})
 

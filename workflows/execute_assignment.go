@@ -49,7 +49,12 @@ type assignmentRun struct {
 	*session
 	a          contract.Assignment
 	invocation *contract.ToolInvocation
+	// processRun is set in the process tool flow instead of invocation.
+	processRun *contract.ProcessRun
 }
+
+// processTool is the tool of the seed's process tool flow.
+const processTool = "process_exec"
 
 func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 	a, err := contract.ParseAssignment(input)
@@ -197,10 +202,17 @@ func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 		return nil, err
 	}
 	r.addTrace(reviewed.Trace)
-	r.invocation.Status = "running"
-	r.invocation.RegistryBacked = reviewed.Tool.RegistryBacked
-	reviewedInvocation := *r.invocation
-	r.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhaseToolReviewed, ToolInvocation: &reviewedInvocation})
+	if call.ToolName == processTool {
+		// The process flow tracks a process-run resource, not a tool
+		// invocation (the seed's execute_process_tool_flow).
+		r.invocation = nil
+		r.processRun = &contract.ProcessRun{LifecycleState: "starting"}
+	} else {
+		r.invocation.Status = "running"
+		r.invocation.RegistryBacked = reviewed.Tool.RegistryBacked
+		reviewedInvocation := *r.invocation
+		r.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhaseToolReviewed, ToolInvocation: &reviewedInvocation})
+	}
 
 	out, duration, err := r.governedExecution(reviewed)
 	if err != nil {
@@ -219,7 +231,18 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 		return nil, 0, err
 	}
 	call := governed.call
-	r.invocation.RequestPayload = call
+	if r.invocation != nil {
+		r.invocation.RequestPayload = call
+	}
+	if err := r.checkCancel(); err != nil {
+		if r.processRun != nil {
+			r.processRun.LifecycleState = "stopped"
+			r.processRun.Reason = "canceled_before_start"
+			run := *r.processRun
+			r.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhaseProcessCanceledBeforeStart, ProcessRun: &run})
+		}
+		return nil, 0, err
+	}
 
 	executed, err := runStage[activities.ExecuteToolResult](r.session, activities.StageExecuteTool,
 		toolOptions(reviewed), acts.ExecuteTool, activities.ExecuteToolInput{
@@ -263,6 +286,17 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 	out, err := r.finalize(content, data)
 	if err != nil {
 		return nil, executed.DurationMs, err
+	}
+	if r.processRun != nil {
+		meta := projected.Projection.Metadata
+		r.processRun.ProcessRunID, _ = meta["process_run_id"].(string)
+		r.processRun.HostID, _ = meta["host_id"].(string)
+		r.processRun.ProxyPath, _ = meta["proxy_path"].(string)
+		r.processRun.LifecycleState = "running"
+		if status, ok := meta["status"].(string); ok && status != "" {
+			r.processRun.LifecycleState = status
+		}
+		return out, executed.DurationMs, nil
 	}
 	r.invocation.Status = "completed"
 	r.invocation.ResponsePayload = map[string]any{"content": content, "metadata": projected.Projection.Metadata}
@@ -355,6 +389,10 @@ func (r *assignmentRun) finish(out *contract.Output, err error) contract.Result 
 		if r.invocation != nil {
 			inv := *r.invocation
 			rep.ToolInvocation = &inv
+		}
+		if r.processRun != nil {
+			run := *r.processRun
+			rep.ProcessRun = &run
 		}
 		r.report(rep)
 	default:

@@ -69,3 +69,10 @@ func PrepareRoundWorkflowID(logicalWorkID string, attemptNo int) string {
 func AgentTurnWorkflowID(conversationID, turnID string) string {
 	return fmt.Sprintf("agent-turn-%s-%s", conversationID, turnID)
 }
+
+// SubagentWorkflowID is the workflow ID of the subagent a tool call spawns.
+// It derives from the assignment, not the parent's workflow ID, so it is
+// the same on every replay.
+func SubagentWorkflowID(parentLogicalWorkID string, attemptNo int, callID string) string {
+	return fmt.Sprintf("subagent-%s-%d-%s", parentLogicalWorkID, attemptNo, callID)
+}

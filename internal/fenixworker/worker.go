@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -31,6 +32,10 @@ import (
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
+
+// heartbeatThrottle bounds how long a cancel waits for a running tool's
+// next heartbeat. Heartbeats are not history events, so this costs RPCs only.
+const heartbeatThrottle = 2 * time.Second
 
 // Config is everything a worker needs besides the Temporal client.
 type Config struct {
@@ -164,13 +169,16 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		},
 	}
 
-	shared := worker.New(c, cfg.TaskQueue, worker.Options{})
+	// Heartbeats are how a cancel reaches a running tool; the SDK would
+	// otherwise send them only every 80% of the heartbeat timeout.
+	opts := worker.Options{MaxHeartbeatThrottleInterval: heartbeatThrottle, DefaultHeartbeatThrottleInterval: heartbeatThrottle}
+	shared := worker.New(c, cfg.TaskQueue, opts)
 	Register(shared)
 	shared.RegisterActivity(acts)
 
 	// The host queue only serves activities that must run where their
 	// resources live.
-	hostWorker := worker.New(c, host.Queue, worker.Options{})
+	hostWorker := worker.New(c, host.Queue, opts)
 	hostWorker.RegisterActivity(acts)
 
 	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore}, nil
