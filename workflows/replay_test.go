@@ -317,7 +317,7 @@ func recordHistories(t *testing.T, overwrite bool) {
 	w, err := fenixworker.New(srv.Client(), fenixworker.Config{
 		TaskQueue: queue, DataDir: t.TempDir(), DefaultWorkspaceRoot: ws, HostID: "recorder", Tools: registry,
 		SkillsDir: filepath.Join("..", "examples", "skills"), Hooks: []hooks.AgentHook{testtools.PolicyHook{}},
-		Model: &llm.Router{Scripted: scriptedProvider(t)},
+		Model:  &llm.Router{Scripted: scriptedProvider(t)},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	require.NoError(t, err)
