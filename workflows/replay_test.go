@@ -240,12 +240,7 @@ func scenarios() []scenario {
 		{"agent_turn_continue_as_new.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			req := agentRequest("long", 10)
 			req["continue_as_new_after_events"] = 40
-			run, err := startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-agent-can", req)
-			if err != nil {
-				return nil, err
-			}
-			// Record the first run, which ends by continuing as new.
-			return c.GetWorkflow(ctx, run.GetID(), run.GetRunID()), nil
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-agent-can", req)
 		}},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
@@ -331,12 +326,16 @@ func recordHistories(t *testing.T, overwrite bool) {
 		}
 		run, err := sc.run(ctx, srv.Client(), queue)
 		require.NoError(t, err, sc.file)
+		// Get follows continue-as-new; the scenario's history is its first run.
+		first := srv.Client().GetWorkflow(ctx, run.GetID(), run.GetRunID())
 		var ignored any
-		if err := run.Get(ctx, &ignored); err != nil && !strings.Contains(sc.file, "continue_as_new") {
-			require.NoError(t, err, sc.file)
-		}
-		hist := fetchHistory(t, ctx, srv.Client(), run)
+		require.NoError(t, run.Get(ctx, &ignored), sc.file)
+		hist := fetchHistory(t, ctx, srv.Client(), first)
 		writeHistory(t, path, hist)
+		if last := run.GetRunID(); last != first.GetRunID() {
+			continued := strings.TrimSuffix(path, ".json") + "_last_run.json"
+			writeHistory(t, continued, fetchHistory(t, ctx, srv.Client(), srv.Client().GetWorkflow(ctx, run.GetID(), last)))
+		}
 		if sc.file == "execute_assignment_calculator.json" {
 			writeHistory(t, filepath.Join("testdata", "incompatible", "review_stage_renamed.json"), renameFirstActivity(t, hist, "ReviewToolCall", "ApproveToolCall"))
 		}
