@@ -12,6 +12,7 @@ import (
 
 	"github.com/fenixrt/fenix/internal/devserver"
 	"github.com/fenixrt/fenix/internal/fenixworker"
+	"github.com/fenixrt/fenix/llm/providers"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -26,6 +27,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (int, error) {
 	uiPort := fs.Int("ui-port", 8233, "Web UI port (a free port is used if it is taken)")
 	workspace := fs.String("workspace", filepath.Join("examples", "workspace"), "default workspace root for the worker")
 	skillsDir := fs.String("skills-dir", filepath.Join("examples", "skills"), "skill roots (system/, curated/, installed/) for the worker")
+	scriptFile := fs.String("script-file", envOr(providers.EnvScriptFile, filepath.Join("examples", "agent_scripts.json")), "scripted model turns for AgentTurn (env FENIX_SCRIPT_FILE)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
@@ -58,8 +60,18 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (int, error) {
 		return exitFailed, err
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	model, err := providers.FromEnv(func(key string) string {
+		if key == providers.EnvScriptFile {
+			return *scriptFile
+		}
+		return os.Getenv(key)
+	})
+	if err != nil {
+		return exitFailed, err
+	}
 	w, err := fenixworker.New(srv.Client(), fenixworker.Config{
 		TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir, DefaultWorkspaceRoot: ws, Logger: logger, SkillsDir: *skillsDir,
+		Model: model,
 	})
 	if err != nil {
 		return exitFailed, err
@@ -84,10 +96,11 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (int, error) {
 	}
 	fmt.Fprintf(c.stdout, `The dev server and worker keep running so you can open the Web UI link above.
 In another shell, try:
-  TEMPORAL_ADDRESS=%s go run ./starter run examples/workspace_read.json
-  TEMPORAL_ADDRESS=%s %s workflow execute --type ExecuteAssignment --task-queue fenix --input-file examples/calculator.json
+  TEMPORAL_ADDRESS=%[1]s go run ./starter run examples/workspace_read.json
+  TEMPORAL_ADDRESS=%[1]s go run ./starter agent examples/agent_turn.json
+  TEMPORAL_ADDRESS=%[1]s %[2]s workflow execute --type ExecuteAssignment --task-queue fenix --input-file examples/calculator.json
 Press Ctrl-C to stop.
-`, srv.HostPort, srv.HostPort, cliPath)
+`, srv.HostPort, cliPath)
 	<-ctx.Done()
 	return code, nil
 }

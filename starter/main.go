@@ -4,8 +4,10 @@ package main
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/fenixrt/fenix/workflows"
 	"io"
 	"os"
 	"os/signal"
@@ -41,10 +43,15 @@ type command struct {
 var commands = []command{
 	{"run", "[flags] FILE", "run an assignment (ExecuteAssignment) from a JSON file and print the result", cmdRun},
 	{"prepare", "[flags] FILE", "run a prepare_round request (PrepareRound) from a JSON file and print the messages", cmdPrepare},
+	{"agent", "[flags] FILE | -prompt TEXT", "run an agent turn (AgentTurn), printing tool calls as they happen; Ctrl-C cancels", cmdAgent},
 	{"result", "WORKFLOW_ID", "wait for a run and print its result", cmdResult},
 	{"cancel", "[-reason TEXT] WORKFLOW_ID", "send the cancel signal to a run", cmdCancel},
+	{"approve", "[-reason TEXT] WORKFLOW_ID CALL_ID", "allow a tool call waiting for permission (decide_permission)", cmdDecide(workflows.DecisionAllow)},
+	{"deny", "[-reason TEXT] WORKFLOW_ID CALL_ID", "deny a tool call waiting for permission", cmdDecide(workflows.DecisionDeny)},
+	{"pending", "[-json] WORKFLOW_ID", "list tool calls waiting for permission", cmdPending},
 	{"trace", "[-json] WORKFLOW_ID", "print a run's trace (works while it runs)", cmdTrace},
 	{"reports", "[-json] WORKFLOW_ID", "print a run's reports (works while it runs)", cmdReports},
+	{"metrics", "WORKFLOW_ID", "print a run's live metrics", cmdMetrics},
 	{"demo", "[flags]", "start a dev server and a worker, run a sample assignment, print its result and Web UI link", cmdDemo},
 }
 
@@ -98,7 +105,7 @@ base address printed with each run (default: derived from TEMPORAL_ADDRESS).
 Commands:
 `)
 	for _, cmd := range commands {
-		fmt.Fprintf(c.stderr, "  %-8s %-28s %s\n", cmd.name, cmd.args, cmd.summary)
+		fmt.Fprintf(c.stderr, "  %-8s %-36s %s\n", cmd.name, cmd.args, cmd.summary)
 	}
 	fmt.Fprintf(c.stderr, "\nExit status: 0 completed, 1 failed or error, 2 usage, 3 canceled.\n")
 }
