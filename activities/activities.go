@@ -14,6 +14,7 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/llm"
 	"github.com/fenixrt/fenix/prompt"
 	"github.com/fenixrt/fenix/skills"
@@ -60,6 +61,16 @@ type Activities struct {
 	// Model answers AgentTurn's model calls (a router over the scripted
 	// and OpenAI-compatible providers).
 	Model llm.Provider
+	// Metrics records tool calls, hook decisions and model tokens; stage
+	// durations are recorded by a worker interceptor.
+	Metrics observability.Recorder
+}
+
+func (a *Activities) metrics() observability.Recorder {
+	if a.Metrics == nil {
+		return observability.NopRecorder{}
+	}
+	return a.Metrics
 }
 
 func (a *Activities) estimator() compaction.Estimator {

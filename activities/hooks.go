@@ -113,6 +113,12 @@ func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInp
 	return HookSummaryResult{Summary: sum, Trace: summaryTrace(in.Event(), sum)}, nil
 }
 
+func (a *Activities) recordDecisions(ev hooks.Event, decisions []hooks.HookDecision) {
+	for _, d := range decisions {
+		a.metrics().HookDecision(string(ev), string(d.Kind))
+	}
+}
+
 func summaryTrace(ev hooks.Event, sum hooks.Summary) contract.TraceEntry {
 	e := contract.Trace(string(ev), "hooks", decisionsOrEmpty(sum.Decisions))
 	if err := sum.Err(); err != nil {
@@ -139,6 +145,7 @@ type PreToolUseHooksResult struct {
 func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUseEvent) (PreToolUseHooksResult, error) {
 	ev.Session = a.withWorkspace(ev.Session)
 	res := a.hookRegistry().RunPreToolUse(ctx, ev)
+	a.recordDecisions(hooks.EventPreToolUse, res.Decisions)
 	trace := contract.Trace(StagePreToolUse,
 		"tool_name", ev.ToolName,
 		"call_id", ev.CallID,
@@ -170,6 +177,10 @@ type PermissionRequestHooksResult struct {
 func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.PermissionRequestEvent) (PermissionRequestHooksResult, error) {
 	ev.Session = a.withWorkspace(ev.Session)
 	res := a.hookRegistry().RunPermissionRequest(ctx, ev)
+	a.recordDecisions(hooks.EventPermissionRequest, res.Decisions)
+	if res.Settled() {
+		a.metrics().PermissionDecision(string(res.Decision.Kind), "hook")
+	}
 	return PermissionRequestHooksResult{Result: res, Trace: contract.Trace(StagePermissionRequest,
 		"tool_name", ev.ToolName,
 		"call_id", ev.CallID,
@@ -193,6 +204,7 @@ type PostToolUseHooksResult struct {
 func (a *Activities) RunPostToolUseHooks(ctx context.Context, ev hooks.PostToolUseEvent) (PostToolUseHooksResult, error) {
 	ev.Session = a.withWorkspace(ev.Session)
 	res := a.hookRegistry().RunPostToolUse(ctx, ev)
+	a.recordDecisions(hooks.EventPostToolUse, res.Decisions)
 	return PostToolUseHooksResult{Result: res, Trace: contract.Trace(StagePostToolUse,
 		"tool_name", ev.ToolName,
 		"call_id", ev.CallID,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workspace"
 )
@@ -134,8 +135,14 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	raw, err := a.Tools.Execute(ctx, env, in.ToolCall)
 	progress.flush()
 	if err != nil {
+		status := observability.ToolStatusError
+		if ctx.Err() != nil {
+			status = observability.ToolStatusCanceled
+		}
+		a.metrics().ToolCall(in.ToolCall.ToolName, status)
 		return fail[ExecuteToolResult](ctxErr(ctx, err))
 	}
+	a.metrics().ToolCall(in.ToolCall.ToolName, observability.ToolStatusOK)
 	if len(raw) > MaxToolResultBytes {
 		return fail[ExecuteToolResult](fenixerr.PayloadTooLarge("result of tool %q is %d bytes, over the %d-byte limit for a stage result", in.ToolCall.ToolName, len(raw), MaxToolResultBytes).WithTool(in.ToolCall.ToolName))
 	}

@@ -142,7 +142,6 @@ type follower struct {
 	id        string
 	quiet     bool
 	seen      int
-	runID     string
 	announced map[string]bool
 }
 

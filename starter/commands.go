@@ -14,21 +14,33 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 
+	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/workflows"
 )
 
 // connection is a client plus what is needed to print Web UI links.
 type connection struct {
 	client.Client
-	namespace string
-	uiBase    string
+	namespace       string
+	uiBase          string
+	shutdownTracing func(context.Context) error
+}
+
+// Close flushes the starter's spans and closes the client.
+func (c *connection) Close() {
+	c.Client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = c.shutdownTracing(ctx)
 }
 
 func connect(ctx context.Context) (*connection, error) {
@@ -37,8 +49,21 @@ func connect(ctx context.Context) (*connection, error) {
 		return nil, fmt.Errorf("load Temporal client configuration: %w", err)
 	}
 	opts.Logger = silentLogger{}
+	// The same payload codec as the workers, or encrypted results are
+	// unreadable here.
+	payloadCodec, err := codec.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	opts.DataConverter = codec.NewDataConverter(payloadCodec)
+	shutdownTracing, tracing, err := observability.SetupTracing(ctx, observability.TracingConfigFromEnv(observability.ServiceStarter, ""))
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	opts.Interceptors = append(opts.Interceptors, tracing)
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
+		_ = shutdownTracing(context.Background())
 		addr := opts.HostPort
 		if addr == "" {
 			addr = client.DefaultHostPort
@@ -49,7 +74,7 @@ func connect(ctx context.Context) (*connection, error) {
 	if ns == "" {
 		ns = client.DefaultNamespace
 	}
-	return &connection{Client: c, namespace: ns, uiBase: uiBaseURL(opts.HostPort)}, nil
+	return &connection{Client: c, namespace: ns, uiBase: uiBaseURL(opts.HostPort), shutdownTracing: shutdownTracing}, nil
 }
 
 // uiBaseURL is FENIX_UI_URL, else the dev server convention: the Web UI

@@ -10,16 +10,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 
+	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/internal/fenixworker"
+	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/llm/providers"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
@@ -49,6 +52,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	profilesDir := fs.String("profiles-dir", os.Getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
 	hooksFile := fs.String("hooks-file", os.Getenv("FENIX_HOOKS_FILE"), "Claude Code-style hook settings file with command hooks (env FENIX_HOOKS_FILE)")
 	summaryModel := fs.String("summary-model", os.Getenv("FENIX_SUMMARY_MODEL"), "model for summary compaction with summarizer \"model\" (env FENIX_SUMMARY_MODEL)")
+	httpAddr := fs.String("http-addr", envOr("FENIX_HTTP_ADDR", "127.0.0.1:9090"), "listen address of /metrics, /healthz, /readyz and the codec server /codec/; \"off\" disables it (env FENIX_HTTP_ADDR)")
 	auditDSN := fs.String("audit-dsn", os.Getenv("FENIX_AUDIT_DSN"), "audit store: postgres://... or a SQLite file (env FENIX_AUDIT_DSN; default <data-dir>/audit.db)")
 	logFormat := fs.String("log-format", envOr("FENIX_LOG_FORMAT", "json"), "log format: json or text (env FENIX_LOG_FORMAT)")
 	logLevel := fs.String("log-level", envOr("FENIX_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env FENIX_LOG_LEVEL)")
@@ -72,7 +76,7 @@ Flags:
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	logger, err := observability.NewLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		return err
 	}
@@ -84,11 +88,34 @@ Flags:
 	if err != nil {
 		return fmt.Errorf("model provider configuration: %w", err)
 	}
+	metrics, err := observability.NewMetrics(observability.MetricsOptions{Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer metrics.Close()
+	shutdownTracing, tracing, err := observability.SetupTracing(ctx, observability.TracingConfigFromEnv(observability.ServiceWorker, *hostID))
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer func() {
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdownTracing(c)
+	}()
+	payloadCodec, err := codec.FromEnv()
+	if err != nil {
+		return err
+	}
+
 	opts, err := envconfig.LoadDefaultClientOptions()
 	if err != nil {
 		return fmt.Errorf("load Temporal client configuration: %w", err)
 	}
 	opts.Logger = fenixworker.NewSDKLogger(logger)
+	opts.MetricsHandler = metrics.SDKMetricsHandler()
+	// Client-level interceptors apply to the workers too.
+	opts.Interceptors = append(opts.Interceptors, tracing)
+	opts.DataConverter = codec.NewDataConverter(payloadCodec)
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %q: %w", displayAddress(opts.HostPort), err)
@@ -108,27 +135,46 @@ Flags:
 		HostConfig:           hostCfg,
 		Model:                model,
 		SummaryModel:         *summaryModel,
+		Recorder:             metrics,
 	})
 	if err != nil {
 		return err
 	}
-	return w.Run(ctx)
-}
 
-func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
+	ready := &observability.Readiness{}
+	mux := observability.NewOpsMux(observability.OpsConfig{Metrics: metrics.Handler(), Ready: ready.Check})
+	if payloadCodec != nil {
+		serverCfg, err := codec.ServerConfigFromEnv()
+		if err != nil {
+			return err
+		}
+		codecHandler, err := codec.NewHTTPHandler(payloadCodec, serverCfg)
+		if err != nil {
+			return err
+		}
+		mux.Handle("/codec/", http.StripPrefix("/codec", codecHandler))
 	}
-	opts := &slog.HandlerOptions{Level: lvl}
-	switch format {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	default:
-		return nil, fmt.Errorf("log format %q: use json or text", format)
+	var ops *observability.OpsServer
+	if *httpAddr != "off" {
+		if ops, err = observability.StartOpsServer(*httpAddr, mux, logger); err != nil {
+			return err
+		}
+		defer func() {
+			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = ops.Shutdown(c)
+		}()
+		logger.Info("operational endpoints listening", "addr", ops.Addr(), "paths", "/metrics /healthz /readyz /codec/")
 	}
+
+	if err := w.Start(); err != nil {
+		return err
+	}
+	ready.MarkReady()
+	<-ctx.Done()
+	ready.MarkNotReady()
+	w.Stop()
+	return nil
 }
 
 func envOr(key, def string) string {

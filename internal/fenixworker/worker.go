@@ -23,6 +23,7 @@ import (
 	"github.com/fenixrt/fenix/compaction"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/llm"
 	"github.com/fenixrt/fenix/memory"
 	"github.com/fenixrt/fenix/operator"
@@ -70,6 +71,8 @@ type Config struct {
 	// summary compaction.
 	Model        llm.Provider
 	SummaryModel string
+	// Recorder receives Fenix's metrics (nil records nothing).
+	Recorder observability.Recorder
 }
 
 // Worker is a running Fenix worker.
@@ -160,6 +163,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		Hooks:                hookRegistry,
 		Summarizers:          summarizers(cfg),
 		Model:                cfg.Model,
+		Metrics:              cfg.Recorder,
 		Assembler: &prompt.Assembler{
 			Skills:               catalog,
 			ProfilesDir:          cfg.ProfilesDir,
@@ -172,6 +176,9 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	// Heartbeats are how a cancel reaches a running tool; the SDK would
 	// otherwise send them only every 80% of the heartbeat timeout.
 	opts := worker.Options{MaxHeartbeatThrottleInterval: heartbeatThrottle, DefaultHeartbeatThrottleInterval: heartbeatThrottle}
+	if cfg.Recorder != nil {
+		opts.Interceptors = append(opts.Interceptors, observability.StageInterceptor(cfg.Recorder))
+	}
 	shared := worker.New(c, cfg.TaskQueue, opts)
 	Register(shared)
 	shared.RegisterActivity(acts)

@@ -176,7 +176,7 @@ func TestStarterRunPrintsResultAndWebUILink(t *testing.T) {
 
 func TestWorkerBinaryShutsDownCleanlyOnSIGTERM(t *testing.T) {
 	queue := newTaskQueue(t)
-	cmd := exec.Command(filepath.Join(binDir, "worker"), "-task-queue", queue, "-data-dir", t.TempDir(), "-log-format", "text")
+	cmd := exec.Command(filepath.Join(binDir, "worker"), "-task-queue", queue, "-data-dir", t.TempDir(), "-log-format", "text", "-http-addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+server.HostPort)
 	var logs lockedBuffer
 	cmd.Stdout = &logs
