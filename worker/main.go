@@ -136,6 +136,7 @@ Flags:
 		Model:                model,
 		SummaryModel:         *summaryModel,
 		Recorder:             metrics,
+		Namespace:            opts.Namespace,
 	})
 	if err != nil {
 		return err

@@ -193,6 +193,7 @@ func (s *session) addCompactionTrace(r activities.CompactContextResult) {
 func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 	call := *r.a.ToolCall
 	r.invocation = &contract.ToolInvocation{CallID: call.CallID, ToolName: call.ToolName, Status: "reviewing", RequestPayload: call}
+	r.upsert(SearchAttrToolName.ValueSet(call.ToolName))
 
 	reviewed, err := runStage[activities.ReviewToolCallResult](r.session, activities.StageReviewToolCall,
 		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
@@ -407,6 +408,7 @@ func (r *assignmentRun) finish(out *contract.Output, err error) contract.Result 
 		r.report(contract.Report{Kind: contract.ReportFail, Error: &f})
 	}
 	r.sessionStop(res.Status, res.Error)
+	r.upsert(SearchAttrAssignmentStatus.ValueSet(res.Status))
 	r.awaitDeliveries()
 	metrics := r.gov.metrics.Metrics()
 	res.Metrics = &metrics

@@ -242,6 +242,9 @@ func scenarios() []scenario {
 			req["continue_as_new_after_events"] = 40
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-agent-can", req)
 		}},
+		{"search_attributes_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-search-attributes", calculatorAssignment())
+		}},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {

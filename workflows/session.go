@@ -68,6 +68,8 @@ type session struct {
 	reportTo   *contract.ReportTarget
 	deliveries []workflow.Future
 	gov        governance
+	// searchAttrs is whether this run upserts Fenix's search attributes.
+	searchAttrs bool
 }
 
 // newSession registers the query handlers and the cancel listener before
@@ -75,6 +77,7 @@ type session struct {
 func newSession(ctx workflow.Context) (*session, error) {
 	s := &session{ctx: ctx, logger: workflow.GetLogger(ctx)}
 	s.gov.enabled = workflow.GetVersion(ctx, versionLifecycleHooks, workflow.DefaultVersion, 1) >= 1
+	s.searchAttrs = s.searchAttributesOn()
 	s.stageCtx, s.cancelStages = workflow.WithCancel(ctx)
 	if err := workflow.SetQueryHandler(ctx, QueryTrace, func() ([]contract.TraceEntry, error) {
 		return s.trace, nil
@@ -101,6 +104,8 @@ func (s *session) bindAssignment(a contract.Assignment) {
 	s.reportTo = a.ReportTo
 	info := workflow.GetInfo(s.ctx)
 	s.gov.hookSession = hooks.SessionFromAssignment(info.WorkflowExecution.ID, info.WorkflowExecution.RunID, a)
+	s.upsert(SearchAttrConversationID.ValueSet(a.ConversationID), SearchAttrTurnID.ValueSet(a.TurnID),
+		SearchAttrAssignmentStatus.ValueSet("running"))
 }
 
 // listenForCancel turns the cancel signal and a Temporal cancel request

@@ -21,26 +21,21 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/fenixrt/fenix/workflows"
 )
 
 // CLIModule is the pinned Temporal CLI build.
 const CLIModule = "github.com/temporalio/cli/cmd/temporal@v1.5.1"
 
-// Search attributes Fenix sets on its workflows, so runs can be filtered in
-// the Web UI.
-var (
-	ConversationID   = temporal.NewSearchAttributeKeyKeyword("ConversationId")
-	TurnID           = temporal.NewSearchAttributeKeyKeyword("TurnId")
-	ToolName         = temporal.NewSearchAttributeKeyKeyword("ToolName")
-	AssignmentStatus = temporal.NewSearchAttributeKeyKeyword("AssignmentStatus")
-)
-
-// SearchAttributes returns Fenix's search attributes with placeholder values,
-// the form DevServerOptions expects for registration.
+// SearchAttributes returns Fenix's search attributes with placeholder
+// values, the form DevServerOptions expects for registration.
 func SearchAttributes() temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(
-		ConversationID.ValueSet(""), TurnID.ValueSet(""), ToolName.ValueSet(""), AssignmentStatus.ValueSet(""),
-	)
+	var updates []temporal.SearchAttributeUpdate
+	for _, key := range workflows.SearchAttributeKeys() {
+		updates = append(updates, key.ValueSet(""))
+	}
+	return temporal.NewSearchAttributes(updates...)
 }
 
 // CLIPath returns the Temporal CLI: $FENIX_TEMPORAL_CLI, then `temporal` on

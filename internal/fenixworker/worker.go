@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -73,6 +75,8 @@ type Config struct {
 	SummaryModel string
 	// Recorder receives Fenix's metrics (nil records nothing).
 	Recorder observability.Recorder
+	// Namespace is where search attributes are checked (default "default").
+	Namespace string
 }
 
 // Worker is a running Fenix worker.
@@ -179,6 +183,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	if cfg.Recorder != nil {
 		opts.Interceptors = append(opts.Interceptors, observability.StageInterceptor(cfg.Recorder))
 	}
+	workflows.EnableSearchAttributes(ensureSearchAttributes(c, cfg.Namespace, cfg.Logger))
 	shared := worker.New(c, cfg.TaskQueue, opts)
 	Register(shared)
 	shared.RegisterActivity(acts)
@@ -189,6 +194,39 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	hostWorker.RegisterActivity(acts)
 
 	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore}, nil
+}
+
+// ensureSearchAttributes registers Fenix's search attributes on the
+// namespace when they are missing. Without them, runs skip the upserts
+// (an unregistered attribute would fail their workflow tasks), so a worker
+// without operator permissions still works, just without Web UI filters.
+func ensureSearchAttributes(c client.Client, namespace string, logger *slog.Logger) bool {
+	if namespace == "" {
+		namespace = client.DefaultNamespace
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	existing, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		logger.Warn("cannot list search attributes; runs will not set ConversationId/TurnId/ToolName/AssignmentStatus", "namespace", namespace, "error", err)
+		return false
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for _, key := range workflows.SearchAttributeKeys() {
+		if _, ok := existing.GetCustomAttributes()[key.GetName()]; !ok {
+			missing[key.GetName()] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+		}
+	}
+	if len(missing) == 0 {
+		return true
+	}
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing}); err != nil {
+		logger.Warn("cannot register search attributes; runs will not set them (register them with `temporal operator search-attribute create`)",
+			"namespace", namespace, "missing", len(missing), "error", err)
+		return false
+	}
+	logger.Info("registered search attributes", "namespace", namespace, "count", len(missing))
+	return true
 }
 
 // summarizers are the summary-compaction backends: extractive always, and

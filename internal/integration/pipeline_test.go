@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
@@ -44,6 +46,18 @@ func TestCalculatorAssignmentCompletes(t *testing.T) {
 	assert.Equal(t, map[string]int{"RunLifecycleHooks": 2, "PrepareTurn": 1, "CompactContext": 1, "ReviewToolCall": 1, "RunPreToolUseHooks": 1,
 		"ExecuteTool": 1, "ProjectToolResult": 1, "RunPostToolUseHooks": 1, "FinalizeOutput": 1}, scheduled)
 	t.Logf("calculator assignment history: %d events, %d bytes", len(events), size)
+}
+
+func TestSearchAttributesFilterRuns(t *testing.T) {
+	w := startWorker(t)
+	a := assignment("searchable", map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": "3 + 4"}})
+	a["conversation_id"] = "conv-search-" + w.queue
+	_, run := runAssignment(t, w.queue, a)
+	query := fmt.Sprintf("ConversationId = '%s' AND ToolName = 'calculator' AND AssignmentStatus = 'completed'", a["conversation_id"])
+	require.Eventually(t, func() bool {
+		resp, err := server.Client().ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		return err == nil && len(resp.GetExecutions()) == 1 && resp.GetExecutions()[0].GetExecution().GetRunId() == run.GetRunID()
+	}, 15*time.Second, 200*time.Millisecond, "the run is found by %s", query)
 }
 
 func TestDisallowedToolFailsOnceWithAuthorizationClass(t *testing.T) {
