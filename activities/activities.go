@@ -17,6 +17,7 @@ import (
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/llm"
 	"github.com/fenixrt/fenix/prompt"
+	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/skills"
 	"github.com/fenixrt/fenix/tools"
 )
@@ -64,6 +65,9 @@ type Activities struct {
 	// Metrics records tool calls, hook decisions and model tokens; stage
 	// durations are recorded by a worker interceptor.
 	Metrics observability.Recorder
+	// Redactor removes secrets from tool results and streamed output
+	// before they reach history; nil redacts nothing.
+	Redactor *redact.Redactor
 }
 
 func (a *Activities) metrics() observability.Recorder {

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/redact"
 )
 
 // SignalToolOutput is the signal a running tool sends to its own workflow
@@ -42,6 +43,9 @@ type progressSink struct {
 	client client.Client
 	wfID   string
 	runID  string
+
+	// redactor cleans streamed text: progress signals are history too.
+	redactor *redact.Redactor
 
 	mu       sync.Mutex
 	pending  []contract.ToolOutputChunk
@@ -110,6 +114,7 @@ func (s *progressSink) sendLocked() {
 		return
 	}
 	for i := range chunks {
+		chunks[i].Text, _ = s.redactor.String(chunks[i].Text)
 		if len(chunks[i].Text) > progressChunkBytes {
 			tail := chunks[i].Text[len(chunks[i].Text)-progressChunkBytes:]
 			chunks[i].Text = "[…earlier output omitted from progress; see the tool result]\n" + strings.ToValidUTF8(tail, "")

@@ -118,6 +118,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		defer ws.Close()
 	}
 	progress := newProgressSink(ctx, in.ToolCall.CallID)
+	progress.redactor = a.Redactor
 	stopHeartbeat := startHeartbeat(ctx, progress)
 	defer stopHeartbeat()
 
@@ -143,6 +144,11 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		return fail[ExecuteToolResult](ctxErr(ctx, err))
 	}
 	a.metrics().ToolCall(in.ToolCall.ToolName, observability.ToolStatusOK)
+	// Secrets are removed here, before the result is recorded in history.
+	raw, redactions, err := a.Redactor.JSON(raw)
+	if err != nil {
+		return fail[ExecuteToolResult](fenixerr.Runtime("redacting the result of tool %q: %v", in.ToolCall.ToolName, err).WithTool(in.ToolCall.ToolName))
+	}
 	if len(raw) > MaxToolResultBytes {
 		return fail[ExecuteToolResult](fenixerr.PayloadTooLarge("result of tool %q is %d bytes, over the %d-byte limit for a stage result", in.ToolCall.ToolName, len(raw), MaxToolResultBytes).WithTool(in.ToolCall.ToolName))
 	}
@@ -155,6 +161,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 			"call_id", in.ToolCall.CallID,
 			"duration_ms", duration,
 			"result_bytes", len(raw),
+			"redactions", redactions,
 		),
 	}, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/fenixrt/fenix/internal/fenixworker"
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/llm/providers"
+	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -52,6 +53,8 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	profilesDir := fs.String("profiles-dir", os.Getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
 	hooksFile := fs.String("hooks-file", os.Getenv("FENIX_HOOKS_FILE"), "Claude Code-style hook settings file with command hooks (env FENIX_HOOKS_FILE)")
 	summaryModel := fs.String("summary-model", os.Getenv("FENIX_SUMMARY_MODEL"), "model for summary compaction with summarizer \"model\" (env FENIX_SUMMARY_MODEL)")
+	redactPatterns := fs.String("redact-patterns", os.Getenv("FENIX_REDACT_PATTERNS"), "JSON file of extra secret patterns [{\"name\",\"regex\",\"keep\",\"hints\"}] redacted from tool output (env FENIX_REDACT_PATTERNS)")
+	noRedact := fs.Bool("no-redact", os.Getenv("FENIX_REDACT") == "off", "do not redact secrets from tool output (env FENIX_REDACT=off)")
 	httpAddr := fs.String("http-addr", envOr("FENIX_HTTP_ADDR", "127.0.0.1:9090"), "listen address of /metrics, /healthz, /readyz and the codec server /codec/; \"off\" disables it (env FENIX_HTTP_ADDR)")
 	auditDSN := fs.String("audit-dsn", os.Getenv("FENIX_AUDIT_DSN"), "audit store: postgres://... or a SQLite file (env FENIX_AUDIT_DSN; default <data-dir>/audit.db)")
 	logFormat := fs.String("log-format", envOr("FENIX_LOG_FORMAT", "json"), "log format: json or text (env FENIX_LOG_FORMAT)")
@@ -87,6 +90,10 @@ Flags:
 	model, err := providers.FromEnv(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("model provider configuration: %w", err)
+	}
+	redactor, err := buildRedactor(*redactPatterns, *noRedact)
+	if err != nil {
+		return err
 	}
 	metrics, err := observability.NewMetrics(observability.MetricsOptions{Logger: logger})
 	if err != nil {
@@ -137,6 +144,7 @@ Flags:
 		SummaryModel:         *summaryModel,
 		Recorder:             metrics,
 		Namespace:            opts.Namespace,
+		Redactor:             redactor,
 	})
 	if err != nil {
 		return err
@@ -176,6 +184,22 @@ Flags:
 	ready.MarkNotReady()
 	w.Stop()
 	return nil
+}
+
+// buildRedactor is the default secret patterns plus a file's, or none.
+func buildRedactor(patternsFile string, disabled bool) (*redact.Redactor, error) {
+	if disabled {
+		return redact.New()
+	}
+	patterns := append([]redact.Pattern(nil), redact.DefaultPatterns...)
+	if patternsFile != "" {
+		extra, err := redact.LoadFile(patternsFile)
+		if err != nil {
+			return nil, err
+		}
+		patterns = append(patterns, extra...)
+	}
+	return redact.New(patterns...)
 }
 
 func envOr(key, def string) string {

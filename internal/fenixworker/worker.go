@@ -31,6 +31,7 @@ import (
 	"github.com/fenixrt/fenix/operator"
 	"github.com/fenixrt/fenix/procs"
 	"github.com/fenixrt/fenix/prompt"
+	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/skills"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
@@ -77,6 +78,9 @@ type Config struct {
 	Recorder observability.Recorder
 	// Namespace is where search attributes are checked (default "default").
 	Namespace string
+	// Redactor removes secrets from tool output (default redact.Default();
+	// pass an empty one to disable).
+	Redactor *redact.Redactor
 }
 
 // Worker is a running Fenix worker.
@@ -148,6 +152,9 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		host.Close()
 		return nil, fmt.Errorf("open audit store %s: %w", redactDSN(cfg.AuditDSN), err)
 	}
+	if cfg.Redactor == nil {
+		cfg.Redactor = redact.Default()
+	}
 	hookRegistry, err := buildHooks(cfg, auditStore)
 	if err != nil {
 		auditStore.Close()
@@ -168,6 +175,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		Summarizers:          summarizers(cfg),
 		Model:                cfg.Model,
 		Metrics:              cfg.Recorder,
+		Redactor:             cfg.Redactor,
 		Assembler: &prompt.Assembler{
 			Skills:               catalog,
 			ProfilesDir:          cfg.ProfilesDir,
@@ -302,7 +310,7 @@ func openSkills(dir string) (*skills.Catalog, error) {
 
 // buildHooks assembles the registry in its documented order: the
 // cancellation guard, the command hooks from the settings file, the audit
-// log, then custom Go hooks.
+// log, custom Go hooks, then secret redaction.
 func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	r := hooks.NewRegistry(hooks.WithLogger(cfg.Logger.Warn))
 	r.Add(hooks.NewCancellationHook())
@@ -319,6 +327,8 @@ func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	for _, h := range cfg.Hooks {
 		r.Add(h)
 	}
+	// Last, so it sees every other hook's rewrite of the output.
+	r.Add(hooks.NewRedactionHook(cfg.Redactor))
 	return r, nil
 }
 

@@ -154,3 +154,23 @@ func findTraceEntry(trace []contract.TraceEntry, hook string) contract.TraceEntr
 	}
 	return contract.TraceEntry{}
 }
+
+func TestSecretsInToolOutputNeverReachHistory(t *testing.T) {
+	w := startWorker(t)
+	secret := "AKIAIOSFODNN7EXAMPLE"
+	res, run := runAssignment(t, w.queue, assignment("redact", map[string]any{
+		// The secrets are assembled by the command, so only its output has them.
+		"tool_name": "exec_command", "arguments": map[string]any{"command_line": "printf 'aws key AKIA%sEXAMPLE\\n' IOSFODNN7; sleep 1.5; p=hunter2; echo DB_PASSWORD=$p$p"},
+	}, hostTools...))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "[REDACTED:aws_access_key_id]")
+	assert.Contains(t, res.Output.Content, "DB_PASSWORD=[REDACTED:assigned_secret]")
+	var raw strings.Builder
+	for _, e := range history(t, run) {
+		b, _ := e.Marshal()
+		raw.Write(b)
+	}
+	assert.NotContains(t, raw.String(), secret, "not in the tool result, the streamed progress or the output")
+	assert.NotContains(t, raw.String(), "hunter2hunter2")
+	assert.Equal(t, float64(2), findTraceEntry(res.Trace, "execute_tool").Get("redactions"), "two secrets in stdout")
+}
