@@ -120,6 +120,21 @@ type ApprovalOptions struct {
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
 }
 
+// ExecutionOptions tune how stages are scheduled.
+type ExecutionOptions struct {
+	// PureStages is "regular" (activities: one row each in the Web UI) or
+	// "local" (local activities: one history marker each, no round trip to
+	// the server) for the stages without I/O: review, projection,
+	// finalization and HandleError. Empty means the workflow's default.
+	PureStages string `json:"pure_stages,omitempty"`
+}
+
+// Pure stage modes.
+const (
+	PureStagesRegular = "regular"
+	PureStagesLocal   = "local"
+)
+
 // Assignment is the input of ExecuteAssignment and PrepareRound.
 type Assignment struct {
 	LogicalWorkID     string            `json:"logical_work_id"`
@@ -140,6 +155,7 @@ type Assignment struct {
 	SkillRequest      *SkillRequest     `json:"skill_request,omitempty"`
 	Compaction        CompactionOptions `json:"compaction"`
 	Approval          ApprovalOptions   `json:"approval"`
+	Execution         ExecutionOptions  `json:"execution"`
 	ReportTo          *ReportTarget     `json:"report_to,omitempty"`
 }
 
@@ -195,6 +211,11 @@ func (a Assignment) Validate() error {
 	}
 	if a.AttemptNo < 1 {
 		return fmt.Errorf("assignment attempt_no must be >= 1, got %d", a.AttemptNo)
+	}
+	switch a.Execution.PureStages {
+	case "", PureStagesRegular, PureStagesLocal:
+	default:
+		return fmt.Errorf("execution.pure_stages %q is unknown: use %q or %q", a.Execution.PureStages, PureStagesRegular, PureStagesLocal)
 	}
 	if len(a.ContextMessages) > 0 && a.ContextRef != "" {
 		return fmt.Errorf("assignment has both context_messages and context_ref: send one")

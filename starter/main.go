@@ -53,6 +53,7 @@ var commands = []command{
 	{"reports", "[-json] WORKFLOW_ID", "print a run's reports (works while it runs)", cmdReports},
 	{"metrics", "WORKFLOW_ID", "print a run's live metrics", cmdMetrics},
 	{"demo", "[flags]", "start a dev server and a worker, run a sample assignment, print its result and Web UI link", cmdDemo},
+	{"bench", "[-n N] [-concurrency 1,20]", "measure ExecuteAssignment against a bare workflow on a fresh dev server", cmdBench},
 }
 
 // cli holds the process's streams.

@@ -216,7 +216,7 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 	if call.ToolName == activities.SubagentToolName {
 		return t.runSubagent(ctx, step, call)
 	}
-	reviewed, err := runStageIn[activities.ReviewToolCallResult](ctx, t.session, activities.StageReviewToolCall,
+	reviewed, err := runPure[activities.ReviewToolCallResult](ctx, t.session, activities.StageReviewToolCall,
 		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
 		activities.ReviewToolCallInput{ToolCall: call, AgentContext: t.req.AgentContext})
 	if err != nil {
@@ -237,7 +237,7 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 		return t.observeFailure(ctx, step, call, err, 0)
 	}
 	t.addTrace(executed.Trace)
-	projected, err := runStageIn[activities.ProjectToolResultResult](ctx, t.session, activities.StageProjectToolResult,
+	projected, err := runPure[activities.ProjectToolResultResult](ctx, t.session, activities.StageProjectToolResult,
 		stageOptions("ProjectToolResult: "+call.ToolName, pureStageTimeout), acts.ProjectToolResult,
 		activities.ProjectToolResultInput{ToolCall: call, Raw: executed.Raw})
 	if err != nil {
@@ -450,7 +450,7 @@ func (t *turnRun) stepComplete(step, toolCalls int, usage llm.Usage) {
 }
 
 func (t *turnRun) finalizeTurn(content string) (*contract.Output, error) {
-	fin, err := runStage[activities.FinalizeOutputResult](t.session, activities.StageFinalizeOutput,
+	fin, err := runPure[activities.FinalizeOutputResult](t.stageCtx, t.session, activities.StageFinalizeOutput,
 		stageOptions("FinalizeOutput", pureStageTimeout), acts.FinalizeOutput, activities.FinalizeOutputInput{
 			Content: content, ConversationID: t.req.ConversationID, TurnID: t.req.TurnID,
 			Data: map[string]any{"steps": t.step},

@@ -195,7 +195,7 @@ func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 	r.invocation = &contract.ToolInvocation{CallID: call.CallID, ToolName: call.ToolName, Status: "reviewing", RequestPayload: call}
 	r.upsert(SearchAttrToolName.ValueSet(call.ToolName))
 
-	reviewed, err := runStage[activities.ReviewToolCallResult](r.session, activities.StageReviewToolCall,
+	reviewed, err := runPure[activities.ReviewToolCallResult](r.stageCtx, r.session, activities.StageReviewToolCall,
 		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
 		activities.ReviewToolCallInput{ToolCall: call, AgentContext: r.a.AgentContext})
 	if err != nil {
@@ -261,7 +261,7 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 		return nil, executed.DurationMs, err
 	}
 
-	projected, err := runStage[activities.ProjectToolResultResult](r.session, activities.StageProjectToolResult,
+	projected, err := runPure[activities.ProjectToolResultResult](r.stageCtx, r.session, activities.StageProjectToolResult,
 		stageOptions("ProjectToolResult: "+call.ToolName, pureStageTimeout), acts.ProjectToolResult,
 		activities.ProjectToolResultInput{ToolCall: call, Raw: executed.Raw})
 	if err != nil {
@@ -314,7 +314,7 @@ func withEntry(m map[string]any, key string, value any) map[string]any {
 }
 
 func (r *assignmentRun) finalize(content string, data map[string]any) (*contract.Output, error) {
-	fin, err := runStage[activities.FinalizeOutputResult](r.session, activities.StageFinalizeOutput,
+	fin, err := runPure[activities.FinalizeOutputResult](r.stageCtx, r.session, activities.StageFinalizeOutput,
 		stageOptions("FinalizeOutput", pureStageTimeout), acts.FinalizeOutput, activities.FinalizeOutputInput{
 			Content: content, Data: data, ConversationID: r.a.ConversationID, TurnID: r.a.TurnID,
 		})

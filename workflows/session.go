@@ -70,6 +70,8 @@ type session struct {
 	gov        governance
 	// searchAttrs is whether this run upserts Fenix's search attributes.
 	searchAttrs bool
+	// pureLocal runs the stages without I/O as local activities.
+	pureLocal bool
 }
 
 // newSession registers the query handlers and the cancel listener before
@@ -106,6 +108,7 @@ func (s *session) bindAssignment(a contract.Assignment) {
 	s.gov.hookSession = hooks.SessionFromAssignment(info.WorkflowExecution.ID, info.WorkflowExecution.RunID, a)
 	s.upsert(SearchAttrConversationID.ValueSet(a.ConversationID), SearchAttrTurnID.ValueSet(a.TurnID),
 		SearchAttrAssignmentStatus.ValueSet("running"))
+	s.pureLocal = a.Execution.PureStages == contract.PureStagesLocal
 }
 
 // listenForCancel turns the cancel signal and a Temporal cancel request
@@ -247,6 +250,26 @@ func runStageIn[T any](ctx workflow.Context, s *session, stage string, opts work
 	return out, nil
 }
 
+// runPure runs a stage without I/O (review, projection, finalization,
+// HandleError): as a local activity when the assignment asks for it —
+// one history marker instead of six events and no round trip to the
+// server — otherwise like runStageIn.
+func runPure[T any](ctx workflow.Context, s *session, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
+	if !s.pureLocal {
+		return runStageIn[T](ctx, s, stage, opts, activity, input)
+	}
+	var out T
+	s.currentStage = stage
+	s.setDetails()
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: opts.StartToCloseTimeout, RetryPolicy: opts.RetryPolicy, Summary: opts.Summary,
+	})
+	if err := workflow.ExecuteLocalActivity(ctx, activity, input).Get(ctx, &out); err != nil {
+		return out, s.classify(stage, err)
+	}
+	return out, nil
+}
+
 func (s *session) classify(stage string, err error) error {
 	fe := fenixerr.FromTemporal(err)
 	if s.cancelled {
@@ -263,9 +286,9 @@ func (s *session) classify(stage string, err error) error {
 // same pure rule is applied here so a failure payload always exists.
 func (s *session) handleError(in activities.HandleErrorInput) contract.Failure {
 	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
-	ctx = workflow.WithActivityOptions(ctx, stageOptions("HandleError: "+in.Error.Type, 30*time.Second))
-	var res activities.HandleErrorResult
-	if err := workflow.ExecuteActivity(ctx, acts.HandleError, in).Get(ctx, &res); err != nil {
+	res, err := runPure[activities.HandleErrorResult](ctx, s, activities.StageHandleError,
+		stageOptions("HandleError: "+in.Error.Type, 30*time.Second), acts.HandleError, in)
+	if err != nil {
 		s.logger.Error("HandleError stage failed; building the failure payload in the workflow", "error", err)
 		f := activities.BuildFailure(in)
 		s.addTrace(activities.FailureTrace(f))

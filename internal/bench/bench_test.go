@@ -1,0 +1,44 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fenixrt/fenix/internal/devserver"
+)
+
+// TestBenchRuns keeps the benchmark working: a few runs of every scenario
+// on a real dev server. The numbers come from `go run ./starter bench`.
+func TestBenchRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Temporal dev server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cli, err := devserver.CLIPath(ctx, true, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	results, err := Run(ctx, Options{N: 4, Concurrency: []int{1, 2}, CLIPath: cli, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2*len(Scenarios()) {
+		t.Fatalf("got %d results", len(results))
+	}
+	for _, r := range results {
+		if r.Failed != 0 || r.Throughput <= 0 || r.EventsPerRun == 0 {
+			t.Errorf("%s at %d: %+v", r.Scenario, r.Concurrency, r)
+		}
+	}
+	Print(&out, results)
+	if !strings.Contains(out.String(), "vs bare") {
+		t.Errorf("table missing:\n%s", out.String())
+	}
+	t.Log("\n" + out.String())
+}
