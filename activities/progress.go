@@ -29,6 +29,14 @@ const (
 	heartbeatFractionOf = 3
 )
 
+// ToolHeartbeat is ExecuteTool's heartbeat detail. When the worker dies,
+// the workflow reads the last one from the timeout error, so the failure
+// names the resource (command run, process run) the call created.
+type ToolHeartbeat struct {
+	StreamedBytes int64  `json:"streamed_bytes"`
+	ResourceID    string `json:"resource_id,omitempty"`
+}
+
 // ToolOutputSignal is the payload of SignalToolOutput.
 type ToolOutputSignal struct {
 	Chunks []contract.ToolOutputChunk `json:"chunks"`
@@ -52,6 +60,7 @@ type progressSink struct {
 	lastSent time.Time
 	signals  int
 	streamed int64
+	resource string
 }
 
 func newProgressSink(ctx context.Context, callID string) *progressSink {
@@ -97,10 +106,17 @@ func (s *progressSink) flush() {
 	s.sendLocked()
 }
 
-func (s *progressSink) streamedBytes() int64 {
+// reportResource records the resource a tool created, for heartbeats.
+func (s *progressSink) reportResource(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.streamed
+	s.resource = id
+}
+
+func (s *progressSink) heartbeat() ToolHeartbeat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ToolHeartbeat{StreamedBytes: s.streamed, ResourceID: s.resource}
 }
 
 func (s *progressSink) sendLocked() {
@@ -145,7 +161,7 @@ func startHeartbeat(ctx context.Context, sink *progressSink) (stop func()) {
 		defer wg.Done()
 		ticker := time.NewTicker(every)
 		defer ticker.Stop()
-		activity.RecordHeartbeat(ctx, sink.streamedBytes())
+		activity.RecordHeartbeat(ctx, sink.heartbeat())
 		for {
 			select {
 			case <-done:
@@ -153,7 +169,7 @@ func startHeartbeat(ctx context.Context, sink *progressSink) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-ticker.C:
-				activity.RecordHeartbeat(ctx, sink.streamedBytes())
+				activity.RecordHeartbeat(ctx, sink.heartbeat())
 			}
 		}
 	}()

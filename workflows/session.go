@@ -214,13 +214,21 @@ func (s *session) awaitDeliveries() {
 	s.deliveries = nil
 }
 
+// stageHeartbeatTimeout bounds how long a stage may go without a
+// heartbeat before it counts as lost.
+const stageHeartbeatTimeout = 20 * time.Second
+
 // stageOptions are the defaults of a stage that is safe to repeat: a
 // bounded number of retries for infrastructure failures only (every Fenix
 // error is non-retryable at the activity boundary).
 func stageOptions(summary string, timeout time.Duration) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: timeout,
-		Summary:             summary,
+		// The worker heartbeats every stage while it runs, so a lost
+		// completion or a dead worker is retried after this, not after
+		// the whole start-to-close timeout.
+		HeartbeatTimeout: stageHeartbeatTimeout,
+		Summary:          summary,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,

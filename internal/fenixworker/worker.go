@@ -16,6 +16,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -187,7 +188,8 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 
 	// Heartbeats are how a cancel reaches a running tool; the SDK would
 	// otherwise send them only every 80% of the heartbeat timeout.
-	opts := worker.Options{MaxHeartbeatThrottleInterval: heartbeatThrottle, DefaultHeartbeatThrottleInterval: heartbeatThrottle}
+	opts := worker.Options{MaxHeartbeatThrottleInterval: heartbeatThrottle, DefaultHeartbeatThrottleInterval: heartbeatThrottle,
+		Interceptors: []interceptor.WorkerInterceptor{&heartbeatInterceptor{}}}
 	if cfg.Recorder != nil {
 		opts.Interceptors = append(opts.Interceptors, observability.StageInterceptor(cfg.Recorder))
 	}
