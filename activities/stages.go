@@ -129,6 +129,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		AgentProfile:   in.AgentProfile,
 		Workspace:      ws,
 		Progress:       progress.emit,
+		ReportResource: progress.reportResource,
 		Logger:         a.logger().With("tool", in.ToolCall.ToolName, "call_id", in.ToolCall.CallID),
 		Host:           a.Host,
 	}

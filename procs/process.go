@@ -19,6 +19,11 @@
 //     Spec.KeepBytes of each stream are kept in memory.
 //   - When the group leader exits, the rest of the group is killed, so a
 //     command leaves nothing behind in its group.
+//   - When the worker itself dies (SIGKILL, a crash), Pdeathsig kills the
+//     group leader, but the rest of the group runs on. Registries (Runs,
+//     Manager) persist every group's identity (Spec.BeforeRun) before the
+//     command runs, and the next worker opening them kills such leftovers
+//     after checking they are the recorded group (ReapLeftover).
 //
 // Not covered: a process that leaves the group (setsid, setpgid) escapes the
 // group kill and the watchdog. Run the worker in a container or a cgroup
@@ -89,6 +94,12 @@ type Spec struct {
 	// WatchInterval is how often the process-count watchdog samples the
 	// group (default 50ms).
 	WatchInterval time.Duration
+	// BeforeRun, when set, is called once the shell exists, its limits are
+	// in place and its group identity is known, but before the command
+	// line runs: a registry records the run here, so nothing runs that a
+	// restarted worker could not find. An error kills the shell and Start
+	// returns it; the command never runs.
+	BeforeRun func(*Process) error
 }
 
 // Exit describes how a command ended.
@@ -108,6 +119,7 @@ type Process struct {
 	spec    Spec
 	cmd     *exec.Cmd
 	pid     int
+	ident   GroupIdentity
 	started time.Time
 	stdout  *Tail
 	stderr  *Tail
@@ -203,13 +215,15 @@ func Start(spec Spec) (*Process, error) {
 		spec:    spec,
 		cmd:     cmd,
 		pid:     cmd.Process.Pid,
+		ident:   identify(cmd.Process.Pid),
 		started: time.Now(),
 		stdout:  NewTail(spec.KeepBytes),
 		stderr:  NewTail(spec.KeepBytes),
 		log:     log,
 		done:    make(chan struct{}),
 	}
-	if err := applyLimits(p.pid, spec.Limits); err != nil {
+	abort := func(err error) (*Process, error) {
+		// The shell still waits at the gate: nothing of the command ran.
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 		gateW.Close()
 		_ = cmd.Wait()
@@ -218,7 +232,15 @@ func Start(spec Spec) (*Process, error) {
 			errR.Close()
 		}
 		log.Close()
-		return nil, fmt.Errorf("applying resource limits: %w", err)
+		return nil, err
+	}
+	if err := applyLimits(p.pid, spec.Limits); err != nil {
+		return abort(fmt.Errorf("applying resource limits: %w", err))
+	}
+	if spec.BeforeRun != nil {
+		if err := spec.BeforeRun(p); err != nil {
+			return abort(err)
+		}
 	}
 
 	var readers sync.WaitGroup
@@ -243,6 +265,10 @@ func Start(spec Spec) (*Process, error) {
 
 // PID is the process ID of the group leader, which is also the group ID.
 func (p *Process) PID() int { return p.pid }
+
+// Identity is what recognises the process group after this worker is
+// gone (see GroupIdentity).
+func (p *Process) Identity() GroupIdentity { return p.ident }
 
 // StartedAt is when the command started.
 func (p *Process) StartedAt() time.Time { return p.started }

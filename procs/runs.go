@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +22,21 @@ const (
 	RunCanceled = "canceled"
 	RunKilled   = "killed"
 )
+
+// RunStatus is the final status of a run that ended for reason (empty
+// when it exited on its own).
+func RunStatus(reason string) string {
+	switch reason {
+	case "":
+		return RunExited
+	case ReasonTimeout:
+		return RunTimedOut
+	case ReasonCanceled:
+		return RunCanceled
+	default:
+		return RunKilled
+	}
+}
 
 // StreamCapture is the kept tail of one output stream.
 type StreamCapture struct {
@@ -48,6 +64,9 @@ type CommandRun struct {
 	FinishedAt     *time.Time    `json:"finished_at,omitempty"`
 	Stdout         StreamCapture `json:"stdout"`
 	Stderr         StreamCapture `json:"stderr"`
+	// Group recognises the run's process group after a worker crash; set
+	// by Begin.
+	Group *GroupIdentity `json:"group,omitempty"`
 }
 
 // RunSummary is a command run without its output.
@@ -72,13 +91,17 @@ func (r CommandRun) Summary() RunSummary {
 	}
 }
 
-// Runs is the host-local command-run registry. Running commands are read
-// live from their process; finished ones are persisted under the data
-// directory (metadata plus the kept output tails) so they stay readable
-// after the worker restarts. Only the newest Keep finished runs are kept.
+// Runs is the host-local command-run registry. Every run is persisted
+// under the data directory: as "running", with its process group's
+// identity, before the command runs; with its final status and the kept
+// output tails once it ends. Running commands' output is read live from
+// their process. When a registry opens, runs a dead worker left "running"
+// are reaped: what is left of their process group is killed and they are
+// closed as killed/worker_lost. Only the newest Keep runs are kept.
 type Runs struct {
 	dir  string
 	keep int
+	log  *slog.Logger
 
 	mu       sync.Mutex
 	live     map[string]liveRun
@@ -92,25 +115,91 @@ type liveRun struct {
 
 var resourceIDPattern = regexp.MustCompile(`^[a-z]+_[a-z0-9-]+_[0-9a-f]{16}$`)
 
-// NewRuns opens (creating) the registry directory and prunes it.
+// RunsConfig configures OpenRuns.
+type RunsConfig struct {
+	// Dir holds the run records (created if missing).
+	Dir string
+	// Keep is how many runs stay readable (default 500).
+	Keep int
+	// Logger receives what opening the registry reaped from a lost
+	// worker (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// NewRuns opens a registry with the default logger (see OpenRuns).
 func NewRuns(dir string, keep int) (*Runs, error) {
-	if keep <= 0 {
-		keep = 500
+	return OpenRuns(RunsConfig{Dir: dir, Keep: keep})
+}
+
+// OpenRuns opens (creating) the registry directory, reaps the runs a lost
+// worker left running (see Runs) and prunes it.
+func OpenRuns(cfg RunsConfig) (*Runs, error) {
+	if cfg.Keep <= 0 {
+		cfg.Keep = 500
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating command-run directory %s: %w", dir, err)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
-	r := &Runs{dir: dir, keep: keep, live: map[string]liveRun{}}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating command-run directory %s: %w", cfg.Dir, err)
+	}
+	r := &Runs{dir: cfg.Dir, keep: cfg.Keep, log: cfg.Logger, live: map[string]liveRun{}}
+	removeStaleTemps(r.dir)
+	r.recover()
 	r.prune()
 	return r, nil
 }
 
-// Begin records a started run whose output is read from proc until Finish.
-func (r *Runs) Begin(rec CommandRun, proc *Process) {
+// recover closes every run recorded as running by a worker that is gone,
+// killing what is left of its process group (see ReapLeftover).
+func (r *Runs) recover() {
+	for _, id := range r.newestFiles() {
+		rec, err := r.loadMeta(id)
+		if err != nil || rec.Status != RunRunning {
+			continue
+		}
+		lo := ReapLeftover(rec.Group)
+		logLeftover(r.log, "command_run_id", id, rec.Group, lo)
+		if lo.Outcome == LeftoverOwnerAlive {
+			continue
+		}
+		rec.Status = RunKilled
+		rec.Reason = ReasonWorkerLost
+		rec.ExitStatus = nil
+		rec.Signal = ""
+		now := time.Now().UTC()
+		rec.FinishedAt = &now
+		// The output lived in the lost worker's memory.
+		rec.Stdout, rec.Stderr = StreamCapture{}, StreamCapture{}
+		if err := r.persist(rec); err != nil {
+			r.log.Error("closing the record of a lost worker's command run failed", "command_run_id", id, "error", err)
+		}
+	}
+}
+
+// Begin records a started run whose output is read from proc until
+// Finish, and persists it as running together with its process group's
+// identity, so that a restarted worker can reap the group if this one
+// dies. Call it from Spec.BeforeRun, before the command runs. On error
+// the run is not registered.
+func (r *Runs) Begin(rec CommandRun, proc *Process) error {
 	rec.Status = RunRunning
+	ident := proc.Identity()
+	rec.Group = &ident
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	if _, dup := r.live[rec.ID]; dup {
+		r.mu.Unlock()
+		return fmt.Errorf("command run %s is already running", rec.ID)
+	}
 	r.live[rec.ID] = liveRun{rec: rec, proc: proc}
+	r.mu.Unlock()
+	if err := r.persistMeta(rec); err != nil {
+		r.mu.Lock()
+		delete(r.live, rec.ID)
+		r.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // Finish persists the final record and forgets the live process.
@@ -128,23 +217,48 @@ func (r *Runs) Finish(rec CommandRun) error {
 }
 
 // StopAll stops every running command's process group (worker shutdown).
-// Their exec_command calls then finish with the given reason.
+// Their exec_command calls then finish with the given reason. The final
+// records are persisted here too, so a run whose caller does not get to
+// Finish before the worker exits is not mistaken for a lost one later.
 func (r *Runs) StopAll(reason string, grace time.Duration) {
 	r.mu.Lock()
-	live := make([]*Process, 0, len(r.live))
+	live := make([]liveRun, 0, len(r.live))
 	for _, lr := range r.live {
-		live = append(live, lr.proc)
+		live = append(live, lr)
 	}
 	r.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, p := range live {
+	for _, lr := range live {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.Stop(reason, grace)
+			lr.proc.Stop(reason, grace)
+			r.mu.Lock()
+			_, still := r.live[lr.rec.ID]
+			r.mu.Unlock()
+			if still {
+				if err := r.persist(finalRecord(lr.rec, lr.proc)); err != nil {
+					r.log.Warn("command run record not persisted at shutdown", "command_run_id", lr.rec.ID, "error", err)
+				}
+			}
 		}()
 	}
 	wg.Wait()
+}
+
+// finalRecord is rec completed from its ended process.
+func finalRecord(rec CommandRun, proc *Process) CommandRun {
+	exit := proc.Exit()
+	rec.Status = RunStatus(exit.Reason)
+	code := exit.Code
+	rec.ExitStatus = &code
+	rec.Signal = exit.Signal
+	rec.Reason = exit.Reason
+	finished := exit.EndedAt.UTC()
+	rec.FinishedAt = &finished
+	rec.Stdout = captureOf(proc.Stdout())
+	rec.Stderr = captureOf(proc.Stderr())
+	return rec
 }
 
 // Get returns a run with its kept output.
@@ -168,16 +282,21 @@ func (r *Runs) Get(id string) (CommandRun, error) {
 func (r *Runs) List(limit int) []RunSummary {
 	r.mu.Lock()
 	var out []RunSummary
-	for _, lr := range r.live {
+	live := make(map[string]bool, len(r.live))
+	for id, lr := range r.live {
 		s := lr.rec.Summary()
 		s.StdoutBytes, s.StderrBytes = lr.proc.Stdout().Total(), lr.proc.Stderr().Total()
 		out = append(out, s)
+		live[id] = true
 	}
 	r.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].StartedAt.After(out[j].StartedAt) })
 	for _, id := range r.newestFiles() {
 		if limit > 0 && len(out) >= limit {
 			break
+		}
+		if live[id] {
+			continue
 		}
 		if rec, err := r.loadMeta(id); err == nil {
 			out = append(out, rec.Summary())
@@ -199,9 +318,25 @@ func CaptureOf(t *Tail) StreamCapture { return captureOf(t) }
 
 func (r *Runs) path(id, ext string) string { return filepath.Join(r.dir, id+ext) }
 
-// persist writes output first and metadata last, so a metadata file always
-// has its output next to it.
+// persist writes output first and metadata last, so a finished metadata
+// file always has its output next to it. Each file is replaced atomically.
 func (r *Runs) persist(rec CommandRun) error {
+	if !resourceIDPattern.MatchString(rec.ID) {
+		return fmt.Errorf("command run ID %q is malformed", rec.ID)
+	}
+	for _, f := range []struct {
+		ext  string
+		data []byte
+	}{{".stdout", rec.Stdout.Data}, {".stderr", rec.Stderr.Data}} {
+		if err := writeFileAtomic(r.dir, rec.ID+f.ext, f.data); err != nil {
+			return fmt.Errorf("persisting command run %s: %w", rec.ID, err)
+		}
+	}
+	return r.persistMeta(rec)
+}
+
+// persistMeta atomically writes the metadata file alone.
+func (r *Runs) persistMeta(rec CommandRun) error {
 	if !resourceIDPattern.MatchString(rec.ID) {
 		return fmt.Errorf("command run ID %q is malformed", rec.ID)
 	}
@@ -209,17 +344,8 @@ func (r *Runs) persist(rec CommandRun) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		ext  string
-		data []byte
-	}{{".stdout", rec.Stdout.Data}, {".stderr", rec.Stderr.Data}, {".json", meta}} {
-		tmp := r.path(rec.ID, f.ext+".tmp")
-		if err := os.WriteFile(tmp, f.data, 0o600); err != nil {
-			return fmt.Errorf("persisting command run %s: %w", rec.ID, err)
-		}
-		if err := os.Rename(tmp, r.path(rec.ID, f.ext)); err != nil {
-			return fmt.Errorf("persisting command run %s: %w", rec.ID, err)
-		}
+	if err := writeFileAtomic(r.dir, rec.ID+".json", meta); err != nil {
+		return fmt.Errorf("persisting command run %s: %w", rec.ID, err)
 	}
 	return nil
 }
@@ -244,11 +370,17 @@ func (r *Runs) load(id string) (CommandRun, error) {
 	if err != nil {
 		return rec, err
 	}
-	if rec.Stdout.Data, err = os.ReadFile(r.path(id, ".stdout")); err != nil {
-		return rec, fmt.Errorf("command run %s stdout is missing: %w", id, err)
-	}
-	if rec.Stderr.Data, err = os.ReadFile(r.path(id, ".stderr")); err != nil {
-		return rec, fmt.Errorf("command run %s stderr is missing: %w", id, err)
+	for _, f := range []struct {
+		name string
+		c    *StreamCapture
+	}{{"stdout", &rec.Stdout}, {"stderr", &rec.Stderr}} {
+		data, err := os.ReadFile(r.path(id, "."+f.name))
+		// A running record has no output files: its output is in the
+		// memory of the worker running it.
+		if err != nil && !(errors.Is(err, os.ErrNotExist) && rec.Status == RunRunning) {
+			return rec, fmt.Errorf("command run %s %s is missing: %w", id, f.name, err)
+		}
+		f.c.Data = data
 	}
 	return rec, nil
 }
@@ -281,8 +413,21 @@ func (r *Runs) newestFiles() []string {
 	return ids
 }
 
+// prune deletes the oldest runs beyond keep. Running runs are neither
+// counted nor deleted: their records are what a restarted worker needs.
 func (r *Runs) prune() {
-	ids := r.newestFiles()
+	r.mu.Lock()
+	live := make(map[string]bool, len(r.live))
+	for id := range r.live {
+		live[id] = true
+	}
+	r.mu.Unlock()
+	var ids []string
+	for _, id := range r.newestFiles() {
+		if !live[id] {
+			ids = append(ids, id)
+		}
+	}
 	if len(ids) <= r.keep {
 		return
 	}

@@ -2,8 +2,11 @@ package procs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -80,21 +83,42 @@ type ManagerConfig struct {
 	MaxFinished int
 	// KillGrace is the SIGTERM-to-SIGKILL grace on stop (default 2s).
 	KillGrace time.Duration
+	// Logger receives what NewManager reaped from a lost worker (default
+	// slog.Default()).
+	Logger *slog.Logger
 }
 
-// Manager supervises background services on one host.
+// Manager supervises background services on one host. Each service has a
+// record next to its log (<LogDir>/<id>.json), written as "running" with
+// its process group's identity before the service runs and rewritten when
+// it ends. NewManager reaps the services a lost worker left running (it
+// kills what is left of their process groups and closes them as
+// stopped/worker_lost) and lists the services of earlier workers as ended.
 type Manager struct {
 	cfg      ManagerConfig
+	log      *slog.Logger
 	mu       sync.Mutex
 	services map[string]*service
 	closed   bool
+	// recorders counts the goroutines recording services' ends.
+	recorders sync.WaitGroup
 }
 
 type service struct {
 	spec    ServiceSpec
-	proc    *Process
+	proc    *Process // nil for a service of an earlier worker
+	ended   *ServiceInfo
 	logPath string
 	proxy   *httputil.ReverseProxy
+	// recorded is set once the final record is on disk (guarded by the
+	// manager's mu).
+	recorded bool
+}
+
+// serviceRecord is a service's on-disk record.
+type serviceRecord struct {
+	ServiceInfo
+	Group *GroupIdentity `json:"group,omitempty"`
 }
 
 // NewManager creates the log directory and an empty manager.
@@ -117,10 +141,106 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = 2 * time.Second
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	if err := os.MkdirAll(cfg.LogDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating service log directory %s: %w", cfg.LogDir, err)
 	}
-	return &Manager{cfg: cfg, services: map[string]*service{}}, nil
+	m := &Manager{cfg: cfg, log: cfg.Logger, services: map[string]*service{}}
+	m.recover()
+	return m, nil
+}
+
+func (m *Manager) recordName(id string) string { return id + ".json" }
+
+func (m *Manager) logPathOf(id string) string { return filepath.Join(m.cfg.LogDir, id+".log") }
+
+func (m *Manager) persist(rec serviceRecord) error {
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(m.cfg.LogDir, m.recordName(rec.ID), raw); err != nil {
+		return fmt.Errorf("persisting process run %s: %w", rec.ID, err)
+	}
+	return nil
+}
+
+// recover loads the records of earlier workers' services. Those still
+// "running" belonged to a worker that is gone: what is left of their
+// process group is killed and they are closed as stopped/worker_lost.
+func (m *Manager) recover() {
+	removeStaleTemps(m.cfg.LogDir)
+	entries, err := os.ReadDir(m.cfg.LogDir)
+	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !resourceIDPattern.MatchString(id) {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(m.cfg.LogDir, e.Name()))
+		if err != nil {
+			continue
+		}
+		var rec serviceRecord
+		if err := json.Unmarshal(raw, &rec); err != nil || rec.ID != id {
+			m.log.Warn("process run record is corrupt; ignored", "process_run_id", id, "error", err)
+			continue
+		}
+		if rec.Status == StatusRunning {
+			lo := ReapLeftover(rec.Group)
+			logLeftover(m.log, "process_run_id", id, rec.Group, lo)
+			if lo.Outcome == LeftoverOwnerAlive {
+				continue
+			}
+			rec.Status = StatusStopped
+			rec.Reason = ReasonWorkerLost
+			rec.ExitStatus = nil
+			rec.Signal = ""
+			now := time.Now().UTC()
+			rec.EndedAt = &now
+			rec.Group = nil
+			if err := m.persist(rec); err != nil {
+				m.log.Error("closing the record of a lost worker's process run failed", "process_run_id", id, "error", err)
+			}
+		}
+		info := rec.ServiceInfo
+		info.LogPath = m.logPathOf(id)
+		if st, err := os.Stat(info.LogPath); err == nil {
+			info.OutputBytes = st.Size()
+		}
+		s := &service{
+			spec: ServiceSpec{
+				ID: id, CommandLine: info.CommandLine, Dir: info.Dir, Port: info.Port,
+				CallID: info.CallID, ConversationID: info.ConversationID,
+			},
+			ended:    &info,
+			logPath:  info.LogPath,
+			recorded: true,
+		}
+		if info.Port > 0 {
+			s.proxy = newServiceProxy(id, info.Port)
+		}
+		m.services[id] = s
+	}
+	m.forgetOldLocked()
+}
+
+// recordEnd persists a service's final state once it ends.
+func (m *Manager) recordEnd(s *service) {
+	defer m.recorders.Done()
+	<-s.proc.Done()
+	if err := m.persist(serviceRecord{ServiceInfo: s.info()}); err != nil {
+		m.log.Warn("process run record not persisted", "process_run_id", s.spec.ID, "error", err)
+	}
+	m.mu.Lock()
+	s.recorded = true
+	m.mu.Unlock()
 }
 
 // Start launches a service. It refuses a port that something already
@@ -150,18 +270,19 @@ func (m *Manager) Start(spec ServiceSpec) (ServiceInfo, error) {
 	}
 	running := 0
 	for _, s := range m.services {
-		if s.proc.Running() {
+		if s.running() {
 			running++
 		}
-		if spec.Port > 0 && s.spec.Port == spec.Port && s.proc.Running() {
+		if spec.Port > 0 && s.spec.Port == spec.Port && s.running() {
 			return ServiceInfo{}, fmt.Errorf("%w: port %d is declared by running process run %s", ErrPortInUse, spec.Port, s.spec.ID)
 		}
 	}
 	if running >= m.cfg.MaxRunning {
 		return ServiceInfo{}, fmt.Errorf("%w: %d background services are already running on this host (the limit): stop one with process_stop first", ErrLimitReached, running)
 	}
-	logPath := filepath.Join(m.cfg.LogDir, spec.ID+".log")
-	p, err := Start(Spec{
+	logPath := m.logPathOf(spec.ID)
+	var s *service
+	_, err := Start(Spec{
 		CommandLine:   spec.CommandLine,
 		Dir:           spec.Dir,
 		Env:           spec.Env,
@@ -171,34 +292,51 @@ func (m *Manager) Start(spec ServiceSpec) (ServiceInfo, error) {
 		LogPath:       logPath,
 		LogMaxBytes:   m.cfg.LogMaxBytes,
 		WatchInterval: 250 * time.Millisecond,
+		BeforeRun: func(p *Process) error {
+			s = &service{spec: spec, proc: p, logPath: logPath}
+			ident := p.Identity()
+			return m.persist(serviceRecord{ServiceInfo: s.info(), Group: &ident})
+		},
 	})
 	if err != nil {
 		return ServiceInfo{}, err
 	}
-	s := &service{spec: spec, proc: p, logPath: logPath}
 	if spec.Port > 0 {
 		s.proxy = newServiceProxy(spec.ID, spec.Port)
 	}
 	m.services[spec.ID] = s
+	m.recorders.Add(1)
+	go m.recordEnd(s)
 	m.forgetOldLocked()
 	return s.info(), nil
 }
 
-// forgetOldLocked drops the oldest finished services beyond MaxFinished.
+func (s *service) running() bool { return s.proc != nil && s.proc.Running() }
+
+func (s *service) startedAt() time.Time {
+	if s.proc == nil {
+		return s.ended.StartedAt
+	}
+	return s.proc.StartedAt()
+}
+
+// forgetOldLocked drops the oldest finished services beyond MaxFinished,
+// with their logs and records.
 func (m *Manager) forgetOldLocked() {
 	var finished []*service
 	for _, s := range m.services {
-		if !s.proc.Running() {
+		if !s.running() && s.recorded {
 			finished = append(finished, s)
 		}
 	}
 	if len(finished) <= m.cfg.MaxFinished {
 		return
 	}
-	sort.Slice(finished, func(i, j int) bool { return finished[i].proc.StartedAt().Before(finished[j].proc.StartedAt()) })
+	sort.Slice(finished, func(i, j int) bool { return finished[i].startedAt().Before(finished[j].startedAt()) })
 	for _, s := range finished[:len(finished)-m.cfg.MaxFinished] {
 		delete(m.services, s.spec.ID)
 		os.Remove(s.logPath)
+		os.Remove(filepath.Join(m.cfg.LogDir, m.recordName(s.spec.ID)))
 	}
 }
 
@@ -228,8 +366,38 @@ func (m *Manager) Output(id string, max int) ([]byte, int64, int64, error) {
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	if s.proc == nil {
+		return tailFile(s.logPath, max, m.cfg.KeepBytes)
+	}
 	data, start := s.proc.Stdout().Last(max)
 	return data, start, s.proc.Stdout().Total(), nil
+}
+
+// tailFile reads the last max (at most keep) bytes of an earlier worker's
+// service log, their offset and the log's size. A missing log is empty.
+func tailFile(path string, max, keep int) ([]byte, int64, int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0, 0, nil
+	}
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	size := st.Size()
+	n := min(size, int64(keep))
+	if max > 0 {
+		n = min(n, int64(max))
+	}
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, size-n); err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, 0, err
+	}
+	return buf, size - n, size, nil
 }
 
 // WaitReady waits until the service accepts TCP connections on its port,
@@ -239,7 +407,7 @@ func (m *Manager) WaitReady(ctx context.Context, id string, timeout time.Duratio
 	if err != nil {
 		return false, err
 	}
-	if s.spec.Port == 0 {
+	if s.spec.Port == 0 || s.proc == nil {
 		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -269,6 +437,9 @@ func (m *Manager) WaitExit(ctx context.Context, id string, d time.Duration) (boo
 	s, err := m.lookup(id)
 	if err != nil {
 		return false, err
+	}
+	if s.proc == nil {
+		return true, nil
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -310,17 +481,22 @@ func (m *Manager) Stop(id string) (ServiceInfo, error) {
 	if err != nil {
 		return ServiceInfo{}, err
 	}
-	s.proc.Stop(ReasonStopped, m.cfg.KillGrace)
+	if s.proc != nil {
+		s.proc.Stop(ReasonStopped, m.cfg.KillGrace)
+	}
 	return s.info(), nil
 }
 
-// Close stops every running service, in parallel, and refuses new ones.
+// Close stops every running service, in parallel, refuses new ones and
+// returns once their final records are written.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
 	list := make([]*service, 0, len(m.services))
 	for _, s := range m.services {
-		list = append(list, s)
+		if s.proc != nil {
+			list = append(list, s)
+		}
 	}
 	m.mu.Unlock()
 	var wg sync.WaitGroup
@@ -332,9 +508,13 @@ func (m *Manager) Close() {
 		}()
 	}
 	wg.Wait()
+	m.recorders.Wait()
 }
 
 func (s *service) info() ServiceInfo {
+	if s.proc == nil {
+		return *s.ended
+	}
 	info := ServiceInfo{
 		ID:             s.spec.ID,
 		CommandLine:    s.spec.CommandLine,
@@ -424,7 +604,7 @@ func (m *Manager) ProxyHandler() http.Handler {
 			http.Redirect(w, r, target, http.StatusMovedPermanently)
 			return
 		}
-		if !s.proc.Running() {
+		if !s.running() {
 			http.Error(w, fmt.Sprintf("process run %s is not running (%s)", id, s.info().Status), http.StatusBadGateway)
 			return
 		}

@@ -4,10 +4,14 @@ package procs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -157,4 +161,121 @@ func signalName(sig syscall.Signal) string {
 		return name
 	}
 	return "signal " + strconv.Itoa(int(sig))
+}
+
+// parseProcStat reads the fields recovery needs from /proc/<pid>/stat:
+// state (field 3), process group (5), session (6) and start time (22).
+func parseProcStat(pid int, stat []byte) (procStat, bool) {
+	f := statFields(stat)
+	if len(f) <= 19 {
+		return procStat{}, false
+	}
+	pgrp, err1 := strconv.Atoi(string(f[2]))
+	session, err2 := strconv.Atoi(string(f[3]))
+	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return procStat{}, false
+	}
+	return procStat{pid: pid, state: string(f[0]), pgrp: pgrp, session: session, startTicks: start}, true
+}
+
+func readProcStat(pid int) (procStat, error) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	st, ok := parseProcStat(pid, stat)
+	if !ok {
+		return procStat{}, fmt.Errorf("/proc/%d/stat is not in the expected format", pid)
+	}
+	return st, nil
+}
+
+// currentBootID identifies this boot of the machine; empty if unknown.
+var currentBootID = sync.OnceValue(func() string {
+	raw, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(raw))
+})
+
+// selfStat is the worker process's own identity.
+var selfStat = sync.OnceValues(func() (procStat, error) { return readProcStat(os.Getpid()) })
+
+// identify records how to recognise the process group led by pid later.
+// It must run while the leader exists (before it can be reaped).
+func identify(pid int) GroupIdentity {
+	g := GroupIdentity{PGID: pid, BootID: currentBootID()}
+	if st, err := readProcStat(pid); err == nil {
+		g.LeaderStartTicks = st.startTicks
+		g.SessionID = st.session
+	}
+	if self, err := selfStat(); err == nil {
+		g.WorkerPID, g.WorkerStartTicks = self.pid, self.startTicks
+	}
+	return g
+}
+
+// liveGroupMembers lists the processes of group pgid that have not exited.
+func liveGroupMembers(pgid int) []procStat {
+	var out []procStat
+	forEachProc(func(pid int, stat []byte) {
+		if st, ok := parseProcStat(pid, stat); ok && st.pgrp == pgid && !st.exited() {
+			out = append(out, st)
+		}
+	})
+	return out
+}
+
+func ownerAlive(g *GroupIdentity) bool {
+	if g.WorkerPID <= 0 {
+		return false
+	}
+	st, err := readProcStat(g.WorkerPID)
+	return err == nil && !st.exited() && st.startTicks == g.WorkerStartTicks
+}
+
+func reapLeftover(g *GroupIdentity, wait time.Duration) Leftover {
+	if g == nil || g.PGID <= 1 || g.LeaderStartTicks == 0 || g.BootID == "" {
+		return Leftover{Outcome: LeftoverUnverifiable}
+	}
+	boot := currentBootID()
+	switch {
+	case boot == "":
+		return Leftover{Outcome: LeftoverUnverifiable}
+	case g.BootID != boot:
+		return Leftover{Outcome: LeftoverRebooted}
+	case ownerAlive(g):
+		return Leftover{Outcome: LeftoverOwnerAlive}
+	}
+	members := liveGroupMembers(g.PGID)
+	if len(members) == 0 {
+		return Leftover{Outcome: LeftoverGone}
+	}
+	if !groupIsOurs(g, members, os.Getpid(), syscall.Getpgrp()) {
+		return Leftover{Outcome: LeftoverReused}
+	}
+	// While any member lives the group ID cannot be reused, so this
+	// reaches the verified group. One signal: the kernel delivers it to
+	// children forked concurrently too.
+	lo := Leftover{Outcome: LeftoverKilled}
+	for _, m := range members {
+		lo.Killed = append(lo.Killed, m.pid)
+	}
+	_ = syscall.Kill(-g.PGID, syscall.SIGKILL)
+	deadline := time.Now().Add(wait)
+	for {
+		left := liveGroupMembers(g.PGID)
+		if len(left) == 0 {
+			return lo
+		}
+		if time.Now().After(deadline) {
+			for _, m := range left {
+				lo.Survivors = append(lo.Survivors, m.pid)
+			}
+			return lo
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -151,6 +151,8 @@ func projectCommandRun(_ CommandRunReadArgs, r CommandRunReadResult) Projection 
 		b.WriteString(" It was killed because its output passed the host's output limit.")
 	case procs.ReasonProcessLimit:
 		b.WriteString(" It was killed because it started more processes than the host allows.")
+	case procs.ReasonWorkerLost:
+		b.WriteString(" The worker running it was lost (killed or crashed); the restarted worker killed what was left of its process group. Its output was not kept.")
 	}
 	fmt.Fprintf(&b, "\nCommand: %s", r.CommandLine)
 	for _, s := range []struct {
@@ -205,6 +207,9 @@ func describeRunStatus(status string, exit *int) string {
 	case procs.RunCanceled:
 		return "was canceled and exited with status " + code()
 	default:
+		if exit == nil {
+			return "was killed (exit status unknown)"
+		}
 		return "was killed and exited with status " + code()
 	}
 }

@@ -38,7 +38,12 @@ type Env struct {
 	// while they produce no output, so a heartbeat timeout only fires when
 	// the worker is gone.
 	Heartbeat func()
-	Logger    *slog.Logger
+	// ReportResource, when set, is called with the ID of the host resource
+	// a call creates (exec_command's command_run_id, process_exec's
+	// process_run_id) as soon as it exists, before the call returns, so a
+	// call lost with its worker can still name it.
+	ReportResource func(id string)
+	Logger         *slog.Logger
 	// Host holds host-local resources (command runs, processes) and
 	// service configuration; tools that need it check for nil.
 	Host *Host
@@ -47,6 +52,12 @@ type Env struct {
 func (e *Env) progress(c contract.ToolOutputChunk) {
 	if e.Progress != nil {
 		e.Progress(c)
+	}
+}
+
+func (e *Env) reportResource(id string) {
+	if e.ReportResource != nil {
+		e.ReportResource(id)
 	}
 }
 

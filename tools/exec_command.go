@@ -102,28 +102,34 @@ func executeCommand(ctx context.Context, env *Env, a ExecCommandArgs) (ExecComma
 	if err != nil {
 		return ExecCommandResult{}, fenixerr.Runtime("minting a command run ID: %v", err)
 	}
+	var rec procs.CommandRun
 	proc, err := procs.Start(procs.Spec{
 		CommandLine: a.CommandLine,
 		Dir:         dir,
 		Env:         vars,
 		Limits:      limits,
 		KeepBytes:   h.cfg.Exec.KeepBytes,
+		// The run is on disk, as running, before the command runs: if the
+		// worker dies, the next one on this data directory reaps it.
+		BeforeRun: func(p *procs.Process) error {
+			rec = procs.CommandRun{
+				ID:             id,
+				CommandLine:    a.CommandLine,
+				Cwd:            cwdLabel(cwd),
+				CallID:         env.CallID,
+				ConversationID: env.ConversationID,
+				TurnID:         env.TurnID,
+				TimeoutSeconds: int(timeout / time.Second),
+				PID:            p.PID(),
+				StartedAt:      p.StartedAt().UTC(),
+			}
+			return h.runs.Begin(rec, p)
+		},
 	})
 	if err != nil {
 		return ExecCommandResult{}, fenixerr.New(fenixerr.TypeToolUnavailable, "exec_command could not start %q: %v", a.CommandLine, err).WithTool(tool)
 	}
-	rec := procs.CommandRun{
-		ID:             id,
-		CommandLine:    a.CommandLine,
-		Cwd:            cwdLabel(cwd),
-		CallID:         env.CallID,
-		ConversationID: env.ConversationID,
-		TurnID:         env.TurnID,
-		TimeoutSeconds: int(timeout / time.Second),
-		PID:            proc.PID(),
-		StartedAt:      proc.StartedAt().UTC(),
-	}
-	h.runs.Begin(rec, proc)
+	env.reportResource(id)
 
 	streams := []*outputStream{
 		{name: "stdout", tail: proc.Stdout()},
@@ -162,7 +168,7 @@ wait:
 	}
 
 	exit := proc.Exit()
-	rec.Status = runStatus(exit.Reason)
+	rec.Status = procs.RunStatus(exit.Reason)
 	code := exit.Code
 	rec.ExitStatus = &code
 	rec.Signal = exit.Signal
@@ -209,19 +215,6 @@ func cwdLabel(cwd string) string {
 		return cleaned
 	}
 	return cwd
-}
-
-func runStatus(reason string) string {
-	switch reason {
-	case "":
-		return procs.RunExited
-	case procs.ReasonTimeout:
-		return procs.RunTimedOut
-	case procs.ReasonCanceled:
-		return procs.RunCanceled
-	default:
-		return procs.RunKilled
-	}
 }
 
 // tailText returns the last max bytes of a stream as valid UTF-8, the
@@ -312,6 +305,8 @@ func killExplanation(reason string, timeoutSeconds int, maxOutput int64, maxProc
 		return "It was killed because the call was canceled."
 	case procs.ReasonShutdown:
 		return "It was killed because the worker shut down."
+	case procs.ReasonWorkerLost:
+		return "It was killed because the worker running it was lost."
 	case procs.ReasonStopped:
 		return "It was stopped."
 	}

@@ -26,8 +26,12 @@ import (
 const helperEnv = "FENIX_TOOLS_TEST_HELPER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "http" {
+	switch os.Getenv(helperEnv) {
+	case "http":
 		serveHelper()
+		return
+	case "worker":
+		fakeWorker()
 		return
 	}
 	os.Exit(m.Run())

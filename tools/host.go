@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -137,6 +138,10 @@ type HostConfig struct {
 	Environ  []string
 	Exec     ExecConfig
 	Services ServiceConfig
+	// Logger receives what NewHost reaped from a worker that died on this
+	// data directory: command runs and services it left running (default
+	// slog.Default()).
+	Logger *slog.Logger
 }
 
 // HostConfigFromEnv reads the host configuration from environment
@@ -263,7 +268,11 @@ type Host struct {
 
 // NewHost prepares the data directory, resolves the host ID, opens the
 // command-run registry, the service manager and the reverse proxy
-// listener. Call Close on shutdown.
+// listener. Opening the registry and the manager reaps what a worker that
+// died on this data directory left running: the surviving processes of
+// its commands' and services' process groups are killed, and their
+// records closed as worker_lost (see procs.ReapLeftover). Call Close on
+// shutdown.
 func NewHost(cfg HostConfig) (*Host, error) {
 	cfg.applyDefaults()
 	if cfg.DataDir == "" {
@@ -291,7 +300,13 @@ func NewHost(cfg HostConfig) (*Host, error) {
 			return nil, fmt.Errorf("search URL %q is not an http(s) URL: set FENIX_SEARCH_URL like http://127.0.0.1:8888", cfg.SearchURL)
 		}
 	}
-	runs, err := procs.NewRuns(filepath.Join(dataDir, "command-runs"), cfg.Exec.KeepRuns)
+	// Opening the registries reaps what a worker that died on this data
+	// directory left running.
+	runs, err := procs.OpenRuns(procs.RunsConfig{
+		Dir:    filepath.Join(dataDir, "command-runs"),
+		Keep:   cfg.Exec.KeepRuns,
+		Logger: cfg.Logger,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -301,6 +316,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		LogMaxBytes: cfg.Services.LogMaxBytes,
 		MaxRunning:  cfg.Services.MaxRunning,
 		KillGrace:   cfg.Services.KillGrace,
+		Logger:      cfg.Logger,
 	})
 	if err != nil {
 		return nil, err

@@ -108,6 +108,7 @@ func startService(ctx context.Context, env *Env, a ProcessExecArgs) (ProcessExec
 	case err != nil:
 		return ProcessExecResult{}, fenixerr.New(fenixerr.TypeToolUnavailable, "process_exec could not start %q: %v", a.CommandLine, err).WithTool(tool)
 	}
+	env.reportResource(id)
 
 	res := ProcessExecResult{
 		ProcessRunID: id,

@@ -131,6 +131,8 @@ func describeService(s procs.ServiceInfo) string {
 		fmt.Fprintf(&b, " (pid %d)", s.PID)
 	case s.ExitStatus != nil:
 		fmt.Fprintf(&b, " (exit status %d)", *s.ExitStatus)
+	case s.Reason == procs.ReasonWorkerLost:
+		b.WriteString(" (the worker running it was lost; exit status unknown)")
 	}
 	return b.String()
 }

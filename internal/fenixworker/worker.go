@@ -127,6 +127,9 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	}
 	hostCfg := cfg.HostConfig
 	hostCfg.DataDir = cfg.DataDir
+	if hostCfg.Logger == nil {
+		hostCfg.Logger = cfg.Logger
+	}
 	if cfg.HostID != "" {
 		hostCfg.ID = cfg.HostID
 	}
