@@ -245,6 +245,20 @@ func scenarios() []scenario {
 		{"search_attributes_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-search-attributes", calculatorAssignment())
 		}},
+		// Pure stages as local activities (the default since local-pure-stages).
+		{"local_pure_stages_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-local-calculator", calculatorAssignment())
+		}},
+		{"local_pure_stages_not_visible.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-local-not-visible",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
+		}},
+		{"local_pure_stages_agent_turn.json", agentScenario("parallel", 5, nil)},
+		{"local_pure_stages_regular_option.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := calculatorAssignment()
+			a["execution"] = map[string]any{"pure_stages": "regular"}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-regular-option", a)
+		}},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {

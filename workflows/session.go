@@ -70,8 +70,10 @@ type session struct {
 	gov        governance
 	// searchAttrs is whether this run upserts Fenix's search attributes.
 	searchAttrs bool
-	// pureLocal runs the stages without I/O as local activities.
-	pureLocal bool
+	// pureLocal runs the stages without I/O as local activities;
+	// defaultPureLocal is the default when the assignment does not say.
+	pureLocal        bool
+	defaultPureLocal bool
 }
 
 // newSession registers the query handlers and the cancel listener before
@@ -80,6 +82,7 @@ func newSession(ctx workflow.Context) (*session, error) {
 	s := &session{ctx: ctx, logger: workflow.GetLogger(ctx)}
 	s.gov.enabled = workflow.GetVersion(ctx, versionLifecycleHooks, workflow.DefaultVersion, 1) >= 1
 	s.searchAttrs = s.searchAttributesOn()
+	s.defaultPureLocal = workflow.GetVersion(ctx, versionLocalPureStages, workflow.DefaultVersion, 1) >= 1
 	s.stageCtx, s.cancelStages = workflow.WithCancel(ctx)
 	if err := workflow.SetQueryHandler(ctx, QueryTrace, func() ([]contract.TraceEntry, error) {
 		return s.trace, nil
@@ -108,7 +111,14 @@ func (s *session) bindAssignment(a contract.Assignment) {
 	s.gov.hookSession = hooks.SessionFromAssignment(info.WorkflowExecution.ID, info.WorkflowExecution.RunID, a)
 	s.upsert(SearchAttrConversationID.ValueSet(a.ConversationID), SearchAttrTurnID.ValueSet(a.TurnID),
 		SearchAttrAssignmentStatus.ValueSet("running"))
-	s.pureLocal = a.Execution.PureStages == contract.PureStagesLocal
+	switch a.Execution.PureStages {
+	case contract.PureStagesLocal:
+		s.pureLocal = true
+	case contract.PureStagesRegular:
+		s.pureLocal = false
+	default:
+		s.pureLocal = s.defaultPureLocal
+	}
 }
 
 // listenForCancel turns the cancel signal and a Temporal cancel request
@@ -213,6 +223,13 @@ func (s *session) awaitDeliveries() {
 	}
 	s.deliveries = nil
 }
+
+// versionLocalPureStages makes local activities the default for the stages
+// without I/O: the benchmark (starter bench) measured 1.40x the throughput
+// at concurrency 1 and 1.28x at 20, with 15 fewer history events per
+// assignment, and the Web UI still shows these stages by name. Runs
+// recorded before it replay with regular activities.
+const versionLocalPureStages = "local-pure-stages"
 
 // stageHeartbeatTimeout bounds how long a stage may go without a
 // heartbeat before it counts as lost.

@@ -57,11 +57,14 @@ func newHarness(t *testing.T) *harness {
 	env.RegisterWorkflowWithOptions(workflows.PrepareRound, workflow.RegisterOptions{Name: workflows.PrepareRoundWorkflow})
 	env.RegisterWorkflowWithOptions(workflows.AgentTurn, workflow.RegisterOptions{Name: workflows.AgentTurnWorkflow})
 	env.RegisterActivity(h.acts)
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+	record := func(info *activity.Info) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.started = append(h.started, info.ActivityType.Name)
-	})
+	}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { record(info) })
+	// Pure stages run as local activities by default; count them too.
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []interface{}) { record(info) })
 	return h
 }
 
@@ -416,4 +419,18 @@ func TestPrepareRoundCompactsOverBudget(t *testing.T) {
 	}, res.Messages)
 	assert.Equal(t, []string{"session_start", "prepare_turn", "pre_compact", "compact_context", "post_compact", "session_stop"}, traceHooks(res.Trace))
 	assert.Equal(t, true, res.Trace[3].Get("compacted"))
+}
+
+func TestPureStagesRegularOptionSchedulesActivities(t *testing.T) {
+	h := newHarness(t)
+	var local []string
+	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []interface{}) {
+		local = append(local, info.ActivityType.Name)
+	})
+	a := calculatorAssignment()
+	a["execution"] = map[string]any{"pure_stages": "regular"}
+	res := h.executeAssignment(t, a)
+	require.Equal(t, contract.StatusCompleted, res.Status)
+	assert.Empty(t, local, "no local activities when the assignment asks for regular stages")
+	assert.Equal(t, 1, h.count("ReviewToolCall"))
 }

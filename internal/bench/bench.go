@@ -40,6 +40,8 @@ type Options struct {
 	CLIPath   string
 	Out       io.Writer
 	Logger    *slog.Logger
+	// ServerArgs are extra dev-server arguments (dynamic config).
+	ServerArgs []string
 }
 
 // Scenario names.
@@ -85,6 +87,13 @@ func BareWorkflow(ctx workflow.Context, n int) error {
 // Noop does nothing.
 func Noop(context.Context) error { return nil }
 
+func newBareWorker(c client.Client) worker.Worker {
+	bare := worker.New(c, "bench-bare", worker.Options{})
+	bare.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: bareWorkflowName})
+	bare.RegisterActivityWithOptions(Noop, activity.RegisterOptions{Name: "Noop"})
+	return bare
+}
+
 // Run starts a dev server and a worker and measures every scenario.
 func Run(ctx context.Context, o Options) ([]Result, error) {
 	if o.N <= 0 {
@@ -99,9 +108,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	srv, err := devserver.Start(ctx, devserver.Options{CLIPath: o.CLIPath, ExtraArgs: []string{
-		"--dynamic-config-value", "system.enableEagerWorkflowStart=true",
-	}})
+	srv, err := devserver.Start(ctx, devserver.Options{CLIPath: o.CLIPath, ExtraArgs: o.ServerArgs})
 	if err != nil {
 		return nil, err
 	}
@@ -117,13 +124,11 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	bare := worker.New(c, "bench-bare", worker.Options{})
-	bare.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: bareWorkflowName})
-	bare.RegisterActivityWithOptions(Noop, activity.RegisterOptions{Name: "Noop"})
 	if err := w.Start(); err != nil {
 		return nil, err
 	}
 	defer w.Stop()
+	bare := newBareWorker(c)
 	if err := bare.Start(); err != nil {
 		return nil, err
 	}

@@ -184,13 +184,28 @@ func history(t *testing.T, run client.WorkflowRun) []*historypb.HistoryEvent {
 	return events
 }
 
-// activityAttempts counts scheduled activities and started attempts by type.
+// activityAttempts counts scheduled activities and started attempts by
+// type. Local activities (the pure stages by default) count too: their
+// marker records the attempt they ended on.
 func activityAttempts(events []*historypb.HistoryEvent) (scheduled map[string]int, started map[string][]int32) {
 	scheduled = map[string]int{}
 	started = map[string][]int32{}
 	typeOf := map[int64]string{}
 	for _, e := range events {
 		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			attrs := e.GetMarkerRecordedEventAttributes()
+			if attrs.GetMarkerName() != "LocalActivity" {
+				continue
+			}
+			var marker struct {
+				ActivityType string
+				Attempt      int32
+			}
+			if data := attrs.GetDetails()["data"].GetPayloads(); len(data) > 0 && json.Unmarshal(data[0].GetData(), &marker) == nil {
+				scheduled[marker.ActivityType]++
+				started[marker.ActivityType] = append(started[marker.ActivityType], marker.Attempt)
+			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			name := e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
 			typeOf[e.GetEventId()] = name

@@ -242,8 +242,9 @@ type activity struct {
 	summary      string
 }
 
-// scheduledActivities reads the run's scheduled activities and its number
-// of events from history, the ground truth the UI must show.
+// scheduledActivities reads the run's stage activities (scheduled
+// activities and local-activity markers) and its number of events from
+// history, the ground truth the UI must show.
 func scheduledActivities(t *testing.T, srv *devserver.Server, r run) ([]activity, int) {
 	t.Helper()
 	var out []activity
@@ -253,6 +254,17 @@ func scheduledActivities(t *testing.T, srv *devserver.Server, r run) ([]activity
 		e, err := iter.Next()
 		require.NoError(t, err)
 		n++
+		if e.GetEventType() == enumspb.EVENT_TYPE_MARKER_RECORDED {
+			// Pure stages run as local activities by default: a marker
+			// whose details name the activity type.
+			if m := e.GetMarkerRecordedEventAttributes(); m.GetMarkerName() == "LocalActivity" {
+				var marker struct{ ActivityType string }
+				if data := m.GetDetails()["data"].GetPayloads(); len(data) > 0 && json.Unmarshal(data[0].GetData(), &marker) == nil {
+					out = append(out, activity{eventID: e.GetEventId(), activityType: marker.ActivityType})
+				}
+			}
+			continue
+		}
 		if e.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
 			continue
 		}
