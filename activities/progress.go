@@ -144,16 +144,29 @@ func (s *progressSink) sendLocked() {
 	}
 }
 
-// startHeartbeat heartbeats while a stage with a heartbeat timeout runs;
-// heartbeats are how a cancellation reaches a running activity.
+// startHeartbeat heartbeats a tool's progress while it runs.
 func startHeartbeat(ctx context.Context, sink *progressSink) (stop func()) {
+	return StartHeartbeats(ctx, func() any { return sink.heartbeat() })
+}
+
+// StartHeartbeats records heartbeats while an activity with a heartbeat
+// timeout runs, with details from the given function (nil for none), and
+// returns a func that stops them. Heartbeats are how a cancellation
+// reaches a running activity and how the server learns its worker is
+// alive; the SDK coalesces calls to its throttle interval.
+func StartHeartbeats(ctx context.Context, details func() any) (stop func()) {
 	info, ok := currentActivity(ctx)
-	if !ok || info.HeartbeatTimeout <= 0 {
+	if !ok || info.IsLocalActivity || info.HeartbeatTimeout <= 0 {
 		return func() {}
 	}
-	// Heartbeat often: a cancel is delivered in a heartbeat's response,
-	// and the SDK coalesces calls to its throttle interval anyway.
 	every := min(max(info.HeartbeatTimeout/heartbeatFractionOf, minHeartbeatEvery), maxHeartbeatEvery)
+	beat := func() {
+		if details == nil {
+			activity.RecordHeartbeat(ctx)
+			return
+		}
+		activity.RecordHeartbeat(ctx, details())
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -161,7 +174,7 @@ func startHeartbeat(ctx context.Context, sink *progressSink) (stop func()) {
 		defer wg.Done()
 		ticker := time.NewTicker(every)
 		defer ticker.Stop()
-		activity.RecordHeartbeat(ctx, sink.heartbeat())
+		beat()
 		for {
 			select {
 			case <-done:
@@ -169,7 +182,7 @@ func startHeartbeat(ctx context.Context, sink *progressSink) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-ticker.C:
-				activity.RecordHeartbeat(ctx, sink.heartbeat())
+				beat()
 			}
 		}
 	}()

@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,10 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,6 +23,7 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/internal/devserver"
+	"github.com/fenixrt/fenix/internal/testenv"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -51,31 +49,13 @@ func runMain(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	_, file, _, _ := runtime.Caller(0)
-	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
-
-	var err error
-	if cliPath, err = devserver.CLIPath(ctx, true, os.Stderr); err != nil {
+	env, err := testenv.Start(ctx, devserver.Options{}, "worker")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		return 1
 	}
-	if server, err = devserver.Start(ctx, devserver.Options{CLIPath: cliPath}); err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		return 1
-	}
-	defer server.Stop()
-
-	if binDir, err = os.MkdirTemp("", "fenix-faults-bin-"); err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, "worker"), "./worker")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "faults: build worker: %v\n%s", err, out)
-		return 1
-	}
+	defer env.Close()
+	server, cliPath, binDir, repoRoot = env.Server, env.CLIPath, env.BinDir, env.RepoRoot
 	return m.Run()
 }
 
@@ -190,23 +170,8 @@ func waitForRunningActivity(t *testing.T, c client.Client, id, activityType stri
 	}, limit, 50*time.Millisecond, "activity %s of %s never started within %s", activityType, id, limit)
 }
 
-// lockedBuffer is a bytes.Buffer safe for a process writing while a test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// lockedBuffer collects a child process's output while a test reads it.
+type lockedBuffer = testenv.Buffer
 
 // workerProc is the worker binary running as its own OS process.
 type workerProc struct {

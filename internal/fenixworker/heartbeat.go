@@ -2,10 +2,11 @@ package fenixworker
 
 import (
 	"context"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
+
+	"github.com/fenixrt/fenix/activities"
 )
 
 // selfHeartbeating activities record heartbeats with their own details
@@ -30,28 +31,10 @@ type heartbeatActivity struct {
 }
 
 func (a *heartbeatActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	info := activity.GetInfo(ctx)
-	if info.IsLocalActivity || info.HeartbeatTimeout <= 0 || selfHeartbeating[info.ActivityType.Name] {
+	if selfHeartbeating[activity.GetInfo(ctx).ActivityType.Name] {
 		return a.Next.ExecuteActivity(ctx, in)
 	}
-	every := min(info.HeartbeatTimeout/3, time.Second)
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		ticker := time.NewTicker(every)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
-	defer func() { close(done); <-stopped }()
+	stop := activities.StartHeartbeats(ctx, nil)
+	defer stop()
 	return a.Next.ExecuteActivity(ctx, in)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/fenixworker"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -132,4 +133,24 @@ func TestPermissionRequiredIsDeniedOnTimeout(t *testing.T) {
 	scheduled, _ := activityAttempts(history(t, run))
 	assert.Zero(t, scheduled["ExecuteTool"])
 	assert.Equal(t, 1, auditCount(t, w.Audit(), run.GetID(), audit.EventToolFailure))
+}
+
+// TestAuditLogInPostgres runs a worker whose audit log is PostgreSQL
+// (FENIX_TEST_POSTGRES_DSN; .ci/run starts one) and counts its rows.
+func TestAuditLogInPostgres(t *testing.T) {
+	dsn := os.Getenv("FENIX_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("FENIX_TEST_POSTGRES_DSN is not set: no PostgreSQL to test the audit store against (.ci/run sets one up)")
+	}
+	w := startWorker(t, func(c *fenixworker.Config) { c.AuditDSN = dsn })
+	res, run := runAssignment(t, w.queue, assignment("pg-audit", map[string]any{
+		"tool_name": "calculator", "arguments": map[string]any{"expression": "8 * 8"},
+	}))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	store, err := audit.Open(context.Background(), dsn)
+	require.NoError(t, err)
+	defer store.Close()
+	assert.Equal(t, "postgres", store.Dialect())
+	assert.Equal(t, 1, auditCount(t, store, run.GetID(), audit.EventToolCall))
+	assert.Equal(t, 1, auditCount(t, store, run.GetID(), audit.EventSessionStop))
 }

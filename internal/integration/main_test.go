@@ -12,9 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,6 +25,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/internal/devserver"
 	"github.com/fenixrt/fenix/internal/fenixworker"
+	"github.com/fenixrt/fenix/internal/testenv"
 	"github.com/fenixrt/fenix/internal/testtools"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
@@ -52,33 +51,13 @@ func runMain(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	_, file, _, _ := runtime.Caller(0)
-	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
-
-	var err error
-	if cliPath, err = devserver.CLIPath(ctx, true, os.Stderr); err != nil {
+	env, err := testenv.Start(ctx, devserver.Options{EnableUI: true}, "worker", "starter")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration:", err)
 		return 1
 	}
-	if server, err = devserver.Start(ctx, devserver.Options{CLIPath: cliPath, EnableUI: true}); err != nil {
-		fmt.Fprintln(os.Stderr, "integration:", err)
-		return 1
-	}
-	defer server.Stop()
-
-	if binDir, err = os.MkdirTemp("", "fenix-bin-"); err != nil {
-		fmt.Fprintln(os.Stderr, "integration:", err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	for _, name := range []string{"worker", "starter"} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, name), "./"+name)
-		cmd.Dir = repoRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "integration: build %s: %v\n%s", name, err, out)
-			return 1
-		}
-	}
+	defer env.Close()
+	server, cliPath, binDir, repoRoot = env.Server, env.CLIPath, env.BinDir, env.RepoRoot
 	return m.Run()
 }
 
@@ -249,23 +228,8 @@ func containsAll(s string, subs ...string) bool {
 	return true
 }
 
-// lockedBuffer is a bytes.Buffer safe for a process writing while a test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// lockedBuffer collects a child process's output while a test reads it.
+type lockedBuffer = testenv.Buffer
 
 // waitForRunningActivity waits until an activity of the given type has
 // started (heartbeating tools show up as pending with state STARTED).
