@@ -105,7 +105,6 @@ func (t *turnRun) resume(c contract.TurnContinuation) {
 	t.step = c.Step
 	t.previous = c.PreviousRunIDs
 	t.gov.metrics = hooks.NewMetricsHook(c.Metrics, t.logger.Info)
-	t.gov.started = false
 	t.addTrace(contract.Trace("continued", "step", c.Step, "previous_run_ids", c.PreviousRunIDs, "transcript_messages", c.Transcript.Count))
 	// SessionStart with source "resume": hooks see the session continue.
 	t.gov.started = true

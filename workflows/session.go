@@ -323,7 +323,7 @@ func (s *session) handleError(in activities.HandleErrorInput) contract.Failure {
 	return res.Failure
 }
 
-// failureOf classifies a run error for HandleError.
+// failureInput classifies a run error for HandleError.
 func (s *session) failureInput(err error, inv *contract.ToolInvocation) activities.HandleErrorInput {
 	in := activities.HandleErrorInput{LogicalWorkID: s.id.LogicalWorkID, AttemptNo: s.id.AttemptNo, ToolInvocation: inv}
 	var se *stageError
