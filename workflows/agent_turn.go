@@ -233,6 +233,7 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 		acts.ExecuteTool, activities.ExecuteToolInput{ToolCall: call, WorkspaceRoot: t.req.WorkspaceRoot,
 			ConversationID: t.req.ConversationID, TurnID: t.req.TurnID, AgentProfile: t.req.AgentContext.Profile})
 	if err != nil {
+		_, err = explainLostTool(call, err)
 		return t.observeFailure(ctx, step, call, err, 0)
 	}
 	t.addTrace(executed.Trace)

@@ -2,8 +2,6 @@ package workflows
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"maps"
 	"time"
 
@@ -219,39 +217,19 @@ func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 
 	out, duration, err := r.governedExecution(reviewed)
 	if err != nil {
-		err = r.explainLostTool(reviewed, err)
+		var resource string
+		if resource, err = explainLostTool(reviewed.ToolCall, err); resource != "" {
+			if r.invocation != nil {
+				r.invocation.ResourceID = resource
+			}
+			if r.processRun != nil {
+				r.processRun.ProcessRunID = resource
+			}
+		}
 		r.toolFailed(r.stageCtx, reviewed.ToolCall, err, duration, 0)
 		return nil, err
 	}
 	return out, nil
-}
-
-// explainLostTool turns a tool whose worker stopped answering into an
-// explicit "outcome unknown" failure that names the resource it created,
-// read from the tool's last heartbeat: a non-idempotent tool is not run
-// again, so the kernel needs to know where to look.
-func (r *assignmentRun) explainLostTool(reviewed activities.ReviewToolCallResult, err error) error {
-	var se *stageError
-	if !errors.As(err, &se) || se.stage != activities.StageExecuteTool || se.err.Type != fenixerr.TypeWorkerLost {
-		return err
-	}
-	var hb activities.ToolHeartbeat
-	var timeoutErr *temporal.TimeoutError
-	if errors.As(err, &timeoutErr) && timeoutErr.HasLastHeartbeatDetails() {
-		_ = timeoutErr.LastHeartbeatDetails(&hb)
-	}
-	msg := fmt.Sprintf("%s; the outcome of %s is unknown: it ran at most once and is not retried", se.err.Message, reviewed.ToolCall.ToolName)
-	if hb.ResourceID != "" {
-		msg += fmt.Sprintf(" (its resource is %s; read it with command_run_read or process_list)", hb.ResourceID)
-		if r.invocation != nil {
-			r.invocation.ResourceID = hb.ResourceID
-		}
-		if r.processRun != nil {
-			r.processRun.ProcessRunID = hb.ResourceID
-		}
-	}
-	lost := fenixerr.New(fenixerr.TypeWorkerLost, "%s", msg).WithTool(reviewed.ToolCall.ToolName).WithCause(se.err)
-	return &stageError{stage: se.stage, err: lost}
 }
 
 func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResult) (*contract.Output, int64, error) {

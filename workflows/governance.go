@@ -2,10 +2,12 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/fenixrt/fenix/activities"
@@ -335,4 +337,27 @@ func (s *session) postToolUse(ctx workflow.Context, call contract.ToolCall, cont
 		return post.Result.FinalContent, nil
 	}
 	return content, nil
+}
+
+// explainLostTool turns an ExecuteTool whose worker stopped answering into
+// an explicit "outcome unknown" failure naming the resource the tool
+// created, read from its last heartbeat: a non-idempotent tool is not run
+// again, so the kernel (or the model) needs to know where to look. Other
+// errors pass through; resource is "" when there is none.
+func explainLostTool(call contract.ToolCall, err error) (resource string, explained error) {
+	var se *stageError
+	if !errors.As(err, &se) || se.stage != activities.StageExecuteTool || se.err.Type != fenixerr.TypeWorkerLost {
+		return "", err
+	}
+	var hb activities.ToolHeartbeat
+	var timeoutErr *temporal.TimeoutError
+	if errors.As(err, &timeoutErr) && timeoutErr.HasLastHeartbeatDetails() {
+		_ = timeoutErr.LastHeartbeatDetails(&hb)
+	}
+	msg := fmt.Sprintf("%s; the outcome of %s is unknown: it ran at most once and is not retried", se.err.Message, call.ToolName)
+	if hb.ResourceID != "" {
+		msg += fmt.Sprintf(" (its resource is %s; read it with command_run_read or process_list)", hb.ResourceID)
+	}
+	lost := fenixerr.New(fenixerr.TypeWorkerLost, "%s", msg).WithTool(call.ToolName).WithCause(se.err)
+	return hb.ResourceID, &stageError{stage: se.stage, err: lost}
 }
