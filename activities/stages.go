@@ -66,25 +66,27 @@ func (a *Activities) ReviewToolCall(_ context.Context, in ReviewToolCallInput) (
 			"call_id", in.ToolCall.CallID,
 			"registry_backed", def.RegistryBacked,
 			"idempotent", def.Idempotent,
+			"local", def.Local,
 			"task_queue", queue,
 		),
 	}, nil
 }
 
-// hostQueueFor pins a registry-backed call: to the host that owns the
-// resource it names, or to this host when it creates a new one.
+// hostQueueFor pins a registry-backed call on an existing resource to the
+// queue of the host that owns it. A call that creates a resource runs on
+// the shared queue: whichever worker runs it owns what it creates (the
+// resource ID names that host), and staying on the workflow's queue lets
+// the server hand the task to this worker eagerly, without a round trip.
 func (a *Activities) hostQueueFor(def tools.Definition, call contract.ToolCall) (string, error) {
-	if resource := def.OwnerResource(call.Arguments); resource != "" {
-		hostID, ok := tools.HostOfResource(resource)
-		if !ok {
-			return "", fenixerr.Validation("%q is not a resource ID of this cluster (expected <kind>_<host>_<id>)", resource).WithTool(call.ToolName)
-		}
-		return tools.HostQueue(hostID), nil
+	resource := def.OwnerResource(call.Arguments)
+	if resource == "" {
+		return "", nil
 	}
-	if a.Host == nil || a.Host.Queue == "" {
-		return "", fenixerr.New(fenixerr.TypeToolUnavailable, "tool %q is registry-backed but this worker has no host queue configured", call.ToolName).WithTool(call.ToolName)
+	hostID, ok := tools.HostOfResource(resource)
+	if !ok {
+		return "", fenixerr.Validation("%q is not a resource ID of this cluster (expected <kind>_<host>_<id>)", resource).WithTool(call.ToolName)
 	}
-	return a.Host.Queue, nil
+	return tools.HostQueue(hostID), nil
 }
 
 // ExecuteToolInput is ExecuteTool's input.

@@ -30,6 +30,7 @@ func calculatorTool() Definition {
 		Name:        "calculator",
 		Description: "Evaluate an arithmetic, comparison or boolean expression and return its value.",
 		Idempotent:  true,
+		Local:       true,
 	}, evaluateExpression, func(_ CalculatorArgs, r CalculatorResult) Projection {
 		return Projection{
 			Content:  fmt.Sprintf("The calculator returned %s.", r.ValueText),

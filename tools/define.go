@@ -74,7 +74,13 @@ type Spec struct {
 	RegistryBacked bool
 	// Idempotent tools may be retried after an infrastructure failure;
 	// others run at most once.
-	Idempotent     bool
+	Idempotent bool
+	// Local tools are short, idempotent, free of side effects and bound
+	// to no host: the workflow may run them as a local activity (no round
+	// trip to the server; re-run at most once more if the worker dies
+	// mid-call). Everything that writes, runs commands or holds host
+	// state must stay a regular activity, which never re-runs.
+	Local          bool
 	NeedsWorkspace bool
 	Timeout        time.Duration
 	Heartbeat      time.Duration
@@ -125,6 +131,7 @@ func Define[A any, R any](spec Spec, execute func(ctx context.Context, env *Env,
 			Description:      spec.Description,
 			RegistryBacked:   spec.RegistryBacked,
 			Idempotent:       spec.Idempotent,
+			Local:            spec.Local,
 			NeedsWorkspace:   spec.NeedsWorkspace,
 			TimeoutSeconds:   int(spec.Timeout / time.Second),
 			HeartbeatSeconds: int(spec.Heartbeat / time.Second),

@@ -27,6 +27,7 @@ func memoryListTool() Definition {
 		Name:           "memory_list",
 		Description:    "List this agent profile's memory entries (key, title, last update), most recent first.",
 		Idempotent:     true,
+		Local:          true,
 		NeedsWorkspace: true,
 	}, func(_ context.Context, env *Env, a MemoryListArgs) (MemoryListResult, error) {
 		profile := agentProfile(env)

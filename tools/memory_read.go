@@ -30,6 +30,7 @@ func memoryReadTool() Definition {
 		Name:           "memory_read",
 		Description:    "Read one of this agent profile's memory entries by key.",
 		Idempotent:     true,
+		Local:          true,
 		NeedsWorkspace: true,
 	}, func(_ context.Context, env *Env, a MemoryReadArgs) (MemoryReadResult, error) {
 		profile := agentProfile(env)

@@ -36,7 +36,9 @@ type Descriptor struct {
 	Description    string `json:"description"`
 	RegistryBacked bool   `json:"registry_backed"`
 	Idempotent     bool   `json:"idempotent"`
-	NeedsWorkspace bool   `json:"needs_workspace"`
+	// Local tools may run as a local activity (see Spec.Local).
+	Local          bool `json:"local,omitempty"`
+	NeedsWorkspace bool `json:"needs_workspace"`
 	// TimeoutSeconds bounds one execution (start to close).
 	TimeoutSeconds int `json:"timeout_seconds"`
 	// HeartbeatSeconds, when > 0, is the heartbeat timeout of a long tool.
@@ -94,6 +96,9 @@ func NewRegistry(defs ...Definition) (*Registry, error) {
 		}
 		if _, dup := r.defs[d.Name]; dup {
 			return nil, fmt.Errorf("tool registry: tool %q is defined twice", d.Name)
+		}
+		if d.Local && (!d.Idempotent || d.RegistryBacked || d.HeartbeatSeconds > 0) {
+			return nil, fmt.Errorf("tool registry: tool %q is Local but not idempotent, registry-backed or long-running (heartbeat): a local activity may run again after a worker crash and cannot heartbeat", d.Name)
 		}
 		r.defs[d.Name] = d
 	}

@@ -40,6 +40,7 @@ func workspaceListTool() Definition {
 		Name:           "workspace_list",
 		Description:    "List files and directories in the workspace, optionally recursively.",
 		Idempotent:     true,
+		Local:          true,
 		NeedsWorkspace: true,
 	}, listWorkspace, projectWorkspaceList)
 }

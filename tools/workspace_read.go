@@ -35,6 +35,7 @@ func workspaceReadTool() Definition {
 		Name:           "workspace_read",
 		Description:    "Read a text file from the workspace.",
 		Idempotent:     true,
+		Local:          true,
 		NeedsWorkspace: true,
 	}, func(_ context.Context, env *Env, a WorkspaceReadArgs) (WorkspaceReadResult, error) {
 		maxBytes := a.MaxBytes

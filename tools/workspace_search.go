@@ -60,6 +60,7 @@ func workspaceSearchTool() Definition {
 		Name:           "workspace_search",
 		Description:    "Search file contents in the workspace for a literal string or an RE2 regular expression, optionally limited to files matching a glob. Binary files and .git are skipped.",
 		Idempotent:     true,
+		Local:          true,
 		NeedsWorkspace: true,
 	}, searchWorkspace, projectWorkspaceSearch)
 }
