@@ -17,9 +17,12 @@ import (
 // with streamed output; the workflow turns it into a progress report.
 const SignalToolOutput = "tool_output"
 
-// Streaming budget: each signal is a history event, so output is coalesced
-// to at most one signal a second, each carrying at most 8 KiB of text, and
-// at most 120 signals per tool call. The full output is in the tool result.
+// Streaming budget: each signal is a history event and wakes the workflow
+// for a workflow task, so output is coalesced to at most one signal a
+// second, each carrying at most 8 KiB of text, and at most 120 signals per
+// tool call. A tool that finishes within its first second sends none: its
+// full output is in the tool result, and a signal would cost the call a
+// workflow task.
 const (
 	progressInterval    = time.Second
 	progressChunkBytes  = 8 << 10
@@ -64,7 +67,7 @@ type progressSink struct {
 }
 
 func newProgressSink(ctx context.Context, callID string) *progressSink {
-	s := &progressSink{ctx: ctx, callID: callID}
+	s := &progressSink{ctx: ctx, callID: callID, lastSent: time.Now()}
 	if info, ok := currentActivity(ctx); ok && info.WorkflowExecution.ID != "" {
 		s.wfID, s.runID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID
 		s.client = activityClient(ctx)
@@ -100,9 +103,14 @@ func (s *progressSink) emit(chunk contract.ToolOutputChunk) {
 	}
 }
 
+// flush sends what is pending when the tool ends, if it streamed at all.
 func (s *progressSink) flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.signals == 0 {
+		s.pending = nil
+		return
+	}
 	s.sendLocked()
 }
 
