@@ -122,14 +122,25 @@ type ApprovalOptions struct {
 
 // ExecutionOptions tune how stages are scheduled.
 type ExecutionOptions struct {
-	// PureStages is "regular" (activities: one row each in the Web UI) or
-	// "local" (local activities: one history marker each, no round trip to
-	// the server) for the stages without I/O: review, projection,
-	// finalization and HandleError. Empty means the workflow's default.
+	// Stages is "fast" (the default: every stage that is safe to repeat
+	// and needs no particular host runs as a local activity, recorded as
+	// one history marker, with no round trip to the server) or "regular"
+	// (one activity per stage: one row with its summary each in the Web
+	// UI, at about one server round trip per stage).
+	Stages string `json:"stages,omitempty"`
+	// PureStages is the older option: "regular" is Stages "regular";
+	// "local" runs at least review, projection, finalization and
+	// HandleError locally.
 	PureStages string `json:"pure_stages,omitempty"`
 }
 
-// Pure stage modes.
+// Stage modes of ExecutionOptions.Stages.
+const (
+	StagesFast    = "fast"
+	StagesRegular = "regular"
+)
+
+// Pure stage modes of ExecutionOptions.PureStages.
 const (
 	PureStagesRegular = "regular"
 	PureStagesLocal   = "local"
@@ -212,10 +223,18 @@ func (a Assignment) Validate() error {
 	if a.AttemptNo < 1 {
 		return fmt.Errorf("assignment attempt_no must be >= 1, got %d", a.AttemptNo)
 	}
+	switch a.Execution.Stages {
+	case "", StagesFast, StagesRegular:
+	default:
+		return fmt.Errorf("execution.stages %q is unknown: use %q or %q", a.Execution.Stages, StagesFast, StagesRegular)
+	}
 	switch a.Execution.PureStages {
 	case "", PureStagesRegular, PureStagesLocal:
 	default:
 		return fmt.Errorf("execution.pure_stages %q is unknown: use %q or %q", a.Execution.PureStages, PureStagesRegular, PureStagesLocal)
+	}
+	if a.Execution.Stages != "" && a.Execution.PureStages != "" {
+		return fmt.Errorf("execution has both stages and pure_stages: send stages only")
 	}
 	if len(a.ContextMessages) > 0 && a.ContextRef != "" {
 		return fmt.Errorf("assignment has both context_messages and context_ref: send one")

@@ -30,6 +30,9 @@ func TestParseAssignment(t *testing.T) {
 		{"missing identity", `{}`, "missing required field(s): logical_work_id, conversation_id, turn_id", nil},
 		{"negative attempt", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","attempt_no":-1}`, "attempt_no must be >= 1", nil},
 		{"both inline and ref", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","context_ref":"r","context_messages":[{"role":"user","content":"x"}]}`, "both context_messages and context_ref", nil},
+		{"execution stages fast", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","execution":{"stages":"fast"}}`, "", nil},
+		{"unknown execution stages", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","execution":{"stages":"turbo"}}`, `execution.stages "turbo" is unknown: use "fast" or "regular"`, nil},
+		{"stages and pure_stages together", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","execution":{"stages":"fast","pure_stages":"local"}}`, "send stages only", nil},
 		{"message without role", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","context_messages":[{"content":"x"}]}`, "context_messages[0] has no role", nil},
 	}
 	for _, tc := range tests {

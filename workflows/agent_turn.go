@@ -229,7 +229,7 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 		return t.observeFailure(ctx, step, call, err, 0)
 	}
 	call = governed.call
-	executed, err := runStageIn[activities.ExecuteToolResult](ctx, t.session, activities.StageExecuteTool, toolOptions(reviewed),
+	executed, err := runStageAs[activities.ExecuteToolResult](ctx, t.session, t.runsToolLocally(reviewed), activities.StageExecuteTool, toolOptions(reviewed),
 		acts.ExecuteTool, activities.ExecuteToolInput{ToolCall: call, WorkspaceRoot: t.req.WorkspaceRoot,
 			ConversationID: t.req.ConversationID, TurnID: t.req.TurnID, AgentProfile: t.req.AgentContext.Profile})
 	if err != nil {
@@ -317,6 +317,7 @@ func (t *turnRun) runSubagent(ctx workflow.Context, step int, call contract.Tool
 		StaticSummary:       fmt.Sprintf("Subagent %s of %s", args.Profile, call.CallID),
 	})
 	t.currentStage = "subagent"
+	t.flushAttrs()
 	var res contract.Result
 	err = workflow.ExecuteChildWorkflow(childCtx, AgentTurnWorkflow, json.RawMessage(raw)).Get(childCtx, &res)
 	duration := workflow.Now(t.ctx).Sub(started).Milliseconds()

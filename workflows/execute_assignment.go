@@ -118,7 +118,7 @@ func offloadContext(s *session, a *contract.Assignment, inputBytes int) error {
 
 // prepareContext is PrepareTurn → CompactContext, shared with PrepareRound.
 func prepareContext(s *session, a contract.Assignment, resultInlineLimit int) (activities.CompactContextResult, error) {
-	prep, err := runStage[activities.PrepareTurnResult](s, activities.StagePrepareTurn,
+	prep, err := runRepeatable[activities.PrepareTurnResult](s.stageCtx, s, activities.StagePrepareTurn,
 		stageOptions("PrepareTurn", contextStageTimeout), acts.PrepareTurn, activities.PrepareTurnInput{Assignment: a})
 	if err != nil {
 		return activities.CompactContextResult{}, err
@@ -133,7 +133,7 @@ func prepareContext(s *session, a contract.Assignment, resultInlineLimit int) (a
 // compactContext is CompactContext (with Pre/PostCompact hooks inside it)
 // and, for the summary strategy, SummarizeContext.
 func compactContext(s *session, a contract.Assignment, messages contract.MessageSet, model string, resultInlineLimit int) (activities.CompactContextResult, error) {
-	comp, err := runStage[activities.CompactContextResult](s, activities.StageCompactContext,
+	comp, err := runRepeatable[activities.CompactContextResult](s.stageCtx, s, activities.StageCompactContext,
 		stageOptions("CompactContext", contextStageTimeout), acts.CompactContext, activities.CompactContextInput{
 			Messages:    messages,
 			BudgetHints: a.BudgetHints,
@@ -152,7 +152,10 @@ func compactContext(s *session, a contract.Assignment, messages contract.Message
 	if comp.Summary == nil {
 		return comp, nil
 	}
-	summarized, err := runStage[activities.CompactContextResult](s, activities.StageSummarizeContext,
+	// Only the extractive summarizer is pure; the others call a model,
+	// which stays a regular activity.
+	localSummary := s.mode.localRepeatable() && summarizerName(a.Compaction.Summarizer) == "extractive"
+	summarized, err := runStageAs[activities.CompactContextResult](s.stageCtx, s, localSummary, activities.StageSummarizeContext,
 		stageOptions("SummarizeContext: "+summarizerName(a.Compaction.Summarizer), contextStageTimeout), acts.SummarizeContext,
 		activities.SummarizeContextInput{
 			Plan:        *comp.Summary,
@@ -193,7 +196,9 @@ func (s *session) addCompactionTrace(r activities.CompactContextResult) {
 func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 	call := *r.a.ToolCall
 	r.invocation = &contract.ToolInvocation{CallID: call.CallID, ToolName: call.ToolName, Status: "reviewing", RequestPayload: call}
-	r.upsert(SearchAttrToolName.ValueSet(call.ToolName))
+	if r.shape < shapeFastPath {
+		r.upsert(setAttr(SearchAttrToolName, call.ToolName))
+	}
 
 	reviewed, err := runPure[activities.ReviewToolCallResult](r.stageCtx, r.session, activities.StageReviewToolCall,
 		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
@@ -254,7 +259,7 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 		return nil, 0, err
 	}
 
-	executed, err := runStage[activities.ExecuteToolResult](r.session, activities.StageExecuteTool,
+	executed, err := runStageAs[activities.ExecuteToolResult](r.stageCtx, r.session, r.runsToolLocally(reviewed), activities.StageExecuteTool,
 		toolOptions(reviewed), acts.ExecuteTool, activities.ExecuteToolInput{
 			ToolCall:       call,
 			WorkspaceRoot:  r.a.WorkspaceRoot,
@@ -334,6 +339,13 @@ func (r *assignmentRun) finalize(content string, data map[string]any) (*contract
 	return &fin.Output, nil
 }
 
+// runsToolLocally is whether ExecuteTool may be a local activity: only in
+// the fast mode, for a Local tool (short, idempotent, no side effects)
+// that no host owns.
+func (s *session) runsToolLocally(reviewed activities.ReviewToolCallResult) bool {
+	return s.mode.localRepeatable() && reviewed.Tool.Local && reviewed.TaskQueue == ""
+}
+
 // toolOptions derives ExecuteTool's options from the reviewed descriptor:
 // host pinning for registry-backed tools, a heartbeat for long tools, and
 // no retry for tools whose side effects must not run twice.
@@ -368,7 +380,9 @@ func toolOptions(reviewed activities.ReviewToolCallResult) workflow.ActivityOpti
 // skillFlow returns a skill operation's output directly, skipping tool
 // execution, as the seed's execute_skill_flow does.
 func (r *assignmentRun) skillFlow() (*contract.Output, error) {
-	res, err := runStage[activities.RunSkillResult](r.session, activities.StageSkills,
+	// An install writes skill files: it stays a regular activity.
+	local := r.mode.localRepeatable() && r.a.Mode != contract.ModeSkillsInstall
+	res, err := runStageAs[activities.RunSkillResult](r.stageCtx, r.session, local, activities.StageSkills,
 		stageOptions("Skills: "+r.a.Mode, pureStageTimeout), acts.RunSkill,
 		activities.RunSkillInput{Mode: r.a.Mode, Request: derefSkill(r.a.SkillRequest), WorkspaceRoot: r.a.WorkspaceRoot})
 	if err != nil {
@@ -417,7 +431,7 @@ func (r *assignmentRun) finish(out *contract.Output, err error) contract.Result 
 		r.report(contract.Report{Kind: contract.ReportFail, Error: &f})
 	}
 	r.sessionStop(res.Status, res.Error)
-	r.upsert(SearchAttrAssignmentStatus.ValueSet(res.Status))
+	r.closeAttrs(res.Status)
 	r.awaitDeliveries()
 	metrics := r.gov.metrics.Metrics()
 	res.Metrics = &metrics

@@ -45,11 +45,6 @@ type PermissionDecisionResult struct {
 	Accepted bool   `json:"accepted"`
 }
 
-// versionLifecycleHooks gates the lifecycle-hook stages (SessionStart/
-// Stop, Pre/PostToolUse, PostToolUseFailure, Error): runs recorded before
-// them replay without them.
-const versionLifecycleHooks = "lifecycle-hooks"
-
 // governance is the hook and permission state of a session.
 type governance struct {
 	// enabled is false only when replaying runs from before lifecycle hooks.
@@ -145,9 +140,10 @@ func (s *session) lifecycle(ctx workflow.Context, in activities.LifecycleHooksIn
 	if !s.gov.enabled {
 		return
 	}
-	ctx = workflow.WithActivityOptions(ctx, stageOptions("Hooks: "+string(in.Event()), hookStageTimeout))
-	var res activities.HookSummaryResult
-	if err := workflow.ExecuteActivity(ctx, acts.RunLifecycleHooks, in).Get(ctx, &res); err != nil {
+	stage := s.currentStage
+	res, err := runRepeatable[activities.HookSummaryResult](ctx, s, stage, stageOptions("Hooks: "+string(in.Event()), hookStageTimeout),
+		acts.RunLifecycleHooks, in)
+	if err != nil {
 		fe := fenixerr.FromTemporal(err)
 		s.addTrace(contract.Trace(string(in.Event()), "hook_stage_error", fe.Message))
 		s.logger.Warn("lifecycle hooks failed", "event", in.Event(), "error", err)
@@ -222,7 +218,7 @@ func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, s
 	if !s.gov.enabled {
 		return governedCall{call: call}, nil
 	}
-	pre, err := runStageIn[activities.PreToolUseHooksResult](ctx, s, activities.StagePreToolUse,
+	pre, err := runRepeatable[activities.PreToolUseHooksResult](ctx, s, activities.StagePreToolUse,
 		stageOptions("PreToolUse: "+call.ToolName, hookStageTimeout), acts.RunPreToolUseHooks,
 		hooks.PreToolUseEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
 			ToolInput: call.Arguments, Step: step, Cancelled: s.cancelled, CancelReason: s.cancelReason})
@@ -259,7 +255,7 @@ func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, s
 // decidePermission lets hooks settle the request, else parks the call
 // until decide_permission, the timeout (deny) or a cancel.
 func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall, req hooks.PermissionRequirement, timeout time.Duration) (bool, string, error) {
-	hookRes, err := runStageIn[activities.PermissionRequestHooksResult](ctx, s, activities.StagePermissionRequest,
+	hookRes, err := runRepeatable[activities.PermissionRequestHooksResult](ctx, s, activities.StagePermissionRequest,
 		stageOptions("PermissionRequest: "+call.ToolName, hookStageTimeout), acts.RunPermissionRequestHooks,
 		hooks.PermissionRequestEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
 			ToolInput: call.Arguments, Permission: req.Permission, RequestedBy: req.Hook})
@@ -288,6 +284,7 @@ func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall,
 	s.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhasePermissionPending, ToolInvocation: &contract.ToolInvocation{
 		CallID: call.CallID, ToolName: call.ToolName, Status: "waiting_for_permission", RequestPayload: call}})
 
+	s.flushAttrs()
 	decided, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return p.decided || s.cancelled })
 	if s.cancelled {
 		return false, "", errCanceledBetweenStages
@@ -326,7 +323,7 @@ func (s *session) postToolUse(ctx workflow.Context, call contract.ToolCall, cont
 	}
 	ev := hooks.PostToolUseEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID, ToolInput: call.Arguments,
 		Content: content, RawResult: raw, DurationMS: durationMs, Status: contract.StatusCompleted, Step: step}
-	post, err := runStageIn[activities.PostToolUseHooksResult](ctx, s, activities.StagePostToolUse,
+	post, err := runRepeatable[activities.PostToolUseHooksResult](ctx, s, activities.StagePostToolUse,
 		stageOptions("PostToolUse: "+call.ToolName, hookStageTimeout), acts.RunPostToolUseHooks, ev)
 	if err != nil {
 		return "", err

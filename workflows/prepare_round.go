@@ -37,7 +37,7 @@ func PrepareRound(ctx workflow.Context, input json.RawMessage) (contract.Prepare
 	}
 	model := a.InferModel()
 	s.sessionStop(contract.StatusCompleted, nil)
-	s.upsert(SearchAttrAssignmentStatus.ValueSet(contract.StatusCompleted))
+	s.closeAttrs(contract.StatusCompleted)
 	return contract.PreparedRound{
 		Status:                contract.StatusCompleted,
 		Messages:              comp.Messages.Messages,
@@ -57,6 +57,6 @@ func (s *session) preparedFailure(err error) contract.PreparedRound {
 		status = contract.StatusCanceled
 	}
 	s.sessionStop(status, &f)
-	s.upsert(SearchAttrAssignmentStatus.ValueSet(status))
+	s.closeAttrs(status)
 	return contract.PreparedRound{Status: status, Messages: []contract.Message{}, Trace: s.trace, Error: &f}
 }

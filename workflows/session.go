@@ -62,27 +62,29 @@ type session struct {
 	cancelStage  string
 	currentStage string
 
-	trace      []contract.TraceEntry
-	reports    []contract.Report
-	id         identity
-	reportTo   *contract.ReportTarget
-	deliveries []workflow.Future
-	gov        governance
+	trace    []contract.TraceEntry
+	reports  []contract.Report
+	id       identity
+	reportTo *contract.ReportTarget
+	delivery reportDelivery
+	gov      governance
 	// searchAttrs is whether this run upserts Fenix's search attributes.
 	searchAttrs bool
-	// pureLocal runs the stages without I/O as local activities;
-	// defaultPureLocal is the default when the assignment does not say.
-	pureLocal        bool
-	defaultPureLocal bool
+	// pendingAttrs wait for flushAttrs (see upsert).
+	pendingAttrs []attrUpdate
+	// shape is the run's fenix-shape version (0 for runs from before it).
+	shape workflow.Version
+	// mode is where this run's stages run; defaultMode is the mode when
+	// the assignment does not choose (it depends on the workflow version).
+	mode        stageMode
+	defaultMode stageMode
 }
 
 // newSession registers the query handlers and the cancel listener before
 // anything blocks, so a query or a cancel sent right after start is served.
 func newSession(ctx workflow.Context) (*session, error) {
 	s := &session{ctx: ctx, logger: workflow.GetLogger(ctx)}
-	s.gov.enabled = workflow.GetVersion(ctx, versionLifecycleHooks, workflow.DefaultVersion, 1) >= 1
-	s.searchAttrs = s.searchAttributesOn()
-	s.defaultPureLocal = workflow.GetVersion(ctx, versionLocalPureStages, workflow.DefaultVersion, 1) >= 1
+	s.readVersions()
 	s.stageCtx, s.cancelStages = workflow.WithCancel(ctx)
 	if err := workflow.SetQueryHandler(ctx, QueryTrace, func() ([]contract.TraceEntry, error) {
 		return s.trace, nil
@@ -109,16 +111,13 @@ func (s *session) bindAssignment(a contract.Assignment) {
 	s.reportTo = a.ReportTo
 	info := workflow.GetInfo(s.ctx)
 	s.gov.hookSession = hooks.SessionFromAssignment(info.WorkflowExecution.ID, info.WorkflowExecution.RunID, a)
-	s.upsert(SearchAttrConversationID.ValueSet(a.ConversationID), SearchAttrTurnID.ValueSet(a.TurnID),
-		SearchAttrAssignmentStatus.ValueSet("running"))
-	switch a.Execution.PureStages {
-	case contract.PureStagesLocal:
-		s.pureLocal = true
-	case contract.PureStagesRegular:
-		s.pureLocal = false
-	default:
-		s.pureLocal = s.defaultPureLocal
+	updates := []attrUpdate{setAttr(SearchAttrConversationID, a.ConversationID), setAttr(SearchAttrTurnID, a.TurnID),
+		setAttr(SearchAttrAssignmentStatus, "running")}
+	if s.shape >= shapeFastPath && a.ToolCall != nil && a.ToolCall.ToolName != "" {
+		updates = append(updates, setAttr(SearchAttrToolName, a.ToolCall.ToolName))
 	}
+	s.upsert(updates...)
+	s.mode = s.stageModeFor(a.Execution)
 }
 
 // listenForCancel turns the cancel signal and a Temporal cancel request
@@ -190,47 +189,6 @@ func (s *session) isCanceled(err error) bool {
 
 func (s *session) addTrace(e contract.TraceEntry) { s.trace = append(s.trace, e) }
 
-// report records a report and delivers it to the kernel when asked to.
-func (s *session) report(r contract.Report) {
-	r.Sequence = len(s.reports) + 1
-	r.LogicalWorkID = s.id.LogicalWorkID
-	r.AttemptNo = s.id.AttemptNo
-	r.ConversationID = s.id.ConversationID
-	r.TurnID = s.id.TurnID
-	r.OccurredAt = workflow.Now(s.ctx).UTC()
-	s.reports = append(s.reports, r)
-	if s.reportTo == nil || s.reportTo.WorkflowID == "" {
-		return
-	}
-	signal := s.reportTo.SignalName
-	if signal == "" {
-		signal = DefaultReportSignal
-	}
-	// Disconnected: reports must reach the kernel even while this
-	// workflow is being canceled.
-	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
-	s.deliveries = append(s.deliveries, workflow.SignalExternalWorkflow(ctx, s.reportTo.WorkflowID, s.reportTo.RunID, signal, r))
-}
-
-// awaitDeliveries waits for report signals so the workflow does not close
-// with deliveries in flight; a kernel that is gone is logged, not fatal.
-func (s *session) awaitDeliveries() {
-	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
-	for _, f := range s.deliveries {
-		if err := f.Get(ctx, nil); err != nil {
-			s.logger.Warn("report delivery failed", "workflow_id", s.reportTo.WorkflowID, "error", err)
-		}
-	}
-	s.deliveries = nil
-}
-
-// versionLocalPureStages makes local activities the default for the stages
-// without I/O: the benchmark (starter bench) measured 1.40x the throughput
-// at concurrency 1 and 1.28x at 20, with 15 fewer history events per
-// assignment, and the Web UI still shows these stages by name. Runs
-// recorded before it replay with regular activities.
-const versionLocalPureStages = "local-pure-stages"
-
 // stageHeartbeatTimeout bounds how long a stage may go without a
 // heartbeat before it counts as lost.
 const stageHeartbeatTimeout = 20 * time.Second
@@ -255,8 +213,8 @@ func stageOptions(summary string, timeout time.Duration) workflow.ActivityOption
 	}
 }
 
-// runStage executes one stage activity in the cancellable stage context
-// and classifies its failure.
+// runStage executes one stage as a regular activity in the cancellable
+// stage context and classifies its failure.
 func runStage[T any](s *session, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
 	return runStageIn[T](s.stageCtx, s, stage, opts, activity, input)
 }
@@ -265,34 +223,47 @@ func runStage[T any](s *session, stage string, opts workflow.ActivityOptions, ac
 // workflow.Go must block on its own context, derived from the stage
 // context so a cancel still reaches it.
 func runStageIn[T any](ctx workflow.Context, s *session, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
+	return runStageAs[T](ctx, s, false, stage, opts, activity, input)
+}
+
+// runPure runs a stage without I/O (review, projection, finalization,
+// HandleError): locally unless the run asks for regular stages.
+func runPure[T any](ctx workflow.Context, s *session, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
+	return runStageAs[T](ctx, s, s.mode.localPure(), stage, opts, activity, input)
+}
+
+// runRepeatable runs a stage that does I/O but is safe to repeat and
+// needs no particular host (context preparation, compaction, hooks):
+// locally in the fast mode.
+func runRepeatable[T any](ctx workflow.Context, s *session, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
+	return runStageAs[T](ctx, s, s.mode.localRepeatable(), stage, opts, activity, input)
+}
+
+// runStageAs runs a stage as a local activity — one history marker with
+// its result, no round trip to the server — or as a regular one.
+func runStageAs[T any](ctx workflow.Context, s *session, local bool, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
 	var out T
 	s.currentStage = stage
 	s.setDetails()
-	ctx = workflow.WithActivityOptions(ctx, opts)
-	if err := workflow.ExecuteActivity(ctx, activity, input).Get(ctx, &out); err != nil {
+	var f workflow.Future
+	if local {
+		f = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions(opts)), activity, input)
+	} else {
+		s.flushAttrs()
+		f = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activity, input)
+	}
+	if err := f.Get(ctx, &out); err != nil {
 		return out, s.classify(stage, err)
 	}
 	return out, nil
 }
 
-// runPure runs a stage without I/O (review, projection, finalization,
-// HandleError): as a local activity when the assignment asks for it —
-// one history marker instead of six events and no round trip to the
-// server — otherwise like runStageIn.
-func runPure[T any](ctx workflow.Context, s *session, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
-	if !s.pureLocal {
-		return runStageIn[T](ctx, s, stage, opts, activity, input)
-	}
-	var out T
-	s.currentStage = stage
-	s.setDetails()
-	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+// localOptions keeps a stage's timeout, retries and summary. A local
+// activity cannot heartbeat; the SDK keeps its workflow task alive.
+func localOptions(opts workflow.ActivityOptions) workflow.LocalActivityOptions {
+	return workflow.LocalActivityOptions{
 		StartToCloseTimeout: opts.StartToCloseTimeout, RetryPolicy: opts.RetryPolicy, Summary: opts.Summary,
-	})
-	if err := workflow.ExecuteLocalActivity(ctx, activity, input).Get(ctx, &out); err != nil {
-		return out, s.classify(stage, err)
 	}
-	return out, nil
 }
 
 func (s *session) classify(stage string, err error) error {

@@ -434,3 +434,61 @@ func TestPureStagesRegularOptionSchedulesActivities(t *testing.T) {
 	assert.Empty(t, local, "no local activities when the assignment asks for regular stages")
 	assert.Equal(t, 1, h.count("ReviewToolCall"))
 }
+
+// stagesBy records which activities ran as local and which as regular
+// activities.
+func stagesBy(h *harness) (local, regular *[]string) {
+	local, regular = &[]string{}, &[]string{}
+	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []interface{}) {
+		*local = append(*local, info.ActivityType.Name)
+	})
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		*regular = append(*regular, info.ActivityType.Name)
+	})
+	return local, regular
+}
+
+func TestFastPathSchedulesOnlyWhatMustNotRerun(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		call        map[string]any
+		execution   map[string]any
+		wantRegular []string
+	}{
+		{name: "calculator: one workflow task", call: map[string]any{"call_id": "c", "tool_name": "calculator", "arguments": map[string]any{"expression": "2 + 2"}}},
+		{name: "workspace_read is a Local tool", call: map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}},
+		{name: "workspace_write has side effects", call: map[string]any{"call_id": "c", "tool_name": "workspace_write", "arguments": map[string]any{"path": "out.txt", "content": "x"}},
+			wantRegular: []string{"ExecuteTool"}},
+		{name: "stages regular: one activity per stage", call: map[string]any{"call_id": "c", "tool_name": "calculator", "arguments": map[string]any{"expression": "2 + 2"}},
+			execution: map[string]any{"stages": "regular"},
+			wantRegular: []string{"RunLifecycleHooks", "PrepareTurn", "CompactContext", "ReviewToolCall", "RunPreToolUseHooks",
+				"ExecuteTool", "ProjectToolResult", "RunPostToolUseHooks", "FinalizeOutput", "RunLifecycleHooks"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			local, regular := stagesBy(h)
+			a := calculatorAssignment()
+			a["tool_call"] = tc.call
+			a["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": []string{tc.call["tool_name"].(string)}}
+			if tc.execution != nil {
+				a["execution"] = tc.execution
+			}
+			res := h.executeAssignment(t, a)
+			require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+			assert.Equal(t, tc.wantRegular, nilIfEmpty(*regular), "regular activities")
+			if tc.execution == nil {
+				assert.Subset(t, *local, []string{"RunLifecycleHooks", "PrepareTurn", "CompactContext", "ReviewToolCall",
+					"RunPreToolUseHooks", "ProjectToolResult", "RunPostToolUseHooks", "FinalizeOutput"}, "local stages")
+			} else {
+				assert.Empty(t, *local)
+			}
+		})
+	}
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,327 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// scenario is one workflow shape worth a replay history.
+type scenario struct {
+	file string
+	run  func(ctx context.Context, c client.Client, queue string) (client.WorkflowRun, error)
+}
+
+func startJSON(ctx context.Context, c client.Client, queue, workflowType, id string, input any) (client.WorkflowRun, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, err
+	}
+	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflowType, json.RawMessage(raw))
+}
+
+func scenarios() []scenario {
+	withTool := func(call map[string]any, allowed ...string) map[string]any {
+		a := calculatorAssignment()
+		a["tool_call"] = call
+		if len(allowed) > 0 {
+			a["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": allowed}
+		}
+		return a
+	}
+	return []scenario{
+		{"execute_assignment_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-calculator", calculatorAssignment())
+		}},
+		{"execute_assignment_workspace_read.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-workspace-read",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}))
+		}},
+		{"execute_assignment_tool_not_visible.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-not-visible",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
+		}},
+		{"execute_assignment_invalid.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-invalid", map[string]any{"logical_work_id": "w"})
+		}},
+		{"execute_assignment_canceled.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-canceled",
+				withTool(map[string]any{"call_id": "c", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 120}}, "test_sleep"))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
+				return nil, err
+			}
+			return run, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
+		}},
+		{"prepare_round_large_context.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			// Over the 64 KiB offload threshold: StoreContext runs as a
+			// local activity before PrepareTurn.
+			a := calculatorAssignment()
+			delete(a, "tool_call")
+			var msgs []map[string]any
+			for i := 0; i < 100; i++ {
+				msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("message %d %s", i, strings.Repeat("lorem ipsum ", 60))})
+			}
+			a["context_messages"] = msgs
+			a["budget_hints"] = map[string]any{"advisory_compaction_threshold_tokens": 500}
+			return startJSON(ctx, c, q, workflows.PrepareRoundWorkflow, "replay-large-context", a)
+		}},
+		// Shapes with lifecycle hooks (version lifecycle-hooks = 1).
+		{"governed_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-calculator",
+				withTool(map[string]any{"call_id": "rewrite-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+		}},
+		{"governed_blocked.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-blocked",
+				withTool(map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+		}},
+		{"governed_permission_allowed.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-permission",
+				withTool(map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+				return nil, err
+			}
+			handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+				WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateName: workflows.UpdateDecidePermission,
+				WaitForStage: client.WorkflowUpdateStageCompleted,
+				Args:         []any{workflows.PermissionDecision{CallID: "ask-1", Decision: workflows.DecisionAllow, Reason: "recorded approval"}},
+			})
+			if err != nil {
+				return nil, err
+			}
+			return run, handle.Get(ctx, nil)
+		}},
+		{"governed_permission_timeout.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := withTool(map[string]any{"call_id": "ask-2", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}})
+			a["approval"] = map[string]any{"timeout_seconds": 1}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-timeout", a)
+		}},
+		{"governed_canceled_while_waiting.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-cancel",
+				withTool(map[string]any{"call_id": "ask-3", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+				return nil, err
+			}
+			return run, c.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
+		}},
+		{"governed_skills_catalog.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			raw, err := os.ReadFile(filepath.Join("..", "examples", "skills_catalog.json"))
+			if err != nil {
+				return nil, err
+			}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-skills-catalog", json.RawMessage(raw))
+		}},
+		{"governed_prepare_round_summary.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.PrepareRoundWorkflow, "replay-summary", summaryAssignment())
+		}},
+		{"governed_process_flow.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-process-flow",
+				withTool(map[string]any{"call_id": "proc-1", "tool_name": "process_exec", "arguments": map[string]any{"command_line": "sleep 30"}}, "process_exec"))
+		}},
+		{"governed_exec_command.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-exec-command",
+				withTool(map[string]any{"call_id": "exec-1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "echo hello; echo oops >&2; exit 3"}}, "exec_command"))
+		}},
+		{"agent_turn_answer.json", agentScenario("answer", 5, nil)},
+		{"agent_turn_tool.json", agentScenario("main", 5, nil)},
+		{"agent_turn_parallel.json", agentScenario("parallel", 5, nil)},
+		{"agent_turn_blocked.json", agentScenario("blocked", 5, nil)},
+		{"agent_turn_subagent.json", agentScenario("delegating", 5, nil)},
+		{"agent_turn_max_steps.json", agentScenario("endless", 2, nil)},
+		{"agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+				return err
+			}
+			return decidePermission(ctx, c, run, "ask-1")
+		})},
+		{"agent_turn_canceled.json", agentScenario("slow", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+			if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
+				return err
+			}
+			return c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
+		})},
+		{"agent_turn_continue_as_new.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("long", 10)
+			req["continue_as_new_after_events"] = 40
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-agent-can", req)
+		}},
+		{"search_attributes_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-search-attributes", calculatorAssignment())
+		}},
+		// Pure stages as local activities (the default since local-pure-stages).
+		{"local_pure_stages_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-local-calculator", calculatorAssignment())
+		}},
+		{"local_pure_stages_not_visible.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-local-not-visible",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
+		}},
+		{"local_pure_stages_agent_turn.json", agentScenario("parallel", 5, nil)},
+		{"local_pure_stages_regular_option.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := calculatorAssignment()
+			a["execution"] = map[string]any{"pure_stages": "regular"}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-regular-option", a)
+		}},
+		// The fast path (version fast-path = 1): every stage that is safe to
+		// repeat runs as a local activity; side-effecting tools, model calls
+		// and skill installs stay regular.
+		{"fast_path_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-calculator", calculatorAssignment())
+		}},
+		{"fast_path_workspace_read.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-workspace-read",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}))
+		}},
+		{"fast_path_exec_command.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-exec-command",
+				withTool(map[string]any{"call_id": "exec-1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "echo hello; echo oops >&2; exit 3"}}, "exec_command"))
+		}},
+		{"fast_path_not_visible.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-not-visible",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
+		}},
+		{"fast_path_blocked.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-blocked",
+				withTool(map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+		}},
+		{"fast_path_permission_allowed.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-permission",
+				withTool(map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			return run, decidePermission(ctx, c, run, "ask-1")
+		}},
+		{"fast_path_canceled.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-canceled",
+				withTool(map[string]any{"call_id": "c", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 120}}, "test_sleep"))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
+				return nil, err
+			}
+			return run, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
+		}},
+		{"fast_path_process_flow.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-process-flow",
+				withTool(map[string]any{"call_id": "proc-1", "tool_name": "process_exec", "arguments": map[string]any{"command_line": "sleep 30"}}, "process_exec"))
+		}},
+		{"fast_path_skills_catalog.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			raw, err := os.ReadFile(filepath.Join("..", "examples", "skills_catalog.json"))
+			if err != nil {
+				return nil, err
+			}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-skills-catalog", json.RawMessage(raw))
+		}},
+		{"fast_path_prepare_round_summary.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := summaryAssignment()
+			return startJSON(ctx, c, q, workflows.PrepareRoundWorkflow, "replay-fast-summary", a)
+		}},
+		{"fast_path_regular_option.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := calculatorAssignment()
+			a["execution"] = map[string]any{"stages": "regular"}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-regular-option", a)
+		}},
+		{"fast_path_report_to.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			// Reports go out one at a time, in order; the kernel here is
+			// gone, so each delivery is recorded as failed and logged.
+			a := calculatorAssignment()
+			a["report_to"] = map[string]any{"workflow_id": "replay-kernel-gone"}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-report-to", a)
+		}},
+		{"fast_path_agent_turn_parallel.json", agentScenario("parallel", 5, nil)},
+		{"fast_path_agent_turn_subagent.json", agentScenario("delegating", 5, nil)},
+		{"fast_path_agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+			return decidePermission(ctx, c, run, "ask-1")
+		})},
+		{"fast_path_agent_turn_canceled.json", agentScenario("slow", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+			if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
+				return err
+			}
+			return c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
+		})},
+		{"fast_path_agent_turn_continue_as_new.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("long", 10)
+			req["continue_as_new_after_events"] = 20
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-fast-agent-can", req)
+		}},
+		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
+			if err != nil {
+				return nil, err
+			}
+			return startJSON(ctx, c, q, workflows.PrepareRoundWorkflow, "replay-prepare-round", json.RawMessage(raw))
+		}},
+	}
+}
+
+func agentRequest(script string, maxSteps int) map[string]any {
+	return map[string]any{
+		"logical_work_id": "replay-" + script, "attempt_no": 1, "conversation_id": "conv-replay", "turn_id": "turn-" + script,
+		"context_messages": []map[string]any{{"role": "user", "content": "Help me."}},
+		"agent_context":    map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator", "workspace_read", "spawn_subagent", "test_sleep"}},
+		"model_context":    map[string]any{"likely_model": "scripted:" + script},
+		"max_steps":        maxSteps,
+	}
+}
+
+// agentScenario starts an AgentTurn on a script and runs drive while it
+// goes (answering a permission, canceling).
+func agentScenario(script string, maxSteps int, drive func(context.Context, client.Client, client.WorkflowRun) error) func(context.Context, client.Client, string) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		run, err := startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-agent-"+script, agentRequest(script, maxSteps))
+		if err != nil || drive == nil {
+			return run, err
+		}
+		return run, drive(ctx, c, run)
+	}
+}
+
+// summaryAssignment is a PrepareRound over a transcript long enough for
+// the summary strategy to compact.
+func summaryAssignment() map[string]any {
+	a := calculatorAssignment()
+	delete(a, "tool_call")
+	a["compaction"] = map[string]any{"strategy": "summary"}
+	a["budget_hints"] = map[string]any{"advisory_compaction_threshold_tokens": 20}
+	a["context_messages"] = []map[string]any{
+		{"role": "user", "content": "Plan the billing migration to the new queue, step by step please."},
+		{"role": "assistant", "content": "First inventory the consumers. Then dual-write for a week."},
+		{"role": "user", "content": "Which consumers are risky?"},
+		{"role": "assistant", "content": "The invoice renderer."},
+	}
+	return a
+}
+
+// decidePermission waits for a pending permission and allows it.
+func decidePermission(ctx context.Context, c client.Client, run client.WorkflowRun, callID string) error {
+	if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+		return err
+	}
+	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateName: workflows.UpdateDecidePermission,
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args:         []any{workflows.PermissionDecision{CallID: callID, Decision: workflows.DecisionAllow, Reason: "recorded approval"}},
+	})
+	if err != nil {
+		return err
+	}
+	return handle.Get(ctx, nil)
+}

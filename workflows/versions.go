@@ -1,0 +1,50 @@
+package workflows
+
+import "go.temporal.io/sdk/workflow"
+
+// Workflow versions. Every GetVersion records a marker and upserts the
+// TemporalChangeVersion search attribute (two history events), so runs
+// started since the fast path read one change ID, versionShape, whose
+// value grows with each new shape; older runs replay through the
+// per-feature change IDs they were recorded with.
+const (
+	// versionLifecycleHooks added the lifecycle-hook stages (SessionStart/
+	// Stop, Pre/PostToolUse, PostToolUseFailure, Error).
+	versionLifecycleHooks = "lifecycle-hooks"
+	// versionSearchAttributes added the search-attribute upserts.
+	versionSearchAttributes = "search-attributes"
+	// versionLocalPureStages made modeLocalPure the default.
+	versionLocalPureStages = "local-pure-stages"
+	// versionShape is the one change ID of newer runs.
+	versionShape = "fenix-shape"
+)
+
+// Values of versionShape.
+const (
+	// shapeFastPath: everything above, modeFast by default, and one
+	// search-attribute upsert at start (tool name included) instead of two.
+	shapeFastPath workflow.Version = 1
+
+	shapeLatest = shapeFastPath
+)
+
+// readVersions sets what the run's versions enable. The order of the
+// legacy calls is the order older histories recorded them in.
+func (s *session) readVersions() {
+	s.shape = workflow.GetVersion(s.ctx, versionShape, workflow.DefaultVersion, shapeLatest)
+	if s.shape >= shapeFastPath {
+		s.gov.enabled = true
+		s.searchAttrs = s.searchAttributesOn()
+		s.defaultMode = modeFast
+		return
+	}
+	s.shape = 0
+	s.gov.enabled = workflow.GetVersion(s.ctx, versionLifecycleHooks, workflow.DefaultVersion, 1) >= 1
+	if workflow.GetVersion(s.ctx, versionSearchAttributes, workflow.DefaultVersion, 1) >= 1 {
+		s.searchAttrs = s.searchAttributesOn()
+	}
+	s.defaultMode = modeRegular
+	if workflow.GetVersion(s.ctx, versionLocalPureStages, workflow.DefaultVersion, 1) >= 1 {
+		s.defaultMode = modeLocalPure
+	}
+}
