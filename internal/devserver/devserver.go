@@ -140,9 +140,17 @@ func buildCLI(ctx context.Context, goBin, target string, progress io.Writer) err
 //     whose next task waits for the previous one) therefore moved at ~50 ms
 //     a task once its burst was spent: 10 no-op activities back to back took
 //     1.05 s; with the limit raised they take ~150 ms.
+//   - matching.numTaskqueue{Read,Write}Partitions (default 4): a task
+//     written to a partition where no poller waits is forwarded to the
+//     root partition, and now and then sat there for 2 s (about 1% of
+//     calculator calls back to back); one worker's few pollers do not need
+//     partitions. A fleet that polls hard enough to need them does not
+//     see the stall, because every partition has pollers.
 var DynamicConfig = []string{
 	"system.enableActivityEagerExecution=true",
 	"history.transferProcessorMaxPollRPS=10000",
+	"matching.numTaskqueueReadPartitions=1",
+	"matching.numTaskqueueWritePartitions=1",
 }
 
 // DynamicConfigArgs renders DynamicConfig as dev-server flags.
