@@ -49,7 +49,7 @@ func runMain(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	env, err := testenv.Start(ctx, devserver.Options{}, "worker")
+	env, err := testenv.Start(ctx, devserver.Options{}, "worker", testWorkerCommand)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		return 1
@@ -181,6 +181,9 @@ type workerProc struct {
 	err  error // valid after done
 }
 
+// testWorkerCommand is the worker with the test tools registered.
+const testWorkerCommand = "internal/testtools/testworker"
+
 // workerSpec is what a worker process is started with; starting the same
 // spec again is a restart on the same data directory (same host ID).
 type workerSpec struct {
@@ -188,15 +191,28 @@ type workerSpec struct {
 	queue     string
 	dataDir   string
 	workspace string
+	// hooksFile is passed as -hooks-file when set.
+	hooksFile string
+	// testTools runs the test worker (with test_sleep, test_slow_lookup)
+	// instead of ./worker.
+	testTools bool
 }
 
 // startWorkerProc starts the worker binary and waits until it polls. It
 // is SIGKILLed at cleanup if still running.
 func startWorkerProc(t *testing.T, s workerSpec) *workerProc {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "worker"),
-		"-task-queue", s.queue, "-data-dir", s.dataDir, "-workspace-root", s.workspace,
-		"-log-format", "text", "-log-level", "info", "-http-addr", "off")
+	args := []string{"-task-queue", s.queue, "-data-dir", s.dataDir, "-workspace-root", s.workspace}
+	if s.hooksFile != "" {
+		args = append(args, "-hooks-file", s.hooksFile)
+	}
+	binary := filepath.Join(binDir, "worker")
+	if s.testTools {
+		binary = filepath.Join(binDir, filepath.Base(testWorkerCommand))
+	} else {
+		args = append(args, "-log-format", "text", "-log-level", "info", "-http-addr", "off")
+	}
+	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+s.addr, "TEMPORAL_NAMESPACE=default")
 	logs := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs

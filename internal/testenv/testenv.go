@@ -33,7 +33,8 @@ type Env struct {
 }
 
 // Start finds (or builds) the Temporal CLI, starts a dev server with opts
-// and builds the named commands (e.g. "worker", "starter") from ./<name>.
+// and builds the named commands (e.g. "worker", "starter") from ./<name>,
+// each into BinDir under its last path element.
 func Start(ctx context.Context, opts devserver.Options, commands ...string) (*Env, error) {
 	env := &Env{RepoRoot: RepoRoot()}
 	var err error
@@ -49,7 +50,7 @@ func Start(ctx context.Context, opts devserver.Options, commands ...string) (*En
 		return nil, err
 	}
 	for _, name := range commands {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(env.BinDir, name), "./"+name)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(env.BinDir, filepath.Base(name)), "./"+name)
 		cmd.Dir = env.RepoRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
 			env.Close()
