@@ -112,17 +112,18 @@ func TestWebUIShowsAssignment(t *testing.T) {
 		});
 	})()`, historyLen))
 
-	// The timeline labels each activity "<type> • <summary>".
+	// The timeline labels each regular activity "<type> • <summary>" and
+	// each local activity by its type; the event rows below show both.
 	labels := pollValue[[]string](b, "wait for the timeline", fmt.Sprintf(`(() => {
 		const labels = [...document.querySelectorAll("svg text")].map(t => t.textContent.trim()).filter(Boolean);
 		const want = %s;
 		return want.every(w => labels.some(l => l.includes(w))) ? labels : false;
-	})()`, jsStrings(append(append([]string{}, stages...), toolSummary))))
+	})()`, jsStrings(stages)))
 	t.Logf("timeline labels: %q", labels)
 	b.screenshot("history.png")
 
-	// Every scheduled activity of the history has its row, by event ID,
-	// with the activity type and the Summary.
+	// Every stage of the history, regular or local, has its row, by event
+	// ID, with the activity type and the Summary.
 	byID := map[string]string{}
 	for _, r := range rows {
 		byID[r.ID] = r.Text
@@ -239,6 +240,8 @@ type activity struct {
 	eventID      int64
 	activityType string
 	summary      string
+	// local is a local activity's marker.
+	local bool
 }
 
 // scheduledActivities reads the run's stage activities (scheduled
@@ -253,21 +256,24 @@ func scheduledActivities(t *testing.T, srv *devserver.Server, r run) ([]activity
 		e, err := iter.Next()
 		require.NoError(t, err)
 		n++
-		if e.GetEventType() == enumspb.EVENT_TYPE_MARKER_RECORDED {
-			// Pure stages run as local activities by default: a marker
-			// whose details name the activity type.
-			if m := e.GetMarkerRecordedEventAttributes(); m.GetMarkerName() == "LocalActivity" {
-				var marker struct{ ActivityType string }
-				if data := m.GetDetails()["data"].GetPayloads(); len(data) > 0 && json.Unmarshal(data[0].GetData(), &marker) == nil {
-					out = append(out, activity{eventID: e.GetEventId(), activityType: marker.ActivityType})
-				}
+		var a activity
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			// Stages run as local activities by default: a marker whose
+			// details name the activity type, with the Summary in the
+			// event's user metadata.
+			m := e.GetMarkerRecordedEventAttributes()
+			var marker struct{ ActivityType string }
+			data := m.GetDetails()["data"].GetPayloads()
+			if m.GetMarkerName() != "LocalActivity" || len(data) == 0 || json.Unmarshal(data[0].GetData(), &marker) != nil {
+				continue
 			}
+			a = activity{eventID: e.GetEventId(), activityType: marker.ActivityType, local: true}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			a = activity{eventID: e.GetEventId(), activityType: e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()}
+		default:
 			continue
 		}
-		if e.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
-			continue
-		}
-		a := activity{eventID: e.GetEventId(), activityType: e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()}
 		if p := e.GetUserMetadata().GetSummary(); p != nil {
 			require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &a.summary))
 		}
