@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -12,12 +13,16 @@ import (
 )
 
 // cmdBench starts its own dev server and worker and measures Fenix against
-// a bare workflow with the same number of activities.
+// the durable floor: bare workflows doing only the round trips each
+// scenario cannot avoid.
 func cmdBench(ctx context.Context, c *cli, args []string) (int, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	n := fs.Int("n", 100, "runs per scenario and concurrency")
 	conc := fs.String("concurrency", "1,20", "comma-separated concurrencies")
+	think := fs.Duration("think", 0, "pause before each run, like an agent waiting on its model (0: back to back)")
+	only := fs.String("only", "", "regular expression: run only the matching scenarios (and their floors)")
+	stock := fs.Bool("stock-server", false, "run the dev server with the CLI's stock dynamic config instead of Fenix's (eager activities, transfer-queue poll limit lifted)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
@@ -29,11 +34,20 @@ func cmdBench(ctx context.Context, c *cli, args []string) (int, error) {
 		}
 		levels = append(levels, v)
 	}
+	var filter *regexp.Regexp
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			return exitUsage, usageError{fmt.Sprintf("-only %q: %v", *only, err)}
+		}
+		filter = re
+	}
 	cliPath, err := devserver.CLIPath(ctx, true, c.stderr)
 	if err != nil {
 		return exitFailed, err
 	}
-	results, err := bench.Run(ctx, bench.Options{N: *n, Concurrency: levels, CLIPath: cliPath, Out: c.stdout})
+	results, err := bench.Run(ctx, bench.Options{N: *n, Concurrency: levels, Think: *think, Only: filter,
+		CLIPath: cliPath, StockServer: *stock, Out: c.stdout})
 	if err != nil {
 		return exitFailed, err
 	}

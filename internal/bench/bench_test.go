@@ -11,8 +11,9 @@ import (
 	"github.com/fenixrt/fenix/internal/devserver"
 )
 
-// TestBenchRuns keeps the benchmark working: a few runs of every scenario
-// on a real dev server. The numbers come from `go run ./starter bench`.
+// TestBenchRuns keeps the benchmark working: a few interleaved runs of
+// every scenario on a real dev server, each checked for its answer. The
+// numbers come from `go run ./starter bench`.
 func TestBenchRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the Temporal dev server")
@@ -24,12 +25,12 @@ func TestBenchRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	results, err := Run(ctx, Options{N: 4, Concurrency: []int{1, 2}, CLIPath: cli, Out: &out})
+	results, err := Run(ctx, Options{N: 3, Concurrency: []int{1, 2}, CLIPath: cli, Out: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(results) != 2*len(Scenarios()) {
-		t.Fatalf("got %d results", len(results))
+	if want := 2 * len(allScenarios(0)); len(results) != want {
+		t.Fatalf("got %d results, want %d", len(results), want)
 	}
 	for _, r := range results {
 		if r.Failed != 0 || r.Throughput <= 0 || r.EventsPerRun == 0 {
@@ -37,8 +38,10 @@ func TestBenchRuns(t *testing.T) {
 		}
 	}
 	Print(&out, results)
-	if !strings.Contains(out.String(), "vs bare") {
-		t.Errorf("table missing:\n%s", out.String())
+	for _, want := range []string{"p50/floor", ScenarioCalculatorFast, ScenarioAgentTurnRegular} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
 	}
 	t.Log("\n" + out.String())
 }

@@ -1,0 +1,52 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// Print writes the results as a table. Each Fenix row is compared with its
+// durable floor at the same concurrency: "p50/floor" is its median latency
+// over the floor's (lower is better), "tput/floor" its throughput over the
+// floor's (higher is better).
+func Print(w io.Writer, results []Result) {
+	type key struct {
+		name string
+		conc int
+	}
+	byKey := map[key]Result{}
+	for _, r := range results {
+		byKey[key{r.Scenario, r.Concurrency}] = r
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tconc\truns\tfailed\truns/s\tp50\tp99\tevents/run\tbytes/run\tfloor\tp50/floor\ttput/floor\t")
+	for _, r := range results {
+		floor, p50Ratio, tputRatio := "-", "-", "-"
+		if f, ok := byKey[key{r.Floor, r.Concurrency}]; ok && r.Floor != "" {
+			floor = r.Floor
+			if f.P50 > 0 {
+				p50Ratio = fmt.Sprintf("%.2fx", float64(r.P50)/float64(f.P50))
+			}
+			if f.Throughput > 0 {
+				tputRatio = fmt.Sprintf("%.2fx", r.Throughput/f.Throughput)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t\n", r.Scenario, r.Concurrency, r.N, r.Failed,
+			r.Throughput, round(r.P50), round(r.P99), r.EventsPerRun, r.BytesPerRun, floor, p50Ratio, tputRatio)
+	}
+	tw.Flush()
+	for _, r := range results {
+		if r.FirstError != nil {
+			fmt.Fprintf(w, "%s at concurrency %d: %d failed, first: %v\n", r.Scenario, r.Concurrency, r.Failed, r.FirstError)
+		}
+	}
+}
+
+func round(d time.Duration) time.Duration {
+	if d < 10*time.Millisecond {
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}
