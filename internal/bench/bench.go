@@ -172,27 +172,20 @@ func measure(ctx context.Context, c client.Client, scenarios []scenario, n, conc
 	if conc > 1 {
 		batch = 2 * conc
 	}
-	type acc struct {
-		latencies []time.Duration
-		busy      time.Duration
-		failed    int
-		firstErr  error
-		first     client.WorkflowRun
-	}
-	accs := make([]acc, len(scenarios))
+	accs := make([]batchResult, len(scenarios))
 	for done := 0; done < n; done += batch {
 		size := min(batch, n-done)
 		for i, sc := range scenarios {
-			lat, failed, firstErr, first, busy := runBatch(ctx, c, sc, size, conc, think)
+			b := runBatch(ctx, c, sc, size, conc, think)
 			a := &accs[i]
-			a.latencies = append(a.latencies, lat...)
-			a.busy += busy
-			a.failed += failed
+			a.latencies = append(a.latencies, b.latencies...)
+			a.busy += b.busy
+			a.failed += b.failed
 			if a.firstErr == nil {
-				a.firstErr = firstErr
+				a.firstErr = b.firstErr
 			}
 			if a.first == nil {
-				a.first = first
+				a.first = b.first
 			}
 		}
 	}
@@ -220,8 +213,19 @@ func measure(ctx context.Context, c client.Client, scenarios []scenario, n, conc
 	return out, nil
 }
 
+// batchResult is what runs of one scenario measured.
+type batchResult struct {
+	latencies []time.Duration
+	busy      time.Duration
+	failed    int
+	firstErr  error
+	// first is a completed run, for its history size.
+	first client.WorkflowRun
+}
+
 // runBatch runs size runs of one scenario with conc goroutines.
-func runBatch(ctx context.Context, c client.Client, sc scenario, size, conc int, think time.Duration) (latencies []time.Duration, failed int, firstErr error, first client.WorkflowRun, busy time.Duration) {
+func runBatch(ctx context.Context, c client.Client, sc scenario, size, conc int, think time.Duration) batchResult {
+	var r batchResult
 	jobs := make(chan int)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -239,14 +243,14 @@ func runBatch(ctx context.Context, c client.Client, sc scenario, size, conc int,
 				d := time.Since(t0)
 				mu.Lock()
 				if err != nil {
-					failed++
-					if firstErr == nil {
-						firstErr = err
+					r.failed++
+					if r.firstErr == nil {
+						r.firstErr = err
 					}
 				} else {
-					latencies = append(latencies, d)
-					if first == nil {
-						first = run
+					r.latencies = append(r.latencies, d)
+					if r.first == nil {
+						r.first = run
 					}
 				}
 				mu.Unlock()
@@ -258,7 +262,8 @@ func runBatch(ctx context.Context, c client.Client, sc scenario, size, conc int,
 	}
 	close(jobs)
 	wg.Wait()
-	return latencies, failed, firstErr, first, time.Since(started)
+	r.busy = time.Since(started)
+	return r
 }
 
 func percentile(sorted []time.Duration, p int) time.Duration {
