@@ -22,7 +22,7 @@ func cmdBench(ctx context.Context, c *cli, args []string) (int, error) {
 	conc := fs.String("concurrency", "1,20", "comma-separated concurrencies")
 	think := fs.Duration("think", 0, "pause before each run, like an agent waiting on its model (0: back to back)")
 	only := fs.String("only", "", "regular expression: run only the matching scenarios (and their floors)")
-	stock := fs.Bool("stock-server", false, "run the dev server with the CLI's stock dynamic config instead of Fenix's (eager activities, transfer-queue poll limit lifted)")
+	server := fs.String("server-config", bench.ServerFenix, "dev server dynamic config: fenix (eager activities, transfer-queue poll limit lifted, one partition), stock (as the CLI ships) or eager (stock plus eager activities)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
@@ -47,7 +47,7 @@ func cmdBench(ctx context.Context, c *cli, args []string) (int, error) {
 		return exitFailed, err
 	}
 	results, err := bench.Run(ctx, bench.Options{N: *n, Concurrency: levels, Think: *think, Only: filter,
-		CLIPath: cliPath, StockServer: *stock, Out: c.stdout})
+		CLIPath: cliPath, ServerConfig: *server, Out: c.stdout})
 	if err != nil {
 		return exitFailed, err
 	}

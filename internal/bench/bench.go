@@ -39,9 +39,10 @@ type Options struct {
 	// Only keeps the scenarios whose names match (nil: all).
 	Only    *regexp.Regexp
 	CLIPath string
-	// StockServer runs the dev server without devserver.DynamicConfig,
-	// as the Temporal CLI ships.
-	StockServer bool
+	// ServerConfig is the dev server's dynamic config: ServerFenix
+	// (devserver.DynamicConfig, the default), ServerStock (as the Temporal
+	// CLI ships) or ServerEager (stock plus eager activities).
+	ServerConfig string
 	Out         io.Writer
 	Logger      *slog.Logger
 }
@@ -104,7 +105,12 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	srv, err := devserver.Start(ctx, devserver.Options{CLIPath: o.CLIPath, StockConfig: o.StockServer})
+	serverOpts, config, err := serverOptions(o.ServerConfig)
+	if err != nil {
+		return nil, err
+	}
+	serverOpts.CLIPath = o.CLIPath
+	srv, err := devserver.Start(ctx, serverOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -147,10 +153,6 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		return nil, err
 	}
 	scenarios := selectScenarios(allScenarios(regularActivities), o.Only)
-	config := "devserver.DynamicConfig " + fmt.Sprint(devserver.DynamicConfig)
-	if o.StockServer {
-		config = "the CLI's stock dynamic config"
-	}
 	fmt.Fprintf(o.Out, "dev server with %s; %d runs per scenario, interleaved in rounds; think time %s\n", config, o.N, o.Think)
 	fmt.Fprintf(o.Out, "the regular-mode calculator schedules %d regular activities\n\n", regularActivities)
 
@@ -163,6 +165,28 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		results = append(results, rs...)
 	}
 	return results, nil
+}
+
+// Server configurations of Options.ServerConfig.
+const (
+	ServerFenix = "fenix"
+	ServerStock = "stock"
+	ServerEager = "eager"
+)
+
+const eagerActivities = "system.enableActivityEagerExecution=true"
+
+func serverOptions(name string) (devserver.Options, string, error) {
+	switch name {
+	case "", ServerFenix:
+		return devserver.Options{}, "devserver.DynamicConfig " + fmt.Sprint(devserver.DynamicConfig), nil
+	case ServerStock:
+		return devserver.Options{StockConfig: true}, "the CLI's stock dynamic config", nil
+	case ServerEager:
+		return devserver.Options{StockConfig: true, ExtraArgs: []string{"--dynamic-config-value", eagerActivities}},
+			"the CLI's stock dynamic config plus " + eagerActivities, nil
+	}
+	return devserver.Options{}, "", fmt.Errorf("server config %q is not %q, %q or %q", name, ServerFenix, ServerStock, ServerEager)
 }
 
 // measure runs every scenario n times at concurrency conc, interleaved:
