@@ -69,6 +69,10 @@ type Session struct {
 	WorkspaceRoot  string `json:"workspace_root,omitempty"`
 	// Cwd is the directory command hooks run in; defaults to WorkspaceRoot.
 	Cwd string `json:"cwd,omitempty"`
+	// IsReplay marks an event re-evaluated from recorded history (starter
+	// policy-diff): no tool runs after it, so a logging or alerting hook
+	// can skip it.
+	IsReplay bool `json:"is_replay,omitempty"`
 }
 
 // SessionFromAssignment fills a Session from the workflow's identity and its
