@@ -163,12 +163,16 @@ func (p *progress) add(calls int) {
 	p.calls += calls
 	if p.w != nil && time.Since(p.last) >= 500*time.Millisecond {
 		p.last = time.Now()
-		fmt.Fprintf(p.w, "policy-diff: %d/%d runs read, %d calls replayed\n", p.runs, p.total, p.calls)
+		p.print()
 	}
 }
 
 func (p *progress) done() {
 	if p.w != nil {
-		fmt.Fprintf(p.w, "policy-diff: %d/%d runs read, %d calls replayed\n", p.runs, p.total, p.calls)
+		p.print()
 	}
+}
+
+func (p *progress) print() {
+	fmt.Fprintf(p.w, "policy-diff: %d/%d runs read, %d %s replayed\n", p.runs, p.total, p.calls, plural(p.calls, "call", "calls"))
 }
