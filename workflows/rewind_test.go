@@ -1,13 +1,21 @@
 package workflows_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/rewind"
+	"github.com/fenixrt/fenix/runhistory"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -36,4 +44,47 @@ func TestRewoundSignalIsTraced(t *testing.T) {
 	assert.Equal(t, "pre_tool_use", entries[0].Get("stage"))
 	assert.Equal(t, "guard fixed", entries[0].Get("reason"))
 	assert.Contains(t, entries[1].Get("error"), "not {run_id")
+}
+
+// rewindScenarios record runs created by `starter rewind`: a reset run
+// whose trace gets rewound_from.
+func rewindScenarios() []scenario {
+	return []scenario{
+		{"rewound_blocked.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := calculatorAssignment()
+			a["tool_call"] = map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}
+			first, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-rewound", a)
+			if err != nil {
+				return nil, err
+			}
+			if err := first.Get(ctx, nil); err != nil {
+				return nil, err
+			}
+			hist := &historypb.History{}
+			iter := c.GetWorkflowHistory(ctx, first.GetID(), first.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for iter.HasNext() {
+				e, err := iter.Next()
+				if err != nil {
+					return nil, err
+				}
+				hist.Events = append(hist.Events, e)
+			}
+			run, err := runhistory.Parse(first.GetID(), first.GetRunID(), hist.Events, nil)
+			if err != nil {
+				return nil, err
+			}
+			plan, err := rewind.Locate(run, rewind.Target{Stage: rewind.StagePreToolUse}, nil)
+			if err != nil {
+				return nil, err
+			}
+			out, err := rewind.Reset(ctx, c, converter.GetDefaultDataConverter(), "default", plan, "recorded rewind", "recorder")
+			if err != nil {
+				return nil, err
+			}
+			if out.Recorded == "" {
+				return nil, fmt.Errorf("the rewound run finished before the rewound signal: record again")
+			}
+			return c.GetWorkflow(ctx, first.GetID(), out.NewRunID), nil
+		}},
+	}
 }
