@@ -2,6 +2,7 @@ package rewind
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,6 +49,11 @@ func TestLocateMapsStagesToTheirWorkflowTask(t *testing.T) {
 		{"agent_turn_parallel.json", Target{Stage: StagePreToolUse, CallID: "call-0-1"}, "RunPreToolUseHooks", 41, 39, false, []string{"RunPreToolUseHooks call-0-0"}},
 		{"agent_turn_tool.json", Target{Stage: StageStep, Step: 2}, "PrepareTurn", 68, 67, false, nil},
 		{"agent_turn_tool.json", Target{Stage: StageCompact, Step: 2}, "CompactContext", 74, 73, false, nil},
+		// The fast path runs a calculator call's whole pipeline in the
+		// first workflow task.
+		{"fast_path_calculator.json", Target{Stage: StagePreToolUse}, "RunPreToolUseHooks", 12, 4, true,
+			[]string{"RunLifecycleHooks (local)", "PrepareTurn (local)", "CompactContext (local)", "ReviewToolCall call-1 (local)",
+				"ExecuteTool call-1 (local)", "ProjectToolResult (local)", "RunPostToolUseHooks call-1 (local)", "FinalizeOutput (local)", "RunLifecycleHooks (local)"}},
 		// A continued run: steps carry on from the continuation.
 		{"agent_turn_continue_as_new_last_run.json", Target{Stage: StageStep, Step: 5}, "PrepareTurn", 13, 12, false, nil},
 	}
@@ -69,22 +75,27 @@ func TestLocateMapsStagesToTheirWorkflowTask(t *testing.T) {
 }
 
 func TestRewindPastASideEffectIsRefused(t *testing.T) {
-	for _, target := range []Target{{Stage: StagePreToolUse}, {Stage: StageReview}, {Stage: StageCompact}} {
-		p, err := Locate(load(t, "governed_exec_command.json"), target, builtin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(p.Reruns) != 1 || p.Reruns[0].Name != "exec_command" || p.Reruns[0].CallID != "exec-1" || p.Reruns[0].EventID != 37 {
-			t.Fatalf("%s: reruns = %+v, want exec_command exec-1 at event 37", target.Stage, p.Reruns)
-		}
-		err = p.Check(false)
-		var refused *RerunError
-		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "exec_command call exec-1 (event 37) ran and is not idempotent") ||
-			!strings.Contains(err.Error(), "-allow-rerun") {
-			t.Errorf("%s: Check = %v, want a refusal naming exec_command and -allow-rerun", target.Stage, err)
-		}
-		if err := p.Check(true); err != nil {
-			t.Errorf("%s: -allow-rerun still refused: %v", target.Stage, err)
+	for _, shape := range []struct {
+		file    string
+		eventID int64
+	}{{"governed_exec_command.json", 37}, {"fast_path_exec_command.json", 14}} {
+		for _, target := range []Target{{Stage: StagePreToolUse}, {Stage: StageReview}, {Stage: StageCompact}} {
+			p, err := Locate(load(t, shape.file), target, builtin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Reruns) != 1 || p.Reruns[0].Name != "exec_command" || p.Reruns[0].CallID != "exec-1" || p.Reruns[0].EventID != shape.eventID {
+				t.Fatalf("%s %s: reruns = %+v, want exec_command exec-1 at event %d", shape.file, target.Stage, p.Reruns, shape.eventID)
+			}
+			err = p.Check(false)
+			var refused *RerunError
+			if !errors.As(err, &refused) || !strings.Contains(err.Error(), fmt.Sprintf("exec_command call exec-1 (event %d) ran and is not idempotent", shape.eventID)) ||
+				!strings.Contains(err.Error(), "-allow-rerun") {
+				t.Errorf("%s %s: Check = %v, want a refusal naming exec_command and -allow-rerun", shape.file, target.Stage, err)
+			}
+			if err := p.Check(true); err != nil {
+				t.Errorf("%s %s: -allow-rerun still refused: %v", shape.file, target.Stage, err)
+			}
 		}
 	}
 	// The subagent of step 1 ran after the reset point.
@@ -125,5 +136,22 @@ func TestLocateErrorsSayWhatExists(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %+v: err = %v, want it to contain %q", tc.file, tc.target, err, tc.want)
 		}
+	}
+}
+
+// On the fast path the next step starts in the workflow task that ran the
+// previous step's local tools: rewinding to the step re-runs them (safe:
+// a local tool is idempotent) and the model call.
+func TestFastPathStepSharesItsTask(t *testing.T) {
+	p, err := Locate(load(t, "fast_path_agent_turn_parallel.json"), Target{Stage: StageStep, Step: 2}, builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	also := strings.Join(p.AlsoRerun, ", ")
+	if p.StageEventID != 30 || p.ResetEventID != 17 || !strings.Contains(also, "ExecuteTool call-0-0 (local)") || !strings.Contains(also, "CallModel") {
+		t.Errorf("step 2: stage %d, reset %d, also %s; want PrepareTurn 30 reset to 17 with step 1's local tools and the model call", p.StageEventID, p.ResetEventID, also)
+	}
+	if len(p.Reruns) != 0 {
+		t.Errorf("reruns %v: local tools are idempotent", p.Reruns)
 	}
 }

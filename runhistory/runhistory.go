@@ -372,8 +372,9 @@ var callStages = map[string]bool{
 
 // assignCalls names the call of every per-call stage. A review that failed
 // as a local activity records neither input nor result; it is matched to
-// the step's first requested call no other review claimed (reviews of one
-// step are recorded in the order the calls were requested).
+// a call of its step no other review claimed, for the tool its failure
+// names. (Markers are recorded as the parallel reviews finish, so their
+// order says nothing.)
 func (r *Run) assignCalls() {
 	for _, s := range r.Stages {
 		if callStages[s.Type] {
@@ -386,16 +387,35 @@ func (r *Run) assignCalls() {
 			reviewed[s.CallID] = true
 		}
 	}
+	var requested []RequestedCall
 	for _, s := range r.Stages {
 		if s.Type != TypeReviewToolCall || s.CallID != "" {
 			continue
 		}
-		for _, c := range r.RequestedCalls() {
-			if c.Step == s.Step && c.Call.ToolName != SubagentTool && !reviewed[c.Call.CallID] {
-				s.CallID = c.Call.CallID
-				reviewed[c.Call.CallID] = true
+		if requested == nil {
+			requested = r.RequestedCalls()
+		}
+		tool := ""
+		if fe := s.Failure(); fe != nil {
+			tool = fe.Tool
+		}
+		var match *RequestedCall
+		for i := range requested {
+			c := &requested[i]
+			if c.Step != s.Step || c.Call.ToolName == SubagentTool || reviewed[c.Call.CallID] {
+				continue
+			}
+			if c.Call.ToolName == tool {
+				match = c
 				break
 			}
+			if match == nil {
+				match = c
+			}
+		}
+		if match != nil {
+			s.CallID = match.Call.CallID
+			reviewed[match.Call.CallID] = true
 		}
 	}
 }

@@ -4,6 +4,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 )
@@ -81,6 +87,38 @@ func TestStagesOfBothShapes(t *testing.T) {
 			{TypePostToolUse, "call-0-0", 1, false, 56},
 			{TypePrepareTurn, "", 2, false, 74},
 			{TypeCallModel, "", 2, false, 86},
+		}},
+		// The fast path: every repeatable stage is a local activity, so one
+		// workflow task runs the whole pipeline of a calculator call…
+		{"fast_path_calculator.json", []stageWant{
+			{TypePrepareTurn, "", 0, true, 4},
+			{TypeReviewToolCall, "call-1", 0, true, 4},
+			{TypePreToolUse, "call-1", 0, true, 4},
+			{TypeExecuteTool, "call-1", 0, true, 4},
+			{TypePostToolUse, "call-1", 0, true, 4},
+		}},
+		// …while exec_command stays a regular activity.
+		{"fast_path_exec_command.json", []stageWant{
+			{TypePrepareTurn, "", 0, true, 4},
+			{TypeReviewToolCall, "exec-1", 0, true, 4},
+			{TypePreToolUse, "exec-1", 0, true, 4},
+			{TypeExecuteTool, "exec-1", 0, false, 4},
+			{TypePostToolUse, "exec-1", 0, true, 19},
+		}},
+		// Parallel reviews are recorded as they finish, not in call order.
+		{"fast_path_agent_turn_parallel.json", []stageWant{
+			{TypePrepareTurn, "", 1, true, 4},
+			{TypeCallModel, "", 1, false, 4},
+			{TypeReviewToolCall, "call-0-1", 1, true, 17},
+			{TypeReviewToolCall, "call-0-0", 1, true, 17},
+			{TypePreToolUse, "call-0-0", 1, true, 17},
+			{TypePreToolUse, "call-0-1", 1, true, 17},
+			{TypeExecuteTool, "call-0-1", 1, true, 17},
+			{TypeExecuteTool, "call-0-0", 1, true, 17},
+			{TypePostToolUse, "call-0-1", 1, true, 17},
+			{TypePostToolUse, "call-0-0", 1, true, 17},
+			{TypePrepareTurn, "", 2, true, 17},
+			{TypeCallModel, "", 2, false, 17},
 		}},
 		// A continued run numbers its steps after the continuation's.
 		{"agent_turn_continue_as_new_last_run.json", []stageWant{
@@ -167,5 +205,52 @@ func TestEveryCorpusHistoryParses(t *testing.T) {
 				t.Errorf("%s: %s stage at event %d has workflow task %d", filepath.Base(f), s.Type, s.EventID, s.WorkflowTaskCompletedEventID)
 			}
 		}
+	}
+}
+
+// Parallel reviews record their markers as they finish: two failed local
+// reviews are matched to their calls by the tool their failure names.
+func TestFailedParallelReviewsMatchByTool(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	payload := func(v any) *commonpb.Payloads {
+		p, err := dc.ToPayloads(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	failedReview := func(id int64, err *fenixerr.Error) *historypb.HistoryEvent {
+		return &historypb.HistoryEvent{EventId: id, EventType: enumspb.EVENT_TYPE_MARKER_RECORDED,
+			Attributes: &historypb.HistoryEvent_MarkerRecordedEventAttributes{MarkerRecordedEventAttributes: &historypb.MarkerRecordedEventAttributes{
+				MarkerName: "LocalActivity", WorkflowTaskCompletedEventId: 8,
+				Details: map[string]*commonpb.Payloads{"data": payload(map[string]any{"ActivityID": "1", "ActivityType": TypeReviewToolCall})},
+				Failure: temporal.GetDefaultFailureConverter().ErrorToFailure(fenixerr.ToTemporal(err)),
+			}}}
+	}
+	answer := contract.Message{Role: "assistant", ToolCalls: []contract.ToolCall{
+		{CallID: "a", ToolName: "calculator", Arguments: map[string]any{"expression": "1 +"}},
+		{CallID: "b", ToolName: "workspace_read", Arguments: map[string]any{"path": "x"}},
+	}}
+	events := []*historypb.HistoryEvent{
+		{EventId: 1, EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{
+			WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{
+				WorkflowType: &commonpb.WorkflowType{Name: "AgentTurn"}, Input: payload(map[string]any{"logical_work_id": "w"})}}},
+		{EventId: 5, EventType: enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{
+			ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{ActivityType: &commonpb.ActivityType{Name: TypePrepareTurn}, WorkflowTaskCompletedEventId: 4}}},
+		{EventId: 6, EventType: enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{
+			ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{ActivityType: &commonpb.ActivityType{Name: TypeCallModel}, WorkflowTaskCompletedEventId: 4}}},
+		{EventId: 7, EventType: enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, Attributes: &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{
+			ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{ScheduledEventId: 6, Result: payload(map[string]any{"message": answer})}}},
+		failedReview(9, fenixerr.ToolNotVisible("workspace_read", "main")),
+		failedReview(10, fenixerr.Validation("arguments of tool %q are invalid", "calculator").WithTool("calculator")),
+	}
+	r, err := Parse("wf", "run", events, dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reviews := r.StagesOf(TypeReviewToolCall)
+	if len(reviews) != 2 || reviews[0].CallID != "b" || reviews[1].CallID != "a" || reviews[0].Step != 1 {
+		t.Fatalf("reviews matched to %q and %q (step %d), want b (workspace_read) then a (calculator) in step 1",
+			reviews[0].CallID, reviews[1].CallID, reviews[0].Step)
 	}
 }

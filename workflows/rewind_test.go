@@ -47,44 +47,53 @@ func TestRewoundSignalIsTraced(t *testing.T) {
 }
 
 // rewindScenarios record runs created by `starter rewind`: a reset run
-// whose trace gets rewound_from.
+// whose trace gets rewound_from. rewound_blocked.json was recorded before
+// the fast path (stages as regular activities, review local), the
+// fast_path_ one with every repeatable stage local.
 func rewindScenarios() []scenario {
 	return []scenario{
-		{"rewound_blocked.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			a := calculatorAssignment()
-			a["tool_call"] = map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}
-			first, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-rewound", a)
+		{"rewound_blocked.json", rewoundScenario("replay-rewound")},
+		{"fast_path_rewound_blocked.json", rewoundScenario("replay-fast-rewound")},
+	}
+}
+
+// rewoundScenario runs a call the test policy blocks, then rewinds it to
+// PreToolUse (the policy blocks it again).
+func rewoundScenario(id string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		a := calculatorAssignment()
+		a["tool_call"] = map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}
+		first, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+		if err != nil {
+			return nil, err
+		}
+		if err := first.Get(ctx, nil); err != nil {
+			return nil, err
+		}
+		hist := &historypb.History{}
+		iter := c.GetWorkflowHistory(ctx, first.GetID(), first.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for iter.HasNext() {
+			e, err := iter.Next()
 			if err != nil {
 				return nil, err
 			}
-			if err := first.Get(ctx, nil); err != nil {
-				return nil, err
-			}
-			hist := &historypb.History{}
-			iter := c.GetWorkflowHistory(ctx, first.GetID(), first.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for iter.HasNext() {
-				e, err := iter.Next()
-				if err != nil {
-					return nil, err
-				}
-				hist.Events = append(hist.Events, e)
-			}
-			run, err := runhistory.Parse(first.GetID(), first.GetRunID(), hist.Events, nil)
-			if err != nil {
-				return nil, err
-			}
-			plan, err := rewind.Locate(run, rewind.Target{Stage: rewind.StagePreToolUse}, nil)
-			if err != nil {
-				return nil, err
-			}
-			out, err := rewind.Reset(ctx, c, converter.GetDefaultDataConverter(), "default", plan, "recorded rewind", "recorder")
-			if err != nil {
-				return nil, err
-			}
-			if out.Recorded == "" {
-				return nil, fmt.Errorf("the rewound run finished before the rewound signal: record again")
-			}
-			return c.GetWorkflow(ctx, first.GetID(), out.NewRunID), nil
-		}},
+			hist.Events = append(hist.Events, e)
+		}
+		run, err := runhistory.Parse(first.GetID(), first.GetRunID(), hist.Events, nil)
+		if err != nil {
+			return nil, err
+		}
+		plan, err := rewind.Locate(run, rewind.Target{Stage: rewind.StagePreToolUse}, nil)
+		if err != nil {
+			return nil, err
+		}
+		out, err := rewind.Reset(ctx, c, converter.GetDefaultDataConverter(), "default", plan, "recorded rewind", "recorder")
+		if err != nil {
+			return nil, err
+		}
+		if out.Recorded == "" {
+			return nil, fmt.Errorf("the rewound run finished before the rewound signal: record again")
+		}
+		return c.GetWorkflow(ctx, first.GetID(), out.NewRunID), nil
 	}
 }
