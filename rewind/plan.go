@@ -82,7 +82,7 @@ func (r Rerun) String() string {
 	if r.Pending {
 		state = "may be running"
 	}
-	return fmt.Sprintf("%s call %s (event %d) %s and is not idempotent", r.Name, r.CallID, r.EventID, state)
+	return fmt.Sprintf("%s %s (event %d) %s and is not idempotent", r.Name, r.CallID, r.EventID, state)
 }
 
 // Plan is a located rewind.
@@ -158,11 +158,13 @@ func Locate(run *runhistory.Run, t Target, known Idempotency) (Plan, error) {
 	s := found[0]
 	p := Plan{WorkflowID: run.WorkflowID, RunID: run.RunID, Target: t, ActivityType: s.Type, StageEventID: s.EventID,
 		Local: s.Local, CallID: s.CallID, Step: s.Step, ResetEventID: s.WorkflowTaskCompletedEventID}
+	var also []string
 	for _, other := range run.Stages {
 		if other != s && other.WorkflowTaskCompletedEventID == p.ResetEventID {
-			p.AlsoRerun = append(p.AlsoRerun, describe(other))
+			also = append(also, describe(other))
 		}
 	}
+	p.AlsoRerun = countRepeats(also)
 	p.Reruns = reruns(run, p.ResetEventID, known)
 	return p, nil
 }
@@ -233,6 +235,26 @@ func describe(s *runhistory.Stage) string {
 		d += " (local)"
 	}
 	return d
+}
+
+// countRepeats folds repeated descriptions into one with a count, in
+// first-seen order: four lifecycle-hook stages read "RunLifecycleHooks
+// (local) ×4".
+func countRepeats(items []string) []string {
+	counts := map[string]int{}
+	var order []string
+	for _, it := range items {
+		if counts[it] == 0 {
+			order = append(order, it)
+		}
+		counts[it]++
+	}
+	for i, it := range order {
+		if n := counts[it]; n > 1 {
+			order[i] = fmt.Sprintf("%s ×%d", it, n)
+		}
+	}
+	return order
 }
 
 func stageList() string {

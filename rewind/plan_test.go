@@ -52,8 +52,8 @@ func TestLocateMapsStagesToTheirWorkflowTask(t *testing.T) {
 		// The fast path runs a calculator call's whole pipeline in the
 		// first workflow task.
 		{"fast_path_calculator.json", Target{Stage: StagePreToolUse}, "RunPreToolUseHooks", 12, 4, true,
-			[]string{"RunLifecycleHooks (local)", "PrepareTurn (local)", "CompactContext (local)", "ReviewToolCall call-1 (local)",
-				"ExecuteTool call-1 (local)", "ProjectToolResult (local)", "RunPostToolUseHooks call-1 (local)", "FinalizeOutput (local)", "RunLifecycleHooks (local)"}},
+			[]string{"RunLifecycleHooks (local) ×2", "PrepareTurn (local)", "CompactContext (local)", "ReviewToolCall call-1 (local)",
+				"ExecuteTool call-1 (local)", "ProjectToolResult (local)", "RunPostToolUseHooks call-1 (local)", "FinalizeOutput (local)"}},
 		// A continued run: steps carry on from the continuation.
 		{"agent_turn_continue_as_new_last_run.json", Target{Stage: StageStep, Step: 5}, "PrepareTurn", 13, 12, false, nil},
 	}
@@ -89,7 +89,7 @@ func TestRewindPastASideEffectIsRefused(t *testing.T) {
 			}
 			err = p.Check(false)
 			var refused *RerunError
-			if !errors.As(err, &refused) || !strings.Contains(err.Error(), fmt.Sprintf("exec_command call exec-1 (event %d) ran and is not idempotent", shape.eventID)) ||
+			if !errors.As(err, &refused) || !strings.Contains(err.Error(), fmt.Sprintf("exec_command exec-1 (event %d) ran and is not idempotent", shape.eventID)) ||
 				!strings.Contains(err.Error(), "-allow-rerun") {
 				t.Errorf("%s %s: Check = %v, want a refusal naming exec_command and -allow-rerun", shape.file, target.Stage, err)
 			}

@@ -30,9 +30,9 @@ type Outcome struct {
 }
 
 // Reset resets the run at the plan's point and records rewound_from in
-// the new run. Signals, updates and cancel requests the old run received
-// after the reset point are not re-applied: the new run decides afresh
-// (a permission is asked again, an old cancel does not cancel it).
+// the new run. Signals and updates the old run received after the reset
+// point are not re-applied: the new run decides afresh (a permission is
+// asked again; old tool output is not reported twice).
 //
 // The rewound signal goes with the reset as a post-reset operation when
 // the server supports it (Temporal server 1.29 rejects SignalWorkflow
@@ -54,7 +54,7 @@ func Reset(ctx context.Context, c client.Client, dc converter.DataConverter, nam
 		RequestId:                 uuid.NewString(),
 		Identity:                  identity,
 		ResetReapplyExcludeTypes: []enumspb.ResetReapplyExcludeType{enumspb.RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL,
-			enumspb.RESET_REAPPLY_EXCLUDE_TYPE_UPDATE, enumspb.RESET_REAPPLY_EXCLUDE_TYPE_CANCEL_REQUEST},
+			enumspb.RESET_REAPPLY_EXCLUDE_TYPE_UPDATE},
 		PostResetOperations: []*workflowpb.PostResetOperation{{Variant: &workflowpb.PostResetOperation_SignalWorkflow_{
 			SignalWorkflow: &workflowpb.PostResetOperation_SignalWorkflow{SignalName: workflows.SignalRewound, Input: payloads}}}},
 	}

@@ -108,7 +108,7 @@ base address printed with each run (default: derived from TEMPORAL_ADDRESS).
 Commands:
 `)
 	for _, cmd := range commands {
-		fmt.Fprintf(c.stderr, "  %-8s %-36s %s\n", cmd.name, cmd.args, cmd.summary)
+		fmt.Fprintf(c.stderr, "  %-11s %-36s %s\n", cmd.name, cmd.args, cmd.summary)
 	}
 	fmt.Fprintf(c.stderr, "\nExit status: 0 completed, 1 failed or error, 2 usage, 3 canceled.\n")
 }

@@ -51,11 +51,11 @@ func cmdRewind(ctx context.Context, c *cli, args []string) (int, error) {
 	}
 	defer conn.Close()
 	if *runID == "" {
-		desc, err := conn.DescribeWorkflowExecution(ctx, workflowID, "")
+		desc, err := conn.DescribeWorkflow(ctx, workflowID, "")
 		if err != nil {
 			return exitFailed, fmt.Errorf("workflow %s: %w", workflowID, err)
 		}
-		*runID = desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		*runID = desc.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	}
 	run, err := conn.fetchRun(ctx, policydiff.RunRef{WorkflowID: workflowID, RunID: *runID})
 	if err != nil {

@@ -47,8 +47,14 @@ func (s *session) listenForRewind() {
 				continue
 			}
 			s.logger.Info("run rewound", "from_run_id", from.RunID, "event_id", from.EventID, "stage", from.Stage, "reason", from.Reason)
-			s.addTrace(contract.Trace(TraceRewoundFrom, "run_id", from.RunID, "event_id", from.EventID,
-				"stage", from.Stage, "call_id", from.CallID, "step", from.Step, "reason", from.Reason))
+			e := contract.Trace(TraceRewoundFrom, "run_id", from.RunID, "event_id", from.EventID, "stage", from.Stage, "reason", from.Reason)
+			if from.CallID != "" {
+				e.Fields["call_id"] = from.CallID
+			}
+			if from.Step > 0 {
+				e.Fields["step"] = from.Step
+			}
+			s.addTrace(e)
 		}
 	})
 }
