@@ -1,10 +1,12 @@
 package policydiff
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/runhistory"
 	"github.com/fenixrt/fenix/workflows"
@@ -100,7 +102,11 @@ func (c *Call) readReview(run *runhistory.Run, review *runhistory.Stage, sv *sta
 		c.ToolCall = res.ToolCall
 		sv.reviewed, sv.fingerprint = true, res.PolicyFingerprint
 	case runhistory.OutcomeFailed:
-		sv.reviewErr = review.Failure()
+		// Only a rejection is a verdict; a review that failed for another
+		// reason (no host queue, a crash) decided nothing.
+		if fe := review.Failure(); errors.Is(fe, fenixerr.ErrUnsupportedTool) || errors.Is(fe, fenixerr.ErrValidation) {
+			sv.reviewErr = fe
+		}
 	}
 	if c.ToolCall.ToolName == "" {
 		// A local review that failed recorded neither input nor result.
