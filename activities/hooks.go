@@ -137,14 +137,18 @@ func decisionsOrEmpty(d []hooks.HookDecision) []hooks.HookDecision {
 // PreToolUseHooksResult is the aggregated PreToolUse verdict.
 type PreToolUseHooksResult struct {
 	Result hooks.PreToolUseResult `json:"result"`
-	Trace  contract.TraceEntry    `json:"trace"`
+	// PolicyFingerprint identifies the policy that made the verdict.
+	PolicyFingerprint string              `json:"policy_fingerprint,omitempty"`
+	Trace             contract.TraceEntry `json:"trace"`
 }
 
 // RunPreToolUseHooks asks every hook about a reviewed call, in order: the
 // first Block wins, the last MutateInput wins, contexts accumulate.
 func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUseEvent) (PreToolUseHooksResult, error) {
 	ev.Session = a.withWorkspace(ev.Session)
-	res := a.hookRegistry().RunPreToolUse(ctx, ev)
+	registry := a.hookRegistry()
+	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
+	res := registry.RunPreToolUse(ctx, ev)
 	a.recordDecisions(hooks.EventPreToolUse, res.Decisions)
 	trace := contract.Trace(StagePreToolUse,
 		"tool_name", ev.ToolName,
@@ -153,6 +157,7 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 		"decided_by", res.DecidedBy,
 		"args_mutated", res.ArgsMutated,
 		"hooks", decisionsOrEmpty(res.Decisions),
+		"policy_fingerprint", fingerprint,
 	)
 	if res.Action.Reason != "" {
 		trace.Fields["reason"] = res.Action.Reason
@@ -163,25 +168,29 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 	if res.PermissionRequired != nil {
 		trace.Fields["permission"] = res.PermissionRequired.Permission
 	}
-	return PreToolUseHooksResult{Result: res, Trace: trace}, nil
+	return PreToolUseHooksResult{Result: res, PolicyFingerprint: fingerprint, Trace: trace}, nil
 }
 
 // PermissionRequestHooksResult is whether a hook settled a permission.
 type PermissionRequestHooksResult struct {
 	Result hooks.PermissionRequestResult `json:"result"`
-	Trace  contract.TraceEntry           `json:"trace"`
+	// PolicyFingerprint identifies the policy that made the verdict.
+	PolicyFingerprint string              `json:"policy_fingerprint,omitempty"`
+	Trace             contract.TraceEntry `json:"trace"`
 }
 
 // RunPermissionRequestHooks lets hooks settle a PermissionRequired before a
 // human is asked: the first deny wins, else the first allow.
 func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.PermissionRequestEvent) (PermissionRequestHooksResult, error) {
 	ev.Session = a.withWorkspace(ev.Session)
-	res := a.hookRegistry().RunPermissionRequest(ctx, ev)
+	registry := a.hookRegistry()
+	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
+	res := registry.RunPermissionRequest(ctx, ev)
 	a.recordDecisions(hooks.EventPermissionRequest, res.Decisions)
 	if res.Settled() {
 		a.metrics().PermissionDecision(string(res.Decision.Kind), "hook")
 	}
-	return PermissionRequestHooksResult{Result: res, Trace: contract.Trace(StagePermissionRequest,
+	return PermissionRequestHooksResult{Result: res, PolicyFingerprint: fingerprint, Trace: contract.Trace(StagePermissionRequest,
 		"tool_name", ev.ToolName,
 		"call_id", ev.CallID,
 		"permission", ev.Permission,
@@ -189,6 +198,7 @@ func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.Per
 		"reason", res.Decision.Reason,
 		"decided_by", res.DecidedBy,
 		"hooks", decisionsOrEmpty(res.Decisions),
+		"policy_fingerprint", fingerprint,
 	)}, nil
 }
 

@@ -118,6 +118,8 @@ type commandInput struct {
 	AgentProfile   string `json:"agent_profile,omitempty"`
 	IsSubagent     bool   `json:"is_subagent,omitempty"`
 	WorkspaceRoot  string `json:"workspace_root,omitempty"`
+	// IsReplay is sent only when set: a policy what-if, no tool will run.
+	IsReplay bool `json:"is_replay,omitempty"`
 
 	ToolName     string          `json:"tool_name,omitempty"`
 	ToolInput    map[string]any  `json:"tool_input,omitzero"`
@@ -153,6 +155,7 @@ func (h *CommandHook) newInput(s Session) commandInput {
 		AgentProfile:   s.Profile,
 		IsSubagent:     s.IsSubagent,
 		WorkspaceRoot:  s.WorkspaceRoot,
+		IsReplay:       s.IsReplay,
 	}
 }
 

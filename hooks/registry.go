@@ -106,6 +106,7 @@ func decisionErrors(ev Event, ds []HookDecision) error {
 // provided the hooks themselves are safe for that.
 type Registry struct {
 	entries []entry
+	policy  []PolicySource // hook settings files as read, for PolicyFingerprint
 	now     func() time.Time
 	logf    LogFunc
 }

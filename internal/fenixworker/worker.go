@@ -320,12 +320,8 @@ func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	r := hooks.NewRegistry(hooks.WithLogger(cfg.Logger.Warn))
 	r.Add(hooks.NewCancellationHook())
 	if cfg.HooksFile != "" {
-		commandHooks, err := hooks.LoadCommandHooks(cfg.HooksFile)
-		if err != nil {
+		if err := r.AddCommandHooksFile(cfg.HooksFile); err != nil {
 			return nil, err
-		}
-		for _, h := range commandHooks {
-			r.Add(h)
 		}
 	}
 	r.Add(hooks.NewAuditLogHook(store, 0, cfg.Logger.Warn))
