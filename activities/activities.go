@@ -20,6 +20,7 @@ import (
 	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/skills"
 	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // Stage names: the trace "hook" values and the words used in summaries.
@@ -44,7 +45,10 @@ type Activities struct {
 	Host *tools.Host
 	// DefaultWorkspaceRoot is used when an assignment has no workspace_root.
 	DefaultWorkspaceRoot string
-	Estimator            compaction.Estimator
+	// WorkspaceBases is the allow-list every workspace root must resolve
+	// inside (FENIX_WORKSPACE_BASES); nil means DefaultWorkspaceRoot alone.
+	WorkspaceBases *workspace.Bases
+	Estimator      compaction.Estimator
 	// InlineLimit is the largest message list kept inline between stages.
 	InlineLimit int
 	Logger      *slog.Logger
@@ -75,6 +79,37 @@ func (a *Activities) metrics() observability.Recorder {
 		return observability.NopRecorder{}
 	}
 	return a.Metrics
+}
+
+// bases is the workspace allow-list: WorkspaceBases, else the default
+// root alone (FENIX_WORKSPACE_BASES defaults to FENIX_WORKSPACE_ROOT).
+func (a *Activities) bases() (*workspace.Bases, error) {
+	if a.WorkspaceBases != nil {
+		return a.WorkspaceBases, nil
+	}
+	b, err := workspace.DefaultBases(a.DefaultWorkspaceRoot)
+	if err != nil {
+		return nil, fenixerr.Runtime("workspace bases: %v", err)
+	}
+	return b, nil
+}
+
+// resolveWorkspaceRoot checks a workspace root (or the worker default when
+// root is empty) against the bases and returns its resolved form; "" when
+// neither is set.
+func (a *Activities) resolveWorkspaceRoot(root string) (string, error) {
+	if root == "" {
+		root = a.DefaultWorkspaceRoot
+	}
+	if root == "" {
+		return "", nil
+	}
+	bases, err := a.bases()
+	if err != nil {
+		return "", err
+	}
+	resolved, _, err := bases.Resolve(root)
+	return resolved, err
 }
 
 func (a *Activities) estimator() compaction.Estimator {

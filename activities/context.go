@@ -64,13 +64,18 @@ func (a *Activities) assembler() *prompt.Assembler {
 	if a.Assembler != nil {
 		return a.Assembler
 	}
-	return &prompt.Assembler{Estimator: a.estimator(), DefaultWorkspaceRoot: a.DefaultWorkspaceRoot}
+	return &prompt.Assembler{Estimator: a.estimator(), DefaultWorkspaceRoot: a.DefaultWorkspaceRoot, WorkspaceBases: a.WorkspaceBases}
 }
 
 // PrepareTurn assembles [system prompt] + transcript: profile sections,
 // selected skills, the operator snapshot (main agent only), estimates.
 func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (PrepareTurnResult, error) {
 	as := in.Assignment
+	// Every run starts here, so a workspace root outside the bases fails the
+	// assignment even when no tool would open it.
+	if _, err := a.resolveWorkspaceRoot(as.WorkspaceRoot); err != nil {
+		return fail[PrepareTurnResult](err)
+	}
 	transcript := as.ContextMessages
 	if as.ContextRef != "" {
 		var err error
@@ -156,8 +161,12 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput)
 	decision := compaction.Decide(messages, in.BudgetHints, a.estimator())
 	var out CompactContextResult
 	if decision.Compact {
+		session, err := a.withWorkspace(in.Session)
+		if err != nil {
+			return fail[CompactContextResult](err)
+		}
 		pre := a.hookRegistry().RunPreCompact(ctx, hooks.PreCompactEvent{
-			Session: a.withWorkspace(in.Session), Trigger: hooks.CompactAuto,
+			Session: session, Trigger: hooks.CompactAuto,
 			MessageCount: len(messages), TokenCount: decision.EstimatedTokens,
 		})
 		t := summaryTrace(hooks.EventPreCompact, pre)
@@ -201,18 +210,25 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput)
 	out.EstimatedTokenCount = res.EstimatedTokensAfter
 	out.Trace = res.Trace()
 	if res.Compacted {
-		post := a.postCompact(ctx, in.Session, res.MessageCountBefore, res.MessageCountAfter, res.EstimatedTokensBefore, res.EstimatedTokensAfter)
+		post, err := a.postCompact(ctx, in.Session, res.MessageCountBefore, res.MessageCountAfter, res.EstimatedTokensBefore, res.EstimatedTokensAfter)
+		if err != nil {
+			return fail[CompactContextResult](err)
+		}
 		out.PostCompact = &post
 	}
 	return out, nil
 }
 
-func (a *Activities) postCompact(ctx context.Context, s hooks.Session, before, after, tokensBefore, tokensAfter int) contract.TraceEntry {
+func (a *Activities) postCompact(ctx context.Context, s hooks.Session, before, after, tokensBefore, tokensAfter int) (contract.TraceEntry, error) {
+	session, err := a.withWorkspace(s)
+	if err != nil {
+		return contract.TraceEntry{}, err
+	}
 	sum := a.hookRegistry().RunPostCompact(ctx, hooks.PostCompactEvent{
-		Session: a.withWorkspace(s), Trigger: hooks.CompactAuto,
+		Session: session, Trigger: hooks.CompactAuto,
 		MessagesBefore: before, MessagesAfter: after, TokensBefore: tokensBefore, TokensAfter: tokensAfter,
 	})
-	return summaryTrace(hooks.EventPostCompact, sum)
+	return summaryTrace(hooks.EventPostCompact, sum), nil
 }
 
 // SummarizeContextInput finishes a summary compaction.
@@ -261,7 +277,10 @@ func (a *Activities) SummarizeContext(ctx context.Context, in SummarizeContextIn
 		return fail[CompactContextResult](err)
 	}
 	tokens := a.estimator().EstimateTokens(messages)
-	post := a.postCompact(ctx, in.Session, in.Plan.MessageCountBefore, len(messages), in.Plan.EstimatedTokensBefore, tokens)
+	post, err := a.postCompact(ctx, in.Session, in.Plan.MessageCountBefore, len(messages), in.Plan.EstimatedTokensBefore, tokens)
+	if err != nil {
+		return fail[CompactContextResult](err)
+	}
 	return CompactContextResult{
 		Messages:            set,
 		Compacted:           true,

@@ -24,15 +24,25 @@ func (a *Activities) hookRegistry() *hooks.Registry {
 }
 
 // withWorkspace fills the session's workspace from the worker default, so
-// command hooks run in the same directory the tools do.
-func (a *Activities) withWorkspace(s hooks.Session) hooks.Session {
-	if s.WorkspaceRoot == "" {
-		s.WorkspaceRoot = a.DefaultWorkspaceRoot
+// command hooks run in the same directory the tools do, and checks it (and
+// a different cwd) against the workspace bases: a hook never runs in, or
+// is pointed at, a directory the tools could not open.
+func (a *Activities) withWorkspace(s hooks.Session) (hooks.Session, error) {
+	given := s.WorkspaceRoot
+	root, err := a.resolveWorkspaceRoot(given)
+	if err != nil {
+		return s, err
 	}
-	if s.Cwd == "" {
-		s.Cwd = s.WorkspaceRoot
+	s.WorkspaceRoot = root
+	switch {
+	case s.Cwd == "" || s.Cwd == given:
+		s.Cwd = root
+	default:
+		if s.Cwd, err = a.resolveWorkspaceRoot(s.Cwd); err != nil {
+			return s, err
+		}
 	}
-	return s
+	return s, nil
 }
 
 // LifecycleHooksInput carries exactly one fire-and-forget event.
@@ -78,34 +88,49 @@ type HookSummaryResult struct {
 func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInput) (HookSummaryResult, error) {
 	r := a.hookRegistry()
 	var sum hooks.Summary
+	var err error
 	switch {
 	case in.SessionStart != nil:
 		ev := *in.SessionStart
-		ev.Session = a.withWorkspace(ev.Session)
+		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+			return fail[HookSummaryResult](err)
+		}
 		sum = r.RunSessionStart(ctx, ev)
 	case in.SessionStop != nil:
 		ev := *in.SessionStop
-		ev.Session = a.withWorkspace(ev.Session)
+		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+			return fail[HookSummaryResult](err)
+		}
 		sum = r.RunSessionStop(ctx, ev)
 	case in.Error != nil:
 		ev := *in.Error
-		ev.Session = a.withWorkspace(ev.Session)
+		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+			return fail[HookSummaryResult](err)
+		}
 		sum = r.RunError(ctx, ev)
 	case in.PostToolUseFailure != nil:
 		ev := *in.PostToolUseFailure
-		ev.Session = a.withWorkspace(ev.Session)
+		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+			return fail[HookSummaryResult](err)
+		}
 		sum = r.RunPostToolUseFailure(ctx, ev)
 	case in.StepComplete != nil:
 		ev := *in.StepComplete
-		ev.Session = a.withWorkspace(ev.Session)
+		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+			return fail[HookSummaryResult](err)
+		}
 		sum = r.RunStepComplete(ctx, ev)
 	case in.SubagentStart != nil:
 		ev := *in.SubagentStart
-		ev.Session = a.withWorkspace(ev.Session)
+		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+			return fail[HookSummaryResult](err)
+		}
 		sum = r.RunSubagentStart(ctx, ev)
 	case in.SubagentStop != nil:
 		ev := *in.SubagentStop
-		ev.Session = a.withWorkspace(ev.Session)
+		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+			return fail[HookSummaryResult](err)
+		}
 		sum = r.RunSubagentStop(ctx, ev)
 	default:
 		return fail[HookSummaryResult](fmt.Errorf("RunLifecycleHooks got no event"))
@@ -145,7 +170,10 @@ type PreToolUseHooksResult struct {
 // RunPreToolUseHooks asks every hook about a reviewed call, in order: the
 // first Block wins, the last MutateInput wins, contexts accumulate.
 func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUseEvent) (PreToolUseHooksResult, error) {
-	ev.Session = a.withWorkspace(ev.Session)
+	var err error
+	if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+		return fail[PreToolUseHooksResult](err)
+	}
 	registry := a.hookRegistry()
 	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
 	res := registry.RunPreToolUse(ctx, ev)
@@ -182,7 +210,10 @@ type PermissionRequestHooksResult struct {
 // RunPermissionRequestHooks lets hooks settle a PermissionRequired before a
 // human is asked: the first deny wins, else the first allow.
 func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.PermissionRequestEvent) (PermissionRequestHooksResult, error) {
-	ev.Session = a.withWorkspace(ev.Session)
+	var err error
+	if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+		return fail[PermissionRequestHooksResult](err)
+	}
 	registry := a.hookRegistry()
 	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
 	res := registry.RunPermissionRequest(ctx, ev)
@@ -212,7 +243,10 @@ type PostToolUseHooksResult struct {
 // content; the last MutateOutput wins. The audit row is written here, so
 // it is written once per call however often this stage is retried.
 func (a *Activities) RunPostToolUseHooks(ctx context.Context, ev hooks.PostToolUseEvent) (PostToolUseHooksResult, error) {
-	ev.Session = a.withWorkspace(ev.Session)
+	var err error
+	if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+		return fail[PostToolUseHooksResult](err)
+	}
 	res := a.hookRegistry().RunPostToolUse(ctx, ev)
 	a.recordDecisions(hooks.EventPostToolUse, res.Decisions)
 	return PostToolUseHooksResult{Result: res, Trace: contract.Trace(StagePostToolUse,

@@ -185,7 +185,11 @@ func (a *Activities) openWorkspace(root string, required bool) (*workspace.Works
 		}
 		return nil, nil
 	}
-	return workspace.Open(root)
+	bases, err := a.bases()
+	if err != nil {
+		return nil, err
+	}
+	return bases.Open(root)
 }
 
 // ProjectToolResultInput is ProjectToolResult's input.

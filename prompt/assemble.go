@@ -12,6 +12,7 @@ import (
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/operator"
 	"github.com/fenixrt/fenix/skills"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // TraceHook is the hook name of PrepareTurn's trace entry.
@@ -53,6 +54,10 @@ type Assembler struct {
 	// DefaultWorkspaceRoot is used when the assignment has no
 	// workspace_root (the worker's FENIX_WORKSPACE_ROOT).
 	DefaultWorkspaceRoot string
+	// WorkspaceBases is the allow-list the workspace root must resolve
+	// inside before it is snapshotted (FENIX_WORKSPACE_BASES); nil means
+	// DefaultWorkspaceRoot alone.
+	WorkspaceBases *workspace.Bases
 }
 
 // Prepared is PrepareTurn's result.
@@ -249,6 +254,23 @@ func (as *Assembler) operatorState(ctx context.Context, a contract.Assignment, p
 	if root == "" {
 		tr.OperatorStateError = "no workspace_root in the assignment and no default on the worker: operator state skipped"
 		return nil
+	}
+	bases := as.WorkspaceBases
+	if bases == nil {
+		var err error
+		if bases, err = workspace.DefaultBases(as.DefaultWorkspaceRoot); err != nil {
+			return fenixerr.Runtime("workspace bases: %v", err)
+		}
+	}
+	// Not allowed is fatal, unlike an unusable snapshot: the assignment
+	// named a directory it may not use.
+	root, _, err := bases.Resolve(root)
+	if err != nil {
+		if fe := fenixerr.As(err); fe.Code != workspace.CodeRootNotAllowed {
+			tr.OperatorStateError = fe.Message
+			return nil
+		}
+		return err
 	}
 	snap, err := as.Operator.Snapshot(ctx, operator.Scope{WorkspaceRoot: root, ConversationID: a.ConversationID, Profile: profile})
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

@@ -13,8 +13,10 @@ import (
 
 	"github.com/fenixrt/fenix/compaction"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/operator"
 	"github.com/fenixrt/fenix/skills"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -41,8 +43,19 @@ func assignment() contract.Assignment {
 		TurnID:         "turn-1",
 		AgentContext:   contract.AgentContext{Profile: "main", AllowedToolNames: []string{"calculator", "workspace_read"}},
 		ModelContext:   contract.ModelContext{LikelyModel: "gpt-test"},
-		WorkspaceRoot:  "/workspace",
+		WorkspaceRoot:  os.TempDir(),
 	}
+}
+
+// tempBases allows the system's temporary directory, where assignment()'s
+// workspace root and the tests' directories are.
+func tempBases(t *testing.T) *workspace.Bases {
+	t.Helper()
+	b, err := workspace.NewBases(workspace.BasesSetting, os.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func profilesDir(t *testing.T) string {
@@ -110,7 +123,7 @@ func TestPrepareOperatorLayer(t *testing.T) {
 			a := assignment()
 			a.AgentContext.Profile, a.AgentContext.IsSubagent = tt.profile, tt.subagent
 			a.Prompts.OperatorState, a.Prompts.OperatorPrompt = tt.inlineState, tt.inlineOp
-			as := &Assembler{ProfilesDir: profilesDir(t), Operator: snap}
+			as := &Assembler{ProfilesDir: profilesDir(t), Operator: snap, WorkspaceBases: tempBases(t)}
 			p, err := as.Prepare(context.Background(), a, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -143,6 +156,7 @@ func TestPrepareOperatorLayer(t *testing.T) {
 }
 
 func TestPrepareOperatorStateProblemsAreNotFatal(t *testing.T) {
+	w, def := t.TempDir(), t.TempDir()
 	tests := []struct {
 		name        string
 		snap        *fakeSnapshotter
@@ -151,15 +165,19 @@ func TestPrepareOperatorStateProblemsAreNotFatal(t *testing.T) {
 		wantErr     string
 		wantRoot    string
 	}{
-		{"snapshot fails", &fakeSnapshotter{err: errors.New("disk full")}, "/w", "", "disk full", "/w"},
+		{"snapshot fails", &fakeSnapshotter{err: errors.New("disk full")}, w, "", "disk full", w},
 		{"no workspace anywhere", &fakeSnapshotter{}, "", "", "no workspace_root", ""},
-		{"worker default", &fakeSnapshotter{state: map[string]any{"ok": true}}, "", "/default", "", "/default"},
+		{"worker default", &fakeSnapshotter{state: map[string]any{"ok": true}}, "", def, "", def},
+		{"missing workspace", &fakeSnapshotter{}, filepath.Join(def, "missing"), def, "does not exist", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := assignment()
 			a.WorkspaceRoot = tt.workspace
 			as := &Assembler{Operator: tt.snap, DefaultWorkspaceRoot: tt.defaultRoot}
+			if tt.defaultRoot == "" {
+				as.WorkspaceBases = tempBases(t)
+			}
 			p, err := as.Prepare(context.Background(), a, []contract.Message{{Role: "user", Content: "x"}})
 			if err != nil {
 				t.Fatal(err)
@@ -175,9 +193,29 @@ func TestPrepareOperatorStateProblemsAreNotFatal(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	as := &Assembler{Operator: &fakeSnapshotter{err: context.Canceled}}
+	as := &Assembler{Operator: &fakeSnapshotter{err: context.Canceled}, WorkspaceBases: tempBases(t)}
 	if _, err := as.Prepare(ctx, assignment(), nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled snapshot: err = %v, want context.Canceled", err)
+	}
+}
+
+// TestPrepareRefusesWorkspaceOutsideBases: a root outside the bases fails
+// the round with an authorization error naming the setting, and is never
+// snapshotted (the snapshot lists files and writes operator_state.json).
+func TestPrepareRefusesWorkspaceOutsideBases(t *testing.T) {
+	for _, root := range []string{"/", "/etc"} {
+		snap := &fakeSnapshotter{state: map[string]any{"ok": true}}
+		a := assignment()
+		a.WorkspaceRoot = root
+		as := &Assembler{Operator: snap, DefaultWorkspaceRoot: t.TempDir()}
+		_, err := as.Prepare(context.Background(), a, nil)
+		fe := fenixerr.As(err)
+		if err == nil || fe.Class != fenixerr.ClassAuthorization || fe.Code != workspace.CodeRootNotAllowed || !strings.Contains(err.Error(), workspace.BasesSetting) {
+			t.Fatalf("root %s: err = %v, want an authorization error naming %s", root, err, workspace.BasesSetting)
+		}
+		if len(snap.scopes) != 0 {
+			t.Errorf("root %s was snapshotted: %+v", root, snap.scopes)
+		}
 	}
 }
 
@@ -318,7 +356,7 @@ func TestPrepareWithRealSnapshot(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "README.md"), []byte("hi"), 0o644)
 	a := assignment()
 	a.WorkspaceRoot = ws
-	p, err := (&Assembler{Operator: &operator.Snapshotter{}}).Prepare(context.Background(), a, nil)
+	p, err := (&Assembler{Operator: &operator.Snapshotter{}, WorkspaceBases: tempBases(t)}).Prepare(context.Background(), a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,8 +385,9 @@ func TestGoldenPrompt(t *testing.T) {
 	}
 	a.ContextImports = []map[string]any{{"kind": "file", "path": "CHANGELOG.md", "excerpt": "1.4: faster invoices"}}
 	as := &Assembler{
-		Skills:      catalog,
-		ProfilesDir: profilesDir(t),
+		Skills:         catalog,
+		ProfilesDir:    profilesDir(t),
+		WorkspaceBases: tempBases(t),
 		Operator: &fakeSnapshotter{state: map[string]any{
 			"workspace_root": "/workspace",
 			"files":          []any{"CHANGELOG.md", "scripts/", "scripts/deploy.sh"},

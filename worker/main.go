@@ -27,6 +27,7 @@ import (
 	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 func main() {
@@ -48,6 +49,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	taskQueue := fs.String("task-queue", envOr("FENIX_TASK_QUEUE", workflows.DefaultTaskQueue), "shared task queue (env FENIX_TASK_QUEUE)")
 	dataDir := fs.String("data-dir", envOr("FENIX_DATA_DIR", defaultDataDir()), "directory for the context store, host ID and host-local state (env FENIX_DATA_DIR)")
 	workspaceRoot := fs.String("workspace-root", os.Getenv("FENIX_WORKSPACE_ROOT"), "default workspace root for assignments without workspace_root (env FENIX_WORKSPACE_ROOT)")
+	workspaceBases := fs.String("workspace-bases", os.Getenv("FENIX_WORKSPACE_BASES"), "directories (separated by \":\") every assignment's workspace_root must resolve inside, symlinks followed (env FENIX_WORKSPACE_BASES; default: the workspace root)")
 	hostID := fs.String("host-id", os.Getenv("FENIX_HOST_ID"), "override the persisted host ID (env FENIX_HOST_ID)")
 	skillsDir := fs.String("skills-dir", os.Getenv("FENIX_SKILLS_DIR"), "directory with system/, curated/ and installed/ skill roots (env FENIX_SKILLS_DIR; default <data-dir>/skills)")
 	profilesDir := fs.String("profiles-dir", os.Getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
@@ -133,6 +135,7 @@ Flags:
 		TaskQueue:            *taskQueue,
 		DataDir:              *dataDir,
 		DefaultWorkspaceRoot: *workspaceRoot,
+		WorkspaceBases:       workspace.ParseList(*workspaceBases),
 		HostID:               *hostID,
 		Logger:               logger,
 		SkillsDir:            *skillsDir,

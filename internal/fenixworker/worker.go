@@ -36,6 +36,7 @@ import (
 	"github.com/fenixrt/fenix/skills"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // heartbeatThrottle bounds how long a cancel waits for a running tool's
@@ -47,6 +48,9 @@ type Config struct {
 	TaskQueue            string
 	DataDir              string
 	DefaultWorkspaceRoot string
+	// WorkspaceBases are the directories every workspace root must resolve
+	// inside (FENIX_WORKSPACE_BASES); empty means DefaultWorkspaceRoot alone.
+	WorkspaceBases []string
 	// HostID overrides the persisted host identity.
 	HostID string
 	Logger *slog.Logger
@@ -121,6 +125,10 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("worker data directory %q: %w", cfg.DataDir, err)
 	}
+	bases, err := workspaceBases(cfg)
+	if err != nil {
+		return nil, err
+	}
 	store, err := contextstore.NewFS(filepath.Join(cfg.DataDir, "contexts"))
 	if err != nil {
 		return nil, err
@@ -171,6 +179,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		Contexts:             store,
 		Host:                 host,
 		DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
+		WorkspaceBases:       bases,
 		Estimator:            estimator,
 		InlineLimit:          contextstore.DefaultInlineLimit,
 		Logger:               cfg.Logger,
@@ -186,6 +195,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 			Estimator:            estimator,
 			Operator:             snapshotter(host),
 			DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
+			WorkspaceBases:       bases,
 		},
 	}
 
@@ -207,6 +217,28 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	hostWorker.RegisterActivity(acts)
 
 	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore}, nil
+}
+
+// workspaceBases builds the workspace allow-list and checks that the
+// default workspace root is usable under it, so a misconfigured worker
+// fails at start rather than on every assignment.
+func workspaceBases(cfg Config) (*workspace.Bases, error) {
+	var bases *workspace.Bases
+	var err error
+	if len(cfg.WorkspaceBases) == 0 {
+		bases, err = workspace.DefaultBases(cfg.DefaultWorkspaceRoot)
+	} else {
+		bases, err = workspace.NewBases(workspace.BasesSetting, cfg.WorkspaceBases...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DefaultWorkspaceRoot != "" {
+		if _, _, err := bases.Resolve(cfg.DefaultWorkspaceRoot); err != nil {
+			return nil, fmt.Errorf("FENIX_WORKSPACE_ROOT: %w", err)
+		}
+	}
+	return bases, nil
 }
 
 // ensureSearchAttributes registers Fenix's search attributes on the
