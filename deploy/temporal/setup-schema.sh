@@ -7,21 +7,38 @@
 #
 # Environment (docker-compose.yml): DB, POSTGRES_SEEDS, DB_PORT,
 # POSTGRES_USER, SQL_PASSWORD (read by temporal-sql-tool), DBNAME,
-# VISIBILITY_DBNAME.
+# VISIBILITY_DBNAME, and SCHEMA_DIR (default: the admin-tools image's
+# schema directory).
+#
+# The cluster test (internal/cluster) runs this same script outside Docker,
+# with temporal-sql-tool built from the Go module proxy on PATH and
+# SCHEMA_DIR pointing at the server module's schema/postgresql/v12.
 set -eu
 
 plugin=${DB:-postgres12}
 host=${POSTGRES_SEEDS:-postgresql}
 port=${DB_PORT:-5432}
 user=${POSTGRES_USER:-temporal}
-schema_dir=/etc/temporal/schema/postgresql/v12
+schema_dir=${SCHEMA_DIR:-/etc/temporal/schema/postgresql/v12}
 
 sqltool() {
 	temporal-sql-tool --plugin "$plugin" --ep "$host" -p "$port" -u "$user" "$@"
 }
 
+# reachable: nc in the admin-tools image, pg_isready where PostgreSQL's
+# client is installed; with neither, the schema tool's own error tells.
+reachable() {
+	if command -v nc >/dev/null 2>&1; then
+		nc -z "$host" "$port"
+	elif command -v pg_isready >/dev/null 2>&1; then
+		pg_isready -q -h "$host" -p "$port"
+	else
+		return 0
+	fi
+}
+
 tries=0
-until nc -z "$host" "$port"; do
+until reachable; do
 	tries=$((tries + 1))
 	if [ "$tries" -ge 60 ]; then
 		echo "setup-schema: PostgreSQL at $host:$port is not reachable" >&2

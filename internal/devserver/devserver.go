@@ -51,7 +51,7 @@ func CLIPath(ctx context.Context, build bool, progress io.Writer) (string, error
 	if p, err := exec.LookPath("temporal"); err == nil {
 		return p, nil
 	}
-	goBin, err := goBinDir(ctx)
+	goBin, err := GoBinDir(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -65,15 +65,18 @@ func CLIPath(ctx context.Context, build bool, progress io.Writer) (string, error
 	return target, buildCLI(ctx, goBin, target, progress)
 }
 
-func goTool() string {
+// GoTool is the go command: on PATH, else under GOROOT.
+func GoTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
 	return filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 }
 
-func goBinDir(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, goTool(), "env", "GOBIN", "GOPATH").Output()
+// GoBinDir is where `go install` puts commands: GOBIN, else the first
+// GOPATH entry's bin. Fenix caches the Temporal binaries it builds there.
+func GoBinDir(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, GoTool(), "env", "GOBIN", "GOPATH").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env: %w", err)
 	}
@@ -119,7 +122,7 @@ func buildCLI(ctx context.Context, goBin, target string, progress io.Writer) err
 	if progress != nil {
 		fmt.Fprintf(progress, "building the Temporal CLI (go install %s); this takes a few minutes the first time...\n", CLIModule)
 	}
-	cmd := exec.CommandContext(ctx, goTool(), "install", CLIModule)
+	cmd := exec.CommandContext(ctx, GoTool(), "install", CLIModule)
 	cmd.Env = append(os.Environ(), "GOBIN="+goBin)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
