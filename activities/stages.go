@@ -3,10 +3,12 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 
 	"github.com/fenixrt/fenix/contract"
@@ -140,6 +142,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		ReportResource: progress.reportResource,
 		Logger:         a.logger().With("tool", in.ToolCall.ToolName, "call_id", in.ToolCall.CallID),
 		Host:           a.Host,
+		ContactLost:    func() bool { return contactLost(context.Cause(ctx)) },
 	}
 	started := time.Now()
 	raw, err := a.Tools.Execute(ctx, env, in.ToolCall)
@@ -173,6 +176,17 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 			"redactions", redactions,
 		),
 	}, nil
+}
+
+// contactLost reports whether the SDK ended an activity's context because
+// its heartbeat failed — the server no longer knows the attempt (it timed
+// out) or could not be reached within the heartbeat's retry window — as
+// opposed to a requested cancellation (*temporal.CanceledError), a pause or
+// reset, a deadline, or the worker shutting down (context.Canceled). The SDK
+// passes the heartbeat's error as the cancellation cause.
+func contactLost(cause error) bool {
+	var serverErr serviceerror.ServiceError
+	return errors.As(cause, &serverErr)
 }
 
 func (a *Activities) openWorkspace(root string, required bool) (*workspace.Workspace, error) {

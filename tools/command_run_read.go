@@ -152,7 +152,11 @@ func projectCommandRun(_ CommandRunReadArgs, r CommandRunReadResult) Projection 
 	case procs.ReasonProcessLimit:
 		b.WriteString(" It was killed because it started more processes than the host allows.")
 	case procs.ReasonWorkerLost:
-		b.WriteString(" The worker running it was lost (killed or crashed); the restarted worker killed what was left of its process group. Its output was not kept.")
+		if r.ExitStatus == nil {
+			b.WriteString(" The worker running it was lost (killed or crashed); the restarted worker killed what was left of its process group. Its output was not kept.")
+		} else {
+			b.WriteString(" The worker running it was lost: it lost contact with Temporal, so its call could not complete, and it killed the command's process group then.")
+		}
 	}
 	fmt.Fprintf(&b, "\nCommand: %s", r.CommandLine)
 	for _, s := range []struct {

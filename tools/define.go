@@ -47,7 +47,14 @@ type Env struct {
 	// Host holds host-local resources (command runs, processes) and
 	// service configuration; tools that need it check for nil.
 	Host *Host
+	// ContactLost, when set, tells a tool whose context ended whether that
+	// was because this worker lost contact with Temporal (its heartbeats
+	// were refused or could not be delivered, so the call's result can no
+	// longer be recorded) rather than a requested cancellation.
+	ContactLost func() bool
 }
+
+func (e *Env) contactLost() bool { return e.ContactLost != nil && e.ContactLost() }
 
 func (e *Env) progress(c contract.ToolOutputChunk) {
 	if e.Progress != nil {

@@ -153,7 +153,14 @@ wait:
 			break wait
 		case <-ctx.Done():
 			ctxErr = ctx.Err()
-			proc.Stop(procs.ReasonCanceled, h.cfg.Exec.KillGrace)
+			reason := procs.ReasonCanceled
+			if env.contactLost() {
+				// Nobody can receive this call's result any more: the run
+				// is an orphan, and is recorded as one.
+				reason = procs.ReasonWorkerLost
+				ctxErr = context.Cause(ctx)
+			}
+			proc.Stop(reason, h.cfg.Exec.KillGrace)
 			break wait
 		case <-flushTicker.C:
 			for _, s := range streams {
@@ -182,6 +189,9 @@ wait:
 	}
 
 	if ctxErr != nil {
+		if exit.Reason == procs.ReasonWorkerLost {
+			return ExecCommandResult{}, fenixerr.New(fenixerr.TypeWorkerLost, "exec_command %s: this worker lost contact with Temporal (%v), so the call's result could not be recorded; its process group was killed", id, ctxErr).WithTool(tool).WithCause(ctxErr)
+		}
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			return ExecCommandResult{}, fenixerr.New(fenixerr.TypeToolTimeout, "exec_command %s ran past the activity deadline; its process group was killed", id).WithTool(tool).WithCause(ctxErr)
 		}
@@ -306,7 +316,7 @@ func killExplanation(reason string, timeoutSeconds int, maxOutput int64, maxProc
 	case procs.ReasonShutdown:
 		return "It was killed because the worker shut down."
 	case procs.ReasonWorkerLost:
-		return "It was killed because the worker running it was lost."
+		return "It was killed because the worker running it was lost or lost contact with Temporal."
 	case procs.ReasonStopped:
 		return "It was stopped."
 	}

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +239,48 @@ func TestHostCloseKillsRunningCommands(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("exec_command still running after Host.Close")
+	}
+}
+
+// TestExecCommandOrphanedByLostContactIsRecordedAsWorkerLost: when the
+// call's context ends because the worker lost contact with Temporal (not a
+// requested cancel), the command is killed and its run recorded as
+// worker_lost, which command_run_read reports.
+func TestExecCommandOrphanedByLostContactIsRecordedAsWorkerLost(t *testing.T) {
+	r := newRig(t)
+	lost := errors.New("heartbeat: server unreachable")
+	r.env.ContactLost = func() bool { return true }
+	ctx, cancel := context.WithCancelCause(context.Background())
+	type outcome struct {
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		_, _, err := r.callCtx(ctx, t, "exec_command", map[string]any{"command_line": "echo up; sleep 60"})
+		done <- outcome{err}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(r.host.CommandRuns(1)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel(lost)
+	var got outcome
+	select {
+	case got = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("exec_command still running after its context ended")
+	}
+	errorIs(t, got.err, fenixerr.ErrWorkerLost, "worker_lost")
+	if !strings.Contains(got.err.Error(), "lost contact with Temporal") || !strings.Contains(got.err.Error(), lost.Error()) {
+		t.Errorf("error = %v", got.err)
+	}
+	runs := r.host.CommandRuns(1)
+	if len(runs) != 1 || runs[0].Status != procs.RunKilled {
+		t.Fatalf("runs = %+v, want one killed run", runs)
+	}
+	r.env.ContactLost = nil
+	p, _ := r.mustCall(t, "command_run_read", map[string]any{"command_run_id": runs[0].ID})
+	if p.Metadata["reason"] != procs.ReasonWorkerLost || !strings.Contains(p.Content, "lost contact with Temporal") || !strings.Contains(p.Content, "up") {
+		t.Errorf("command_run_read = %q %v", p.Content, p.Metadata)
 	}
 }
