@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,13 +199,16 @@ func offloadLargeTranscript(ctx context.Context, c *cli, path string, raw []byte
 	if len(a.ContextMessages) == 0 {
 		return nil, fmt.Errorf("%s is %.1f MB, over Temporal's 2 MB payload limit, and has no context_messages to move to the context store", path, float64(len(raw))/1e6)
 	}
-	dataDir := os.Getenv("FENIX_DATA_DIR")
-	if dataDir == "" {
-		return nil, fmt.Errorf("%s is %.1f MB, over Temporal's 2 MB payload limit: set FENIX_DATA_DIR to the worker's data directory (or a volume shared with the workers) so the starter can put the transcript in the context store and send context_ref", path, float64(len(raw))/1e6)
+	spec, dataDir := os.Getenv(contextstore.Setting), os.Getenv("FENIX_DATA_DIR")
+	if spec == "" && dataDir == "" {
+		return nil, fmt.Errorf("%s is %.1f MB, over Temporal's 2 MB payload limit: set FENIX_CONTEXT_STORE to the workers' shared store (postgres://...), or FENIX_DATA_DIR to the worker's data directory, so the starter can put the transcript in the context store and send context_ref", path, float64(len(raw))/1e6)
 	}
-	store, err := contextstore.NewFS(filepath.Join(dataDir, "contexts"))
+	store, err := contextstore.Open(ctx, spec, contextstore.Options{DataDir: dataDir})
 	if err != nil {
 		return nil, err
+	}
+	if closer, ok := store.(interface{ Close() }); ok {
+		defer closer.Close()
 	}
 	set, err := contextstore.Put(ctx, store, a.ContextMessages)
 	if err != nil {

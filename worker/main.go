@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/fenixrt/fenix/codec"
+	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/internal/fenixworker"
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/llm/providers"
@@ -58,6 +60,22 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	redactPatterns := fs.String("redact-patterns", os.Getenv("FENIX_REDACT_PATTERNS"), "JSON file of extra secret patterns [{\"name\",\"regex\",\"keep\",\"hints\"}] redacted from tool output (env FENIX_REDACT_PATTERNS)")
 	noRedact := fs.Bool("no-redact", os.Getenv("FENIX_REDACT") == "off", "do not redact secrets from tool output (env FENIX_REDACT=off)")
 	httpAddr := fs.String("http-addr", envOr("FENIX_HTTP_ADDR", "127.0.0.1:9090"), "listen address of /metrics, /healthz, /readyz and the codec server /codec/; \"off\" disables it (env FENIX_HTTP_ADDR)")
+	contextStore := fs.String("context-store", os.Getenv("FENIX_CONTEXT_STORE"), "context store for large message lists: postgres://... (shared by every worker, no shared volume needed), or a directory (env FENIX_CONTEXT_STORE; default <data-dir>/contexts)")
+	contextMax, err := envInt64("FENIX_CONTEXT_MAX_BYTES", contextstore.DefaultMaxBlobBytes)
+	if err != nil {
+		return err
+	}
+	contextMaxBytes := fs.Int64("context-max-bytes", contextMax, "largest message list the shared context store accepts (env FENIX_CONTEXT_MAX_BYTES)")
+	retention, err := envDuration("FENIX_CONTEXT_RETENTION", fenixworker.DefaultContextRetention)
+	if err != nil {
+		return err
+	}
+	contextRetention := fs.Duration("context-retention", retention, "the shared context store keeps what was stored or read within this window, whatever its runs' state (env FENIX_CONTEXT_RETENTION)")
+	gcInterval, err := envDuration("FENIX_CONTEXT_GC_INTERVAL", fenixworker.DefaultContextGCInterval)
+	if err != nil {
+		return err
+	}
+	contextGCInterval := fs.Duration("context-gc-interval", gcInterval, "how often this worker collects the shared context store's blobs no open run references; negative disables (env FENIX_CONTEXT_GC_INTERVAL)")
 	auditDSN := fs.String("audit-dsn", os.Getenv("FENIX_AUDIT_DSN"), "audit store: postgres://... or a SQLite file (env FENIX_AUDIT_DSN; default <data-dir>/audit.db)")
 	logFormat := fs.String("log-format", envOr("FENIX_LOG_FORMAT", "json"), "log format: json or text (env FENIX_LOG_FORMAT)")
 	logLevel := fs.String("log-level", envOr("FENIX_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env FENIX_LOG_LEVEL)")
@@ -136,21 +154,30 @@ Flags:
 		DataDir:              *dataDir,
 		DefaultWorkspaceRoot: *workspaceRoot,
 		WorkspaceBases:       workspace.ParseList(*workspaceBases),
-		HostID:               *hostID,
-		Logger:               logger,
-		SkillsDir:            *skillsDir,
-		ProfilesDir:          *profilesDir,
-		HooksFile:            *hooksFile,
-		AuditDSN:             *auditDSN,
-		HostConfig:           hostCfg,
-		Model:                model,
-		SummaryModel:         *summaryModel,
-		Recorder:             metrics,
-		Namespace:            opts.Namespace,
-		Redactor:             redactor,
+		Contexts: fenixworker.ContextStoreConfig{
+			Store: *contextStore, MaxBlobBytes: *contextMaxBytes, Retention: *contextRetention, GCInterval: *contextGCInterval,
+		},
+		HostID:       *hostID,
+		Logger:       logger,
+		SkillsDir:    *skillsDir,
+		ProfilesDir:  *profilesDir,
+		HooksFile:    *hooksFile,
+		AuditDSN:     *auditDSN,
+		HostConfig:   hostCfg,
+		Model:        model,
+		SummaryModel: *summaryModel,
+		Recorder:     metrics,
+		Namespace:    opts.Namespace,
+		Redactor:     redactor,
 	})
 	if err != nil {
 		return err
+	}
+
+	if stats, ok := w.ContextStore().(interface{ Stats() contextstore.Stats }); ok {
+		if err := metrics.RegisterContextStore(stats.Stats); err != nil {
+			return err
+		}
 	}
 
 	ready := &observability.Readiness{}
@@ -203,6 +230,30 @@ func buildRedactor(patternsFile string, disabled bool) (*redact.Redactor, error)
 		patterns = append(patterns, extra...)
 	}
 	return redact.New(patterns...)
+}
+
+func envDuration(key string, def time.Duration) (time.Duration, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: want a duration such as 24h or 10m", key, v)
+	}
+	return d, nil
+}
+
+func envInt64(key string, def int64) (int64, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive number of bytes", key, v)
+	}
+	return n, nil
 }
 
 func envOr(key, def string) string {

@@ -51,6 +51,9 @@ type Config struct {
 	// WorkspaceBases are the directories every workspace root must resolve
 	// inside (FENIX_WORKSPACE_BASES); empty means DefaultWorkspaceRoot alone.
 	WorkspaceBases []string
+	// Contexts configures the context store (FENIX_CONTEXT_STORE and
+	// friends); the zero value is <DataDir>/contexts.
+	Contexts ContextStoreConfig
 	// HostID overrides the persisted host identity.
 	HostID string
 	Logger *slog.Logger
@@ -97,6 +100,9 @@ type Worker struct {
 	hostWorker worker.Worker
 	Activities *activities.Activities
 	Host       *tools.Host
+	contexts   contextstore.Store
+	gcStop     context.CancelFunc
+	gcDone     chan struct{}
 }
 
 // WorkflowRegistrar is satisfied by workers and workflow replayers.
@@ -126,10 +132,6 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("worker data directory %q: %w", cfg.DataDir, err)
 	}
 	bases, err := workspaceBases(cfg)
-	if err != nil {
-		return nil, err
-	}
-	store, err := contextstore.NewFS(filepath.Join(cfg.DataDir, "contexts"))
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +175,12 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		host.Close()
 		return nil, err
 	}
+	store, err := contextstore.Open(context.Background(), cfg.Contexts.Store, contextstore.Options{DataDir: cfg.DataDir, MaxBlobBytes: cfg.Contexts.MaxBlobBytes})
+	if err != nil {
+		auditStore.Close()
+		host.Close()
+		return nil, err
+	}
 	estimator := compaction.WordEstimator{}
 	acts := &activities.Activities{
 		Tools:                registry,
@@ -202,7 +210,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	// Heartbeats are how a cancel reaches a running tool; the SDK would
 	// otherwise send them only every 80% of the heartbeat timeout.
 	opts := worker.Options{MaxHeartbeatThrottleInterval: heartbeatThrottle, DefaultHeartbeatThrottleInterval: heartbeatThrottle,
-		Interceptors: []interceptor.WorkerInterceptor{&heartbeatInterceptor{}}}
+		Interceptors: []interceptor.WorkerInterceptor{&heartbeatInterceptor{}, &contextRunInterceptor{}}}
 	if cfg.Recorder != nil {
 		opts.Interceptors = append(opts.Interceptors, observability.StageInterceptor(cfg.Recorder))
 	}
@@ -216,7 +224,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	hostWorker := worker.New(c, host.Queue, opts)
 	hostWorker.RegisterActivity(acts)
 
-	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore}, nil
+	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore, contexts: store}, nil
 }
 
 // workspaceBases builds the workspace allow-list and checks that the
@@ -385,6 +393,7 @@ func (w *Worker) Start() error {
 		w.shared.Stop()
 		return fmt.Errorf("start worker on host queue %q: %w", w.Host.Queue, err)
 	}
+	w.startContextGC()
 	w.cfg.Logger.Info("fenix worker started", "task_queue", w.cfg.TaskQueue, "host_queue", w.Host.Queue, "host_id", w.Host.ID)
 	return nil
 }
@@ -397,8 +406,12 @@ func (w *Worker) Stop() {
 	if err := w.Host.Close(); err != nil {
 		w.cfg.Logger.Warn("stopping host processes failed", "error", err)
 	}
+	w.stopContextGC()
 	if err := w.audit.Close(); err != nil {
 		w.cfg.Logger.Warn("closing the audit store failed", "error", err)
+	}
+	if closer, ok := w.contexts.(interface{ Close() }); ok {
+		closer.Close()
 	}
 	w.cfg.Logger.Info("fenix worker stopped", "task_queue", w.cfg.TaskQueue)
 }
