@@ -110,6 +110,9 @@ func (h *Host) StartWorker(ctx context.Context) error {
 		"-workspace-root", h.Workspace,
 		"-host-id", h.ID,
 		"-audit-dsn", h.FenixDSN,
+		// The production shape: every host shares the context store in
+		// PostgreSQL; no directory is shared between hosts.
+		"-context-store", h.FenixDSN,
 		"-http-addr", "off",
 		"-log-format", "text",
 		"-log-level", "info",
@@ -151,6 +154,17 @@ func (h *Host) StartWorker(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// WorkerPID is the worker process's ID (`ip netns exec` execs the worker,
+// so it is also the PID in the worker's Temporal identity "pid@host@").
+func (h *Host) WorkerPID() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.worker == nil || h.worker.Process == nil {
+		return 0
+	}
+	return h.worker.Process.Pid
 }
 
 // WorkerRunning reports whether the worker process is alive.
