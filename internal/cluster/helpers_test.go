@@ -174,6 +174,13 @@ func readPID(t *testing.T, path string) int {
 
 func markerPath(h *Host, name string) string { return filepath.Join(h.Workspace, name) }
 
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
+
 // percentiles formats p50/p95/max of durations.
 func percentiles(d []time.Duration) string {
 	if len(d) == 0 {

@@ -159,11 +159,17 @@ func start(t *testing.T, workflowType, id string, input any) {
 	t.Helper()
 	raw, err := json.Marshal(input)
 	require.NoError(t, err)
-	_, err = tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID: id, TaskQueue: workflows.DefaultTaskQueue, WorkflowExecutionTimeout: 10 * time.Minute,
-	}, workflowType, json.RawMessage(raw))
+	_, err = tc.ExecuteWorkflow(context.Background(), startOptions(id), workflowType, json.RawMessage(raw))
 	require.NoError(t, err)
 }
+
+func startOptions(id string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{ID: id, TaskQueue: workflows.DefaultTaskQueue, WorkflowExecutionTimeout: 10 * time.Minute}
+}
+
+func jsonMarshal(v any) (json.RawMessage, error) { return json.Marshal(v) }
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
 // result waits up to limit for a workflow's result.
 func result(t *testing.T, id string, limit time.Duration) contract.Result {
