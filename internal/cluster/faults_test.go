@@ -25,7 +25,6 @@ type servedCall struct {
 	id      string
 	took    time.Duration
 	status  string
-	host    *Host
 	errText string
 }
 

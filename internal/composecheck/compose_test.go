@@ -25,7 +25,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/internal/cluster"
 	"github.com/fenixrt/fenix/internal/devserver"
+	"github.com/fenixrt/fenix/internal/prodserver"
 )
 
 // Services `docker compose up` starts, and those behind a profile.
@@ -287,24 +289,31 @@ func TestWorkerConfiguration(t *testing.T) {
 			t.Errorf("%s: no healthcheck", name)
 		}
 
+		// The context store is PostgreSQL, so a context_ref written by one
+		// worker is readable by the others without a shared volume.
+		if store, _ := env(s, "FENIX_CONTEXT_STORE"); store != dsn {
+			t.Errorf("%s: FENIX_CONTEXT_STORE=%q, want the audit database %q (the shared PostgreSQL context store)", name, store, dsn)
+		}
+
 		// Every worker has its own data directory (host ID, host-local
-		// state); they share the context store so a context_ref written by
-		// one is readable by the others.
+		// state); they share the skills and the workspace.
 		var data *types.ServiceVolumeConfig
 		shared := map[string]string{}
 		for i, v := range s.Volumes {
 			switch v.Target {
 			case "/var/lib/fenix":
 				data = &s.Volumes[i]
-			case "/var/lib/fenix/contexts", "/var/lib/fenix/skills", "/workspace":
+			case "/var/lib/fenix/contexts":
+				t.Errorf("%s: mounts a context volume; the context store is in PostgreSQL", name)
+			case "/var/lib/fenix/skills", "/workspace":
 				if v.Type != types.VolumeTypeVolume || v.Source == "" {
 					t.Errorf("%s: %s must be a shared named volume, got %s %q", name, v.Target, v.Type, v.Source)
 				}
 				shared[v.Target] = v.Source
 			}
 		}
-		if len(shared) != 3 {
-			t.Errorf("%s: shared volumes %v, want contexts, skills and workspace", name, shared)
+		if len(shared) != 2 {
+			t.Errorf("%s: shared volumes %v, want skills and workspace", name, shared)
 		}
 		if data == nil {
 			t.Errorf("%s: no volume at /var/lib/fenix (FENIX_DATA_DIR)", name)
@@ -760,5 +769,37 @@ func TestDockerfile(t *testing.T) {
 		if v, _ := env(worker, key); !slices.Contains(d.volumes, v) {
 			t.Errorf("worker: %s=%q is not a VOLUME of the image %v", key, v, d.volumes)
 		}
+	}
+}
+
+// TestComposeRunsWhatTheClusterTestRuns: the server release, its dynamic
+// config and the schema and init scripts of the stack are the ones
+// internal/cluster runs (it loads them from this file), so the cluster test
+// is this file's proof even where it cannot run.
+func TestComposeRunsWhatTheClusterTestRuns(t *testing.T) {
+	spec, err := cluster.LoadCompose(context.Background(), repoRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "temporalio/server:" + prodserver.Version; spec.ServerImage != want {
+		t.Errorf("temporal image %q, want %q", spec.ServerImage, want)
+	}
+	body, err := os.ReadFile(spec.ServerEnv["DYNAMIC_CONFIG_FILE_PATH"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string][]struct {
+		Value any `yaml:"value"`
+	}
+	if err := yaml.Unmarshal(body, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The settings the fast path depends on, as the dev servers in tests
+	// run them (internal/devserver.DynamicConfig).
+	if v := cfg["system.enableActivityEagerExecution"]; len(v) != 1 || v[0].Value != true {
+		t.Errorf("system.enableActivityEagerExecution = %v, want true", v)
+	}
+	if v := cfg["history.transferProcessorMaxPollRPS"]; len(v) != 1 || v[0].Value.(int) <= 20 {
+		t.Errorf("history.transferProcessorMaxPollRPS = %v, want it raised above the default 20", v)
 	}
 }

@@ -132,7 +132,7 @@ func (w *Worker) OpenRuns(ctx context.Context) ([]string, error) {
 func (w *Worker) CollectContexts(ctx context.Context, retention time.Duration) (contextstore.GCResult, error) {
 	store, ok := w.contexts.(*contextstore.Postgres)
 	if !ok {
-		return contextstore.GCResult{}, fmt.Errorf("the context store is %T, which has no collection; set %s to postgres://...", w.contexts, contextstore.Setting)
+		return contextstore.GCResult{}, fmt.Errorf("the context store is %T, which has no collection (set %s to a postgres:// URL)", w.contexts, contextstore.Setting)
 	}
 	return store.Collect(ctx, contextstore.GCOptions{Retention: retention, OpenRuns: w.OpenRuns})
 }
