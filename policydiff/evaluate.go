@@ -7,6 +7,7 @@ import (
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // Policy is the candidate: the tools (for Review), the hook registry a
@@ -20,6 +21,10 @@ type Policy struct {
 	// WorkspaceRoot is the worker default for sessions without one, so
 	// command hooks run where the worker ran them.
 	WorkspaceRoot string
+	// WorkspaceBases is the allow-list a session's workspace root and cwd
+	// must resolve inside before hooks run there, as on the worker
+	// (FENIX_WORKSPACE_BASES); nil means WorkspaceRoot alone.
+	WorkspaceBases *workspace.Bases
 }
 
 // Evaluate decides a recorded call under the policy, exactly as the
@@ -47,6 +52,12 @@ func (p *Policy) Evaluate(ctx context.Context, c Call) Verdict {
 	if session.Cwd == "" {
 		session.Cwd = session.WorkspaceRoot
 	}
+	// A root outside the bases fails the run before any stage on the
+	// worker; here it blocks the call before its hooks run in that root.
+	if err := p.checkWorkspace(&session); err != nil {
+		sv.reviewErr = fenixerr.As(err)
+		return sv.verdict()
+	}
 	pre := p.Hooks.RunPreToolUse(ctx, hooks.PreToolUseEvent{Session: session, ToolName: c.ToolCall.ToolName, CallID: c.ToolCall.CallID,
 		ToolInput: c.ToolCall.Arguments, Step: c.Step, Cancelled: c.cancelled, CancelReason: c.cancelReason})
 	sv.pre = &pre
@@ -60,4 +71,27 @@ func (p *Policy) Evaluate(ctx context.Context, c Call) Verdict {
 		sv.permission = &perm
 	}
 	return sv.verdict()
+}
+
+// checkWorkspace resolves the session's workspace root and cwd through the
+// bases, as the worker's hook stages do.
+func (p *Policy) checkWorkspace(s *hooks.Session) error {
+	bases := p.WorkspaceBases
+	if bases == nil {
+		var err error
+		if bases, err = workspace.DefaultBases(p.WorkspaceRoot); err != nil {
+			return fenixerr.Runtime("workspace bases: %v", err)
+		}
+	}
+	for _, dir := range []*string{&s.WorkspaceRoot, &s.Cwd} {
+		if *dir == "" {
+			continue
+		}
+		resolved, _, err := bases.Resolve(*dir)
+		if err != nil {
+			return err
+		}
+		*dir = resolved
+	}
+	return nil
 }

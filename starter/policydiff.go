@@ -20,6 +20,7 @@ import (
 	"github.com/fenixrt/fenix/runhistory"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
+	workspacepkg "github.com/fenixrt/fenix/workspace"
 )
 
 // cmdPolicyDiff replays recorded tool calls under a candidate policy. Exit
@@ -45,6 +46,7 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	concurrency := fs.Int("concurrency", 8, "histories fetched and replayed at once")
 	workspace := fs.String("workspace-root", envOr("FENIX_WORKSPACE_ROOT", ""), "where command hooks run for sessions without a workspace, as on the worker (env FENIX_WORKSPACE_ROOT)")
+	workspaceBases := fs.String("workspace-bases", envOr("FENIX_WORKSPACE_BASES", ""), "directories (separated by \":\") a session's workspace must resolve inside before its hooks run, as on the worker (env FENIX_WORKSPACE_BASES; default: the workspace root)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
@@ -63,6 +65,11 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 		return exitFailed, fmt.Errorf("candidate policy: %w", err)
 	}
 	policy := &policydiff.Policy{Tools: tools.Builtin(), Hooks: registry, WorkspaceRoot: *workspace}
+	if dirs := workspacepkg.ParseList(*workspaceBases); len(dirs) > 0 {
+		if policy.WorkspaceBases, err = workspacepkg.NewBases(workspacepkg.BasesSetting, dirs...); err != nil {
+			return exitUsage, usageError{err.Error()}
+		}
+	}
 	if allowedSet {
 		policy.AllowedTools = allowed
 	}
