@@ -201,7 +201,7 @@ func offloadLargeTranscript(ctx context.Context, c *cli, path string, raw []byte
 	}
 	spec, dataDir := os.Getenv(contextstore.Setting), os.Getenv("FENIX_DATA_DIR")
 	if spec == "" && dataDir == "" {
-		return nil, fmt.Errorf("%s is %.1f MB, over Temporal's 2 MB payload limit: set FENIX_CONTEXT_STORE to the workers' shared store (postgres://...), or FENIX_DATA_DIR to the worker's data directory, so the starter can put the transcript in the context store and send context_ref", path, float64(len(raw))/1e6)
+		return nil, fmt.Errorf("%s is %.1f MB, over Temporal's 2 MB payload limit: set FENIX_DATA_DIR to the worker's data directory, or FENIX_CONTEXT_STORE to the workers' shared store (postgres://...), so the starter can put the transcript in the context store and send context_ref", path, float64(len(raw))/1e6)
 	}
 	store, err := contextstore.Open(ctx, spec, contextstore.Options{DataDir: dataDir})
 	if err != nil {

@@ -69,9 +69,11 @@ func TestSharedContextStoreKeepsWhatOpenRunsUse(t *testing.T) {
 		running, err := openRunsContain(ctx, w, id)
 		return err == nil && !running
 	}, 10*time.Second, 100*time.Millisecond, "visibility no longer lists the run as running")
+	before, err := store.Usage(ctx)
+	require.NoError(t, err)
 	res, err = w.CollectContexts(ctx, 0)
 	require.NoError(t, err)
-	assert.Equal(t, usage.Blobs, res.DeletedBlobs, "every blob of the closed run is collected: %+v", res)
+	assert.Equal(t, before.Blobs, res.DeletedBlobs, "every blob of the closed run is collected: %+v", res)
 	after, err := store.Usage(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, after.Blobs)
