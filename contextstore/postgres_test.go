@@ -26,11 +26,19 @@ func openPG(tb testing.TB, dsn string, opts PostgresOptions) *Postgres {
 	return s
 }
 
-// transcript builds a message list of about size bytes of English-like
-// text, as a conversation's transcript would be (it compresses like one).
+// transcript builds a message list of about size bytes of text: a few
+// common words among random ones, so it compresses about as well as a real
+// transcript of prose, code and tool output (lz4 to ~70%), not better.
 func transcript(size int, seed uint64) []contract.Message {
-	words := strings.Fields("the worker reads a file and runs the command then reports its output to the kernel which asks the model for the next step of the plan")
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	words := strings.Fields("the worker reads a file and runs the command then reports its output to the kernel")
+	for range 2000 {
+		w := make([]byte, 2+r.IntN(8))
+		for i := range w {
+			w[i] = byte('a' + r.IntN(26))
+		}
+		words = append(words, string(w))
+	}
 	var msgs []contract.Message
 	total := 0
 	for total < size {
