@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: demo test test-short lint record-histories rerecord-histories temporal-cli build
+.PHONY: demo test test-short lint record-histories rerecord-histories temporal-cli temporal-server build
 
 demo: ## dev server + worker + sample assignment, prints the result and Web UI link
 	$(GO) run ./starter demo
@@ -25,6 +25,9 @@ rerecord-histories: ## overwrite every replay history (only for intended breakin
 
 temporal-cli: ## build the pinned Temporal CLI into $(go env GOPATH)/bin
 	$(GO) install github.com/temporalio/cli/cmd/temporal@v1.5.1
+
+temporal-server: ## build the production Temporal server the cluster test runs into $(go env GOPATH)/bin/temporal-server-v1.29.1
+	$(GO) run ./internal/prodserver/cmd/build
 
 build:
 	$(GO) build -o bin/worker ./worker
