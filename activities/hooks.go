@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/hooks"
 )
@@ -14,6 +15,10 @@ const (
 	StagePostToolUse        = "post_tool_use"
 	StagePermissionRequest  = "permission_request"
 	StagePermissionDecision = "permission_decision"
+	StageUserPromptSubmit   = "user_prompt_submit"
+	StageStop               = "stop"
+	StagePostToolBatch      = "post_tool_batch"
+	StagePermissionDenied   = "permission_denied"
 )
 
 func (a *Activities) hookRegistry() *hooks.Registry {
@@ -24,7 +29,8 @@ func (a *Activities) hookRegistry() *hooks.Registry {
 }
 
 // withWorkspace fills the session's workspace from the worker default, so
-// command hooks run in the same directory the tools do.
+// command hooks run in the same directory the tools do, and its permission
+// mode.
 func (a *Activities) withWorkspace(s hooks.Session) hooks.Session {
 	if s.WorkspaceRoot == "" {
 		s.WorkspaceRoot = a.DefaultWorkspaceRoot
@@ -32,7 +38,42 @@ func (a *Activities) withWorkspace(s hooks.Session) hooks.Session {
 	if s.Cwd == "" {
 		s.Cwd = s.WorkspaceRoot
 	}
+	if s.PermissionMode == "" {
+		s.PermissionMode = hooks.PermissionModeDefault
+	}
 	return s
+}
+
+// hookSession prepares an event's session for the hooks of ev: workspace
+// and permission mode, and, when a subscribed hook reads it, the
+// transcript materialized as a JSONL file (from the session's inline
+// messages or context-store reference) with its path in TranscriptPath.
+// The message set itself never reaches the hooks.
+func (a *Activities) hookSession(ctx context.Context, ev hooks.Event, s hooks.Session) (hooks.Session, error) {
+	s = a.withWorkspace(s)
+	source := s.Transcript
+	s.Transcript = nil
+	if a.Transcripts == nil || s.SessionID == "" || !a.hookRegistry().WantsTranscript(ev) {
+		return s, nil
+	}
+	if source == nil {
+		path, err := a.Transcripts.Ensure(s.SessionID)
+		if err != nil {
+			return s, err
+		}
+		s.TranscriptPath = path
+		return s, nil
+	}
+	msgs, err := contextstore.Unpack(ctx, a.Contexts, *source)
+	if err != nil {
+		return s, err
+	}
+	path, err := a.Transcripts.Write(s, msgs)
+	if err != nil {
+		return s, err
+	}
+	s.TranscriptPath = path
+	return s, nil
 }
 
 // LifecycleHooksInput carries exactly one fire-and-forget event.
@@ -44,6 +85,7 @@ type LifecycleHooksInput struct {
 	StepComplete       *hooks.StepCompleteEvent       `json:"step_complete,omitempty"`
 	SubagentStart      *hooks.SubagentStartEvent      `json:"subagent_start,omitempty"`
 	SubagentStop       *hooks.SubagentStopEvent       `json:"subagent_stop,omitempty"`
+	Notification       *hooks.NotificationEvent       `json:"notification,omitempty"`
 }
 
 // Event names the event the input carries.
@@ -63,6 +105,8 @@ func (in LifecycleHooksInput) Event() hooks.Event {
 		return hooks.EventSubagentStart
 	case in.SubagentStop != nil:
 		return hooks.EventSubagentStop
+	case in.Notification != nil:
+		return hooks.EventNotification
 	}
 	return ""
 }
@@ -74,43 +118,65 @@ type HookSummaryResult struct {
 }
 
 // RunLifecycleHooks runs every hook for one fire-and-forget event. Hook
-// failures are reported in the trace, never fatal to the run.
+// failures are reported in the trace, never fatal to the run; context the
+// hooks gave for the model and a request to end the turn come back in the
+// summary.
 func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInput) (HookSummaryResult, error) {
 	r := a.hookRegistry()
-	var sum hooks.Summary
-	switch {
-	case in.SessionStart != nil:
-		ev := *in.SessionStart
-		ev.Session = a.withWorkspace(ev.Session)
-		sum = r.RunSessionStart(ctx, ev)
-	case in.SessionStop != nil:
-		ev := *in.SessionStop
-		ev.Session = a.withWorkspace(ev.Session)
-		sum = r.RunSessionStop(ctx, ev)
-	case in.Error != nil:
-		ev := *in.Error
-		ev.Session = a.withWorkspace(ev.Session)
-		sum = r.RunError(ctx, ev)
-	case in.PostToolUseFailure != nil:
-		ev := *in.PostToolUseFailure
-		ev.Session = a.withWorkspace(ev.Session)
-		sum = r.RunPostToolUseFailure(ctx, ev)
-	case in.StepComplete != nil:
-		ev := *in.StepComplete
-		ev.Session = a.withWorkspace(ev.Session)
-		sum = r.RunStepComplete(ctx, ev)
-	case in.SubagentStart != nil:
-		ev := *in.SubagentStart
-		ev.Session = a.withWorkspace(ev.Session)
-		sum = r.RunSubagentStart(ctx, ev)
-	case in.SubagentStop != nil:
-		ev := *in.SubagentStop
-		ev.Session = a.withWorkspace(ev.Session)
-		sum = r.RunSubagentStop(ctx, ev)
-	default:
+	ev := in.Event()
+	if ev == "" {
 		return fail[HookSummaryResult](fmt.Errorf("RunLifecycleHooks got no event"))
 	}
-	return HookSummaryResult{Summary: sum, Trace: summaryTrace(in.Event(), sum)}, nil
+	session := func(s hooks.Session) (hooks.Session, error) { return a.hookSession(ctx, ev, s) }
+	var sum hooks.Summary
+	var err error
+	switch {
+	case in.SessionStart != nil:
+		e := *in.SessionStart
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunSessionStart(ctx, e)
+		}
+	case in.SessionStop != nil:
+		e := *in.SessionStop
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunSessionStop(ctx, e)
+		}
+	case in.Error != nil:
+		e := *in.Error
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunError(ctx, e)
+		}
+	case in.PostToolUseFailure != nil:
+		e := *in.PostToolUseFailure
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunPostToolUseFailure(ctx, e)
+		}
+	case in.StepComplete != nil:
+		e := *in.StepComplete
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunStepComplete(ctx, e)
+		}
+	case in.SubagentStart != nil:
+		e := *in.SubagentStart
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunSubagentStart(ctx, e)
+		}
+	case in.SubagentStop != nil:
+		e := *in.SubagentStop
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunSubagentStop(ctx, e)
+		}
+	case in.Notification != nil:
+		e := *in.Notification
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunNotification(ctx, e)
+		}
+	}
+	if err != nil {
+		return fail[HookSummaryResult](err)
+	}
+	a.recordDecisions(ev, sum.Decisions)
+	return HookSummaryResult{Summary: sum, Trace: summaryTrace(ev, sum)}, nil
 }
 
 func (a *Activities) recordDecisions(ev hooks.Event, decisions []hooks.HookDecision) {
@@ -124,7 +190,20 @@ func summaryTrace(ev hooks.Event, sum hooks.Summary) contract.TraceEntry {
 	if err := sum.Err(); err != nil {
 		e.Fields["hook_errors"] = err.Error()
 	}
+	addContextAndHalt(e, sum.AdditionalContext, sum.Halt)
 	return e
+}
+
+// addContextAndHalt records a stage's context for the model and a request
+// to end the turn in its trace entry.
+func addContextAndHalt(e contract.TraceEntry, additionalContext string, halt *hooks.Halt) {
+	if additionalContext != "" {
+		e.Fields["additional_context"] = preview(additionalContext)
+	}
+	if halt != nil {
+		e.Fields["halt"] = halt.Reason
+		e.Fields["halted_by"] = halt.Hook
+	}
 }
 
 func decisionsOrEmpty(d []hooks.HookDecision) []hooks.HookDecision {
@@ -143,7 +222,10 @@ type PreToolUseHooksResult struct {
 // RunPreToolUseHooks asks every hook about a reviewed call, in order: the
 // first Block wins, the last MutateInput wins, contexts accumulate.
 func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUseEvent) (PreToolUseHooksResult, error) {
-	ev.Session = a.withWorkspace(ev.Session)
+	var err error
+	if ev.Session, err = a.hookSession(ctx, hooks.EventPreToolUse, ev.Session); err != nil {
+		return fail[PreToolUseHooksResult](err)
+	}
 	res := a.hookRegistry().RunPreToolUse(ctx, ev)
 	a.recordDecisions(hooks.EventPreToolUse, res.Decisions)
 	trace := contract.Trace(StagePreToolUse,
@@ -157,11 +239,12 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 	if res.Action.Reason != "" {
 		trace.Fields["reason"] = res.Action.Reason
 	}
-	if res.AdditionalContext != "" {
-		trace.Fields["additional_context"] = preview(res.AdditionalContext)
-	}
+	addContextAndHalt(trace, res.AdditionalContext, res.Halt)
 	if res.PermissionRequired != nil {
 		trace.Fields["permission"] = res.PermissionRequired.Permission
+		if res.PermissionRequired.Deferred {
+			trace.Fields["deferred"] = true
+		}
 	}
 	return PreToolUseHooksResult{Result: res, Trace: trace}, nil
 }
@@ -175,13 +258,16 @@ type PermissionRequestHooksResult struct {
 // RunPermissionRequestHooks lets hooks settle a PermissionRequired before a
 // human is asked: the first deny wins, else the first allow.
 func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.PermissionRequestEvent) (PermissionRequestHooksResult, error) {
-	ev.Session = a.withWorkspace(ev.Session)
+	var err error
+	if ev.Session, err = a.hookSession(ctx, hooks.EventPermissionRequest, ev.Session); err != nil {
+		return fail[PermissionRequestHooksResult](err)
+	}
 	res := a.hookRegistry().RunPermissionRequest(ctx, ev)
 	a.recordDecisions(hooks.EventPermissionRequest, res.Decisions)
 	if res.Settled() {
 		a.metrics().PermissionDecision(string(res.Decision.Kind), "hook")
 	}
-	return PermissionRequestHooksResult{Result: res, Trace: contract.Trace(StagePermissionRequest,
+	trace := contract.Trace(StagePermissionRequest,
 		"tool_name", ev.ToolName,
 		"call_id", ev.CallID,
 		"permission", ev.Permission,
@@ -189,7 +275,9 @@ func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.Per
 		"reason", res.Decision.Reason,
 		"decided_by", res.DecidedBy,
 		"hooks", decisionsOrEmpty(res.Decisions),
-	)}, nil
+	)
+	addContextAndHalt(trace, "", res.Halt)
+	return PermissionRequestHooksResult{Result: res, Trace: trace}, nil
 }
 
 // PostToolUseHooksResult is the aggregated PostToolUse verdict.
@@ -202,14 +290,125 @@ type PostToolUseHooksResult struct {
 // content; the last MutateOutput wins. The audit row is written here, so
 // it is written once per call however often this stage is retried.
 func (a *Activities) RunPostToolUseHooks(ctx context.Context, ev hooks.PostToolUseEvent) (PostToolUseHooksResult, error) {
-	ev.Session = a.withWorkspace(ev.Session)
+	var err error
+	if ev.Session, err = a.hookSession(ctx, hooks.EventPostToolUse, ev.Session); err != nil {
+		return fail[PostToolUseHooksResult](err)
+	}
 	res := a.hookRegistry().RunPostToolUse(ctx, ev)
 	a.recordDecisions(hooks.EventPostToolUse, res.Decisions)
-	return PostToolUseHooksResult{Result: res, Trace: contract.Trace(StagePostToolUse,
+	trace := contract.Trace(StagePostToolUse,
 		"tool_name", ev.ToolName,
 		"call_id", ev.CallID,
 		"mutated", res.Mutated,
 		"mutated_by", res.MutatedBy,
 		"hooks", decisionsOrEmpty(res.Decisions),
-	)}, nil
+	)
+	addContextAndHalt(trace, res.AdditionalContext, res.Halt)
+	return PostToolUseHooksResult{Result: res, Trace: trace}, nil
+}
+
+// UserPromptSubmitHooksResult is the verdict on a turn's prompt.
+type UserPromptSubmitHooksResult struct {
+	Result hooks.UserPromptSubmitResult `json:"result"`
+	Trace  contract.TraceEntry          `json:"trace"`
+}
+
+// RunUserPromptSubmitHooks asks every hook about the prompt before the
+// turn's first model call: the first block ends the turn, contexts reach
+// the model next to the prompt.
+func (a *Activities) RunUserPromptSubmitHooks(ctx context.Context, ev hooks.UserPromptSubmitEvent) (UserPromptSubmitHooksResult, error) {
+	var err error
+	if ev.Session, err = a.hookSession(ctx, hooks.EventUserPromptSubmit, ev.Session); err != nil {
+		return fail[UserPromptSubmitHooksResult](err)
+	}
+	res := a.hookRegistry().RunUserPromptSubmit(ctx, ev)
+	a.recordDecisions(hooks.EventUserPromptSubmit, res.Decisions)
+	trace := contract.Trace(StageUserPromptSubmit,
+		"blocked", res.Blocked,
+		"decided_by", res.DecidedBy,
+		"hooks", decisionsOrEmpty(res.Decisions),
+	)
+	if res.Reason != "" {
+		trace.Fields["reason"] = res.Reason
+	}
+	addContextAndHalt(trace, res.AdditionalContext, res.Halt)
+	return UserPromptSubmitHooksResult{Result: res, Trace: trace}, nil
+}
+
+// StopHooksResult is the verdict when an agent is about to stop.
+type StopHooksResult struct {
+	Result hooks.StopResult    `json:"result"`
+	Trace  contract.TraceEntry `json:"trace"`
+}
+
+// RunStopHooks asks every hook whether the agent may end its turn (Stop,
+// or SubagentStop in a subagent): a block or feedback makes it take
+// another step with the reason as its instruction.
+func (a *Activities) RunStopHooks(ctx context.Context, ev hooks.StopEvent) (StopHooksResult, error) {
+	var err error
+	if ev.Session, err = a.hookSession(ctx, hooks.EventStop, ev.Session); err != nil {
+		return fail[StopHooksResult](err)
+	}
+	res := a.hookRegistry().RunStop(ctx, ev)
+	a.recordDecisions(hooks.EventStop, res.Decisions)
+	trace := contract.Trace(StageStop,
+		"continue", res.Continue,
+		"blocked_by", res.BlockedBy,
+		"stop_hook_active", ev.StopHookActive,
+		"hooks", decisionsOrEmpty(res.Decisions),
+	)
+	if res.Reason != "" {
+		trace.Fields["reason"] = preview(res.Reason)
+	}
+	addContextAndHalt(trace, "", res.Halt)
+	return StopHooksResult{Result: res, Trace: trace}, nil
+}
+
+// PostToolBatchHooksResult is the verdict after a step's tool calls.
+type PostToolBatchHooksResult struct {
+	Result hooks.PostToolBatchResult `json:"result"`
+	Trace  contract.TraceEntry       `json:"trace"`
+}
+
+// RunPostToolBatchHooks runs every hook once after all tool calls of a
+// step resolved: context reaches the next model call, a block or halt
+// ends the loop before it.
+func (a *Activities) RunPostToolBatchHooks(ctx context.Context, ev hooks.PostToolBatchEvent) (PostToolBatchHooksResult, error) {
+	var err error
+	if ev.Session, err = a.hookSession(ctx, hooks.EventPostToolBatch, ev.Session); err != nil {
+		return fail[PostToolBatchHooksResult](err)
+	}
+	res := a.hookRegistry().RunPostToolBatch(ctx, ev)
+	a.recordDecisions(hooks.EventPostToolBatch, res.Decisions)
+	trace := contract.Trace(StagePostToolBatch,
+		"calls", len(ev.Calls),
+		"hooks", decisionsOrEmpty(res.Decisions),
+	)
+	addContextAndHalt(trace, res.AdditionalContext, res.Halt)
+	return PostToolBatchHooksResult{Result: res, Trace: trace}, nil
+}
+
+// PermissionDeniedHooksResult is what hooks said about a denial.
+type PermissionDeniedHooksResult struct {
+	Result hooks.PermissionDeniedResult `json:"result"`
+	Trace  contract.TraceEntry          `json:"trace"`
+}
+
+// RunPermissionDeniedHooks tells hooks a permission was denied; a hook's
+// retry lets the model know it may try the call again.
+func (a *Activities) RunPermissionDeniedHooks(ctx context.Context, ev hooks.PermissionDeniedEvent) (PermissionDeniedHooksResult, error) {
+	var err error
+	if ev.Session, err = a.hookSession(ctx, hooks.EventPermissionDenied, ev.Session); err != nil {
+		return fail[PermissionDeniedHooksResult](err)
+	}
+	res := a.hookRegistry().RunPermissionDenied(ctx, ev)
+	a.recordDecisions(hooks.EventPermissionDenied, res.Decisions)
+	trace := contract.Trace(StagePermissionDenied,
+		"tool_name", ev.ToolName,
+		"call_id", ev.CallID,
+		"retry", res.Retry,
+		"hooks", decisionsOrEmpty(res.Decisions),
+	)
+	addContextAndHalt(trace, res.AdditionalContext, nil)
+	return PermissionDeniedHooksResult{Result: res, Trace: trace}, nil
 }

@@ -179,7 +179,13 @@ func (a *Activities) openWorkspace(root string, required bool) (*workspace.Works
 		}
 		return nil, nil
 	}
-	return workspace.Open(root)
+	ws, err := workspace.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	// The scripts and settings loaded hooks run are never writable by tools.
+	ws.Protect(a.hookRegistry().ProtectedPaths())
+	return ws, nil
 }
 
 // ProjectToolResultInput is ProjectToolResult's input.

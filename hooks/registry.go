@@ -30,6 +30,9 @@ type PermissionRequirement struct {
 	Permission string `json:"permission"`
 	ToolName   string `json:"tool_name"`
 	Hook       string `json:"hook"`
+	// Deferred marks a hook's "defer": the decision comes from outside the
+	// run (decide_permission), PermissionRequest hooks are not asked.
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // PreToolUseResult is the aggregated PreToolUse verdict.
@@ -46,7 +49,10 @@ type PreToolUseResult struct {
 	AdditionalContext  string                 `json:"additional_context,omitempty"`
 	PermissionRequired *PermissionRequirement `json:"permission_required,omitempty"`
 	// DecidedBy names the hook that blocked or asked for permission.
-	DecidedBy string         `json:"decided_by,omitempty"`
+	DecidedBy string `json:"decided_by,omitempty"`
+	// Halt is set when a hook asked to end the whole turn; the call is
+	// blocked too.
+	Halt      *Halt          `json:"halt,omitempty"`
 	Decisions []HookDecision `json:"decisions"`
 }
 
@@ -64,8 +70,11 @@ type PostToolUseResult struct {
 	FinalContent string `json:"final_content"`
 	Mutated      bool   `json:"mutated"`
 	// MutatedBy names the hook whose MutateOutput won.
-	MutatedBy string         `json:"mutated_by,omitempty"`
-	Decisions []HookDecision `json:"decisions"`
+	MutatedBy string `json:"mutated_by,omitempty"`
+	// AdditionalContext joins every hook's context for the model.
+	AdditionalContext string         `json:"additional_context,omitempty"`
+	Halt              *Halt          `json:"halt,omitempty"`
+	Decisions         []HookDecision `json:"decisions"`
 }
 
 // PermissionRequestResult is the aggregated PermissionRequest verdict.
@@ -73,7 +82,9 @@ type PostToolUseResult struct {
 type PermissionRequestResult struct {
 	Decision  PermissionDecision `json:"decision"`
 	DecidedBy string             `json:"decided_by,omitempty"`
-	Decisions []HookDecision     `json:"decisions"`
+	// Halt is set when a hook asked to end the turn; the request is denied.
+	Halt      *Halt          `json:"halt,omitempty"`
+	Decisions []HookDecision `json:"decisions"`
 }
 
 // Settled reports whether a hook allowed or denied the request.
@@ -82,7 +93,11 @@ func (r PermissionRequestResult) Settled() bool { return r.Decision.kind() != Ki
 // Summary reports which hooks handled a fire-and-forget event and which
 // failed.
 type Summary struct {
-	Event     Event          `json:"event"`
+	Event Event `json:"event"`
+	// AdditionalContext joins the context FeedbackHooks gave for the model.
+	AdditionalContext string `json:"additional_context,omitempty"`
+	// Halt is the first request to end the turn.
+	Halt      *Halt          `json:"halt,omitempty"`
 	Decisions []HookDecision `json:"decisions"`
 }
 
@@ -106,6 +121,7 @@ func decisionErrors(ev Event, ds []HookDecision) error {
 // provided the hooks themselves are safe for that.
 type Registry struct {
 	entries []entry
+	sources []SourceInfo
 	now     func() time.Time
 	logf    LogFunc
 }
@@ -204,6 +220,10 @@ func failedClosedReason(name string, p any) string {
 // RunPreToolUse asks every hook in order whether and how the tool may run.
 // Each hook sees the arguments as rewritten by the hooks before it, so a
 // guard registered after a rewriter checks what will actually run.
+//
+// Precedence across hooks is Claude Code's: deny (Block) > defer > ask
+// (PermissionRequired) > allow. The first Block or Halt wins and stops the
+// chain; the first defer outranks any ask.
 func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToolUseResult {
 	res := PreToolUseResult{FinalArgs: cloneArgs(ev.ToolInput), Decisions: []HookDecision{}}
 	if res.FinalArgs == nil {
@@ -211,6 +231,16 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 	}
 	var contexts []string
 	mutated := false
+	block := func(d HookDecision, name, reason string, halt *Halt) PreToolUseResult {
+		d.Kind, d.Reason = KindBlock, reason
+		res.Decisions = append(res.Decisions, d)
+		res.Action = Block(reason)
+		res.Action.Halt = halt
+		res.Halt = halt
+		res.DecidedBy = name
+		res.AdditionalContext = strings.Join(contexts, "\n")
+		return res
+	}
 	for _, e := range r.subscribers(EventPreToolUse) {
 		hookEv := ev
 		hookEv.ToolInput = cloneArgs(res.FinalArgs)
@@ -222,6 +252,10 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 				}
 				return Continue()
 			})
+		if action.Halt != nil {
+			halt := haltFrom(action.Halt, e.name)
+			return block(d, e.name, halt.Reason, halt)
+		}
 		kind := action.kind()
 		d.Kind = kind
 		switch kind {
@@ -231,48 +265,39 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 			if reason == "" {
 				reason = fmt.Sprintf("tool %q blocked by hook %q", ev.ToolName, e.name)
 			}
-			d.Reason = reason
-			res.Decisions = append(res.Decisions, d)
-			res.Action = Block(reason)
-			res.DecidedBy = e.name
-			res.AdditionalContext = strings.Join(contexts, "\n")
-			return res
-		case KindMutateInput:
-			mutated = true
+			return block(d, e.name, reason, nil)
+		case KindMutateInput, KindPermissionRequired, KindDefer:
 			var notes []string
 			if action.UpdatedArgs != nil {
 				res.FinalArgs = cloneArgs(action.UpdatedArgs)
 				res.ArgsMutated = true
+				mutated = true
 				notes = append(notes, "updated args")
 			}
 			if action.AdditionalContext != "" {
 				contexts = append(contexts, action.AdditionalContext)
+				mutated = true
 				notes = append(notes, "added context")
 			}
+			if kind != KindMutateInput {
+				req := PermissionRequirement{Permission: action.Permission, ToolName: action.ToolName, Hook: e.name, Deferred: kind == KindDefer}
+				if req.ToolName == "" {
+					req.ToolName = ev.ToolName
+				}
+				if req.Permission == "" {
+					req.Permission = "run tool " + req.ToolName
+				}
+				notes = append([]string{req.Permission}, notes...)
+				if res.PermissionRequired == nil || (req.Deferred && !res.PermissionRequired.Deferred) {
+					res.PermissionRequired = &req
+					res.DecidedBy = e.name
+				}
+			}
 			d.Reason = strings.Join(notes, ", ")
-		case KindPermissionRequired:
-			req := PermissionRequirement{Permission: action.Permission, ToolName: action.ToolName, Hook: e.name}
-			if req.ToolName == "" {
-				req.ToolName = ev.ToolName
-			}
-			if req.Permission == "" {
-				req.Permission = "run tool " + req.ToolName
-			}
-			d.Reason = req.Permission
-			if res.PermissionRequired == nil {
-				res.PermissionRequired = &req
-				res.DecidedBy = e.name
-			}
 		default:
 			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown PreToolUse action kind %q", kind))
 			if e.failClosed {
-				reason := fmt.Sprintf("hook %q failed closed: unknown PreToolUse action kind %q", e.name, kind)
-				d.Kind, d.Reason = KindBlock, reason
-				res.Decisions = append(res.Decisions, d)
-				res.Action = Block(reason)
-				res.DecidedBy = e.name
-				res.AdditionalContext = strings.Join(contexts, "\n")
-				return res
+				return block(d, e.name, fmt.Sprintf("hook %q failed closed: unknown PreToolUse action kind %q", e.name, kind), nil)
 			}
 			d.Kind = KindContinue
 		}
@@ -280,6 +305,8 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 	}
 	res.AdditionalContext = strings.Join(contexts, "\n")
 	switch {
+	case res.PermissionRequired != nil && res.PermissionRequired.Deferred:
+		res.Action = Defer(res.PermissionRequired.Permission, res.PermissionRequired.ToolName)
 	case res.PermissionRequired != nil:
 		res.Action = RequirePermission(res.PermissionRequired.Permission, res.PermissionRequired.ToolName)
 	case mutated:
@@ -294,10 +321,22 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 	return res
 }
 
+// haltFrom completes a hook's Halt with its name and a default reason.
+func haltFrom(h *Halt, hook string) *Halt {
+	out := *h
+	out.Hook = hook
+	if out.Reason == "" {
+		out.Reason = fmt.Sprintf("hook %q ended the turn", hook)
+	}
+	return &out
+}
+
 // RunPostToolUse runs every hook; each sees the output as rewritten by the
-// hooks before it and the last MutateOutput wins.
+// hooks before it and the last MutateOutput wins. Contexts accumulate; the
+// first Halt is kept.
 func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) PostToolUseResult {
 	res := PostToolUseResult{FinalContent: ev.Content, Decisions: []HookDecision{}}
+	var contexts []string
 	for _, e := range r.subscribers(EventPostToolUse) {
 		hookEv := ev
 		hookEv.Content = res.FinalContent
@@ -307,25 +346,36 @@ func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) Post
 			func(any) PostToolUseAction { return KeepOutput() })
 		kind := action.kind()
 		d.Kind = kind
+		var notes []string
 		switch kind {
 		case KindContinue:
 		case KindMutateOutput:
 			res.FinalContent = action.UpdatedContent
 			res.Mutated = true
 			res.MutatedBy = e.name
-			d.Reason = fmt.Sprintf("output replaced (%d bytes)", len(action.UpdatedContent))
+			notes = append(notes, fmt.Sprintf("output replaced (%d bytes)", len(action.UpdatedContent)))
 		default:
 			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown PostToolUse action kind %q", kind))
 			d.Kind = KindContinue
 		}
+		if action.AdditionalContext != "" {
+			contexts = append(contexts, action.AdditionalContext)
+			notes = append(notes, "added context")
+		}
+		if action.Halt != nil && res.Halt == nil {
+			res.Halt = haltFrom(action.Halt, e.name)
+			notes = append(notes, "halt: "+res.Halt.Reason)
+		}
+		d.Reason = strings.Join(notes, ", ")
 		res.Decisions = append(res.Decisions, d)
 	}
+	res.AdditionalContext = strings.Join(contexts, "\n")
 	return res
 }
 
 // RunPermissionRequest lets hooks settle a permission request before a
-// human is asked. The first deny wins and stops the chain; otherwise the
-// first allow wins; otherwise the result is NoOpinion.
+// human is asked. The first deny (or Halt, which denies) wins and stops the
+// chain; otherwise the first allow wins; otherwise the result is NoOpinion.
 func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionRequestEvent) PermissionRequestResult {
 	res := PermissionRequestResult{Decision: NoOpinion(), Decisions: []HookDecision{}}
 	for _, e := range r.subscribers(EventPermissionRequest) {
@@ -339,6 +389,10 @@ func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionReques
 				}
 				return NoOpinion()
 			})
+		if decision.Halt != nil {
+			res.Halt = haltFrom(decision.Halt, e.name)
+			decision = Deny(res.Halt.Reason)
+		}
 		kind := decision.kind()
 		d.Kind = kind
 		d.Reason = decision.Reason
@@ -358,7 +412,7 @@ func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionReques
 				if decision.Reason == "" {
 					decision.Reason = fmt.Sprintf("permission %q for tool %q allowed by hook %q", ev.Permission, ev.ToolName, e.name)
 				}
-				res.Decision = PermissionDecision{Kind: KindAllow, Reason: decision.Reason}
+				res.Decision = PermissionDecision{Kind: KindAllow, Reason: decision.Reason, UpdatedArgs: cloneArgs(decision.UpdatedArgs)}
 				res.DecidedBy = e.name
 			}
 		default:
@@ -378,26 +432,51 @@ func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionReques
 	return res
 }
 
-func (r *Registry) runAll(ev Event, call func(AgentHook) error) Summary {
+// runAll runs every subscriber of a fire-and-forget event: FeedbackHooks
+// through Feedback with payload (their context and halt are collected),
+// the others through call.
+func (r *Registry) runAll(ctx context.Context, ev Event, payload any, call func(AgentHook) error) Summary {
 	s := Summary{Event: ev, Decisions: []HookDecision{}}
+	var contexts []string
 	for _, e := range r.subscribers(ev) {
+		var fb Feedback
 		_, d := invoke(r, e, ev,
-			func() (struct{}, error) { return struct{}{}, call(e.hook) },
+			func() (struct{}, error) {
+				if fh, ok := e.hook.(FeedbackHook); ok {
+					var err error
+					fb, err = fh.Feedback(ctx, payload)
+					return struct{}{}, err
+				}
+				return struct{}{}, call(e.hook)
+			},
 			func(any) struct{} { return struct{}{} })
 		d.Kind = KindRan
+		var notes []string
+		if fb.AdditionalContext != "" {
+			contexts = append(contexts, fb.AdditionalContext)
+			notes = append(notes, "added context")
+		}
+		if fb.Halt != nil && s.Halt == nil {
+			s.Halt = haltFrom(fb.Halt, e.name)
+			notes = append(notes, "halt: "+s.Halt.Reason)
+		}
+		d.Reason = strings.Join(notes, ", ")
 		s.Decisions = append(s.Decisions, d)
 	}
+	s.AdditionalContext = strings.Join(contexts, "\n")
 	return s
 }
 
 // RunSessionStart notifies every hook that a session started.
 func (r *Registry) RunSessionStart(ctx context.Context, ev SessionStartEvent) Summary {
-	return r.runAll(EventSessionStart, func(h AgentHook) error { return h.OnSessionStart(ctx, ev) })
+	return r.runAll(ctx, EventSessionStart, ev, func(h AgentHook) error { return h.OnSessionStart(ctx, ev) })
 }
 
 // RunPostToolUseFailure notifies every hook that a tool call failed.
 func (r *Registry) RunPostToolUseFailure(ctx context.Context, ev PostToolUseFailureEvent) Summary {
-	return r.runAll(EventPostToolUseFailure, func(h AgentHook) error {
+	hookEv := ev
+	hookEv.ToolInput = cloneArgs(ev.ToolInput)
+	return r.runAll(ctx, EventPostToolUseFailure, hookEv, func(h AgentHook) error {
 		hookEv := ev
 		hookEv.ToolInput = cloneArgs(ev.ToolInput)
 		return h.PostToolUseFailure(ctx, hookEv)
@@ -406,39 +485,39 @@ func (r *Registry) RunPostToolUseFailure(ctx context.Context, ev PostToolUseFail
 
 // RunStepComplete notifies every hook that a ReAct step ended.
 func (r *Registry) RunStepComplete(ctx context.Context, ev StepCompleteEvent) Summary {
-	return r.runAll(EventStepComplete, func(h AgentHook) error { return h.OnStepComplete(ctx, ev) })
+	return r.runAll(ctx, EventStepComplete, ev, func(h AgentHook) error { return h.OnStepComplete(ctx, ev) })
 }
 
 // RunSessionStop notifies every hook that the session ended. Call it with a
 // context that is not already cancelled (a disconnected one after a
 // cancel), or hooks doing I/O will fail.
 func (r *Registry) RunSessionStop(ctx context.Context, ev SessionStopEvent) Summary {
-	return r.runAll(EventSessionStop, func(h AgentHook) error { return h.OnSessionStop(ctx, ev) })
+	return r.runAll(ctx, EventSessionStop, ev, func(h AgentHook) error { return h.OnSessionStop(ctx, ev) })
 }
 
 // RunSubagentStart notifies every hook that a subagent started.
 func (r *Registry) RunSubagentStart(ctx context.Context, ev SubagentStartEvent) Summary {
-	return r.runAll(EventSubagentStart, func(h AgentHook) error { return h.OnSubagentStart(ctx, ev) })
+	return r.runAll(ctx, EventSubagentStart, ev, func(h AgentHook) error { return h.OnSubagentStart(ctx, ev) })
 }
 
 // RunSubagentStop notifies every hook that a subagent stopped.
 func (r *Registry) RunSubagentStop(ctx context.Context, ev SubagentStopEvent) Summary {
-	return r.runAll(EventSubagentStop, func(h AgentHook) error { return h.OnSubagentStop(ctx, ev) })
+	return r.runAll(ctx, EventSubagentStop, ev, func(h AgentHook) error { return h.OnSubagentStop(ctx, ev) })
 }
 
 // RunPreCompact notifies every hook that compaction is about to run.
 func (r *Registry) RunPreCompact(ctx context.Context, ev PreCompactEvent) Summary {
-	return r.runAll(EventPreCompact, func(h AgentHook) error { return h.OnPreCompact(ctx, ev) })
+	return r.runAll(ctx, EventPreCompact, ev, func(h AgentHook) error { return h.OnPreCompact(ctx, ev) })
 }
 
 // RunPostCompact notifies every hook that compaction ran.
 func (r *Registry) RunPostCompact(ctx context.Context, ev PostCompactEvent) Summary {
-	return r.runAll(EventPostCompact, func(h AgentHook) error { return h.OnPostCompact(ctx, ev) })
+	return r.runAll(ctx, EventPostCompact, ev, func(h AgentHook) error { return h.OnPostCompact(ctx, ev) })
 }
 
 // RunError notifies every hook that a stage failed.
 func (r *Registry) RunError(ctx context.Context, ev ErrorEvent) Summary {
-	return r.runAll(EventError, func(h AgentHook) error { return h.OnError(ctx, ev) })
+	return r.runAll(ctx, EventError, ev, func(h AgentHook) error { return h.OnError(ctx, ev) })
 }
 
 func joinErr(existing, add string) string {
