@@ -80,7 +80,15 @@ func bashRuleMatches(pattern, command string) bool {
 	if err != nil {
 		return true
 	}
-	specific := len(strings.Fields(pattern)) > 1
+	// A pattern "specifies more than the command name" when it has more
+	// than one word besides wildcards ("git push *", not "rm *").
+	words := 0
+	for _, f := range strings.Fields(pattern) {
+		if f != "*" {
+			words++
+		}
+	}
+	specific := words > 1
 	matched := false
 	syntax.Walk(file, func(n syntax.Node) bool {
 		if matched {
