@@ -106,7 +106,9 @@ func TestHTTPHookFailuresAreNonBlockingUnlessFailClosed(t *testing.T) {
 		reply func(http.ResponseWriter, map[string]any)
 		want  string
 	}{
-		{"non-2xx", func(w http.ResponseWriter, _ map[string]any) { http.Error(w, "policy db down", http.StatusServiceUnavailable) }, "HTTP status 503"},
+		{"non-2xx", func(w http.ResponseWriter, _ map[string]any) {
+			http.Error(w, "policy db down", http.StatusServiceUnavailable)
+		}, "HTTP status 503"},
 		{"plain-text body", jsonReply("deny please"), "not a JSON object"},
 		{"invalid JSON", jsonReply(`{"hookSpecificOutput":{"permissionDecision":"perhaps"}}`), "fails validation"},
 		{"timeout", func(http.ResponseWriter, map[string]any) { time.Sleep(time.Second) }, "timed out"},

@@ -31,7 +31,7 @@ func TestMatcherSemantics(t *testing.T) {
 		// Anything else is an unanchored JavaScript regex.
 		{"Notebook.*", "NotebookEdit", true},
 		{"^Notebook", "MyNotebook", false},
-		{"Edit", "MultiEdit", false}, // exact, not a regex
+		{"Edit", "MultiEdit", false},  // exact, not a regex
 		{"Edit.*", "MultiEdit", true}, // unanchored regex
 		{"mcp__memory__.*", "mcp__memory__create_entities", true},
 		{"mcp__.*__write.*", "mcp__fs__write_file", true},
