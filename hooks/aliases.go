@@ -118,6 +118,11 @@ func fenixArgs(d Dialect, tool string, updated map[string]any, root string) map[
 // hookToolResponse is the tool_response a hook of the dialect receives:
 // Claude Code's structured output for aliased tools, else the raw result.
 func hookToolResponse(d Dialect, tool string, raw json.RawMessage, args map[string]any, content, root string) json.RawMessage {
+	if d == DialectClaude && tool == "spawn_subagent" && len(raw) == 0 {
+		// A subagent's result is its final answer, not a tool's raw JSON.
+		out, _ := json.Marshal(agentResponse(map[string]any{"content": content}, args, root))
+		return out
+	}
 	if len(raw) == 0 || !json.Valid(raw) {
 		out, _ := json.Marshal(content)
 		return out

@@ -167,3 +167,14 @@ func TestUpdatedToolOutputToContent(t *testing.T) {
 		}
 	}
 }
+
+func TestSubagentResponseIsItsAnswer(t *testing.T) {
+	raw := hookToolResponse(DialectClaude, "spawn_subagent", nil, map[string]any{"task": "x"}, "found 3 bugs", aliasRoot)
+	var got map[string]any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["status"] != "completed" || agentText(got) != "found 3 bugs" {
+		t.Errorf("Agent tool_response = %s", raw)
+	}
+}
