@@ -318,6 +318,20 @@ type UserPromptSubmitHooksResult struct {
 // the model next to the prompt.
 func (a *Activities) RunUserPromptSubmitHooks(ctx context.Context, ev hooks.UserPromptSubmitEvent) (UserPromptSubmitHooksResult, error) {
 	var err error
+	if ev.Prompt == "" && ev.Transcript != nil {
+		// The workflow holds only a reference: the prompt is the
+		// transcript's last user message.
+		msgs, err := contextstore.Unpack(ctx, a.Contexts, *ev.Transcript)
+		if err != nil {
+			return fail[UserPromptSubmitHooksResult](err)
+		}
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == contract.RoleUser {
+				ev.Prompt = msgs[i].Content
+				break
+			}
+		}
+	}
 	if ev.Session, err = a.hookSession(ctx, hooks.EventUserPromptSubmit, ev.Session); err != nil {
 		return fail[UserPromptSubmitHooksResult](err)
 	}
