@@ -181,3 +181,51 @@ func TestClaudeCodeSessionStartContextInTrace(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "Project demo; the default branch is main; tests run with make test.", start.Get("additional_context"))
 }
+
+// An AgentTurn on the dev server governed by the project's unchanged
+// .claude/settings.json: SessionStart's plain stdout and UserPromptSubmit's
+// additionalContext reach the model's first call, and the Stop hook (which
+// reads transcript_path) sends the first answer back once; the scripted
+// model fails the turn if it is not sent what the hooks added.
+func TestClaudeCodeStopAndPromptHooksGovernAgentTurn(t *testing.T) {
+	project, _, _ := claudeProject(t)
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, []byte(`{"scripts": {"claude": {"turns": [
+	  {"expect": {"contains": ["end with the word VERIFIED", "the default branch is main"]}, "content": "2 + 2 is 4."},
+	  {"expect": {"contains": ["end it with VERIFIED (transcript has 1 assistant messages)"]}, "content": "2 + 2 is 4. VERIFIED"}
+	]}}}`), 0o644))
+	w := startWorker(t, withScripts(t, script), func(c *fenixworker.Config) { c.HookSources = []string{project} })
+	res := runTurn(t, w.queue, agentTurnRequest(t, "claude", map[string]any{
+		"workspace_root":   project,
+		"context_messages": []map[string]any{{"role": "user", "content": "What is 2 + 2?"}},
+		"agent_context":    map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}},
+		"max_steps":        4,
+	}))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Equal(t, "2 + 2 is 4. VERIFIED", res.Output.Content)
+	var stops []contract.TraceEntry
+	for _, e := range res.Trace {
+		if e.Hook == "stop" {
+			stops = append(stops, e)
+		}
+	}
+	require.Len(t, stops, 2)
+	assert.Equal(t, true, stops[0].Get("continue"))
+	assert.Equal(t, false, stops[1].Get("continue"))
+	assert.Equal(t, true, stops[1].Get("stop_hook_active"), "the re-fire carries the loop guard")
+	prompt, ok := traceEntry(res, "user_prompt_submit")
+	require.True(t, ok)
+	assert.Contains(t, prompt.Get("additional_context"), "VERIFIED")
+
+	// A prompt the project's hook refuses ends the turn before any model call.
+	res = runTurn(t, w.queue, agentTurnRequest(t, "claude", map[string]any{
+		"logical_work_id":  "it-agent-deploy-" + t.Name(),
+		"workspace_root":   project,
+		"context_messages": []map[string]any{{"role": "user", "content": "Deploy to production now"}},
+	}))
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypePromptBlocked, res.Error.ErrorType)
+	assert.Contains(t, res.Error.LastErrorSummary, "release pipeline")
+	_, called := traceEntry(res, "call_model")
+	assert.False(t, called)
+}
