@@ -216,7 +216,9 @@ func decisionsOrEmpty(d []hooks.HookDecision) []hooks.HookDecision {
 // PreToolUseHooksResult is the aggregated PreToolUse verdict.
 type PreToolUseHooksResult struct {
 	Result hooks.PreToolUseResult `json:"result"`
-	Trace  contract.TraceEntry    `json:"trace"`
+	// PolicyFingerprint identifies the policy that made the verdict.
+	PolicyFingerprint string              `json:"policy_fingerprint,omitempty"`
+	Trace             contract.TraceEntry `json:"trace"`
 }
 
 // RunPreToolUseHooks asks every hook about a reviewed call, in order: the
@@ -226,7 +228,9 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 	if ev.Session, err = a.hookSession(ctx, hooks.EventPreToolUse, ev.Session); err != nil {
 		return fail[PreToolUseHooksResult](err)
 	}
-	res := a.hookRegistry().RunPreToolUse(ctx, ev)
+	registry := a.hookRegistry()
+	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
+	res := registry.RunPreToolUse(ctx, ev)
 	a.recordDecisions(hooks.EventPreToolUse, res.Decisions)
 	trace := contract.Trace(StagePreToolUse,
 		"tool_name", ev.ToolName,
@@ -235,6 +239,7 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 		"decided_by", res.DecidedBy,
 		"args_mutated", res.ArgsMutated,
 		"hooks", decisionsOrEmpty(res.Decisions),
+		"policy_fingerprint", fingerprint,
 	)
 	if res.Action.Reason != "" {
 		trace.Fields["reason"] = res.Action.Reason
@@ -246,13 +251,15 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 			trace.Fields["deferred"] = true
 		}
 	}
-	return PreToolUseHooksResult{Result: res, Trace: trace}, nil
+	return PreToolUseHooksResult{Result: res, PolicyFingerprint: fingerprint, Trace: trace}, nil
 }
 
 // PermissionRequestHooksResult is whether a hook settled a permission.
 type PermissionRequestHooksResult struct {
 	Result hooks.PermissionRequestResult `json:"result"`
-	Trace  contract.TraceEntry           `json:"trace"`
+	// PolicyFingerprint identifies the policy that made the verdict.
+	PolicyFingerprint string              `json:"policy_fingerprint,omitempty"`
+	Trace             contract.TraceEntry `json:"trace"`
 }
 
 // RunPermissionRequestHooks lets hooks settle a PermissionRequired before a
@@ -262,7 +269,9 @@ func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.Per
 	if ev.Session, err = a.hookSession(ctx, hooks.EventPermissionRequest, ev.Session); err != nil {
 		return fail[PermissionRequestHooksResult](err)
 	}
-	res := a.hookRegistry().RunPermissionRequest(ctx, ev)
+	registry := a.hookRegistry()
+	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
+	res := registry.RunPermissionRequest(ctx, ev)
 	a.recordDecisions(hooks.EventPermissionRequest, res.Decisions)
 	if res.Settled() {
 		a.metrics().PermissionDecision(string(res.Decision.Kind), "hook")
@@ -275,9 +284,10 @@ func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.Per
 		"reason", res.Decision.Reason,
 		"decided_by", res.DecidedBy,
 		"hooks", decisionsOrEmpty(res.Decisions),
+		"policy_fingerprint", fingerprint,
 	)
 	addContextAndHalt(trace, "", res.Halt)
-	return PermissionRequestHooksResult{Result: res, Trace: trace}, nil
+	return PermissionRequestHooksResult{Result: res, PolicyFingerprint: fingerprint, Trace: trace}, nil
 }
 
 // PostToolUseHooksResult is the aggregated PostToolUse verdict.

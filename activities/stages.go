@@ -36,17 +36,21 @@ type ReviewToolCallResult struct {
 	ToolCall contract.ToolCall `json:"tool_call"`
 	Tool     tools.Descriptor  `json:"tool"`
 	// TaskQueue is where ExecuteTool must run; empty means the shared queue.
-	TaskQueue string              `json:"task_queue,omitempty"`
-	Trace     contract.TraceEntry `json:"trace"`
+	TaskQueue string `json:"task_queue,omitempty"`
+	// PolicyFingerprint identifies the policy that approved the call.
+	PolicyFingerprint string              `json:"policy_fingerprint,omitempty"`
+	Trace             contract.TraceEntry `json:"trace"`
 }
 
 // ReviewToolCall applies the seed's two checks (supported, then visible),
 // validates the arguments and decides where the tool runs: registry-backed
 // tools run on the queue of the host that owns their resource.
+// A rejection carries the policy fingerprint in its failure details.
 func (a *Activities) ReviewToolCall(_ context.Context, in ReviewToolCallInput) (ReviewToolCallResult, error) {
+	fingerprint := a.hookRegistry().PolicyFingerprint(in.AgentContext.AllowedToolNames)
 	def, err := a.Tools.Review(in.ToolCall, in.AgentContext)
 	if err != nil {
-		return fail[ReviewToolCallResult](err)
+		return fail[ReviewToolCallResult](fenixerr.As(err).WithPolicyFingerprint(fingerprint))
 	}
 	queue := ""
 	if def.RegistryBacked {
@@ -58,9 +62,10 @@ func (a *Activities) ReviewToolCall(_ context.Context, in ReviewToolCallInput) (
 	desc := def.Descriptor
 	desc.Schema = nil // already enforced; keep it out of history
 	return ReviewToolCallResult{
-		ToolCall:  in.ToolCall,
-		Tool:      desc,
-		TaskQueue: queue,
+		ToolCall:          in.ToolCall,
+		Tool:              desc,
+		TaskQueue:         queue,
+		PolicyFingerprint: fingerprint,
 		Trace: contract.Trace(StageReviewToolCall,
 			"tool_name", in.ToolCall.ToolName,
 			"call_id", in.ToolCall.CallID,
@@ -68,6 +73,7 @@ func (a *Activities) ReviewToolCall(_ context.Context, in ReviewToolCallInput) (
 			"idempotent", def.Idempotent,
 			"local", def.Local,
 			"task_queue", queue,
+			"policy_fingerprint", fingerprint,
 		),
 	}, nil
 }

@@ -86,8 +86,11 @@ type Error struct {
 	Code    string
 	Message string
 	// Tool names the tool at fault, when there is one.
-	Tool  string
-	Cause error
+	Tool string
+	// PolicyFingerprint identifies the policy that rejected a tool call
+	// (hooks.Registry.PolicyFingerprint), when a policy did.
+	PolicyFingerprint string
+	Cause             error
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -142,6 +145,9 @@ func New(typ, format string, args ...any) *Error {
 // WithTool records the tool at fault.
 func (e *Error) WithTool(name string) *Error { e.Tool = name; return e }
 
+// WithPolicyFingerprint records the policy that rejected the call.
+func (e *Error) WithPolicyFingerprint(fp string) *Error { e.PolicyFingerprint = fp; return e }
+
 // WithCause records the underlying error.
 func (e *Error) WithCause(err error) *Error { e.Cause = err; return e }
 
@@ -193,9 +199,10 @@ func As(err error) *Error {
 
 // Details is what travels inside a Temporal ApplicationError.
 type Details struct {
-	Class Class  `json:"class"`
-	Code  string `json:"code"`
-	Tool  string `json:"tool,omitempty"`
+	Class             Class  `json:"class"`
+	Code              string `json:"code"`
+	Tool              string `json:"tool,omitempty"`
+	PolicyFingerprint string `json:"policy_fingerprint,omitempty"`
 }
 
 // ToTemporal converts an activity error into a Temporal error. Fenix errors
@@ -214,7 +221,7 @@ func ToTemporal(err error) error {
 		return err
 	}
 	fe := As(err)
-	details := Details{Class: fe.Class, Code: fe.Code, Tool: fe.Tool}
+	details := Details{Class: fe.Class, Code: fe.Code, Tool: fe.Tool, PolicyFingerprint: fe.PolicyFingerprint}
 	if fe.Type == TypeTransient {
 		return temporal.NewApplicationErrorWithCause(fe.Message, fe.Type, fe.Cause, details)
 	}
@@ -248,6 +255,7 @@ func FromTemporal(err error) *Error {
 				out.Code = d.Code
 			}
 			out.Tool = d.Tool
+			out.PolicyFingerprint = d.PolicyFingerprint
 		}
 		out.Cause = err
 		return out

@@ -52,7 +52,7 @@ func TestClassification(t *testing.T) {
 }
 
 func TestTemporalRoundTrip(t *testing.T) {
-	orig := ToolNotVisible("workspace_read", "researcher")
+	orig := ToolNotVisible("workspace_read", "researcher").WithPolicyFingerprint("0123456789abcdef")
 	converted := ToTemporal(orig)
 	var appErr *temporal.ApplicationError
 	if !errors.As(converted, &appErr) {
@@ -62,7 +62,8 @@ func TestTemporalRoundTrip(t *testing.T) {
 		t.Errorf("non-retryable %t type %q", appErr.NonRetryable(), appErr.Type())
 	}
 	back := FromTemporal(converted)
-	if back.Type != TypeToolNotVisible || back.Class != ClassAuthorization || back.Code != "tool_not_allowed" || back.Tool != "workspace_read" {
+	if back.Type != TypeToolNotVisible || back.Class != ClassAuthorization || back.Code != "tool_not_allowed" || back.Tool != "workspace_read" ||
+		back.PolicyFingerprint != "0123456789abcdef" {
 		t.Errorf("round trip lost data: %+v", back)
 	}
 

@@ -500,3 +500,34 @@ func TestCommandHookMissingWorkspaceFails(t *testing.T) {
 		t.Errorf("action = %+v, err = %v, want a fail-closed block for a missing directory", action, err)
 	}
 }
+
+// is_replay reaches the hook only for re-evaluations (starter policy-diff),
+// so a logging hook can skip them; live events do not carry the field.
+func TestCommandHookIsReplayOnlyWhenSet(t *testing.T) {
+	dir := t.TempDir()
+	script := writeScript(t, dir, "record.sh", `cat > "$PWD/stdin-$FENIX_SESSION_ID.json"`)
+	h := newCommandHook(t, cmdHook{Command: script})
+	for _, replay := range []bool{false, true} {
+		ev := commandPreEvent(dir)
+		ev.SessionID = fmt.Sprintf("replay-%t", replay)
+		ev.IsReplay = replay
+		if _, err := h.PreToolUse(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, "stdin-"+ev.SessionID+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in map[string]any
+		if err := json.Unmarshal(raw, &in); err != nil {
+			t.Fatalf("stdin %s: %v", raw, err)
+		}
+		got, present := in["is_replay"]
+		if replay && got != true {
+			t.Errorf("replayed event: stdin is_replay = %v, want true", got)
+		}
+		if !replay && present {
+			t.Errorf("live event: stdin has is_replay = %v, want no such field", got)
+		}
+	}
+}

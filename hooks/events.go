@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
@@ -100,6 +101,13 @@ type Session struct {
 	Transcript *contract.MessageSet `json:"transcript,omitempty"`
 	// TranscriptPath is that file, set by the worker.
 	TranscriptPath string `json:"transcript_path,omitempty"`
+	// IsReplay marks an event re-evaluated from recorded history (starter
+	// policy-diff): no tool runs after it, so a logging or alerting hook
+	// can skip it.
+	IsReplay bool `json:"is_replay,omitempty"`
+	// AllowedToolNames is the agent's allow-list, part of the policy
+	// fingerprint every verdict records.
+	AllowedToolNames []string `json:"allowed_tool_names,omitempty"`
 }
 
 // SessionFromAssignment fills a Session from the workflow's identity and its
@@ -114,6 +122,8 @@ func SessionFromAssignment(workflowID, runID string, a contract.Assignment) Sess
 		IsSubagent:     a.AgentContext.IsSubagent,
 		WorkspaceRoot:  a.WorkspaceRoot,
 		Cwd:            a.WorkspaceRoot,
+		// Cloned: the session outlives the assignment it was built from.
+		AllowedToolNames: slices.Clone(a.AgentContext.AllowedToolNames),
 	}
 }
 

@@ -33,6 +33,10 @@ func (h *ExternalHook) input(s Session) map[string]any {
 	if s.IsSubagent {
 		in["is_subagent"] = true
 	}
+	if s.IsReplay {
+		// A policy what-if: no tool runs after this event.
+		in["is_replay"] = true
+	}
 	return in
 }
 

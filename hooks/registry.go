@@ -122,6 +122,7 @@ func decisionErrors(ev Event, ds []HookDecision) error {
 type Registry struct {
 	entries []entry
 	sources []SourceInfo
+	policy  []PolicySource // hook settings files as read, for PolicyFingerprint
 	now     func() time.Time
 	logf    LogFunc
 }

@@ -67,12 +67,14 @@ func (s *Source) Info() SourceInfo {
 		Data: s.Data, Protected: s.Protected, ProtectedRelative: s.ProtectedRelative}
 }
 
-// AddSource registers a source's hooks, in order, and records the source.
+// AddSource registers a source's hooks, in order, and records the source:
+// for protection and as a policy source of PolicyFingerprint.
 func (r *Registry) AddSource(src *Source) {
 	for _, h := range src.Hooks {
 		r.Add(h)
 	}
 	r.sources = append(r.sources, src.Info())
+	r.RecordSource(src.Path, src.Data)
 }
 
 // Sources lists the hook settings files the registry loaded, in order.

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/contextstore"
@@ -30,8 +31,10 @@ import (
 // connection is a client plus what is needed to print Web UI links.
 type connection struct {
 	client.Client
-	namespace       string
-	uiBase          string
+	namespace string
+	uiBase    string
+	// dc decodes payloads read from history (the workers' codec).
+	dc              converter.DataConverter
 	shutdownTracing func(context.Context) error
 }
 
@@ -74,7 +77,7 @@ func connect(ctx context.Context) (*connection, error) {
 	if ns == "" {
 		ns = client.DefaultNamespace
 	}
-	return &connection{Client: c, namespace: ns, uiBase: uiBaseURL(opts.HostPort), shutdownTracing: shutdownTracing}, nil
+	return &connection{Client: c, namespace: ns, uiBase: uiBaseURL(opts.HostPort), dc: opts.DataConverter, shutdownTracing: shutdownTracing}, nil
 }
 
 // uiBaseURL is FENIX_UI_URL, else the dev server convention: the Web UI

@@ -54,6 +54,8 @@ var commands = []command{
 	{"metrics", "WORKFLOW_ID", "print a run's live metrics", cmdMetrics},
 	{"demo", "[flags]", "start a dev server and a worker, run a sample assignment, print its result and Web UI link", cmdDemo},
 	{"bench", "[-n N] [-concurrency 1,20]", "measure ExecuteAssignment against a bare workflow on a fresh dev server", cmdBench},
+	{"policy-diff", "-hooks-file FILE [flags]", "re-decide recorded tool calls under a candidate policy; exit 1 when any verdict changes", cmdPolicyDiff},
+	{"rewind", "WORKFLOW_ID -to STAGE [flags]", "reset a run to the workflow task before a stage (compact, review, pre_tool_use, permission, step)", cmdRewind},
 }
 
 // cli holds the process's streams.
@@ -106,7 +108,7 @@ base address printed with each run (default: derived from TEMPORAL_ADDRESS).
 Commands:
 `)
 	for _, cmd := range commands {
-		fmt.Fprintf(c.stderr, "  %-8s %-36s %s\n", cmd.name, cmd.args, cmd.summary)
+		fmt.Fprintf(c.stderr, "  %-11s %-36s %s\n", cmd.name, cmd.args, cmd.summary)
 	}
 	fmt.Fprintf(c.stderr, "\nExit status: 0 completed, 1 failed or error, 2 usage, 3 canceled.\n")
 }

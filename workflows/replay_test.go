@@ -121,7 +121,7 @@ func recordHistories(t *testing.T, overwrite bool) {
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
-	for _, sc := range scenarios() {
+	for _, sc := range append(scenarios(), rewindScenarios()...) {
 		path := filepath.Join("testdata", sc.file)
 		if _, err := os.Stat(path); err == nil && !overwrite {
 			continue

@@ -101,6 +101,7 @@ func newSession(ctx workflow.Context) (*session, error) {
 	}
 	s.listenForCancel()
 	s.listenForToolOutput()
+	s.listenForRewind()
 	return s, nil
 }
 

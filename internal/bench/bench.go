@@ -43,8 +43,8 @@ type Options struct {
 	// (devserver.DynamicConfig, the default), ServerStock (as the Temporal
 	// CLI ships) or ServerEager (stock plus eager activities).
 	ServerConfig string
-	Out         io.Writer
-	Logger      *slog.Logger
+	Out          io.Writer
+	Logger       *slog.Logger
 }
 
 // Result is one scenario at one concurrency.

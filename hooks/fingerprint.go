@@ -1,0 +1,76 @@
+package hooks
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"hash"
+	"slices"
+)
+
+// PolicySource is a hook settings file as the registry loaded it.
+type PolicySource struct {
+	Path string
+	Data []byte
+}
+
+// RecordSource records a loaded hook settings file, so the policy
+// fingerprint changes when its contents do. Loaders call it once per file,
+// in load order, next to adding the file's hooks.
+func (r *Registry) RecordSource(path string, data []byte) {
+	r.policy = append(r.policy, PolicySource{Path: path, Data: slices.Clone(data)})
+}
+
+// PolicySources lists the recorded hook settings files in load order.
+func (r *Registry) PolicySources() []PolicySource { return slices.Clone(r.policy) }
+
+// AddCommandHooksFile loads one hook settings file (see LoadSource) and
+// adds its hooks in file order, recording the file as a policy source.
+func (r *Registry) AddCommandHooksFile(path string) error {
+	src, err := LoadSource(path, LoadOptions{})
+	if err != nil {
+		return err
+	}
+	r.AddSource(src)
+	return nil
+}
+
+// fingerprintVersion changes when what the fingerprint covers does, so
+// fingerprints of different definitions never compare equal.
+const fingerprintVersion = "fenix-policy-v1"
+
+// PolicyFingerprint identifies the policy a verdict was made under: the
+// bytes of every loaded hook settings file (not their paths: the same file
+// deployed elsewhere is the same policy), the names of every registered
+// hook in order (built-ins, command hooks and Go hooks) and the call's
+// allow-list (as a set). Every Review, PreToolUse and PermissionRequest
+// verdict records it, so starter policy-diff can say which policy made a
+// recorded decision and whether the candidate is the same one.
+func (r *Registry) PolicyFingerprint(allowedTools []string) string {
+	h := sha256.New()
+	writeField(h, fingerprintVersion)
+	for _, src := range r.policy {
+		writeField(h, "source")
+		writeField(h, string(src.Data))
+	}
+	for _, e := range r.entries {
+		writeField(h, "hook")
+		writeField(h, e.name)
+	}
+	allowed := slices.Clone(allowedTools)
+	slices.Sort(allowed)
+	for _, name := range slices.Compact(allowed) {
+		writeField(h, "allow")
+		writeField(h, name)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// writeField writes a length-prefixed field, so no two different field
+// lists hash the same bytes.
+func writeField(h hash.Hash, s string) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+	h.Write(n[:])
+	h.Write([]byte(s))
+}

@@ -1,0 +1,86 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+const guardSettings = `{"hooks": {"PreToolUse": [{"matcher": "exec_command", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}`
+
+func registryWithFile(t *testing.T, dir, content string, goHooks ...AgentHook) *Registry {
+	t.Helper()
+	path := filepath.Join(dir, "hooks.json")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRegistry()
+	r.Add(NewCancellationHook())
+	if err := r.AddCommandHooksFile(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range goHooks {
+		r.Add(h)
+	}
+	return r
+}
+
+type namedHook struct {
+	Base
+	name string
+}
+
+func (h namedHook) Name() string { return h.name }
+
+func TestPolicyFingerprint(t *testing.T) {
+	allowed := []string{"calculator", "exec_command"}
+	base := registryWithFile(t, t.TempDir(), guardSettings).PolicyFingerprint(allowed)
+	if len(base) != 16 {
+		t.Fatalf("fingerprint %q: want 16 hex digits", base)
+	}
+	if got := registryWithFile(t, t.TempDir(), guardSettings).PolicyFingerprint(allowed); got != base {
+		t.Errorf("the same settings file in another directory: fingerprint %s, want %s (paths are not policy)", got, base)
+	}
+	if got := registryWithFile(t, t.TempDir(), guardSettings).PolicyFingerprint([]string{"exec_command", "calculator", "calculator"}); got != base {
+		t.Errorf("the same allow-list in another order: fingerprint %s, want %s", got, base)
+	}
+
+	changed := map[string]string{
+		"settings file contents": registryWithFile(t, t.TempDir(), `{"hooks": {"PreToolUse": [{"matcher": "exec_command|workspace_write", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}`).PolicyFingerprint(allowed),
+		"allow-list":             registryWithFile(t, t.TempDir(), guardSettings).PolicyFingerprint([]string{"calculator"}),
+		"a Go hook added":        registryWithFile(t, t.TempDir(), guardSettings, namedHook{name: "no-force-push"}).PolicyFingerprint(allowed),
+		"no settings file":       func() string { r := NewRegistry(); r.Add(NewCancellationHook()); return r.PolicyFingerprint(allowed) }(),
+	}
+	seen := map[string]string{base: "base"}
+	for what, fp := range changed {
+		if prev, dup := seen[fp]; dup {
+			t.Errorf("changing the %s gives fingerprint %s, the same as %s", what, fp, prev)
+		}
+		seen[fp] = what
+	}
+
+	a := NewRegistry()
+	a.Add(namedHook{name: "first"})
+	a.Add(namedHook{name: "second"})
+	b := NewRegistry()
+	b.Add(namedHook{name: "second"})
+	b.Add(namedHook{name: "first"})
+	if a.PolicyFingerprint(nil) == b.PolicyFingerprint(nil) {
+		t.Error("hook order changes verdicts (first Block wins) but not the fingerprint")
+	}
+}
+
+func TestAddCommandHooksFileRecordsTheSource(t *testing.T) {
+	dir := t.TempDir()
+	r := registryWithFile(t, dir, guardSettings)
+	sources := r.PolicySources()
+	if len(sources) != 1 || sources[0].Path != filepath.Join(dir, "hooks.json") || string(sources[0].Data) != guardSettings {
+		t.Fatalf("sources = %+v, want the one file as read", sources)
+	}
+	if got := r.Names(); len(got) != 2 || got[0] != "cancellation" {
+		t.Errorf("hooks = %v, want cancellation then the file's command hook", got)
+	}
+	if err := NewRegistry().AddCommandHooksFile(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("a missing settings file loaded without error")
+	}
+}

@@ -1,0 +1,63 @@
+package policydiff
+
+import (
+	"context"
+	"slices"
+
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/tools"
+)
+
+// Policy is the candidate: the tools (for Review), the hook registry a
+// worker would run (fenixworker.PolicyHooks builds it from the same
+// settings) and, optionally, a new allow-list.
+type Policy struct {
+	Tools *tools.Registry
+	Hooks *hooks.Registry
+	// AllowedTools, when not nil, replaces every call's allowed_tool_names.
+	AllowedTools []string
+	// WorkspaceRoot is the worker default for sessions without one, so
+	// command hooks run where the worker ran them.
+	WorkspaceRoot string
+}
+
+// Evaluate decides a recorded call under the policy, exactly as the
+// worker's stages would — Review, then PreToolUse hooks, then, when one
+// asks, PermissionRequest hooks — and stops before ExecuteTool. Hooks see
+// is_replay.
+func (p *Policy) Evaluate(ctx context.Context, c Call) Verdict {
+	agent := c.AgentContext
+	if p.AllowedTools != nil {
+		agent.AllowedToolNames = slices.Clone(p.AllowedTools)
+	}
+	sv := stageVerdicts{fingerprint: p.Hooks.PolicyFingerprint(agent.AllowedToolNames)}
+	if _, err := p.Tools.Review(c.ToolCall, agent); err != nil {
+		sv.reviewErr = fenixerr.As(err)
+		return sv.verdict()
+	}
+	sv.reviewed = true
+
+	session := c.session
+	session.IsReplay = true
+	session.AllowedToolNames = agent.AllowedToolNames
+	if session.WorkspaceRoot == "" {
+		session.WorkspaceRoot = p.WorkspaceRoot
+	}
+	if session.Cwd == "" {
+		session.Cwd = session.WorkspaceRoot
+	}
+	pre := p.Hooks.RunPreToolUse(ctx, hooks.PreToolUseEvent{Session: session, ToolName: c.ToolCall.ToolName, CallID: c.ToolCall.CallID,
+		ToolInput: c.ToolCall.Arguments, Step: c.Step, Cancelled: c.cancelled, CancelReason: c.cancelReason})
+	sv.pre = &pre
+	if pre.NeedsPermission() {
+		args := c.ToolCall.Arguments
+		if pre.ArgsMutated {
+			args = pre.FinalArgs
+		}
+		perm := p.Hooks.RunPermissionRequest(ctx, hooks.PermissionRequestEvent{Session: session, ToolName: c.ToolCall.ToolName,
+			CallID: c.ToolCall.CallID, ToolInput: args, Permission: pre.PermissionRequired.Permission, RequestedBy: pre.PermissionRequired.Hook})
+		sv.permission = &perm
+	}
+	return sv.verdict()
+}

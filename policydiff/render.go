@@ -1,0 +1,145 @@
+package policydiff
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Link builds the Web UI address of a run.
+type Link func(workflowID, runID string) string
+
+// changeLabel is "allow → block" for outcome changes.
+func changeLabel(r Result) string {
+	if r.Change == ChangeInputChanged {
+		return "input changed"
+	}
+	return fmt.Sprintf("%s → %s", r.Recorded.Outcome, r.Candidate.Outcome)
+}
+
+// WriteText prints the changed calls as a table, then which policies made
+// the recorded decisions, then the summary line.
+func WriteText(w io.Writer, rep Report, link Link) error {
+	changes := rep.Changes()
+	if len(changes) == 0 {
+		fmt.Fprintln(w, "No recorded call changes its verdict under the candidate policy.")
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CHANGE\tWORKFLOW\tSTEP\tCALL\tTOOL\tRECORDED\tRECORDED POLICY\tCANDIDATE\tWEB UI")
+		for _, r := range changes {
+			step := "-"
+			if r.Step > 0 {
+				step = strconv.Itoa(r.Step)
+			}
+			recorded := r.Recorded.String()
+			if r.HumanDecision != "" {
+				recorded += ", then " + r.HumanDecision
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", changeLabel(r), r.WorkflowID, step, r.ToolCall.CallID, r.ToolCall.ToolName,
+				recorded, orNone(r.Recorded.PolicyFingerprint), r.Candidate.String(), link(r.WorkflowID, r.RunID))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "Recorded verdicts by policy: %s.\n", policyCounts(rep.Summary.RecordedPolicies))
+	fmt.Fprintf(w, "Candidate verdicts by policy: %s.\n", policyCounts(candidatePolicies(rep)))
+	_, err := fmt.Fprintln(w, rep.Summary.Line())
+	return err
+}
+
+// Line is the summary: "N calls replayed, A newly blocked, B newly
+// allowed, C unchanged", with input changes and skipped calls when any.
+func (s Summary) Line() string {
+	parts := []string{fmt.Sprintf("%d calls replayed", s.Replayed), fmt.Sprintf("%d newly blocked", s.NewlyBlocked),
+		fmt.Sprintf("%d newly allowed", s.NewlyAllowed)}
+	if s.InputChanged > 0 {
+		parts = append(parts, fmt.Sprintf("%d with changed updatedInput", s.InputChanged))
+	}
+	parts = append(parts, fmt.Sprintf("%d unchanged", s.Unchanged))
+	line := strings.Join(parts, ", ")
+	if s.Skipped > 0 {
+		line += fmt.Sprintf(" (%d skipped: no recorded verdict)", s.Skipped)
+	}
+	return line
+}
+
+func candidatePolicies(rep Report) map[string]int {
+	out := map[string]int{}
+	for _, r := range rep.Results {
+		if r.Change != ChangeSkipped {
+			out[r.Candidate.PolicyFingerprint]++
+		}
+	}
+	return out
+}
+
+// policyCounts renders "5c1f0f3b7d2a9e41 (3 calls), unrecorded (1 call)".
+func policyCounts(m map[string]int) string {
+	if len(m) == 0 {
+		return "none (no calls)"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s (%d %s)", orNone(k), m[k], plural(m[k], "call", "calls"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orNone(fp string) string {
+	if fp == "" {
+		return "unrecorded"
+	}
+	return fp
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// jsonChange is one changed call in -json output.
+type jsonChange struct {
+	Change       Change         `json:"change"`
+	WorkflowID   string         `json:"workflow_id"`
+	RunID        string         `json:"run_id"`
+	WorkflowType string         `json:"workflow_type"`
+	Step         int            `json:"step,omitempty"`
+	CallID       string         `json:"call_id"`
+	ToolName     string         `json:"tool_name"`
+	Arguments    map[string]any `json:"arguments"`
+	Recorded     Verdict        `json:"recorded"`
+	// HumanDecision is how a recorded ask was answered.
+	HumanDecision string  `json:"human_decision,omitempty"`
+	Candidate     Verdict `json:"candidate"`
+	WebUI         string  `json:"web_ui"`
+}
+
+// WriteJSON prints the same as WriteText as one JSON object:
+// {"changes": [...], "summary": {...}}.
+func WriteJSON(w io.Writer, rep Report, link Link) error {
+	out := struct {
+		Changes []jsonChange `json:"changes"`
+		Summary Summary      `json:"summary"`
+	}{Changes: []jsonChange{}, Summary: rep.Summary}
+	for _, r := range rep.Changes() {
+		out.Changes = append(out.Changes, jsonChange{Change: r.Change, WorkflowID: r.WorkflowID, RunID: r.RunID, WorkflowType: r.WorkflowType,
+			Step: r.Step, CallID: r.ToolCall.CallID, ToolName: r.ToolCall.ToolName, Arguments: r.ToolCall.Arguments,
+			Recorded: r.Recorded, HumanDecision: r.HumanDecision, Candidate: r.Candidate, WebUI: link(r.WorkflowID, r.RunID)})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

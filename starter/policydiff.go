@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/fenixrt/fenix/audit"
+	"github.com/fenixrt/fenix/internal/fenixworker"
+	"github.com/fenixrt/fenix/policydiff"
+	"github.com/fenixrt/fenix/runhistory"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// cmdPolicyDiff replays recorded tool calls under a candidate policy. Exit
+// 0: no verdict changes; 1: some do (or an error).
+func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
+	fs := flag.NewFlagSet("policy-diff", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	hooksFile := fs.String("hooks-file", "", "candidate hook settings file (Claude Code format), as a worker's -hooks-file")
+	var allowed []string
+	allowedSet := false
+	fs.Func("allowed-tools", "candidate allow-list, comma-separated: replaces every call's allowed_tool_names", func(v string) error {
+		allowedSet = true
+		allowed = []string{}
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				allowed = append(allowed, name)
+			}
+		}
+		return nil
+	})
+	query := fs.String("query", "", "visibility query narrowing the runs, e.g. \"ConversationId = 'conv-1'\"")
+	since := fs.Duration("since", 24*time.Hour, "replay runs closed within this long")
+	asJSON := fs.Bool("json", false, "print JSON instead of the table")
+	concurrency := fs.Int("concurrency", 8, "histories fetched and replayed at once")
+	workspace := fs.String("workspace-root", envOr("FENIX_WORKSPACE_ROOT", ""), "where command hooks run for sessions without a workspace, as on the worker (env FENIX_WORKSPACE_ROOT)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	if fs.NArg() != 0 {
+		return exitUsage, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *hooksFile == "" && !allowedSet {
+		return exitUsage, usageError{"give the candidate policy: -hooks-file and/or -allowed-tools"}
+	}
+	if *since <= 0 || *concurrency <= 0 {
+		return exitUsage, usageError{"-since and -concurrency must be positive"}
+	}
+	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	registry, err := fenixworker.PolicyHooks(fenixworker.Config{HooksFile: *hooksFile, Logger: logger}, noAuditStore{})
+	if err != nil {
+		return exitFailed, fmt.Errorf("candidate policy: %w", err)
+	}
+	policy := &policydiff.Policy{Tools: tools.Builtin(), Hooks: registry, WorkspaceRoot: *workspace}
+	if allowedSet {
+		policy.AllowedTools = allowed
+	}
+
+	conn, err := connect(ctx)
+	if err != nil {
+		return exitFailed, err
+	}
+	defer conn.Close()
+	refs, err := listClosedToolRuns(ctx, conn, time.Now().Add(-*since), *query)
+	if err != nil {
+		return exitFailed, err
+	}
+	fmt.Fprintf(c.stderr, "policy-diff: %d closed %s and %s runs to replay\n", len(refs), workflows.ExecuteAssignmentWorkflow, workflows.AgentTurnWorkflow)
+	rep, err := policydiff.Replay(ctx, policy, refs, conn.fetchRun, policydiff.Options{Concurrency: *concurrency, Progress: c.stderr})
+	if err != nil {
+		return exitFailed, err
+	}
+	link := func(id, run string) string { return runURL(conn.uiBase, conn.namespace, id, run) }
+	if *asJSON {
+		err = policydiff.WriteJSON(c.stdout, rep, link)
+	} else {
+		err = policydiff.WriteText(c.stdout, rep, link)
+	}
+	if err != nil {
+		return exitFailed, err
+	}
+	if rep.Summary.Changed() {
+		return exitFailed, nil
+	}
+	return exitOK, nil
+}
+
+// listClosedToolRuns lists closed ExecuteAssignment and AgentTurn runs
+// from visibility, by workflow ID.
+func listClosedToolRuns(ctx context.Context, conn *connection, since time.Time, narrow string) ([]policydiff.RunRef, error) {
+	q := fmt.Sprintf("(WorkflowType = '%s' OR WorkflowType = '%s') AND ExecutionStatus != 'Running' AND CloseTime >= '%s'",
+		workflows.ExecuteAssignmentWorkflow, workflows.AgentTurnWorkflow, since.UTC().Format(time.RFC3339Nano))
+	if narrow != "" {
+		q += " AND (" + narrow + ")"
+	}
+	var refs []policydiff.RunRef
+	var token []byte
+	for {
+		resp, err := conn.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: conn.namespace, Query: q, NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("listing runs (query %s): %w", q, err)
+		}
+		for _, e := range resp.GetExecutions() {
+			refs = append(refs, policydiff.RunRef{WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId()})
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	// A stable order, so the same histories always print the same table.
+	sort.Slice(refs, func(i, j int) bool {
+		if refs[i].WorkflowID != refs[j].WorkflowID {
+			return refs[i].WorkflowID < refs[j].WorkflowID
+		}
+		return refs[i].RunID < refs[j].RunID
+	})
+	return refs, nil
+}
+
+// fetchRun reads one run's full history.
+func (conn *connection) fetchRun(ctx context.Context, ref policydiff.RunRef) (*runhistory.Run, error) {
+	var events []*historypb.HistoryEvent
+	iter := conn.GetWorkflowHistory(ctx, ref.WorkflowID, ref.RunID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, e)
+	}
+	return runhistory.Parse(ref.WorkflowID, ref.RunID, events, conn.dc)
+}
+
+// noAuditStore stands in for the audit log in a re-evaluation: the audit
+// hook handles no verdict event, and a what-if must write nothing.
+type noAuditStore struct{}
+
+var errNoAudit = errors.New("policy-diff writes no audit rows")
+
+func (noAuditStore) Record(context.Context, audit.Row) error                  { return errNoAudit }
+func (noAuditStore) Count(context.Context, audit.Filter) (int, error)         { return 0, errNoAudit }
+func (noAuditStore) Query(context.Context, audit.Filter) ([]audit.Row, error) { return nil, errNoAudit }
+func (noAuditStore) Close() error                                             { return nil }
