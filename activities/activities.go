@@ -60,9 +60,12 @@ type Activities struct {
 	// Summarizers are the summary-compaction backends by name; the
 	// extractive one is always available.
 	Summarizers map[string]compaction.Summarizer
-	// Hooks is the lifecycle hook registry (built-ins, command hooks,
-	// custom Go hooks); nil means no hooks.
+	// Hooks is the lifecycle hook registry (built-ins, command and http
+	// hooks, custom Go hooks); nil means no hooks.
 	Hooks *hooks.Registry
+	// Transcripts writes the transcript file command and http hooks read
+	// through transcript_path; nil leaves transcript_path empty.
+	Transcripts *hooks.TranscriptWriter
 	// Model answers AgentTurn's model calls (a router over the scripted
 	// and OpenAI-compatible providers).
 	Model llm.Provider

@@ -161,7 +161,8 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput)
 	decision := compaction.Decide(messages, in.BudgetHints, a.estimator())
 	var out CompactContextResult
 	if decision.Compact {
-		session, err := a.withWorkspace(in.Session)
+		// PreCompact hooks read the transcript about to be compacted.
+		session, err := a.hookSession(ctx, hooks.EventPreCompact, withTranscript(in.Session, messages))
 		if err != nil {
 			return fail[CompactContextResult](err)
 		}
@@ -210,7 +211,7 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput)
 	out.EstimatedTokenCount = res.EstimatedTokensAfter
 	out.Trace = res.Trace()
 	if res.Compacted {
-		post, err := a.postCompact(ctx, in.Session, res.MessageCountBefore, res.MessageCountAfter, res.EstimatedTokensBefore, res.EstimatedTokensAfter)
+		post, err := a.postCompact(ctx, withTranscript(in.Session, res.Messages), res.MessageCountBefore, res.MessageCountAfter, res.EstimatedTokensBefore, res.EstimatedTokensAfter)
 		if err != nil {
 			return fail[CompactContextResult](err)
 		}
@@ -219,13 +220,20 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput)
 	return out, nil
 }
 
+// withTranscript gives the hooks of a compaction the messages at hand as
+// the session's transcript.
+func withTranscript(s hooks.Session, msgs []contract.Message) hooks.Session {
+	s.Transcript = &contract.MessageSet{Messages: msgs, Count: len(msgs)}
+	return s
+}
+
 func (a *Activities) postCompact(ctx context.Context, s hooks.Session, before, after, tokensBefore, tokensAfter int) (contract.TraceEntry, error) {
-	session, err := a.withWorkspace(s)
+	s, err := a.hookSession(ctx, hooks.EventPostCompact, s)
 	if err != nil {
 		return contract.TraceEntry{}, err
 	}
 	sum := a.hookRegistry().RunPostCompact(ctx, hooks.PostCompactEvent{
-		Session: session, Trigger: hooks.CompactAuto,
+		Session: s, Trigger: hooks.CompactAuto,
 		MessagesBefore: before, MessagesAfter: after, TokensBefore: tokensBefore, TokensAfter: tokensAfter,
 	})
 	return summaryTrace(hooks.EventPostCompact, sum), nil
@@ -277,7 +285,7 @@ func (a *Activities) SummarizeContext(ctx context.Context, in SummarizeContextIn
 		return fail[CompactContextResult](err)
 	}
 	tokens := a.estimator().EstimateTokens(messages)
-	post, err := a.postCompact(ctx, in.Session, in.Plan.MessageCountBefore, len(messages), in.Plan.EstimatedTokensBefore, tokens)
+	post, err := a.postCompact(ctx, withTranscript(in.Session, messages), in.Plan.MessageCountBefore, len(messages), in.Plan.EstimatedTokensBefore, tokens)
 	if err != nil {
 		return fail[CompactContextResult](err)
 	}

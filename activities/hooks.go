@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/hooks"
 )
@@ -14,6 +15,10 @@ const (
 	StagePostToolUse        = "post_tool_use"
 	StagePermissionRequest  = "permission_request"
 	StagePermissionDecision = "permission_decision"
+	StageUserPromptSubmit   = "user_prompt_submit"
+	StageStop               = "stop"
+	StagePostToolBatch      = "post_tool_batch"
+	StagePermissionDenied   = "permission_denied"
 )
 
 func (a *Activities) hookRegistry() *hooks.Registry {
@@ -24,9 +29,10 @@ func (a *Activities) hookRegistry() *hooks.Registry {
 }
 
 // withWorkspace fills the session's workspace from the worker default, so
-// command hooks run in the same directory the tools do, and checks it (and
-// a different cwd) against the workspace bases: a hook never runs in, or
-// is pointed at, a directory the tools could not open.
+// command hooks run in the same directory the tools do, checks it (and
+// a different cwd) against the workspace bases — a hook never runs in, or
+// is pointed at, a directory the tools could not open — and sets the
+// permission mode.
 func (a *Activities) withWorkspace(s hooks.Session) (hooks.Session, error) {
 	given := s.WorkspaceRoot
 	root, err := a.resolveWorkspaceRoot(given)
@@ -42,6 +48,44 @@ func (a *Activities) withWorkspace(s hooks.Session) (hooks.Session, error) {
 			return s, err
 		}
 	}
+	if s.PermissionMode == "" {
+		s.PermissionMode = hooks.PermissionModeDefault
+	}
+	return s, nil
+}
+
+// hookSession prepares an event's session for the hooks of ev: workspace
+// and permission mode, and, when a subscribed hook reads it, the
+// transcript materialized as a JSONL file (from the session's inline
+// messages or context-store reference) with its path in TranscriptPath.
+// The message set itself never reaches the hooks.
+func (a *Activities) hookSession(ctx context.Context, ev hooks.Event, s hooks.Session) (hooks.Session, error) {
+	s, err := a.withWorkspace(s)
+	if err != nil {
+		return s, err
+	}
+	source := s.Transcript
+	s.Transcript = nil
+	if a.Transcripts == nil || s.SessionID == "" || !a.hookRegistry().WantsTranscript(ev) {
+		return s, nil
+	}
+	if source == nil {
+		path, err := a.Transcripts.Ensure(s.SessionID)
+		if err != nil {
+			return s, err
+		}
+		s.TranscriptPath = path
+		return s, nil
+	}
+	msgs, err := contextstore.Unpack(ctx, a.Contexts, *source)
+	if err != nil {
+		return s, err
+	}
+	path, err := a.Transcripts.Write(s, msgs)
+	if err != nil {
+		return s, err
+	}
+	s.TranscriptPath = path
 	return s, nil
 }
 
@@ -54,6 +98,7 @@ type LifecycleHooksInput struct {
 	StepComplete       *hooks.StepCompleteEvent       `json:"step_complete,omitempty"`
 	SubagentStart      *hooks.SubagentStartEvent      `json:"subagent_start,omitempty"`
 	SubagentStop       *hooks.SubagentStopEvent       `json:"subagent_stop,omitempty"`
+	Notification       *hooks.NotificationEvent       `json:"notification,omitempty"`
 }
 
 // Event names the event the input carries.
@@ -73,6 +118,8 @@ func (in LifecycleHooksInput) Event() hooks.Event {
 		return hooks.EventSubagentStart
 	case in.SubagentStop != nil:
 		return hooks.EventSubagentStop
+	case in.Notification != nil:
+		return hooks.EventNotification
 	}
 	return ""
 }
@@ -84,58 +131,65 @@ type HookSummaryResult struct {
 }
 
 // RunLifecycleHooks runs every hook for one fire-and-forget event. Hook
-// failures are reported in the trace, never fatal to the run.
+// failures are reported in the trace, never fatal to the run; context the
+// hooks gave for the model and a request to end the turn come back in the
+// summary.
 func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInput) (HookSummaryResult, error) {
 	r := a.hookRegistry()
+	ev := in.Event()
+	if ev == "" {
+		return fail[HookSummaryResult](fmt.Errorf("RunLifecycleHooks got no event"))
+	}
+	session := func(s hooks.Session) (hooks.Session, error) { return a.hookSession(ctx, ev, s) }
 	var sum hooks.Summary
 	var err error
 	switch {
 	case in.SessionStart != nil:
-		ev := *in.SessionStart
-		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
-			return fail[HookSummaryResult](err)
+		e := *in.SessionStart
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunSessionStart(ctx, e)
 		}
-		sum = r.RunSessionStart(ctx, ev)
 	case in.SessionStop != nil:
-		ev := *in.SessionStop
-		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
-			return fail[HookSummaryResult](err)
+		e := *in.SessionStop
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunSessionStop(ctx, e)
 		}
-		sum = r.RunSessionStop(ctx, ev)
 	case in.Error != nil:
-		ev := *in.Error
-		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
-			return fail[HookSummaryResult](err)
+		e := *in.Error
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunError(ctx, e)
 		}
-		sum = r.RunError(ctx, ev)
 	case in.PostToolUseFailure != nil:
-		ev := *in.PostToolUseFailure
-		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
-			return fail[HookSummaryResult](err)
+		e := *in.PostToolUseFailure
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunPostToolUseFailure(ctx, e)
 		}
-		sum = r.RunPostToolUseFailure(ctx, ev)
 	case in.StepComplete != nil:
-		ev := *in.StepComplete
-		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
-			return fail[HookSummaryResult](err)
+		e := *in.StepComplete
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunStepComplete(ctx, e)
 		}
-		sum = r.RunStepComplete(ctx, ev)
 	case in.SubagentStart != nil:
-		ev := *in.SubagentStart
-		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
-			return fail[HookSummaryResult](err)
+		e := *in.SubagentStart
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunSubagentStart(ctx, e)
 		}
-		sum = r.RunSubagentStart(ctx, ev)
 	case in.SubagentStop != nil:
-		ev := *in.SubagentStop
-		if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
-			return fail[HookSummaryResult](err)
+		e := *in.SubagentStop
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunSubagentStop(ctx, e)
 		}
-		sum = r.RunSubagentStop(ctx, ev)
-	default:
-		return fail[HookSummaryResult](fmt.Errorf("RunLifecycleHooks got no event"))
+	case in.Notification != nil:
+		e := *in.Notification
+		if e.Session, err = session(e.Session); err == nil {
+			sum = r.RunNotification(ctx, e)
+		}
 	}
-	return HookSummaryResult{Summary: sum, Trace: summaryTrace(in.Event(), sum)}, nil
+	if err != nil {
+		return fail[HookSummaryResult](err)
+	}
+	a.recordDecisions(ev, sum.Decisions)
+	return HookSummaryResult{Summary: sum, Trace: summaryTrace(ev, sum)}, nil
 }
 
 func (a *Activities) recordDecisions(ev hooks.Event, decisions []hooks.HookDecision) {
@@ -149,7 +203,20 @@ func summaryTrace(ev hooks.Event, sum hooks.Summary) contract.TraceEntry {
 	if err := sum.Err(); err != nil {
 		e.Fields["hook_errors"] = err.Error()
 	}
+	addContextAndHalt(e, sum.AdditionalContext, sum.Halt)
 	return e
+}
+
+// addContextAndHalt records a stage's context for the model and a request
+// to end the turn in its trace entry.
+func addContextAndHalt(e contract.TraceEntry, additionalContext string, halt *hooks.Halt) {
+	if additionalContext != "" {
+		e.Fields["additional_context"] = preview(additionalContext)
+	}
+	if halt != nil {
+		e.Fields["halt"] = halt.Reason
+		e.Fields["halted_by"] = halt.Hook
+	}
 }
 
 func decisionsOrEmpty(d []hooks.HookDecision) []hooks.HookDecision {
@@ -171,7 +238,7 @@ type PreToolUseHooksResult struct {
 // first Block wins, the last MutateInput wins, contexts accumulate.
 func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUseEvent) (PreToolUseHooksResult, error) {
 	var err error
-	if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+	if ev.Session, err = a.hookSession(ctx, hooks.EventPreToolUse, ev.Session); err != nil {
 		return fail[PreToolUseHooksResult](err)
 	}
 	registry := a.hookRegistry()
@@ -190,11 +257,12 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 	if res.Action.Reason != "" {
 		trace.Fields["reason"] = res.Action.Reason
 	}
-	if res.AdditionalContext != "" {
-		trace.Fields["additional_context"] = preview(res.AdditionalContext)
-	}
+	addContextAndHalt(trace, res.AdditionalContext, res.Halt)
 	if res.PermissionRequired != nil {
 		trace.Fields["permission"] = res.PermissionRequired.Permission
+		if res.PermissionRequired.Deferred {
+			trace.Fields["deferred"] = true
+		}
 	}
 	return PreToolUseHooksResult{Result: res, PolicyFingerprint: fingerprint, Trace: trace}, nil
 }
@@ -211,7 +279,7 @@ type PermissionRequestHooksResult struct {
 // human is asked: the first deny wins, else the first allow.
 func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.PermissionRequestEvent) (PermissionRequestHooksResult, error) {
 	var err error
-	if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+	if ev.Session, err = a.hookSession(ctx, hooks.EventPermissionRequest, ev.Session); err != nil {
 		return fail[PermissionRequestHooksResult](err)
 	}
 	registry := a.hookRegistry()
@@ -221,7 +289,7 @@ func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.Per
 	if res.Settled() {
 		a.metrics().PermissionDecision(string(res.Decision.Kind), "hook")
 	}
-	return PermissionRequestHooksResult{Result: res, PolicyFingerprint: fingerprint, Trace: contract.Trace(StagePermissionRequest,
+	trace := contract.Trace(StagePermissionRequest,
 		"tool_name", ev.ToolName,
 		"call_id", ev.CallID,
 		"permission", ev.Permission,
@@ -230,7 +298,9 @@ func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.Per
 		"decided_by", res.DecidedBy,
 		"hooks", decisionsOrEmpty(res.Decisions),
 		"policy_fingerprint", fingerprint,
-	)}, nil
+	)
+	addContextAndHalt(trace, "", res.Halt)
+	return PermissionRequestHooksResult{Result: res, PolicyFingerprint: fingerprint, Trace: trace}, nil
 }
 
 // PostToolUseHooksResult is the aggregated PostToolUse verdict.
@@ -244,16 +314,138 @@ type PostToolUseHooksResult struct {
 // it is written once per call however often this stage is retried.
 func (a *Activities) RunPostToolUseHooks(ctx context.Context, ev hooks.PostToolUseEvent) (PostToolUseHooksResult, error) {
 	var err error
-	if ev.Session, err = a.withWorkspace(ev.Session); err != nil {
+	if ev.Session, err = a.hookSession(ctx, hooks.EventPostToolUse, ev.Session); err != nil {
 		return fail[PostToolUseHooksResult](err)
 	}
 	res := a.hookRegistry().RunPostToolUse(ctx, ev)
 	a.recordDecisions(hooks.EventPostToolUse, res.Decisions)
-	return PostToolUseHooksResult{Result: res, Trace: contract.Trace(StagePostToolUse,
+	trace := contract.Trace(StagePostToolUse,
 		"tool_name", ev.ToolName,
 		"call_id", ev.CallID,
 		"mutated", res.Mutated,
 		"mutated_by", res.MutatedBy,
 		"hooks", decisionsOrEmpty(res.Decisions),
-	)}, nil
+	)
+	addContextAndHalt(trace, res.AdditionalContext, res.Halt)
+	return PostToolUseHooksResult{Result: res, Trace: trace}, nil
+}
+
+// UserPromptSubmitHooksResult is the verdict on a turn's prompt.
+type UserPromptSubmitHooksResult struct {
+	Result hooks.UserPromptSubmitResult `json:"result"`
+	Trace  contract.TraceEntry          `json:"trace"`
+}
+
+// RunUserPromptSubmitHooks asks every hook about the prompt before the
+// turn's first model call: the first block ends the turn, contexts reach
+// the model next to the prompt.
+func (a *Activities) RunUserPromptSubmitHooks(ctx context.Context, ev hooks.UserPromptSubmitEvent) (UserPromptSubmitHooksResult, error) {
+	var err error
+	if ev.Prompt == "" && ev.Transcript != nil {
+		// The workflow holds only a reference: the prompt is the
+		// transcript's last user message.
+		msgs, err := contextstore.Unpack(ctx, a.Contexts, *ev.Transcript)
+		if err != nil {
+			return fail[UserPromptSubmitHooksResult](err)
+		}
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == contract.RoleUser {
+				ev.Prompt = msgs[i].Content
+				break
+			}
+		}
+	}
+	if ev.Session, err = a.hookSession(ctx, hooks.EventUserPromptSubmit, ev.Session); err != nil {
+		return fail[UserPromptSubmitHooksResult](err)
+	}
+	res := a.hookRegistry().RunUserPromptSubmit(ctx, ev)
+	a.recordDecisions(hooks.EventUserPromptSubmit, res.Decisions)
+	trace := contract.Trace(StageUserPromptSubmit,
+		"blocked", res.Blocked,
+		"decided_by", res.DecidedBy,
+		"hooks", decisionsOrEmpty(res.Decisions),
+	)
+	if res.Reason != "" {
+		trace.Fields["reason"] = res.Reason
+	}
+	addContextAndHalt(trace, res.AdditionalContext, res.Halt)
+	return UserPromptSubmitHooksResult{Result: res, Trace: trace}, nil
+}
+
+// StopHooksResult is the verdict when an agent is about to stop.
+type StopHooksResult struct {
+	Result hooks.StopResult    `json:"result"`
+	Trace  contract.TraceEntry `json:"trace"`
+}
+
+// RunStopHooks asks every hook whether the agent may end its turn (Stop,
+// or SubagentStop in a subagent): a block or feedback makes it take
+// another step with the reason as its instruction.
+func (a *Activities) RunStopHooks(ctx context.Context, ev hooks.StopEvent) (StopHooksResult, error) {
+	var err error
+	if ev.Session, err = a.hookSession(ctx, hooks.EventStop, ev.Session); err != nil {
+		return fail[StopHooksResult](err)
+	}
+	res := a.hookRegistry().RunStop(ctx, ev)
+	a.recordDecisions(hooks.EventStop, res.Decisions)
+	trace := contract.Trace(StageStop,
+		"continue", res.Continue,
+		"blocked_by", res.BlockedBy,
+		"stop_hook_active", ev.StopHookActive,
+		"hooks", decisionsOrEmpty(res.Decisions),
+	)
+	if res.Reason != "" {
+		trace.Fields["reason"] = preview(res.Reason)
+	}
+	addContextAndHalt(trace, "", res.Halt)
+	return StopHooksResult{Result: res, Trace: trace}, nil
+}
+
+// PostToolBatchHooksResult is the verdict after a step's tool calls.
+type PostToolBatchHooksResult struct {
+	Result hooks.PostToolBatchResult `json:"result"`
+	Trace  contract.TraceEntry       `json:"trace"`
+}
+
+// RunPostToolBatchHooks runs every hook once after all tool calls of a
+// step resolved: context reaches the next model call, a block or halt
+// ends the loop before it.
+func (a *Activities) RunPostToolBatchHooks(ctx context.Context, ev hooks.PostToolBatchEvent) (PostToolBatchHooksResult, error) {
+	var err error
+	if ev.Session, err = a.hookSession(ctx, hooks.EventPostToolBatch, ev.Session); err != nil {
+		return fail[PostToolBatchHooksResult](err)
+	}
+	res := a.hookRegistry().RunPostToolBatch(ctx, ev)
+	a.recordDecisions(hooks.EventPostToolBatch, res.Decisions)
+	trace := contract.Trace(StagePostToolBatch,
+		"calls", len(ev.Calls),
+		"hooks", decisionsOrEmpty(res.Decisions),
+	)
+	addContextAndHalt(trace, res.AdditionalContext, res.Halt)
+	return PostToolBatchHooksResult{Result: res, Trace: trace}, nil
+}
+
+// PermissionDeniedHooksResult is what hooks said about a denial.
+type PermissionDeniedHooksResult struct {
+	Result hooks.PermissionDeniedResult `json:"result"`
+	Trace  contract.TraceEntry          `json:"trace"`
+}
+
+// RunPermissionDeniedHooks tells hooks a permission was denied; a hook's
+// retry lets the model know it may try the call again.
+func (a *Activities) RunPermissionDeniedHooks(ctx context.Context, ev hooks.PermissionDeniedEvent) (PermissionDeniedHooksResult, error) {
+	var err error
+	if ev.Session, err = a.hookSession(ctx, hooks.EventPermissionDenied, ev.Session); err != nil {
+		return fail[PermissionDeniedHooksResult](err)
+	}
+	res := a.hookRegistry().RunPermissionDenied(ctx, ev)
+	a.recordDecisions(hooks.EventPermissionDenied, res.Decisions)
+	trace := contract.Trace(StagePermissionDenied,
+		"tool_name", ev.ToolName,
+		"call_id", ev.CallID,
+		"retry", res.Retry,
+		"hooks", decisionsOrEmpty(res.Decisions),
+	)
+	addContextAndHalt(trace, res.AdditionalContext, nil)
+	return PermissionDeniedHooksResult{Result: res, Trace: trace}, nil
 }

@@ -203,7 +203,13 @@ func (a *Activities) openWorkspace(root string, required bool) (*workspace.Works
 	if err != nil {
 		return nil, err
 	}
-	return bases.Open(root)
+	ws, err := bases.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	// The scripts and settings loaded hooks run are never writable by tools.
+	ws.Protect(a.hookRegistry().ProtectedPaths())
+	return ws, nil
 }
 
 // ProjectToolResultInput is ProjectToolResult's input.

@@ -43,6 +43,10 @@ const (
 	TypeRuntime           = "RuntimeError"
 	TypeTransient         = "TransientError"
 	TypeStepLimit         = "StepLimitError"
+	// TypePromptBlocked: a UserPromptSubmit hook refused the turn's prompt.
+	TypePromptBlocked = "PromptBlockedError"
+	// TypeHookHalt: a hook ended the turn ("continue": false).
+	TypeHookHalt = "HookHaltError"
 )
 
 type kind struct {
@@ -71,6 +75,8 @@ var kinds = map[string]kind{
 	TypeRuntime:           {ClassRuntime, "runtime_error", ""},
 	TypeTransient:         {ClassRuntime, "transient_error", TypeRuntime},
 	TypeStepLimit:         {ClassSemantic, "max_steps_reached", ""},
+	TypePromptBlocked:     {ClassAuthorization, "prompt_blocked", ""},
+	TypeHookHalt:          {ClassAuthorization, "halted_by_hook", ""},
 }
 
 // Error is a classified Fenix error.
@@ -122,6 +128,8 @@ var (
 	ErrCanceled          = &Error{Type: TypeCanceled}
 	ErrRuntime           = &Error{Type: TypeRuntime}
 	ErrTransient         = &Error{Type: TypeTransient}
+	ErrPromptBlocked     = &Error{Type: TypePromptBlocked}
+	ErrHookHalt          = &Error{Type: TypeHookHalt}
 )
 
 // New builds an error of the given type with its class and code.

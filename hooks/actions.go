@@ -10,6 +10,10 @@ const (
 	KindBlock              Kind = "block"
 	KindMutateInput        Kind = "mutate_input"
 	KindPermissionRequired Kind = "permission_required"
+	// KindDefer parks the call until someone outside the run decides
+	// (Claude Code's permissionDecision "defer"): Fenix asks through
+	// decide_permission without running PermissionRequest hooks.
+	KindDefer Kind = "defer"
 )
 
 // PostToolUse kind (besides KindContinue).
@@ -24,6 +28,14 @@ const (
 
 // KindRan marks a hook that handled a fire-and-forget event.
 const KindRan Kind = "ran"
+
+// Halt asks to end the whole turn (Claude Code's "continue": false), not
+// just the current call. It takes precedence over the event's own decision.
+type Halt struct {
+	Reason string `json:"reason"`
+	// Hook names the hook that asked; the registry fills it in.
+	Hook string `json:"hook,omitempty"`
+}
 
 // PreToolUseAction is a hook's answer before a tool runs. The zero value is
 // Continue.
@@ -41,6 +53,8 @@ type PreToolUseAction struct {
 	// (KindPermissionRequired).
 	Permission string `json:"permission,omitempty"`
 	ToolName   string `json:"tool_name,omitempty"`
+	// Halt ends the turn; the call is blocked.
+	Halt *Halt `json:"halt,omitempty"`
 }
 
 // Continue lets the tool run unchanged.
@@ -68,6 +82,11 @@ func RequirePermission(permission, toolName string) PreToolUseAction {
 	return PreToolUseAction{Kind: KindPermissionRequired, Permission: permission, ToolName: toolName}
 }
 
+// Defer parks the call for a decision from outside the run.
+func Defer(reason, toolName string) PreToolUseAction {
+	return PreToolUseAction{Kind: KindDefer, Permission: reason, ToolName: toolName}
+}
+
 func (a PreToolUseAction) kind() Kind {
 	if a.Kind == "" {
 		return KindContinue
@@ -80,6 +99,9 @@ func (a PreToolUseAction) kind() Kind {
 type PostToolUseAction struct {
 	Kind           Kind   `json:"kind"`
 	UpdatedContent string `json:"updated_content,omitempty"`
+	// AdditionalContext is text for the model next to the tool result.
+	AdditionalContext string `json:"additional_context,omitempty"`
+	Halt              *Halt  `json:"halt,omitempty"`
 }
 
 // KeepOutput leaves the tool output unchanged.
@@ -102,6 +124,9 @@ func (a PostToolUseAction) kind() Kind {
 type PermissionDecision struct {
 	Kind   Kind   `json:"kind"`
 	Reason string `json:"reason,omitempty"`
+	// UpdatedArgs replaces the tool arguments of an allowed call.
+	UpdatedArgs map[string]any `json:"updated_args,omitzero"`
+	Halt        *Halt          `json:"halt,omitempty"`
 }
 
 // Allow settles a permission request in favour of the call.
@@ -122,4 +147,52 @@ func (d PermissionDecision) kind() Kind {
 		return KindNoOpinion
 	}
 	return d.Kind
+}
+
+// PromptAction is a hook's answer to a submitted prompt. The zero value
+// lets the prompt through.
+type PromptAction struct {
+	// Kind is KindContinue or KindBlock (the turn ends without a model call).
+	Kind              Kind   `json:"kind"`
+	Reason            string `json:"reason,omitempty"`
+	AdditionalContext string `json:"additional_context,omitempty"`
+	Halt              *Halt  `json:"halt,omitempty"`
+}
+
+// StopAction is a hook's answer when an agent is about to stop. The zero
+// value lets it stop.
+type StopAction struct {
+	// Kind is KindContinue (stop) or KindBlock (take another step, with
+	// Reason as the instruction).
+	Kind   Kind   `json:"kind"`
+	Reason string `json:"reason,omitempty"`
+	// AdditionalContext is feedback that also keeps the agent going.
+	AdditionalContext string `json:"additional_context,omitempty"`
+	// Halt ends the turn for good, whatever other hooks said.
+	Halt *Halt `json:"halt,omitempty"`
+}
+
+// BatchAction is a hook's answer after a step's tool calls. The zero value
+// lets the loop continue.
+type BatchAction struct {
+	// Kind is KindContinue or KindBlock (the loop stops before the next
+	// model call).
+	Kind              Kind   `json:"kind"`
+	Reason            string `json:"reason,omitempty"`
+	AdditionalContext string `json:"additional_context,omitempty"`
+	Halt              *Halt  `json:"halt,omitempty"`
+}
+
+// DeniedAction is a hook's answer to a permission denial.
+type DeniedAction struct {
+	// Retry tells the model it may try the call again; the denial stands.
+	Retry             bool   `json:"retry,omitempty"`
+	AdditionalContext string `json:"additional_context,omitempty"`
+}
+
+// Feedback is what a FeedbackHook answers to an event that has no decision
+// to make: context for the model, or a request to end the turn.
+type Feedback struct {
+	AdditionalContext string `json:"additional_context,omitempty"`
+	Halt              *Halt  `json:"halt,omitempty"`
 }

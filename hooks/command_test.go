@@ -24,15 +24,25 @@ func writeScript(t *testing.T, dir, name, body string) string {
 	return path
 }
 
-func newCommandHook(t *testing.T, cfg CommandHookConfig) *CommandHook {
+// cmdHook is the test shorthand for a command hook's configuration.
+type cmdHook struct {
+	Event, Matcher, If, Command, Name, Dir string
+	Timeout                                time.Duration
+	FailClosed                             bool
+	Dialect                                Dialect
+}
+
+func newCommandHook(t *testing.T, c cmdHook) *ExternalHook {
 	t.Helper()
-	if cfg.Event == "" {
-		cfg.Event = "PreToolUse"
+	if c.Event == "" {
+		c.Event = "PreToolUse"
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Second
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Second
 	}
-	h, err := NewCommandHook(cfg)
+	h, err := NewCommandHook(CommandHookConfig{Command: c.Command, ExternalHookConfig: ExternalHookConfig{
+		Event: c.Event, Matcher: c.Matcher, If: c.If, Timeout: c.Timeout, FailClosed: c.FailClosed,
+		Name: c.Name, Dialect: c.Dialect, Paths: HookPaths{Dir: c.Dir}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +59,7 @@ func TestCommandHookAllow(t *testing.T) {
 	dir := t.TempDir()
 	script := writeScript(t, dir, "allow.sh", `cat > "$PWD/stdin.json"
 echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"fine"}}'`)
-	h := newCommandHook(t, CommandHookConfig{Command: script})
+	h := newCommandHook(t, cmdHook{Command: script})
 
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
 	if err != nil || action.Kind != KindContinue {
@@ -85,7 +95,7 @@ func TestCommandHookEmptyAndPlainOutputContinue(t *testing.T) {
 		"empty.sh": "exit 0",
 		"plain.sh": "echo 'looks fine to me'",
 	} {
-		h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, name, body), FailClosed: true})
+		h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, name, body), FailClosed: true})
 		action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
 		if err != nil || action.Kind != KindContinue {
 			t.Errorf("%s: action = %+v, err = %v, want continue", name, action, err)
@@ -95,7 +105,7 @@ func TestCommandHookEmptyAndPlainOutputContinue(t *testing.T) {
 
 func TestCommandHookBlockViaExit2(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "guard.sh", `echo "rm is forbidden here" >&2; exit 2`)})
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "guard.sh", `echo "rm is forbidden here" >&2; exit 2`)})
 	r := NewRegistry()
 	r.Add(h)
 	res := r.RunPreToolUse(context.Background(), commandPreEvent(dir))
@@ -109,7 +119,7 @@ func TestCommandHookBlockViaExit2(t *testing.T) {
 
 func TestCommandHookDenyViaJSON(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "deny.sh",
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "deny.sh",
 		`echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"writes outside src/"}}'`)})
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
 	if err != nil || action.Kind != KindBlock || action.Reason != "writes outside src/" {
@@ -119,7 +129,7 @@ func TestCommandHookDenyViaJSON(t *testing.T) {
 
 func TestCommandHookTopLevelDecisionBlock(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "legacy.sh", `echo '{"decision":"block","reason":"legacy says no"}'`)})
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "legacy.sh", `echo '{"decision":"block","reason":"legacy says no"}'`)})
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
 	if err != nil || action.Kind != KindBlock || action.Reason != "legacy says no" {
 		t.Fatalf("action = %+v, err = %v", action, err)
@@ -128,7 +138,7 @@ func TestCommandHookTopLevelDecisionBlock(t *testing.T) {
 
 func TestCommandHookAskRequiresPermission(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "ask.sh",
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "ask.sh",
 		`echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"network access"}}'`)})
 	r := NewRegistry()
 	r.Add(h)
@@ -140,7 +150,7 @@ func TestCommandHookAskRequiresPermission(t *testing.T) {
 
 func TestCommandHookUpdatedInputAndContext(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "rewrite.sh",
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "rewrite.sh",
 		`echo '{"additionalContext":"top","hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"ls -la","timeout":5},"additionalContext":"repo uses make"}}'`)})
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
 	if err != nil {
@@ -156,7 +166,7 @@ func TestCommandHookUpdatedInputAndContext(t *testing.T) {
 
 func TestCommandHookAdditionalContextOnly(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "ctx.sh",
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "ctx.sh",
 		`echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"tests live in ./t"}}'`)})
 	r := NewRegistry()
 	r.Add(h)
@@ -170,7 +180,7 @@ func TestCommandHookUpdatedToolOutput(t *testing.T) {
 	dir := t.TempDir()
 	script := writeScript(t, dir, "redact.sh", `cat > "$PWD/post.json"
 echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"[redacted]"}}'`)
-	h := newCommandHook(t, CommandHookConfig{Event: "PostToolUse", Command: script})
+	h := newCommandHook(t, cmdHook{Event: "PostToolUse", Command: script})
 	r := NewRegistry()
 	r.Add(h)
 	res := r.RunPostToolUse(context.Background(), PostToolUseEvent{
@@ -194,7 +204,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"
 
 func TestCommandHookStructuredUpdatedToolOutput(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Event: "PostToolUse", Command: writeScript(t, dir, "json.sh",
+	h := newCommandHook(t, cmdHook{Event: "PostToolUse", Command: writeScript(t, dir, "json.sh",
 		`echo '{"hookSpecificOutput":{"updatedMCPToolOutput":{"ok": true}}}'`)})
 	action, err := h.PostToolUse(context.Background(), PostToolUseEvent{Session: Session{WorkspaceRoot: dir}, Content: "x"})
 	if err != nil || action.Kind != KindMutateOutput || action.UpdatedContent != `{"ok":true}` {
@@ -204,7 +214,7 @@ func TestCommandHookStructuredUpdatedToolOutput(t *testing.T) {
 
 func TestCommandHookNonZeroExitIsNonBlocking(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "crash.sh", `echo "lint config missing" >&2; exit 1`)})
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "crash.sh", `echo "lint config missing" >&2; exit 1`)})
 	r := NewRegistry()
 	r.Add(h)
 	res := r.RunPreToolUse(context.Background(), commandPreEvent(dir))
@@ -218,7 +228,7 @@ func TestCommandHookNonZeroExitIsNonBlocking(t *testing.T) {
 
 func TestCommandHookFailClosedCrashBlocks(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "crash.sh", `exit 3`), FailClosed: true, Name: "guard"})
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "crash.sh", `exit 3`), FailClosed: true, Name: "guard"})
 	r := NewRegistry()
 	r.Add(h)
 	res := r.RunPreToolUse(context.Background(), commandPreEvent(dir))
@@ -229,17 +239,18 @@ func TestCommandHookFailClosedCrashBlocks(t *testing.T) {
 
 func TestCommandHookInvalidJSON(t *testing.T) {
 	dir := t.TempDir()
-	script := writeScript(t, dir, "broken.sh", `echo '{"hookSpecificOutput": {'`)
-	open := newCommandHook(t, CommandHookConfig{Command: script})
+	// Starts with "{" and ends with "}": read as JSON, and it is not.
+	script := writeScript(t, dir, "broken.sh", `echo '{"hookSpecificOutput": {]}'`)
+	open := newCommandHook(t, cmdHook{Command: script})
 	if action, err := open.PreToolUse(context.Background(), commandPreEvent(dir)); err == nil || action.Kind != KindContinue {
 		t.Errorf("fail-open: action = %+v, err = %v, want continue with an error", action, err)
 	}
-	closed := newCommandHook(t, CommandHookConfig{Command: script, FailClosed: true})
+	closed := newCommandHook(t, cmdHook{Command: script, FailClosed: true})
 	action, err := closed.PreToolUse(context.Background(), commandPreEvent(dir))
 	if err == nil || action.Kind != KindBlock || !strings.Contains(action.Reason, "invalid hook JSON") {
 		t.Errorf("fail-closed: action = %+v, err = %v, want a block", action, err)
 	}
-	wrongValue := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "bad.sh",
+	wrongValue := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "bad.sh",
 		`echo '{"hookSpecificOutput":{"permissionDecision":"maybe"}}'`), FailClosed: true})
 	if action, _ := wrongValue.PreToolUse(context.Background(), commandPreEvent(dir)); action.Kind != KindBlock {
 		t.Errorf("unknown permissionDecision: action = %+v, want a fail-closed block", action)
@@ -297,7 +308,7 @@ func assertProcessesGone(t *testing.T, pids []int) {
 
 func TestCommandHookTimeoutFailOpen(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "slow.sh", timeoutScript), Timeout: 200 * time.Millisecond})
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "slow.sh", timeoutScript), Timeout: 200 * time.Millisecond})
 	start := time.Now()
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
 	elapsed := time.Since(start)
@@ -312,7 +323,7 @@ func TestCommandHookTimeoutFailOpen(t *testing.T) {
 
 func TestCommandHookTimeoutFailClosed(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "slow.sh", timeoutScript), Timeout: 200 * time.Millisecond, FailClosed: true})
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "slow.sh", timeoutScript), Timeout: 200 * time.Millisecond, FailClosed: true})
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
 	if err == nil || action.Kind != KindBlock || !strings.Contains(action.Reason, "timed out") {
 		t.Fatalf("action = %+v, err = %v, want a fail-closed block", action, err)
@@ -322,7 +333,7 @@ func TestCommandHookTimeoutFailClosed(t *testing.T) {
 
 func TestCommandHookContextCancelKillsGroup(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Command: writeScript(t, dir, "slow.sh", timeoutScript)})
+	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "slow.sh", timeoutScript)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -368,11 +379,13 @@ func TestCommandHookMatcher(t *testing.T) {
 		{"calculator|exec_command", "exec_command", true},
 		{"calculator|exec_command", "workspace_read", false},
 		{"workspace_.*", "workspace_write", true},
-		{"workspace_.*", "my_workspace_write", false},
+		// A regex matcher is unanchored, as in Claude Code.
+		{"workspace_.*", "my_workspace_write", true},
+		{"^workspace_.*", "my_workspace_write", false},
 		{"exec_command|workspace_.*", "workspace_read", true},
 	}
 	for _, tc := range tests {
-		h := newCommandHook(t, CommandHookConfig{Command: script, Matcher: tc.matcher})
+		h := newCommandHook(t, cmdHook{Command: script, Matcher: tc.matcher})
 		ev := commandPreEvent(dir)
 		ev.ToolName = tc.tool
 		action, err := h.PreToolUse(context.Background(), ev)
@@ -399,7 +412,7 @@ func TestCommandHookPermissionRequest(t *testing.T) {
 		{"silence means no opinion", `true`, KindNoOpinion},
 	}
 	for i, tc := range tests {
-		h := newCommandHook(t, CommandHookConfig{Event: "PermissionRequest", Command: writeScript(t, dir, fmt.Sprintf("p%d.sh", i), tc.body)})
+		h := newCommandHook(t, cmdHook{Event: "PermissionRequest", Command: writeScript(t, dir, fmt.Sprintf("p%d.sh", i), tc.body)})
 		d, err := h.PermissionRequest(context.Background(), PermissionRequestEvent{Session: Session{WorkspaceRoot: dir}, ToolName: "exec_command", Permission: "exec"})
 		if err != nil || d.Kind != tc.want {
 			t.Errorf("%s: decision = %+v, err = %v, want %s", tc.name, d, err, tc.want)
@@ -412,7 +425,7 @@ func TestCommandHookNotificationEvents(t *testing.T) {
 	script := writeScript(t, dir, "log.sh", `cat >> "$PWD/events.jsonl"; echo >> "$PWD/events.jsonl"`)
 	r := NewRegistry()
 	for _, ev := range []string{"SessionStart", "PostToolUseFailure", "StepComplete", "SessionEnd", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "Error"} {
-		r.Add(newCommandHook(t, CommandHookConfig{Event: ev, Command: script}))
+		r.Add(newCommandHook(t, cmdHook{Event: ev, Command: script}))
 	}
 	s := Session{SessionID: "wf", WorkspaceRoot: dir}
 	ctx := context.Background()
@@ -455,7 +468,7 @@ func TestCommandHookNotificationEvents(t *testing.T) {
 
 func TestCommandHookExit2OnNotificationIsRecorded(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, CommandHookConfig{Event: "Stop", Command: writeScript(t, dir, "stop.sh", `echo "not done yet" >&2; exit 2`)})
+	h := newCommandHook(t, cmdHook{Event: "SessionEnd", Command: writeScript(t, dir, "stop.sh", `echo "not done yet" >&2; exit 2`)})
 	err := h.OnSessionStop(context.Background(), SessionStopEvent{Session: Session{WorkspaceRoot: dir}, StopReason: StopCompleted})
 	if err == nil || !strings.Contains(err.Error(), "not done yet") || !strings.Contains(err.Error(), "cannot be blocked") {
 		t.Errorf("err = %v, want the unblockable request recorded", err)
@@ -465,7 +478,7 @@ func TestCommandHookExit2OnNotificationIsRecorded(t *testing.T) {
 func TestCommandHookRunsInSettingsDirWithoutWorkspace(t *testing.T) {
 	dir := t.TempDir()
 	writeScript(t, dir, "local.sh", `pwd > "$FENIX_HOOKS_DIR/where"`)
-	h := newCommandHook(t, CommandHookConfig{Command: "./local.sh", Dir: dir})
+	h := newCommandHook(t, cmdHook{Command: "./local.sh", Dir: dir})
 	if _, err := h.PreToolUse(context.Background(), preEvent()); err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +494,7 @@ func TestCommandHookRunsInSettingsDirWithoutWorkspace(t *testing.T) {
 }
 
 func TestCommandHookMissingWorkspaceFails(t *testing.T) {
-	h := newCommandHook(t, CommandHookConfig{Command: "true", FailClosed: true})
+	h := newCommandHook(t, cmdHook{Command: "true", FailClosed: true})
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(filepath.Join(t.TempDir(), "missing")))
 	if err == nil || action.Kind != KindBlock {
 		t.Errorf("action = %+v, err = %v, want a fail-closed block for a missing directory", action, err)
@@ -493,7 +506,7 @@ func TestCommandHookMissingWorkspaceFails(t *testing.T) {
 func TestCommandHookIsReplayOnlyWhenSet(t *testing.T) {
 	dir := t.TempDir()
 	script := writeScript(t, dir, "record.sh", `cat > "$PWD/stdin-$FENIX_SESSION_ID.json"`)
-	h := newCommandHook(t, CommandHookConfig{Command: script})
+	h := newCommandHook(t, cmdHook{Command: script})
 	for _, replay := range []bool{false, true} {
 		ev := commandPreEvent(dir)
 		ev.SessionID = fmt.Sprintf("replay-%t", replay)

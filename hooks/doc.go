@@ -1,8 +1,16 @@
 // Package hooks is Fenix's lifecycle hook registry: the events an agent run
-// goes through (session start and stop, before and after every tool call,
-// step completion, subagents, compaction, errors, permission requests), the
-// actions a hook may answer with, and the rules that aggregate the answers
-// of several hooks into one verdict.
+// goes through (session start and stop, prompt submission, before and after
+// every tool call and tool batch, permission requests, denials and
+// notifications, step completion, the agent's turn stop, subagents,
+// compaction, errors), the actions a hook may answer with, and the rules
+// that aggregate the answers of several hooks into one verdict.
+//
+// Hook settings files in Claude Code's format (a project's
+// .claude/settings.json, a plugin's hooks/hooks.json, or a Fenix-native
+// file) load as ExternalHooks: command and http handlers speaking Claude
+// Code's protocol, with Claude Code's tool names and argument shapes in
+// the "claude" dialect and Fenix's in the "fenix" dialect (see Dialect,
+// LoadSources and ParseSource).
 //
 // A hook is any type implementing AgentHook. Embedding Base gives no-op
 // defaults, so a hook writes only the methods it cares about:
@@ -32,8 +40,17 @@
 //     short-circuits, otherwise the first allow wins, otherwise no hook had
 //     an opinion and a human is asked. Deny beats allow so that a permissive
 //     hook registered early cannot override a guard registered later.
+//   - Across PreToolUse hooks the precedence is Claude Code's: deny > defer
+//     > ask > allow (a defer outranks any ask).
+//   - UserPromptSubmit: the first block wins and ends the turn; contexts
+//     accumulate. Stop: every hook runs; any block or feedback keeps the
+//     agent going with the joined reasons. PostToolBatch: the first block
+//     stops the loop. PermissionDenied: any retry is kept.
+//   - A Halt (Claude Code's "continue": false) in any answer ends the turn
+//     and is reported in the aggregated result; it takes precedence over
+//     the event's own decision.
 //   - Every other event runs every hook and returns a Summary of who ran
-//     and who failed, for the trace.
+//     and who failed, with the context FeedbackHooks gave, for the trace.
 //
 // A hook that returns an error has the error recorded in its HookDecision
 // and its action applied as returned. A hook that panics is recovered: the

@@ -12,7 +12,8 @@ import (
 type Event string
 
 // The lifecycle events: the seed's nine plus error, tool failure and
-// permission request.
+// permission request, and the turn events Claude Code hooks rely on
+// (prompt submission, turn stop, tool batches, notifications, denials).
 const (
 	EventSessionStart       Event = "session_start"
 	EventPreToolUse         Event = "pre_tool_use"
@@ -26,14 +27,35 @@ const (
 	EventPreCompact         Event = "pre_compact"
 	EventPostCompact        Event = "post_compact"
 	EventError              Event = "error"
+	// EventUserPromptSubmit fires before the first model call of a turn.
+	EventUserPromptSubmit Event = "user_prompt_submit"
+	// EventStop fires when an agent (main or subagent) is about to end its
+	// turn with a final answer; hooks may make it take another step.
+	EventStop Event = "stop"
+	// EventPostToolBatch fires once after all tool calls of a step resolved.
+	EventPostToolBatch Event = "post_tool_batch"
+	// EventNotification fires when the run needs a human (a permission is
+	// pending).
+	EventNotification Event = "notification"
+	// EventPermissionDenied fires after a permission request was denied.
+	EventPermissionDenied Event = "permission_denied"
 )
 
 // AllEvents lists every event in lifecycle order.
 var AllEvents = []Event{
-	EventSessionStart, EventPreToolUse, EventPermissionRequest, EventPostToolUse,
-	EventPostToolUseFailure, EventStepComplete, EventSubagentStart, EventSubagentStop,
-	EventPreCompact, EventPostCompact, EventError, EventSessionStop,
+	EventSessionStart, EventUserPromptSubmit, EventPreToolUse, EventPermissionRequest,
+	EventNotification, EventPermissionDenied, EventPostToolUse, EventPostToolUseFailure,
+	EventPostToolBatch, EventStepComplete, EventSubagentStart, EventSubagentStop,
+	EventPreCompact, EventPostCompact, EventStop, EventError, EventSessionStop,
 }
+
+// Permission modes of Session.PermissionMode, Claude Code's words. Fenix
+// runs every session in "default": hooks decide, then a human for what
+// they ask about.
+const PermissionModeDefault = "default"
+
+// Notification types of NotificationEvent.
+const NotificationPermissionPrompt = "permission_prompt"
 
 // Stop reasons of SessionStopEvent and SubagentStopEvent; the same words as
 // the workflow result status.
@@ -70,6 +92,15 @@ type Session struct {
 	WorkspaceRoot  string `json:"workspace_root,omitempty"`
 	// Cwd is the directory command hooks run in; defaults to WorkspaceRoot.
 	Cwd string `json:"cwd,omitempty"`
+	// PermissionMode is Claude Code's permission_mode; empty means
+	// PermissionModeDefault.
+	PermissionMode string `json:"permission_mode,omitempty"`
+	// Transcript is the session's transcript so far, usually a context-store
+	// reference. The worker materializes it as a JSONL file before external
+	// hooks run and sets TranscriptPath; hooks never see this field.
+	Transcript *contract.MessageSet `json:"transcript,omitempty"`
+	// TranscriptPath is that file, set by the worker.
+	TranscriptPath string `json:"transcript_path,omitempty"`
 	// IsReplay marks an event re-evaluated from recorded history (starter
 	// policy-diff): no tool runs after it, so a logging or alerting hook
 	// can skip it.
@@ -171,6 +202,13 @@ type PostToolUseFailureEvent struct {
 	ErrorType    string         `json:"error_type"`
 	ErrorMessage string         `json:"error_message"`
 	Step         int            `json:"step,omitempty"`
+	// IsInterrupt marks a call that failed because the run was cancelled.
+	IsInterrupt bool `json:"is_interrupt,omitempty"`
+}
+
+// Interrupted reports whether the failure was a cancellation.
+func (ev PostToolUseFailureEvent) Interrupted() bool {
+	return ev.IsInterrupt || ev.ErrorType == fenixerr.TypeCanceled
 }
 
 // PermissionRequestEvent fires when a tool call needs permission, before a
@@ -268,4 +306,69 @@ func NewErrorEvent(s Session, stage string, err error) ErrorEvent {
 	ev.Retryable = fe.Type == fenixerr.TypeTransient
 	ev.ToolName = fe.Tool
 	return ev
+}
+
+// UserPromptSubmitEvent fires before the first model call of a turn, with
+// the prompt the turn answers.
+type UserPromptSubmitEvent struct {
+	Session
+	Prompt string `json:"prompt"`
+}
+
+// StopEvent fires when an agent is about to end its turn with a final
+// answer. Session.IsSubagent tells a subagent's stop (Claude Code's
+// SubagentStop) from the main agent's (Stop).
+type StopEvent struct {
+	Session
+	// StopHookActive is set when the agent is already continuing because a
+	// Stop hook blocked its previous stop: the loop guard hooks check.
+	StopHookActive bool `json:"stop_hook_active"`
+	// LastAssistantMessage is the final answer's text.
+	LastAssistantMessage string `json:"last_assistant_message"`
+	Step                 int    `json:"step,omitempty"`
+	// Blocks counts the consecutive stops hooks blocked before this one.
+	Blocks int `json:"blocks,omitempty"`
+}
+
+// BatchCall is one tool call of a PostToolBatch.
+type BatchCall struct {
+	ToolName  string         `json:"tool_name"`
+	CallID    string         `json:"call_id"`
+	ToolInput map[string]any `json:"tool_input"`
+	// Content is what the model receives for the call: the tool's
+	// projected output, or the error it failed with.
+	Content string `json:"content"`
+	Failed  bool   `json:"failed,omitempty"`
+}
+
+// PostToolBatchEvent fires once after every tool call of a step resolved,
+// before the next model call.
+type PostToolBatchEvent struct {
+	Session
+	Step  int         `json:"step,omitempty"`
+	Calls []BatchCall `json:"calls"`
+}
+
+// NotificationEvent fires when the run needs someone's attention.
+type NotificationEvent struct {
+	Session
+	// NotificationType is NotificationPermissionPrompt.
+	NotificationType string `json:"notification_type"`
+	Message          string `json:"message"`
+	Title            string `json:"title,omitempty"`
+	ToolName         string `json:"tool_name,omitempty"`
+	CallID           string `json:"call_id,omitempty"`
+}
+
+// PermissionDeniedEvent fires after a permission request ended in a deny
+// (by a hook, a human or the approval timeout).
+type PermissionDeniedEvent struct {
+	Session
+	ToolName   string         `json:"tool_name"`
+	CallID     string         `json:"call_id"`
+	ToolInput  map[string]any `json:"tool_input"`
+	Permission string         `json:"permission,omitempty"`
+	Reason     string         `json:"reason"`
+	// DeniedBy is "hook:<name>", "decide_permission" or "timeout".
+	DeniedBy string `json:"denied_by,omitempty"`
 }

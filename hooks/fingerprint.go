@@ -4,10 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"hash"
-	"os"
-	"path/filepath"
 	"slices"
 )
 
@@ -27,25 +24,14 @@ func (r *Registry) RecordSource(path string, data []byte) {
 // PolicySources lists the recorded hook settings files in load order.
 func (r *Registry) PolicySources() []PolicySource { return slices.Clone(r.policy) }
 
-// AddCommandHooksFile adds the command hooks of a settings file in file
-// order and records the file as a policy source.
+// AddCommandHooksFile loads one hook settings file (see LoadSource) and
+// adds its hooks in file order, recording the file as a policy source.
 func (r *Registry) AddCommandHooksFile(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("reading hook settings: %w", err)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return fmt.Errorf("hook settings %s: %w", path, err)
-	}
-	loaded, err := ParseCommandHooks(data, path, filepath.Dir(abs))
+	src, err := LoadSource(path, LoadOptions{})
 	if err != nil {
 		return err
 	}
-	for _, h := range loaded {
-		r.Add(h)
-	}
-	r.RecordSource(path, data)
+	r.AddSource(src)
 	return nil
 }
 

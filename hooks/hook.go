@@ -24,6 +24,21 @@ type AgentHook interface {
 	OnPreCompact(ctx context.Context, ev PreCompactEvent) error
 	OnPostCompact(ctx context.Context, ev PostCompactEvent) error
 	OnError(ctx context.Context, ev ErrorEvent) error
+
+	UserPromptSubmit(ctx context.Context, ev UserPromptSubmitEvent) (PromptAction, error)
+	Stop(ctx context.Context, ev StopEvent) (StopAction, error)
+	PostToolBatch(ctx context.Context, ev PostToolBatchEvent) (BatchAction, error)
+	OnNotification(ctx context.Context, ev NotificationEvent) error
+	PermissionDenied(ctx context.Context, ev PermissionDeniedEvent) (DeniedAction, error)
+}
+
+// FeedbackHook is implemented by hooks whose answer to a fire-and-forget
+// event (SessionStart, PostToolUseFailure, SubagentStart, …) can carry
+// feedback: context for the model or a request to end the turn. For those
+// events the registry calls Feedback, with the event value (for example a
+// SessionStartEvent), instead of the On… method.
+type FeedbackHook interface {
+	Feedback(ctx context.Context, ev any) (Feedback, error)
 }
 
 // FailClosedHook is implemented by hooks that must block rather than allow
@@ -66,3 +81,21 @@ func (Base) OnSubagentStop(context.Context, SubagentStopEvent) error   { return 
 func (Base) OnPreCompact(context.Context, PreCompactEvent) error       { return nil }
 func (Base) OnPostCompact(context.Context, PostCompactEvent) error     { return nil }
 func (Base) OnError(context.Context, ErrorEvent) error                 { return nil }
+
+func (Base) UserPromptSubmit(context.Context, UserPromptSubmitEvent) (PromptAction, error) {
+	return PromptAction{Kind: KindContinue}, nil
+}
+
+func (Base) Stop(context.Context, StopEvent) (StopAction, error) {
+	return StopAction{Kind: KindContinue}, nil
+}
+
+func (Base) PostToolBatch(context.Context, PostToolBatchEvent) (BatchAction, error) {
+	return BatchAction{Kind: KindContinue}, nil
+}
+
+func (Base) OnNotification(context.Context, NotificationEvent) error { return nil }
+
+func (Base) PermissionDenied(context.Context, PermissionDeniedEvent) (DeniedAction, error) {
+	return DeniedAction{}, nil
+}

@@ -30,6 +30,9 @@ type PermissionRequirement struct {
 	Permission string `json:"permission"`
 	ToolName   string `json:"tool_name"`
 	Hook       string `json:"hook"`
+	// Deferred marks a hook's "defer": the decision comes from outside the
+	// run (decide_permission), PermissionRequest hooks are not asked.
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // PreToolUseResult is the aggregated PreToolUse verdict.
@@ -46,7 +49,10 @@ type PreToolUseResult struct {
 	AdditionalContext  string                 `json:"additional_context,omitempty"`
 	PermissionRequired *PermissionRequirement `json:"permission_required,omitempty"`
 	// DecidedBy names the hook that blocked or asked for permission.
-	DecidedBy string         `json:"decided_by,omitempty"`
+	DecidedBy string `json:"decided_by,omitempty"`
+	// Halt is set when a hook asked to end the whole turn; the call is
+	// blocked too.
+	Halt      *Halt          `json:"halt,omitempty"`
 	Decisions []HookDecision `json:"decisions"`
 }
 
@@ -64,8 +70,11 @@ type PostToolUseResult struct {
 	FinalContent string `json:"final_content"`
 	Mutated      bool   `json:"mutated"`
 	// MutatedBy names the hook whose MutateOutput won.
-	MutatedBy string         `json:"mutated_by,omitempty"`
-	Decisions []HookDecision `json:"decisions"`
+	MutatedBy string `json:"mutated_by,omitempty"`
+	// AdditionalContext joins every hook's context for the model.
+	AdditionalContext string         `json:"additional_context,omitempty"`
+	Halt              *Halt          `json:"halt,omitempty"`
+	Decisions         []HookDecision `json:"decisions"`
 }
 
 // PermissionRequestResult is the aggregated PermissionRequest verdict.
@@ -73,7 +82,9 @@ type PostToolUseResult struct {
 type PermissionRequestResult struct {
 	Decision  PermissionDecision `json:"decision"`
 	DecidedBy string             `json:"decided_by,omitempty"`
-	Decisions []HookDecision     `json:"decisions"`
+	// Halt is set when a hook asked to end the turn; the request is denied.
+	Halt      *Halt          `json:"halt,omitempty"`
+	Decisions []HookDecision `json:"decisions"`
 }
 
 // Settled reports whether a hook allowed or denied the request.
@@ -82,7 +93,11 @@ func (r PermissionRequestResult) Settled() bool { return r.Decision.kind() != Ki
 // Summary reports which hooks handled a fire-and-forget event and which
 // failed.
 type Summary struct {
-	Event     Event          `json:"event"`
+	Event Event `json:"event"`
+	// AdditionalContext joins the context FeedbackHooks gave for the model.
+	AdditionalContext string `json:"additional_context,omitempty"`
+	// Halt is the first request to end the turn.
+	Halt      *Halt          `json:"halt,omitempty"`
 	Decisions []HookDecision `json:"decisions"`
 }
 
@@ -106,6 +121,7 @@ func decisionErrors(ev Event, ds []HookDecision) error {
 // provided the hooks themselves are safe for that.
 type Registry struct {
 	entries []entry
+	sources []SourceInfo
 	policy  []PolicySource // hook settings files as read, for PolicyFingerprint
 	now     func() time.Time
 	logf    LogFunc
@@ -202,203 +218,51 @@ func failedClosedReason(name string, p any) string {
 	return fmt.Sprintf("hook %q failed closed: it panicked: %v", name, p)
 }
 
-// RunPreToolUse asks every hook in order whether and how the tool may run.
-// Each hook sees the arguments as rewritten by the hooks before it, so a
-// guard registered after a rewriter checks what will actually run.
-func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToolUseResult {
-	res := PreToolUseResult{FinalArgs: cloneArgs(ev.ToolInput), Decisions: []HookDecision{}}
-	if res.FinalArgs == nil {
-		res.FinalArgs = map[string]any{}
-	}
-	var contexts []string
-	mutated := false
-	for _, e := range r.subscribers(EventPreToolUse) {
-		hookEv := ev
-		hookEv.ToolInput = cloneArgs(res.FinalArgs)
-		action, d := invoke(r, e, EventPreToolUse,
-			func() (PreToolUseAction, error) { return e.hook.PreToolUse(ctx, hookEv) },
-			func(p any) PreToolUseAction {
-				if e.failClosed {
-					return Block(failedClosedReason(e.name, p))
-				}
-				return Continue()
-			})
-		kind := action.kind()
-		d.Kind = kind
-		switch kind {
-		case KindContinue:
-		case KindBlock:
-			reason := action.Reason
-			if reason == "" {
-				reason = fmt.Sprintf("tool %q blocked by hook %q", ev.ToolName, e.name)
-			}
-			d.Reason = reason
-			res.Decisions = append(res.Decisions, d)
-			res.Action = Block(reason)
-			res.DecidedBy = e.name
-			res.AdditionalContext = strings.Join(contexts, "\n")
-			return res
-		case KindMutateInput:
-			mutated = true
-			var notes []string
-			if action.UpdatedArgs != nil {
-				res.FinalArgs = cloneArgs(action.UpdatedArgs)
-				res.ArgsMutated = true
-				notes = append(notes, "updated args")
-			}
-			if action.AdditionalContext != "" {
-				contexts = append(contexts, action.AdditionalContext)
-				notes = append(notes, "added context")
-			}
-			d.Reason = strings.Join(notes, ", ")
-		case KindPermissionRequired:
-			req := PermissionRequirement{Permission: action.Permission, ToolName: action.ToolName, Hook: e.name}
-			if req.ToolName == "" {
-				req.ToolName = ev.ToolName
-			}
-			if req.Permission == "" {
-				req.Permission = "run tool " + req.ToolName
-			}
-			d.Reason = req.Permission
-			if res.PermissionRequired == nil {
-				res.PermissionRequired = &req
-				res.DecidedBy = e.name
-			}
-		default:
-			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown PreToolUse action kind %q", kind))
-			if e.failClosed {
-				reason := fmt.Sprintf("hook %q failed closed: unknown PreToolUse action kind %q", e.name, kind)
-				d.Kind, d.Reason = KindBlock, reason
-				res.Decisions = append(res.Decisions, d)
-				res.Action = Block(reason)
-				res.DecidedBy = e.name
-				res.AdditionalContext = strings.Join(contexts, "\n")
-				return res
-			}
-			d.Kind = KindContinue
-		}
-		res.Decisions = append(res.Decisions, d)
-	}
-	res.AdditionalContext = strings.Join(contexts, "\n")
-	switch {
-	case res.PermissionRequired != nil:
-		res.Action = RequirePermission(res.PermissionRequired.Permission, res.PermissionRequired.ToolName)
-	case mutated:
-		var args map[string]any
-		if res.ArgsMutated {
-			args = cloneArgs(res.FinalArgs)
-		}
-		res.Action = MutateInput(args, res.AdditionalContext)
-	default:
-		res.Action = Continue()
-	}
-	return res
-}
-
-// RunPostToolUse runs every hook; each sees the output as rewritten by the
-// hooks before it and the last MutateOutput wins.
-func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) PostToolUseResult {
-	res := PostToolUseResult{FinalContent: ev.Content, Decisions: []HookDecision{}}
-	for _, e := range r.subscribers(EventPostToolUse) {
-		hookEv := ev
-		hookEv.Content = res.FinalContent
-		hookEv.ToolInput = cloneArgs(ev.ToolInput)
-		action, d := invoke(r, e, EventPostToolUse,
-			func() (PostToolUseAction, error) { return e.hook.PostToolUse(ctx, hookEv) },
-			func(any) PostToolUseAction { return KeepOutput() })
-		kind := action.kind()
-		d.Kind = kind
-		switch kind {
-		case KindContinue:
-		case KindMutateOutput:
-			res.FinalContent = action.UpdatedContent
-			res.Mutated = true
-			res.MutatedBy = e.name
-			d.Reason = fmt.Sprintf("output replaced (%d bytes)", len(action.UpdatedContent))
-		default:
-			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown PostToolUse action kind %q", kind))
-			d.Kind = KindContinue
-		}
-		res.Decisions = append(res.Decisions, d)
-	}
-	return res
-}
-
-// RunPermissionRequest lets hooks settle a permission request before a
-// human is asked. The first deny wins and stops the chain; otherwise the
-// first allow wins; otherwise the result is NoOpinion.
-func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionRequestEvent) PermissionRequestResult {
-	res := PermissionRequestResult{Decision: NoOpinion(), Decisions: []HookDecision{}}
-	for _, e := range r.subscribers(EventPermissionRequest) {
-		hookEv := ev
-		hookEv.ToolInput = cloneArgs(ev.ToolInput)
-		decision, d := invoke(r, e, EventPermissionRequest,
-			func() (PermissionDecision, error) { return e.hook.PermissionRequest(ctx, hookEv) },
-			func(p any) PermissionDecision {
-				if e.failClosed {
-					return Deny(failedClosedReason(e.name, p))
-				}
-				return NoOpinion()
-			})
-		kind := decision.kind()
-		d.Kind = kind
-		d.Reason = decision.Reason
-		switch kind {
-		case KindNoOpinion:
-		case KindDeny:
-			if decision.Reason == "" {
-				decision.Reason = fmt.Sprintf("permission %q for tool %q denied by hook %q", ev.Permission, ev.ToolName, e.name)
-				d.Reason = decision.Reason
-			}
-			res.Decisions = append(res.Decisions, d)
-			res.Decision = PermissionDecision{Kind: KindDeny, Reason: decision.Reason}
-			res.DecidedBy = e.name
-			return res
-		case KindAllow:
-			if res.Decision.kind() != KindAllow {
-				if decision.Reason == "" {
-					decision.Reason = fmt.Sprintf("permission %q for tool %q allowed by hook %q", ev.Permission, ev.ToolName, e.name)
-				}
-				res.Decision = PermissionDecision{Kind: KindAllow, Reason: decision.Reason}
-				res.DecidedBy = e.name
-			}
-		default:
-			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown permission decision kind %q", kind))
-			if e.failClosed {
-				reason := fmt.Sprintf("hook %q failed closed: unknown permission decision kind %q", e.name, kind)
-				d.Kind, d.Reason = KindDeny, reason
-				res.Decisions = append(res.Decisions, d)
-				res.Decision = Deny(reason)
-				res.DecidedBy = e.name
-				return res
-			}
-			d.Kind = KindNoOpinion
-		}
-		res.Decisions = append(res.Decisions, d)
-	}
-	return res
-}
-
-func (r *Registry) runAll(ev Event, call func(AgentHook) error) Summary {
+// runAll runs every subscriber of a fire-and-forget event: FeedbackHooks
+// through Feedback with payload (their context and halt are collected),
+// the others through call.
+func (r *Registry) runAll(ctx context.Context, ev Event, payload any, call func(AgentHook) error) Summary {
 	s := Summary{Event: ev, Decisions: []HookDecision{}}
+	var contexts []string
 	for _, e := range r.subscribers(ev) {
+		var fb Feedback
 		_, d := invoke(r, e, ev,
-			func() (struct{}, error) { return struct{}{}, call(e.hook) },
+			func() (struct{}, error) {
+				if fh, ok := e.hook.(FeedbackHook); ok {
+					var err error
+					fb, err = fh.Feedback(ctx, payload)
+					return struct{}{}, err
+				}
+				return struct{}{}, call(e.hook)
+			},
 			func(any) struct{} { return struct{}{} })
 		d.Kind = KindRan
+		var notes []string
+		if fb.AdditionalContext != "" {
+			contexts = append(contexts, fb.AdditionalContext)
+			notes = append(notes, "added context")
+		}
+		if fb.Halt != nil && s.Halt == nil {
+			s.Halt = haltFrom(fb.Halt, e.name)
+			notes = append(notes, "halt: "+s.Halt.Reason)
+		}
+		d.Reason = strings.Join(notes, ", ")
 		s.Decisions = append(s.Decisions, d)
 	}
+	s.AdditionalContext = strings.Join(contexts, "\n")
 	return s
 }
 
 // RunSessionStart notifies every hook that a session started.
 func (r *Registry) RunSessionStart(ctx context.Context, ev SessionStartEvent) Summary {
-	return r.runAll(EventSessionStart, func(h AgentHook) error { return h.OnSessionStart(ctx, ev) })
+	return r.runAll(ctx, EventSessionStart, ev, func(h AgentHook) error { return h.OnSessionStart(ctx, ev) })
 }
 
 // RunPostToolUseFailure notifies every hook that a tool call failed.
 func (r *Registry) RunPostToolUseFailure(ctx context.Context, ev PostToolUseFailureEvent) Summary {
-	return r.runAll(EventPostToolUseFailure, func(h AgentHook) error {
+	hookEv := ev
+	hookEv.ToolInput = cloneArgs(ev.ToolInput)
+	return r.runAll(ctx, EventPostToolUseFailure, hookEv, func(h AgentHook) error {
 		hookEv := ev
 		hookEv.ToolInput = cloneArgs(ev.ToolInput)
 		return h.PostToolUseFailure(ctx, hookEv)
@@ -407,39 +271,39 @@ func (r *Registry) RunPostToolUseFailure(ctx context.Context, ev PostToolUseFail
 
 // RunStepComplete notifies every hook that a ReAct step ended.
 func (r *Registry) RunStepComplete(ctx context.Context, ev StepCompleteEvent) Summary {
-	return r.runAll(EventStepComplete, func(h AgentHook) error { return h.OnStepComplete(ctx, ev) })
+	return r.runAll(ctx, EventStepComplete, ev, func(h AgentHook) error { return h.OnStepComplete(ctx, ev) })
 }
 
 // RunSessionStop notifies every hook that the session ended. Call it with a
 // context that is not already cancelled (a disconnected one after a
 // cancel), or hooks doing I/O will fail.
 func (r *Registry) RunSessionStop(ctx context.Context, ev SessionStopEvent) Summary {
-	return r.runAll(EventSessionStop, func(h AgentHook) error { return h.OnSessionStop(ctx, ev) })
+	return r.runAll(ctx, EventSessionStop, ev, func(h AgentHook) error { return h.OnSessionStop(ctx, ev) })
 }
 
 // RunSubagentStart notifies every hook that a subagent started.
 func (r *Registry) RunSubagentStart(ctx context.Context, ev SubagentStartEvent) Summary {
-	return r.runAll(EventSubagentStart, func(h AgentHook) error { return h.OnSubagentStart(ctx, ev) })
+	return r.runAll(ctx, EventSubagentStart, ev, func(h AgentHook) error { return h.OnSubagentStart(ctx, ev) })
 }
 
 // RunSubagentStop notifies every hook that a subagent stopped.
 func (r *Registry) RunSubagentStop(ctx context.Context, ev SubagentStopEvent) Summary {
-	return r.runAll(EventSubagentStop, func(h AgentHook) error { return h.OnSubagentStop(ctx, ev) })
+	return r.runAll(ctx, EventSubagentStop, ev, func(h AgentHook) error { return h.OnSubagentStop(ctx, ev) })
 }
 
 // RunPreCompact notifies every hook that compaction is about to run.
 func (r *Registry) RunPreCompact(ctx context.Context, ev PreCompactEvent) Summary {
-	return r.runAll(EventPreCompact, func(h AgentHook) error { return h.OnPreCompact(ctx, ev) })
+	return r.runAll(ctx, EventPreCompact, ev, func(h AgentHook) error { return h.OnPreCompact(ctx, ev) })
 }
 
 // RunPostCompact notifies every hook that compaction ran.
 func (r *Registry) RunPostCompact(ctx context.Context, ev PostCompactEvent) Summary {
-	return r.runAll(EventPostCompact, func(h AgentHook) error { return h.OnPostCompact(ctx, ev) })
+	return r.runAll(ctx, EventPostCompact, ev, func(h AgentHook) error { return h.OnPostCompact(ctx, ev) })
 }
 
 // RunError notifies every hook that a stage failed.
 func (r *Registry) RunError(ctx context.Context, ev ErrorEvent) Summary {
-	return r.runAll(EventError, func(h AgentHook) error { return h.OnError(ctx, ev) })
+	return r.runAll(ctx, EventError, ev, func(h AgentHook) error { return h.OnError(ctx, ev) })
 }
 
 func joinErr(existing, add string) string {

@@ -26,6 +26,9 @@ type Policy struct {
 	// AllowHosts are host names that may resolve to any address: an exact
 	// name ("intranet.example") or a suffix wildcard ("*.corp.example").
 	AllowHosts []string
+	// Setting names the setting that opens exceptions, for error messages
+	// (default FENIX_FETCH_ALLOW).
+	Setting string
 }
 
 // ParsePolicy reads a comma- or space-separated list of CIDRs, single IP
@@ -72,6 +75,8 @@ type BlockedError struct {
 	Host   string
 	Addr   netip.Addr
 	Reason string
+	// Setting is the allowlist setting that would let it through.
+	Setting string
 }
 
 func (e *BlockedError) Error() string {
@@ -79,7 +84,11 @@ func (e *BlockedError) Error() string {
 	if e.Host != "" && e.Host != dest {
 		dest = fmt.Sprintf("%s (%s)", e.Host, dest)
 	}
-	return fmt.Sprintf("destination %s is %s, which web tools may not reach: add it to the fetch allowlist (FENIX_FETCH_ALLOW) if it must be reachable", dest, e.Reason)
+	setting := e.Setting
+	if setting == "" {
+		setting = "FENIX_FETCH_ALLOW"
+	}
+	return fmt.Sprintf("destination %s is %s, which may not be reached: add it to the allowlist (%s) if it must be reachable", dest, e.Reason, setting)
 }
 
 // ErrBlocked matches every *BlockedError with errors.Is.
@@ -170,7 +179,7 @@ func (p Policy) Check(host string, addr netip.Addr) error {
 		}
 	}
 	if r := blockReason(addr); r != "" {
-		return &BlockedError{Host: host, Addr: addr, Reason: r}
+		return &BlockedError{Host: host, Addr: addr, Reason: r, Setting: p.Setting}
 	}
 	return nil
 }

@@ -55,7 +55,8 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	hostID := fs.String("host-id", os.Getenv("FENIX_HOST_ID"), "override the persisted host ID (env FENIX_HOST_ID)")
 	skillsDir := fs.String("skills-dir", os.Getenv("FENIX_SKILLS_DIR"), "directory with system/, curated/ and installed/ skill roots (env FENIX_SKILLS_DIR; default <data-dir>/skills)")
 	profilesDir := fs.String("profiles-dir", os.Getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
-	hooksFile := fs.String("hooks-file", os.Getenv("FENIX_HOOKS_FILE"), "Claude Code-style hook settings file with command hooks (env FENIX_HOOKS_FILE)")
+	hooksFile := fs.String("hooks-file", os.Getenv("FENIX_HOOKS_FILE"), "hook settings in Claude Code's format: settings files, project directories (holding .claude/) or plugin directories (holding hooks/hooks.json), \":\"-separated, loaded in order (env FENIX_HOOKS_FILE)")
+	hooksHTTPAllow := fs.String("hooks-http-allow", os.Getenv("FENIX_HOOKS_HTTP_ALLOW"), "private or loopback destinations http hooks may reach: CIDRs, IPs, host names (env FENIX_HOOKS_HTTP_ALLOW)")
 	summaryModel := fs.String("summary-model", os.Getenv("FENIX_SUMMARY_MODEL"), "model for summary compaction with summarizer \"model\" (env FENIX_SUMMARY_MODEL)")
 	redactPatterns := fs.String("redact-patterns", os.Getenv("FENIX_REDACT_PATTERNS"), "JSON file of extra secret patterns [{\"name\",\"regex\",\"keep\",\"hints\"}] redacted from tool output (env FENIX_REDACT_PATTERNS)")
 	noRedact := fs.Bool("no-redact", os.Getenv("FENIX_REDACT") == "off", "do not redact secrets from tool output (env FENIX_REDACT=off)")
@@ -157,18 +158,19 @@ Flags:
 		Contexts: fenixworker.ContextStoreConfig{
 			Store: *contextStore, MaxBlobBytes: *contextMaxBytes, Retention: *contextRetention, GCInterval: *contextGCInterval,
 		},
-		HostID:       *hostID,
-		Logger:       logger,
-		SkillsDir:    *skillsDir,
-		ProfilesDir:  *profilesDir,
-		HooksFile:    *hooksFile,
-		AuditDSN:     *auditDSN,
-		HostConfig:   hostCfg,
-		Model:        model,
-		SummaryModel: *summaryModel,
-		Recorder:     metrics,
-		Namespace:    opts.Namespace,
-		Redactor:     redactor,
+		HostID:        *hostID,
+		Logger:        logger,
+		SkillsDir:     *skillsDir,
+		ProfilesDir:   *profilesDir,
+		HooksFile:     *hooksFile,
+		HookHTTPAllow: *hooksHTTPAllow,
+		AuditDSN:      *auditDSN,
+		HostConfig:    hostCfg,
+		Model:         model,
+		SummaryModel:  *summaryModel,
+		Recorder:      metrics,
+		Namespace:     opts.Namespace,
+		Redactor:      redactor,
 	})
 	if err != nil {
 		return err

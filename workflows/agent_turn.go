@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -63,6 +64,8 @@ type turnRun struct {
 	transcript contract.MessageSet
 	step       int
 	previous   []string
+	// stopBlocks counts the stops Stop hooks blocked in this turn.
+	stopBlocks int
 }
 
 func (t *turnRun) execute(input json.RawMessage) (contract.Result, error) {
@@ -91,6 +94,13 @@ func (t *turnRun) execute(input json.RawMessage) (contract.Result, error) {
 			return t.finish(nil, err), nil
 		}
 		t.transcript = contract.MessageSet{Messages: t.req.ContextMessages, Ref: t.req.ContextRef, Count: len(t.req.ContextMessages)}
+		t.setHookTranscript(t.transcript)
+		if t.halted() {
+			return t.finish(nil, t.haltError()), nil
+		}
+		if err := t.userPromptSubmit(lastUserMessage(req.ContextMessages)); err != nil {
+			return t.finish(nil, err), nil
+		}
 	}
 	out, err := t.loop()
 	if errors.Is(err, errContinueAsNew) {
@@ -108,14 +118,34 @@ func (t *turnRun) resume(c contract.TurnContinuation) {
 	t.addTrace(contract.Trace("continued", "step", c.Step, "previous_run_ids", c.PreviousRunIDs, "transcript_messages", c.Transcript.Count))
 	// SessionStart with source "resume": hooks see the session continue.
 	t.gov.started = true
-	ev := hooks.SessionStartEvent{Session: t.gov.hookSession, Source: hooks.SourceResume}
-	t.lifecycle(t.stageCtx, activities.LifecycleHooksInput{SessionStart: &ev})
+	t.setHookTranscript(t.transcript)
+	ev := hooks.SessionStartEvent{Session: t.hookSession(), Source: hooks.SourceResume}
+	sum := t.lifecycle(t.stageCtx, activities.LifecycleHooksInput{SessionStart: &ev})
+	t.addModelContext(sum.AdditionalContext)
+}
+
+// lastUserMessage is the prompt a turn answers: its last user message.
+func lastUserMessage(msgs []contract.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == contract.RoleUser {
+			return msgs[i].Content
+		}
+	}
+	return ""
 }
 
 func (t *turnRun) loop() (*contract.Output, error) {
 	for t.step < t.req.MaxSteps {
 		if err := t.checkCancel(); err != nil {
 			return nil, err
+		}
+		if t.halted() {
+			return nil, t.haltError()
+		}
+		if text := t.takeModelContext(); text != "" {
+			if err := t.appendMessages([]contract.Message{contextMessage(text)}); err != nil {
+				return nil, err
+			}
 		}
 		step := t.step + 1
 		prompt, err := t.prepare()
@@ -130,21 +160,45 @@ func (t *turnRun) loop() (*contract.Output, error) {
 		}
 		t.addTrace(answer.Trace)
 		t.transcript = answer.Transcript
+		t.setHookTranscript(t.transcript)
 		calls := answer.Message.ToolCalls
 		if len(calls) == 0 {
+			verdict, err := t.stopHooks(answer.Message.Content, step, t.stopBlocks)
+			if err != nil {
+				return nil, err
+			}
 			t.step = step
 			t.stepComplete(step, 0, answer.Usage)
+			if verdict.keepGoing {
+				if step < t.req.MaxSteps {
+					t.stopBlocks++
+					if err := t.appendMessages([]contract.Message{stopFeedback(verdict.reason)}); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				t.addTrace(contract.Trace(activities.StageStop, "overridden", "max_steps reached: the turn ends with this answer",
+					"max_steps", t.req.MaxSteps))
+			}
 			return t.finalizeTurn(answer.Message.Content)
 		}
-		results, err := t.runTools(step, calls)
+		batch, err := t.runTools(step, calls)
 		if err != nil {
 			return nil, err
 		}
-		if err := t.appendMessages(results); err != nil {
+		if err := t.appendMessages(batch.messages); err != nil {
+			return nil, err
+		}
+		// A halt still completes the step (metrics, StepComplete hooks)
+		// before the turn ends.
+		if err := t.postToolBatch(step, batch.calls, batch.messages, batch.failed); err != nil && !t.halted() {
 			return nil, err
 		}
 		t.step = step
 		t.stepComplete(step, len(calls), answer.Usage)
+		if t.halted() {
+			return nil, t.haltError()
+		}
 		if t.shouldContinueAsNew() {
 			return nil, errContinueAsNew
 		}
@@ -172,17 +226,33 @@ func (t *turnRun) modelOptions(step int) workflow.ActivityOptions {
 	}
 }
 
+// stopFeedback is a Stop hook's reason as the agent's next instruction.
+func stopFeedback(reason string) contract.Message {
+	return contract.Message{Role: contract.RoleUser, Content: "A hook asked you to continue before finishing:\n" + reason}
+}
+
 // toolResult is one tool call's observation for the model.
 type toolResult struct {
 	message contract.Message
-	err     error
+	// failed marks an observation of a failed, blocked or denied call.
+	failed bool
+	err    error
+}
+
+// toolBatch is one step's calls (with their IDs filled in) and their
+// observations, in the model's order.
+type toolBatch struct {
+	calls    []contract.ToolCall
+	messages []contract.Message
+	failed   []bool
 }
 
 // runTools runs every call of one model answer in parallel; results keep
 // the model's order. Only cancellation is fatal to the turn: other
 // failures become observations the model can react to.
-func (t *turnRun) runTools(step int, calls []contract.ToolCall) ([]contract.Message, error) {
+func (t *turnRun) runTools(step int, calls []contract.ToolCall) (toolBatch, error) {
 	results := make([]toolResult, len(calls))
+	batch := toolBatch{calls: make([]contract.ToolCall, len(calls)), messages: make([]contract.Message, len(calls)), failed: make([]bool, len(calls))}
 	wg := workflow.NewWaitGroup(t.ctx)
 	for i := range calls {
 		call := calls[i]
@@ -192,6 +262,7 @@ func (t *turnRun) runTools(step int, calls []contract.ToolCall) ([]contract.Mess
 		if call.Arguments == nil {
 			call.Arguments = map[string]any{}
 		}
+		batch.calls[i] = call
 		wg.Add(1)
 		workflow.Go(t.stageCtx, func(ctx workflow.Context) {
 			defer wg.Done()
@@ -199,14 +270,14 @@ func (t *turnRun) runTools(step int, calls []contract.ToolCall) ([]contract.Mess
 		})
 	}
 	wg.Wait(t.ctx)
-	messages := make([]contract.Message, len(results))
 	for i, r := range results {
 		if r.err != nil {
-			return nil, r.err
+			return toolBatch{}, r.err
 		}
-		messages[i] = r.message
+		batch.messages[i] = r.message
+		batch.failed[i] = r.failed
 	}
-	return messages, nil
+	return batch, nil
 }
 
 // runTool takes one call through the governed pipeline, blocking only on
@@ -244,17 +315,17 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 		return t.observeFailure(ctx, step, call, err, executed.DurationMs)
 	}
 	t.addTrace(projected.Trace)
-	content, err := t.postToolUse(ctx, call, projected.Projection.Content, executed.Raw, executed.DurationMs, step)
+	content, extra, err := t.postToolUse(ctx, call, projected.Projection.Content, executed.Raw, executed.DurationMs, step)
 	if err != nil {
 		return t.observeFailure(ctx, step, call, err, executed.DurationMs)
 	}
-	return toolResult{message: toolMessage(call, withContext(content, governed.additionalContext))}
+	return toolResult{message: toolMessage(call, withContext(content, joinContext(governed.additionalContext, extra)))}
 }
 
 // observeFailure records a failed call (hooks, audit, metrics) and turns it
 // into an observation, unless the turn itself is being canceled.
 func (t *turnRun) observeFailure(ctx workflow.Context, step int, call contract.ToolCall, err error, durationMs int64) toolResult {
-	t.toolFailed(ctx, call, err, durationMs, step)
+	extra := t.toolFailed(ctx, call, err, durationMs, step)
 	if t.isCanceled(err) {
 		return toolResult{err: err}
 	}
@@ -265,11 +336,26 @@ func (t *turnRun) observeFailure(ctx workflow.Context, step int, call contract.T
 	}
 	t.addTrace(contract.Trace("tool_failed", "tool_name", call.ToolName, "call_id", call.CallID, "error_type", fe.Type,
 		"classification", string(fe.Class), "code", fe.Code, "error", fe.Message))
-	return toolResult{message: toolMessage(call, fmt.Sprintf("Tool %s failed (%s, %s): %s", call.ToolName, fe.Type, fe.Code, fe.Message))}
+	observation := fmt.Sprintf("Tool %s failed (%s, %s): %s", call.ToolName, fe.Type, fe.Code, fe.Message)
+	if !t.gov.claudeHooks {
+		return toolResult{message: toolMessage(call, observation)}
+	}
+	return toolResult{message: toolMessage(call, withContext(observation, extra)), failed: true}
 }
 
 func toolMessage(call contract.ToolCall, content string) contract.Message {
 	return contract.Message{Role: contract.RoleTool, ToolCallID: call.CallID, Name: call.ToolName, Content: content}
+}
+
+// joinContext joins hook contexts, skipping empty ones.
+func joinContext(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func withContext(content, additional string) string {
@@ -304,10 +390,14 @@ func (t *turnRun) runSubagent(ctx workflow.Context, step int, call contract.Tool
 	}
 
 	childID := SubagentWorkflowID(t.req.LogicalWorkID, t.req.AttemptNo, call.CallID)
-	start := hooks.SubagentStartEvent{Session: t.gov.hookSession, SubagentID: childID, SubagentProfile: args.Profile, Task: args.Task, Depth: agent.SubagentDepth + 1}
-	t.lifecycle(ctx, activities.LifecycleHooksInput{SubagentStart: &start})
+	start := hooks.SubagentStartEvent{Session: t.hookSession(), SubagentID: childID, SubagentProfile: args.Profile, Task: args.Task, Depth: agent.SubagentDepth + 1}
+	startSummary := t.lifecycle(ctx, activities.LifecycleHooksInput{SubagentStart: &start})
 
 	child := t.childRequest(call, args)
+	if t.gov.claudeHooks && startSummary.AdditionalContext != "" {
+		// SubagentStart context starts the subagent's conversation.
+		child.ContextMessages = append(child.ContextMessages, contextMessage(startSummary.AdditionalContext))
+	}
 	raw, _ := json.Marshal(child)
 	started := workflow.Now(t.ctx)
 	childCtx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
@@ -322,7 +412,7 @@ func (t *turnRun) runSubagent(ctx workflow.Context, step int, call contract.Tool
 	err = workflow.ExecuteChildWorkflow(childCtx, AgentTurnWorkflow, json.RawMessage(raw)).Get(childCtx, &res)
 	duration := workflow.Now(t.ctx).Sub(started).Milliseconds()
 
-	stop := hooks.SubagentStopEvent{Session: t.gov.hookSession, SubagentID: childID, SubagentProfile: args.Profile, StopReason: res.Status}
+	stop := hooks.SubagentStopEvent{Session: t.hookSession(), SubagentID: childID, SubagentProfile: args.Profile, StopReason: res.Status}
 	if err != nil {
 		stop.StopReason = contract.StatusFailed
 		if t.cancelled {
@@ -349,11 +439,11 @@ func (t *turnRun) runSubagent(ctx workflow.Context, step int, call contract.Tool
 		}
 		return t.observeFailure(ctx, step, call, &stageError{stage: "subagent", err: fenixerr.Runtime("subagent %s ended %s: %s", childID, res.Status, summary)}, duration)
 	}
-	content, err := t.postToolUse(ctx, call, res.Output.Content, nil, duration, step)
+	content, extra, err := t.postToolUse(ctx, call, res.Output.Content, nil, duration, step)
 	if err != nil {
 		return t.observeFailure(ctx, step, call, err, duration)
 	}
-	return toolResult{message: toolMessage(call, withContext(content, governed.additionalContext))}
+	return toolResult{message: toolMessage(call, withContext(content, joinContext(governed.additionalContext, extra)))}
 }
 
 func metricSteps(m *contract.Metrics) int {
@@ -440,11 +530,12 @@ func (t *turnRun) appendMessages(messages []contract.Message) error {
 		return t.classify(activities.StageAppendMessages, err)
 	}
 	t.transcript = res.Transcript
+	t.setHookTranscript(t.transcript)
 	return nil
 }
 
 func (t *turnRun) stepComplete(step, toolCalls int, usage llm.Usage) {
-	ev := hooks.StepCompleteEvent{Session: t.gov.hookSession, Step: step, ToolCalls: toolCalls,
+	ev := hooks.StepCompleteEvent{Session: t.hookSession(), Step: step, ToolCalls: toolCalls,
 		Usage: hooks.TokenUsage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, TotalTokens: usage.TotalTokens}}
 	_ = t.gov.metrics.OnStepComplete(context.Background(), ev)
 	t.lifecycle(t.stageCtx, activities.LifecycleHooksInput{StepComplete: &ev})

@@ -86,7 +86,7 @@ func TestAgentTurnAnswersWithoutTools(t *testing.T) {
 	assert.Equal(t, "Hello! Nothing to compute.", res.Output.Content)
 	assert.Equal(t, 1, res.Metrics.Steps)
 	assert.Equal(t, 15, res.Metrics.TotalTokens)
-	assert.Equal(t, []string{"session_start", "prepare_turn", "compact_context", "call_model", "step_complete", "finalize_output", "session_stop"}, traceHooks(res.Trace))
+	assert.Equal(t, []string{"session_start", "user_prompt_submit", "prepare_turn", "compact_context", "call_model", "stop", "step_complete", "finalize_output", "session_stop"}, traceHooks(res.Trace))
 }
 
 func TestAgentTurnRunsAToolThenAnswers(t *testing.T) {
@@ -98,11 +98,11 @@ func TestAgentTurnRunsAToolThenAnswers(t *testing.T) {
 	assert.Equal(t, 2, res.Metrics.Steps)
 	assert.Equal(t, 1, res.Metrics.ToolCalls)
 	assert.Equal(t, 38+56, res.Metrics.TotalTokens)
-	assert.Equal(t, []string{"session_start",
-		"prepare_turn", "compact_context", "call_model", "review_tool_call", "pre_tool_use", "execute_tool", "project_tool_result", "post_tool_use", "step_complete",
-		"prepare_turn", "compact_context", "call_model", "step_complete",
+	assert.Equal(t, []string{"session_start", "user_prompt_submit",
+		"prepare_turn", "compact_context", "call_model", "review_tool_call", "pre_tool_use", "execute_tool", "project_tool_result", "post_tool_use", "post_tool_batch", "step_complete",
+		"prepare_turn", "compact_context", "call_model", "stop", "step_complete",
 		"finalize_output", "session_stop"}, traceHooks(res.Trace))
-	second := res.Trace[12]
+	second := res.Trace[14]
 	require.Equal(t, "call_model", second.Hook)
 	assert.Equal(t, float64(3), second.Get("prompt_messages"), "the second call sees [user, assistant tool call, tool result]")
 }

@@ -60,6 +60,9 @@ func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 	a, err := contract.ParseAssignment(input)
 	r.a = a
 	r.bindAssignment(a)
+	if err == nil && (len(a.ContextMessages) > 0 || a.ContextRef != "") {
+		r.setHookTranscript(contract.MessageSet{Messages: a.ContextMessages, Ref: a.ContextRef, Count: len(a.ContextMessages)})
+	}
 	r.sessionStart()
 	if err == nil {
 		err = a.ValidateForExecution()
@@ -77,8 +80,14 @@ func (r *assignmentRun) run(inputBytes int) (*contract.Output, error) {
 	if err := r.checkCancel(); err != nil {
 		return nil, err
 	}
+	if r.halted() {
+		return nil, r.haltError()
+	}
 	if err := offloadContext(r.session, &r.a, inputBytes); err != nil {
 		return nil, err
+	}
+	if r.a.ContextRef != "" && r.gov.transcript != nil && r.gov.transcript.Ref == "" {
+		r.setHookTranscript(contract.MessageSet{Ref: r.a.ContextRef})
 	}
 	if _, err := prepareContext(r.session, r.a, 0); err != nil {
 		return nil, err
@@ -286,7 +295,7 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 		return nil, executed.DurationMs, err
 	}
 
-	content, err := r.postToolUse(r.stageCtx, call, projected.Projection.Content, executed.Raw, executed.DurationMs, 0)
+	content, postContext, err := r.postToolUse(r.stageCtx, call, projected.Projection.Content, executed.Raw, executed.DurationMs, 0)
 	if err != nil {
 		return nil, executed.DurationMs, err
 	}
@@ -295,8 +304,14 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 	}
 
 	data := projected.Projection.Metadata
-	if governed.additionalContext != "" {
-		data = withEntry(data, "additional_context", governed.additionalContext)
+	// Hook context (SessionStart, PreToolUse, PostToolUse) is for the
+	// kernel's model: the call has none of its own.
+	if extra := joinContext(r.takeModelContext(), governed.additionalContext, postContext); extra != "" {
+		data = withEntry(data, "additional_context", extra)
+	}
+	if r.halted() {
+		// The tool ran; the kernel must end its turn here.
+		data = withEntry(data, "halt", map[string]any{"reason": r.gov.halt.Reason, "hook": r.gov.halt.Hook, "stage": r.gov.haltStage})
 	}
 	out, err := r.finalize(content, data)
 	if err != nil {

@@ -48,11 +48,20 @@ type PermissionDecisionResult struct {
 // governance is the hook and permission state of a session.
 type governance struct {
 	// enabled is false only when replaying runs from before lifecycle hooks.
-	enabled     bool
+	enabled bool
+	// claudeHooks enables what shapeClaudeHooks added (see turn_hooks.go).
+	claudeHooks bool
 	hookSession hooks.Session
 	metrics     *hooks.MetricsHook
 	pending     []*PendingPermission
 	started     bool
+	// transcript is what hooks see through transcript_path.
+	transcript *contract.MessageSet
+	// halt is the first request of a hook to end the turn.
+	halt      *hooks.Halt
+	haltStage string
+	// pendingContext is hook context waiting to reach the model.
+	pendingContext []string
 }
 
 // registerGovernance installs the metrics query and the permission update.
@@ -136,9 +145,9 @@ func (s *session) setDetails() {
 
 // lifecycle runs fire-and-forget hooks. A failing hook stage is recorded,
 // never fatal: observers must not break the work they observe.
-func (s *session) lifecycle(ctx workflow.Context, in activities.LifecycleHooksInput) {
+func (s *session) lifecycle(ctx workflow.Context, in activities.LifecycleHooksInput) hooks.Summary {
 	if !s.gov.enabled {
-		return
+		return hooks.Summary{}
 	}
 	stage := s.currentStage
 	res, err := runRepeatable[activities.HookSummaryResult](ctx, s, stage, stageOptions("Hooks: "+string(in.Event()), hookStageTimeout),
@@ -147,9 +156,11 @@ func (s *session) lifecycle(ctx workflow.Context, in activities.LifecycleHooksIn
 		fe := fenixerr.FromTemporal(err)
 		s.addTrace(contract.Trace(string(in.Event()), "hook_stage_error", fe.Message))
 		s.logger.Warn("lifecycle hooks failed", "event", in.Event(), "error", err)
-		return
+		return hooks.Summary{}
 	}
 	s.addTrace(res.Trace)
+	s.noteHalt(string(in.Event()), res.Summary.Halt)
+	return res.Summary
 }
 
 // sessionStart fires SessionStart hooks once per run.
@@ -158,10 +169,11 @@ func (s *session) sessionStart() {
 		return
 	}
 	s.gov.started = true
-	ev := hooks.SessionStartEvent{Session: s.gov.hookSession, Source: hooks.SourceStartup}
+	ev := hooks.SessionStartEvent{Session: s.hookSession(), Source: hooks.SourceStartup}
 	_ = s.gov.metrics.OnSessionStart(context.Background(), ev)
 	s.currentStage = string(hooks.EventSessionStart)
-	s.lifecycle(s.stageCtx, activities.LifecycleHooksInput{SessionStart: &ev})
+	sum := s.lifecycle(s.stageCtx, activities.LifecycleHooksInput{SessionStart: &ev})
+	s.addModelContext(sum.AdditionalContext)
 }
 
 // sessionStop fires Error (for failures) and SessionStop hooks, whatever
@@ -172,7 +184,7 @@ func (s *session) sessionStop(status string, failure *contract.Failure) {
 	}
 	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
 	if status == contract.StatusFailed && failure != nil {
-		ev := hooks.ErrorEvent{Session: s.gov.hookSession, Stage: failure.Stage, ErrorType: failure.ErrorType,
+		ev := hooks.ErrorEvent{Session: s.hookSession(), Stage: failure.Stage, ErrorType: failure.ErrorType,
 			ErrorClass: fenixerr.Class(failure.Classification), ErrorCode: failure.Code, ErrorMessage: failure.LastErrorSummary}
 		if len(failure.ToolInvocations) > 0 {
 			ev.ToolName = failure.ToolInvocations[0].ToolName
@@ -181,7 +193,7 @@ func (s *session) sessionStop(status string, failure *contract.Failure) {
 		_ = s.gov.metrics.OnError(context.Background(), ev)
 		s.lifecycle(ctx, activities.LifecycleHooksInput{Error: &ev})
 	}
-	stop := hooks.SessionStopEvent{Session: s.gov.hookSession, StopReason: status, Steps: s.gov.metrics.Metrics().Steps}
+	stop := hooks.SessionStopEvent{Session: s.hookSession(), StopReason: status, Steps: s.gov.metrics.Metrics().Steps}
 	if failure != nil {
 		stop.ErrorMessage = failure.LastErrorSummary
 	}
@@ -191,17 +203,21 @@ func (s *session) sessionStop(status string, failure *contract.Failure) {
 
 // toolFailed fires PostToolUseFailure for a call that was reviewed but did
 // not complete (rejected, blocked, denied, failed or canceled), so every
-// attempted call reaches the audit log.
-func (s *session) toolFailed(ctx workflow.Context, call contract.ToolCall, err error, durationMs int64, step int) {
+// attempted call reaches the audit log. It returns the hooks' context for
+// the model.
+func (s *session) toolFailed(ctx workflow.Context, call contract.ToolCall, err error, durationMs int64, step int) string {
 	fe := fenixerr.FromTemporal(err)
 	if s.isCanceled(err) {
 		fe = fenixerr.New(fenixerr.TypeCanceled, "tool call canceled: %s", s.cancelReason)
 	}
-	ev := hooks.PostToolUseFailureEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
+	ev := hooks.PostToolUseFailureEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID,
 		ToolInput: call.Arguments, DurationMS: durationMs, ErrorType: fe.Type, ErrorMessage: fe.Message, Step: step}
+	if s.gov.claudeHooks {
+		ev.IsInterrupt = fe.Type == fenixerr.TypeCanceled
+	}
 	_ = s.gov.metrics.PostToolUseFailure(context.Background(), ev)
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	s.lifecycle(ctx, activities.LifecycleHooksInput{PostToolUseFailure: &ev})
+	return s.lifecycle(ctx, activities.LifecycleHooksInput{PostToolUseFailure: &ev}).AdditionalContext
 }
 
 // governedCall is a reviewed call after PreToolUse and, when asked for,
@@ -220,7 +236,7 @@ func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, s
 	}
 	pre, err := runRepeatable[activities.PreToolUseHooksResult](ctx, s, activities.StagePreToolUse,
 		stageOptions("PreToolUse: "+call.ToolName, hookStageTimeout), acts.RunPreToolUseHooks,
-		hooks.PreToolUseEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
+		hooks.PreToolUseEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID,
 			ToolInput: call.Arguments, Step: step, Cancelled: s.cancelled, CancelReason: s.cancelReason})
 	if err != nil {
 		return governedCall{}, err
@@ -230,6 +246,9 @@ func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, s
 		return governedCall{}, err
 	}
 	res := pre.Result
+	if s.noteHalt(activities.StagePreToolUse, res.Halt) {
+		return governedCall{}, s.haltError()
+	}
 	if res.Blocked() {
 		return governedCall{}, &stageError{stage: activities.StagePreToolUse, err: fenixerr.New(fenixerr.TypeToolBlocked,
 			"tool call %q (%s) was blocked by hook %q: %s", call.CallID, call.ToolName, res.DecidedBy, res.Action.Reason).WithTool(call.ToolName)}
@@ -241,35 +260,60 @@ func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, s
 	if !res.NeedsPermission() {
 		return out, nil
 	}
-	allowed, reason, err := s.decidePermission(ctx, call, *res.PermissionRequired, approvalTimeout)
+	decision, err := s.decidePermission(ctx, call, *res.PermissionRequired, approvalTimeout)
 	if err != nil {
 		return governedCall{}, err
 	}
-	if !allowed {
+	if !decision.allowed {
+		reason := s.permissionDenied(ctx, call, *res.PermissionRequired, decision)
 		return governedCall{}, &stageError{stage: activities.StagePermissionDecision, err: fenixerr.New(fenixerr.TypePermissionDenied,
 			"tool call %q (%s) was denied permission %q: %s", call.CallID, call.ToolName, res.PermissionRequired.Permission, reason).WithTool(call.ToolName)}
+	}
+	if decision.updatedArgs != nil {
+		out.call.Arguments = decision.updatedArgs
 	}
 	return out, nil
 }
 
+// permissionOutcome is how a permission request ended.
+type permissionOutcome struct {
+	allowed bool
+	reason  string
+	// decidedBy is "hook:<name>", "decide_permission" or "timeout".
+	decidedBy string
+	// updatedArgs are a hook's replacement arguments for an allowed call.
+	updatedArgs map[string]any
+}
+
 // decidePermission lets hooks settle the request, else parks the call
 // until decide_permission, the timeout (deny) or a cancel.
-func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall, req hooks.PermissionRequirement, timeout time.Duration) (bool, string, error) {
-	hookRes, err := runRepeatable[activities.PermissionRequestHooksResult](ctx, s, activities.StagePermissionRequest,
-		stageOptions("PermissionRequest: "+call.ToolName, hookStageTimeout), acts.RunPermissionRequestHooks,
-		hooks.PermissionRequestEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID,
-			ToolInput: call.Arguments, Permission: req.Permission, RequestedBy: req.Hook})
-	if err != nil {
-		return false, "", err
-	}
-	s.addTrace(hookRes.Trace)
-	if err := s.checkCancel(); err != nil {
-		return false, "", err
-	}
-	if hookRes.Result.Settled() {
-		allowed := hookRes.Result.Decision.Kind == hooks.KindAllow
-		s.addTrace(permissionTrace(call, decisionWord(allowed), hookRes.Result.Decision.Reason, "hook:"+hookRes.Result.DecidedBy))
-		return allowed, hookRes.Result.Decision.Reason, nil
+// A deferred call (a PreToolUse hook's "defer") skips PermissionRequest
+// hooks: the decision comes from outside the run.
+func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall, req hooks.PermissionRequirement, timeout time.Duration) (permissionOutcome, error) {
+	if !(s.gov.claudeHooks && req.Deferred) {
+		hookRes, err := runRepeatable[activities.PermissionRequestHooksResult](ctx, s, activities.StagePermissionRequest,
+			stageOptions("PermissionRequest: "+call.ToolName, hookStageTimeout), acts.RunPermissionRequestHooks,
+			hooks.PermissionRequestEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID,
+				ToolInput: call.Arguments, Permission: req.Permission, RequestedBy: req.Hook})
+		if err != nil {
+			return permissionOutcome{}, err
+		}
+		s.addTrace(hookRes.Trace)
+		if err := s.checkCancel(); err != nil {
+			return permissionOutcome{}, err
+		}
+		if s.noteHalt(activities.StagePermissionRequest, hookRes.Result.Halt) {
+			return permissionOutcome{}, s.haltError()
+		}
+		if hookRes.Result.Settled() {
+			d := hookRes.Result.Decision
+			out := permissionOutcome{allowed: d.Kind == hooks.KindAllow, reason: d.Reason, decidedBy: "hook:" + hookRes.Result.DecidedBy}
+			if s.gov.claudeHooks && out.allowed {
+				out.updatedArgs = d.UpdatedArgs
+			}
+			s.addTrace(permissionTrace(call, decisionWord(out.allowed), out.reason, out.decidedBy))
+			return out, nil
+		}
 	}
 
 	if timeout <= 0 {
@@ -283,24 +327,25 @@ func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall,
 	s.setDetails()
 	s.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhasePermissionPending, ToolInvocation: &contract.ToolInvocation{
 		CallID: call.CallID, ToolName: call.ToolName, Status: "waiting_for_permission", RequestPayload: call}})
+	s.notifyPermissionPending(ctx, call, req)
 
 	s.flushAttrs()
 	decided, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return p.decided || s.cancelled })
 	if s.cancelled {
-		return false, "", errCanceledBetweenStages
+		return permissionOutcome{}, errCanceledBetweenStages
 	}
 	if err != nil {
-		return false, "", s.classify(activities.StagePermissionDecision, err)
+		return permissionOutcome{}, s.classify(activities.StagePermissionDecision, err)
 	}
+	decidedBy := "decide_permission"
 	if !decided {
 		p.decided = true
 		p.decision = PermissionDecision{CallID: call.CallID, Decision: DecisionDeny, Reason: fmt.Sprintf("no decision within %s", timeout)}
-		s.addTrace(permissionTrace(call, DecisionDeny, p.decision.Reason, "timeout"))
-	} else {
-		s.addTrace(permissionTrace(call, p.decision.Decision, p.decision.Reason, "decide_permission"))
+		decidedBy = "timeout"
 	}
+	s.addTrace(permissionTrace(call, p.decision.Decision, p.decision.Reason, decidedBy))
 	s.setDetails()
-	return p.decision.Decision == DecisionAllow, p.decision.Reason, nil
+	return permissionOutcome{allowed: p.decision.Decision == DecisionAllow, reason: p.decision.Reason, decidedBy: decidedBy}, nil
 }
 
 func decisionWord(allowed bool) string {
@@ -316,24 +361,30 @@ func permissionTrace(call contract.ToolCall, decision, reason, decidedBy string)
 }
 
 // postToolUse runs PostToolUse hooks on the projected content; the last
-// MutateOutput wins. The audit row is written in this stage.
-func (s *session) postToolUse(ctx workflow.Context, call contract.ToolCall, content string, raw []byte, durationMs int64, step int) (string, error) {
+// MutateOutput wins. The audit row is written in this stage. It returns
+// the content and the hooks' context for the model.
+func (s *session) postToolUse(ctx workflow.Context, call contract.ToolCall, content string, raw []byte, durationMs int64, step int) (string, string, error) {
 	if !s.gov.enabled {
-		return content, nil
+		return content, "", nil
 	}
-	ev := hooks.PostToolUseEvent{Session: s.gov.hookSession, ToolName: call.ToolName, CallID: call.CallID, ToolInput: call.Arguments,
+	ev := hooks.PostToolUseEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID, ToolInput: call.Arguments,
 		Content: content, RawResult: raw, DurationMS: durationMs, Status: contract.StatusCompleted, Step: step}
 	post, err := runRepeatable[activities.PostToolUseHooksResult](ctx, s, activities.StagePostToolUse,
 		stageOptions("PostToolUse: "+call.ToolName, hookStageTimeout), acts.RunPostToolUseHooks, ev)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	s.addTrace(post.Trace)
 	_, _ = s.gov.metrics.PostToolUse(context.Background(), ev)
-	if post.Result.Mutated {
-		return post.Result.FinalContent, nil
+	var extra string
+	if s.gov.claudeHooks {
+		extra = post.Result.AdditionalContext
+		s.noteHalt(activities.StagePostToolUse, post.Result.Halt)
 	}
-	return content, nil
+	if post.Result.Mutated {
+		return post.Result.FinalContent, extra, nil
+	}
+	return content, extra, nil
 }
 
 // explainLostTool turns an ExecuteTool whose worker stopped answering into

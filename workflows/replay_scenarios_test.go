@@ -262,6 +262,45 @@ func scenarios() []scenario {
 			req["continue_as_new_after_events"] = 20
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-fast-agent-can", req)
 		}},
+		// Claude Code's turn events (fenix-shape 2): UserPromptSubmit,
+		// Stop, PostToolBatch, Notification, PermissionDenied, halts and
+		// hook context reaching the model.
+		{"claude_hooks_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-claude-calculator", calculatorAssignment())
+		}},
+		{"claude_hooks_halt.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-claude-halt",
+				withTool(map[string]any{"call_id": "halt-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+		}},
+		{"claude_hooks_deferred.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-claude-deferred",
+				withTool(map[string]any{"call_id": "defer-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			return run, decidePermission(ctx, c, run, "defer-1")
+		}},
+		{"claude_hooks_agent_turn_tool.json", agentScenario("main", 5, nil)},
+		{"claude_hooks_agent_turn_stop.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("verify", 5)
+			req["context_messages"] = []map[string]any{{"role": "user", "content": "policy-context: what is 2 + 2?"}}
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-claude-stop", req)
+		}},
+		{"claude_hooks_agent_turn_prompt_blocked.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("answer", 5)
+			req["context_messages"] = []map[string]any{{"role": "user", "content": "please policy-block this"}}
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-claude-prompt-blocked", req)
+		}},
+		{"claude_hooks_agent_turn_halt.json", agentScenario("halting", 5, nil)},
+		{"claude_hooks_agent_turn_subagent.json", agentScenario("delegating", 5, nil)},
+		{"claude_hooks_agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+			return decidePermission(ctx, c, run, "ask-1")
+		})},
+		{"claude_hooks_agent_turn_regular.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("post_context", 5)
+			req["execution"] = map[string]any{"stages": "regular"}
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-claude-regular", req)
+		}},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {

@@ -24,8 +24,14 @@ const (
 	// shapeFastPath: everything above, modeFast by default, and one
 	// search-attribute upsert at start (tool name included) instead of two.
 	shapeFastPath workflow.Version = 1
+	// shapeClaudeHooks: the turn events Claude Code hooks rely on
+	// (UserPromptSubmit, Stop, PostToolBatch, Notification,
+	// PermissionDenied), hook context reaching the model, halts ending the
+	// turn, deferred calls skipping PermissionRequest hooks, and the
+	// transcript in every hook event.
+	shapeClaudeHooks workflow.Version = 2
 
-	shapeLatest = shapeFastPath
+	shapeLatest = shapeClaudeHooks
 )
 
 // readVersions sets what the run's versions enable. The order of the
@@ -34,6 +40,7 @@ func (s *session) readVersions() {
 	s.shape = workflow.GetVersion(s.ctx, versionShape, workflow.DefaultVersion, shapeLatest)
 	if s.shape >= shapeFastPath {
 		s.gov.enabled = true
+		s.gov.claudeHooks = s.shape >= shapeClaudeHooks
 		s.searchAttrs = s.searchAttributesOn()
 		s.defaultMode = modeFast
 		return

@@ -4,8 +4,8 @@
 // paths and symlinks that resolve outside the root, including dangling and
 // racing ones, at the system-call level. On top of that the package refuses
 // non-regular files (devices, FIFOs, sockets) and writes to protected paths
-// (git hooks and hook settings) that would let an agent run code outside
-// governance.
+// (git hooks, hook settings and the scripts loaded hooks run) that would let
+// an agent run code outside governance.
 package workspace
 
 import (
@@ -34,8 +34,8 @@ var protectedPrefixes = []string{
 	".git/hooks",
 	// core.hooksPath and core.fsmonitor in the git config run programs too.
 	".git/config",
-	".claude/settings.json",
-	".claude/settings.local.json",
+	// Claude Code's project directory: settings, hook scripts, agents.
+	".claude",
 	".fenix/hooks.json",
 }
 
@@ -43,6 +43,8 @@ var protectedPrefixes = []string{
 type Workspace struct {
 	dir  string
 	root *os.Root
+	// extra are further protected paths, relative to the root.
+	extra []string
 }
 
 // Open opens dir as a workspace root. dir must be an existing directory.
@@ -59,6 +61,41 @@ func Open(dir string) (*Workspace, error) {
 		return nil, fenixerr.Validation("workspace root %q cannot be opened: %v", abs, err).WithCause(err)
 	}
 	return &Workspace{dir: abs, root: root}, nil
+}
+
+// Protect adds protected paths: absolute ones (kept when they lie inside
+// the workspace; the root already confines the rest) and paths relative
+// to the root. The loaded hooks' scripts are protected this way.
+func (w *Workspace) Protect(absolute, relative []string) {
+	roots := []string{w.dir}
+	if real, err := filepath.EvalSymlinks(w.dir); err == nil && real != w.dir {
+		roots = append(roots, real)
+	}
+	for _, p := range absolute {
+		for _, root := range roots {
+			rel, err := filepath.Rel(root, p)
+			if err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
+				w.extra = append(w.extra, filepath.ToSlash(rel))
+			}
+		}
+	}
+	for _, p := range relative {
+		if cleaned, err := Clean(p); err == nil && cleaned != "." {
+			w.extra = append(w.extra, cleaned)
+		}
+	}
+}
+
+func (w *Workspace) isProtected(rel string) bool {
+	if IsProtected(rel) {
+		return true
+	}
+	for _, p := range w.extra {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Dir is the absolute workspace root.
@@ -242,14 +279,14 @@ func (w *Workspace) writableTarget(rel string) (string, error) {
 	if cleaned == "." {
 		return "", fenixerr.Validation("path %q is the workspace root, not a file", rel)
 	}
-	if IsProtected(cleaned) {
+	if w.isProtected(cleaned) {
 		return "", protectedError(cleaned, cleaned)
 	}
 	target, err := w.resolveLinks(cleaned)
 	if err != nil {
 		return "", err
 	}
-	if IsProtected(target) {
+	if w.isProtected(target) {
 		return "", protectedError(cleaned, target)
 	}
 	return cleaned, nil
@@ -257,9 +294,9 @@ func (w *Workspace) writableTarget(rel string) (string, error) {
 
 func protectedError(rel, target string) error {
 	if rel == target {
-		return fenixerr.WorkspaceEscape("path %q is protected (git hooks, git config and hook settings are not writable by tools)", rel).WithCode("protected_path")
+		return fenixerr.WorkspaceEscape("path %q is protected (git hooks, git config, .claude/, hook settings and the scripts hooks run are not writable by tools)", rel).WithCode("protected_path")
 	}
-	return fenixerr.WorkspaceEscape("path %q leads through a symlink to protected path %q (git hooks, git config and hook settings are not writable by tools)", rel, target).WithCode("protected_path")
+	return fenixerr.WorkspaceEscape("path %q leads through a symlink to protected path %q (git hooks, git config, .claude/, hook settings and the scripts hooks run are not writable by tools)", rel, target).WithCode("protected_path")
 }
 
 // maxSymlinkHops matches the kernel's limit.

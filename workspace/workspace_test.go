@@ -80,6 +80,11 @@ func TestWriteFileRefusals(t *testing.T) {
 		{".git/hooks/pre-commit", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{".git/config", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{".fenix/hooks.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".claude/settings.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".claude/hooks/guard.py", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".claude/agents/new.md", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".claude", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"./.claude/../.claude/x", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{"hooks/pre-commit", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{"hookfile", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{"chain1", fenixerr.ErrWorkspaceEscape, "protected_path"},
@@ -132,6 +137,34 @@ func TestReadFileRefusesNonRegularWithoutBlocking(t *testing.T) {
 			}
 		case <-time.After(3 * time.Second):
 			t.Fatalf("ReadFile(%q) hung", p)
+		}
+	}
+}
+
+// Protect adds the scripts loaded hooks run: by absolute path inside the
+// workspace, through a symlink, or relative to every workspace.
+func TestProtectedHookScripts(t *testing.T) {
+	dir := t.TempDir()
+	ws, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := os.MkdirAll(filepath.Join(dir, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("tools", filepath.Join(dir, "t")); err != nil {
+		t.Fatal(err)
+	}
+	ws.Protect([]string{filepath.Join(dir, "tools", "guard.sh"), "/etc/fenix/guard.sh", dir}, []string{"scripts/check.py", "../outside"})
+	for _, p := range []string{"tools/guard.sh", "t/guard.sh", "scripts/check.py"} {
+		if _, err := ws.WriteFile(p, []byte("exit 0"), 0); !errors.Is(err, fenixerr.ErrWorkspaceEscape) || fenixerr.As(err).Code != "protected_path" {
+			t.Errorf("WriteFile(%q) = %v, want protected_path", p, err)
+		}
+	}
+	for _, p := range []string{"tools/other.sh", "scripts/check.py.bak", "src/main.go"} {
+		if _, err := ws.WriteFile(p, []byte("x"), 0); err != nil {
+			t.Errorf("WriteFile(%q) = %v, want it allowed", p, err)
 		}
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/llm"
 	"github.com/fenixrt/fenix/memory"
+	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/operator"
 	"github.com/fenixrt/fenix/procs"
 	"github.com/fenixrt/fenix/prompt"
@@ -65,8 +66,16 @@ type Config struct {
 	// ProfilesDir holds one directory per agent profile with AGENT.md,
 	// SOUL.md, USER.md, MEMORY.md, OPERATOR.md.
 	ProfilesDir string
-	// HooksFile is a Claude Code-style hook settings file of command hooks.
+	// HooksFile is a hook settings file (Claude Code's format), or a list of
+	// them separated by the OS path-list separator (":").
 	HooksFile string
+	// HookSources are more hook settings files, project directories
+	// (holding .claude/) or plugin directories (holding hooks/hooks.json),
+	// loaded after HooksFile's, in order.
+	HookSources []string
+	// HookHTTPAllow opens exceptions for http hooks' outbound rule, in
+	// FENIX_FETCH_ALLOW's format (CIDRs, IPs, host names).
+	HookHTTPAllow string
 	// AuditDSN selects the audit store: a postgres:// URL or a SQLite file
 	// (default <DataDir>/audit.db).
 	AuditDSN string
@@ -181,6 +190,15 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		host.Close()
 		return nil, err
 	}
+	transcripts, err := hooks.NewTranscriptWriter(filepath.Join(cfg.DataDir, "transcripts"))
+	if err != nil {
+		if closer, ok := store.(interface{ Close() }); ok {
+			closer.Close()
+		}
+		auditStore.Close()
+		host.Close()
+		return nil, err
+	}
 	estimator := compaction.WordEstimator{}
 	acts := &activities.Activities{
 		Tools:                registry,
@@ -193,6 +211,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		Logger:               cfg.Logger,
 		Skills:               catalog,
 		Hooks:                hookRegistry,
+		Transcripts:          transcripts,
 		Summarizers:          summarizers(cfg),
 		Model:                cfg.Model,
 		Metrics:              cfg.Recorder,
@@ -354,14 +373,36 @@ func openSkills(dir string) (*skills.Catalog, error) {
 }
 
 // buildHooks assembles the registry in its documented order: the
-// cancellation guard, the command hooks from the settings file, the audit
-// log, custom Go hooks, then secret redaction.
+// cancellation guard, the command and http hooks of the settings files (in
+// the order given), the audit log, custom Go hooks, then secret redaction.
 func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	r := hooks.NewRegistry(hooks.WithLogger(cfg.Logger.Warn))
 	r.Add(hooks.NewCancellationHook())
+	var paths []string
 	if cfg.HooksFile != "" {
-		if err := r.AddCommandHooksFile(cfg.HooksFile); err != nil {
+		paths = append(paths, filepath.SplitList(cfg.HooksFile)...)
+	}
+	paths = append(paths, cfg.HookSources...)
+	if len(paths) > 0 {
+		netPolicy, err := netguard.ParsePolicy(cfg.HookHTTPAllow)
+		if err != nil {
+			return nil, fmt.Errorf("FENIX_HOOKS_HTTP_ALLOW: %w", err)
+		}
+		netPolicy.Setting = "FENIX_HOOKS_HTTP_ALLOW"
+		sources, err := hooks.LoadSources(paths, hooks.LoadOptions{
+			HTTPPolicy:    hooks.HTTPPolicy{Net: netPolicy},
+			PluginDataDir: filepath.Join(cfg.DataDir, "plugin-data"),
+		})
+		if err != nil {
 			return nil, err
+		}
+		for _, src := range sources {
+			r.AddSource(src)
+			cfg.Logger.Info("loaded hook settings", "path", src.Path, "kind", string(src.Kind), "dialect", string(src.Dialect),
+				"dialect_reason", src.DialectReason, "hooks", len(src.Hooks))
+			for _, w := range src.Warnings {
+				cfg.Logger.Warn("hook settings: "+w, "path", src.Path)
+			}
 		}
 	}
 	r.Add(hooks.NewAuditLogHook(store, 0, cfg.Logger.Warn))

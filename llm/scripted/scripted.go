@@ -50,6 +50,11 @@
 //     whitespace-separated words plus 4 per message.
 //   - finish_reason: default "tool_calls" when there are tool calls,
 //     otherwise "stop".
+//   - expect: {"contains": ["text", ...]}: what the request must hold
+//     (in any message) for this turn to be answered, for example context
+//     a hook added. A request without it fails with a non-retryable
+//     ModelProviderError naming the missing text, so a test that expects
+//     the model to see something fails when it does not.
 //   - error: a simulated provider failure, classified exactly like a real
 //     HTTP error (429, 408 and 5xx retryable, other 4xx not):
 //     {"status": 429, "message": "...", "code": "...",
@@ -108,7 +113,34 @@ type Turn struct {
 	ToolCalls    []ToolCall      `json:"tool_calls,omitempty"`
 	Usage        *llm.Usage      `json:"usage,omitempty"`
 	FinishReason string          `json:"finish_reason,omitempty"`
+	Expect       *Expectation    `json:"expect,omitempty"`
 	Error        *SimulatedError `json:"error,omitempty"`
+}
+
+// Expectation is what a request must hold for a turn to be answered.
+type Expectation struct {
+	// Contains lists texts each of which must appear in some message.
+	Contains []string `json:"contains"`
+}
+
+// check returns the first expected text the request lacks, or "".
+func (e *Expectation) check(messages []contract.Message) string {
+	if e == nil {
+		return ""
+	}
+	for _, want := range e.Contains {
+		found := false
+		for _, m := range messages {
+			if strings.Contains(m.Content, want) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return want
+		}
+	}
+	return ""
 }
 
 // ToolCall is one canned tool request.
@@ -201,6 +233,9 @@ func validateScript(name string, s Script) error {
 		if t.Content == "" && len(t.ToolCalls) == 0 && t.Error == nil {
 			return fmt.Errorf("%s has neither content nor tool_calls", at)
 		}
+		if t.Expect != nil && len(t.Expect.Contains) == 0 {
+			return fmt.Errorf("%s has an empty expect: list the texts the request must contain", at)
+		}
 		for j, tc := range t.ToolCalls {
 			if tc.ToolName == "" {
 				return fmt.Errorf("%s tool_calls[%d] has no tool_name", at, j)
@@ -249,6 +284,11 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 			name, p.source, len(script.Turns), step, step)
 	}
 	turn := script.Turns[step]
+	if missing := turn.Expect.check(req.Messages); missing != "" {
+		return llm.Response{}, fenixerr.New(fenixerr.TypeModelProvider,
+			"script %q in %s expects the request for step %d to contain %q, and none of its %d messages does",
+			name, p.source, step, missing, len(req.Messages))
+	}
 	if e := turn.Error; e != nil {
 		pureFailure := turn.Content == "" && len(turn.ToolCalls) == 0
 		if attempt := llm.Attempt(ctx); pureFailure || attempt <= e.failAttempts() {

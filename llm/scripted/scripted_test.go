@@ -264,3 +264,28 @@ func TestParseErrors(t *testing.T) {
 		t.Fatalf("Load(missing) = %v", err)
 	}
 }
+
+// A turn's expect makes the scripted model assert on what it is sent, such
+// as context a hook added.
+func TestExpectedRequestContent(t *testing.T) {
+	p, err := scripted.Parse([]byte(`{"turns": [
+	  {"expect": {"contains": ["VERIFIED", "2 + 2"]}, "content": "4"},
+	  {"content": "4. VERIFIED"}
+	]}`), "expect.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	with := []contract.Message{{Role: "user", Content: "What is 2 + 2?\n\nConvention: end with VERIFIED."}}
+	if res, err := p.Complete(ctx, llm.Request{Model: "scripted", Messages: with}); err != nil || res.Message.Content != "4" {
+		t.Fatalf("res %+v, err %v", res, err)
+	}
+	without := []contract.Message{{Role: "user", Content: "What is 2 + 2?"}}
+	_, err = p.Complete(ctx, llm.Request{Model: "scripted", Messages: without})
+	if !errors.Is(err, fenixerr.ErrModelProvider) || !strings.Contains(err.Error(), `contain "VERIFIED"`) {
+		t.Errorf("err = %v, want a model provider error naming the missing text", err)
+	}
+	if _, err := scripted.Parse([]byte(`{"turns": [{"content": "x", "expect": {}}]}`), "bad.json"); err == nil || !strings.Contains(err.Error(), "empty expect") {
+		t.Errorf("empty expect: %v", err)
+	}
+}

@@ -1,0 +1,159 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// hookActivities has one command hook per event that copies its stdin and
+// the transcript it was given into the workspace.
+func hookActivities(t *testing.T, settings string) (*Activities, string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hooks.json")
+	if err := os.WriteFile(path, []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := hooks.LoadSource(path, hooks.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := hooks.NewRegistry()
+	r.AddSource(src)
+	store, err := contextstore.NewFS(filepath.Join(dir, "contexts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcripts, err := hooks.NewTranscriptWriter(filepath.Join(dir, "transcripts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	return &Activities{Hooks: r, Contexts: store, Transcripts: transcripts, DefaultWorkspaceRoot: ws}, ws
+}
+
+const copyStdin = `tee "$PWD/stdin.json" | python3 -c 'import json, shutil, sys; shutil.copy(json.load(sys.stdin)["transcript_path"], "transcript.jsonl")'`
+
+// oneHook is a Claude Code settings file with one command hook.
+func oneHook(event, command string) string {
+	raw, _ := json.Marshal(map[string]any{"fenixDialect": "claude", "hooks": map[string]any{
+		event: []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command}}}}}})
+	return string(raw)
+}
+
+// The worker writes the transcript a hook reads through transcript_path,
+// from a context-store reference or inline messages, before the hook runs.
+func TestHookStagesMaterializeTheTranscript(t *testing.T) {
+	a, ws := hookActivities(t, oneHook("Stop", copyStdin))
+	ctx := context.Background()
+	msgs := []contract.Message{{Role: contract.RoleUser, Content: "What is 6 * 7?"}, {Role: contract.RoleAssistant, Content: "42"}}
+	ref, err := contextstore.Put(ctx, a.Contexts, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.RunStopHooks(ctx, hooks.StopEvent{Session: hooks.Session{SessionID: "agent-turn-1", Transcript: &ref}, LastAssistantMessage: "42"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Result.Continue || len(res.Result.Decisions) != 1 || res.Result.Decisions[0].Error != "" {
+		t.Fatalf("result %+v", res.Result)
+	}
+	var stdin map[string]any
+	raw, err := os.ReadFile(filepath.Join(ws, "stdin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &stdin); err != nil {
+		t.Fatal(err)
+	}
+	if stdin["permission_mode"] != "default" || stdin["cwd"] != ws || stdin["last_assistant_message"] != "42" || stdin["stop_hook_active"] != false {
+		t.Errorf("stdin = %s", raw)
+	}
+	if _, leaked := stdin["transcript"]; leaked {
+		t.Error("the message set reached the hook")
+	}
+	transcript, err := os.ReadFile(filepath.Join(ws, "transcript.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(transcript)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "What is 6 * 7?") || !strings.Contains(lines[1], `"type":"assistant"`) {
+		t.Errorf("transcript = %s", transcript)
+	}
+	path, _ := stdin["transcript_path"].(string)
+	if !strings.HasPrefix(path, a.Transcripts.Dir) {
+		t.Errorf("transcript_path %q is not under the worker's data directory", path)
+	}
+}
+
+// Without a transcript the file still exists, empty, so transcript-reading
+// scripts do not crash; stages whose hooks do not read it skip the write.
+func TestHookStagesWithoutTranscript(t *testing.T) {
+	a, ws := hookActivities(t, oneHook("PreToolUse", copyStdin))
+	res, err := a.RunPreToolUseHooks(context.Background(), hooks.PreToolUseEvent{Session: hooks.Session{SessionID: "assignment-1"}, ToolName: "calculator", CallID: "c"})
+	if err != nil || res.Result.Decisions[0].Error != "" {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if info, err := os.Stat(filepath.Join(ws, "transcript.jsonl")); err != nil || info.Size() != 0 {
+		t.Errorf("transcript copy: %v, %v", info, err)
+	}
+	if a.hookRegistry().WantsTranscript(hooks.EventSessionStart) {
+		t.Error("no hook reads the transcript on SessionStart")
+	}
+}
+
+func TestNewHookStagesReportContextAndHalt(t *testing.T) {
+	a, _ := hookActivities(t, `{"fenixDialect": "claude", "hooks": {
+	  "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo 'the repo uses make'"}]}],
+	  "PostToolBatch": [{"hooks": [{"type": "command", "command": "echo '{\"continue\": false, \"stopReason\": \"enough for today\"}'"}]}],
+	  "PermissionDenied": [{"hooks": [{"type": "command", "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PermissionDenied\", \"retry\": true}}'"}]}],
+	  "Notification": [{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": "cat > \"$PWD/notified.json\""}]}]
+	}}`)
+	ctx := context.Background()
+	prompt, err := a.RunUserPromptSubmitHooks(ctx, hooks.UserPromptSubmitEvent{Session: hooks.Session{SessionID: "s"}, Prompt: "build it"})
+	if err != nil || prompt.Result.AdditionalContext != "the repo uses make" || prompt.Trace.Get("additional_context") != "the repo uses make" {
+		t.Errorf("UserPromptSubmit: %+v, %v", prompt, err)
+	}
+	batch, err := a.RunPostToolBatchHooks(ctx, hooks.PostToolBatchEvent{Session: hooks.Session{SessionID: "s"}, Calls: []hooks.BatchCall{{ToolName: "calculator", CallID: "c", Content: "4"}}})
+	if err != nil || batch.Result.Halt == nil || batch.Trace.Get("halt") != "enough for today" {
+		t.Errorf("PostToolBatch: %+v, %v", batch, err)
+	}
+	denied, err := a.RunPermissionDeniedHooks(ctx, hooks.PermissionDeniedEvent{Session: hooks.Session{SessionID: "s"}, ToolName: "exec_command", Reason: "no"})
+	if err != nil || !denied.Result.Retry {
+		t.Errorf("PermissionDenied: %+v, %v", denied, err)
+	}
+	note := hooks.NotificationEvent{Session: hooks.Session{SessionID: "s"}, NotificationType: hooks.NotificationPermissionPrompt, Message: "approve?"}
+	sum, err := a.RunLifecycleHooks(ctx, LifecycleHooksInput{Notification: &note})
+	if err != nil || len(sum.Summary.Decisions) != 1 || sum.Summary.Event != hooks.EventNotification {
+		t.Errorf("Notification: %+v, %v", sum, err)
+	}
+}
+
+// The scripts loaded hooks run are protected in every workspace a tool
+// opens, beside .claude/.
+func TestOpenWorkspaceProtectsHookScripts(t *testing.T) {
+	a, ws := hookActivities(t, `{"fenixDialect": "claude", "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "python3 scripts/guard.py"}]}]}}`)
+	w, err := a.openWorkspace(ws, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, p := range []string{"scripts/guard.py", ".claude/settings.json"} {
+		if _, err := w.WriteFile(p, []byte("import sys; sys.exit(0)"), 0); !errors.Is(err, fenixerr.ErrWorkspaceEscape) {
+			t.Errorf("WriteFile(%q) = %v, want it refused", p, err)
+		}
+	}
+	if _, err := w.WriteFile("scripts/other.py", []byte("x"), 0); err != nil {
+		t.Errorf("an unreferenced script: %v", err)
+	}
+}

@@ -1,0 +1,222 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// RunPreToolUse asks every hook in order whether and how the tool may run.
+// Each hook sees the arguments as rewritten by the hooks before it, so a
+// guard registered after a rewriter checks what will actually run.
+//
+// Precedence across hooks is Claude Code's: deny (Block) > defer > ask
+// (PermissionRequired) > allow. The first Block or Halt wins and stops the
+// chain; the first defer outranks any ask.
+func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToolUseResult {
+	res := PreToolUseResult{FinalArgs: cloneArgs(ev.ToolInput), Decisions: []HookDecision{}}
+	if res.FinalArgs == nil {
+		res.FinalArgs = map[string]any{}
+	}
+	var contexts []string
+	mutated := false
+	block := func(d HookDecision, name, reason string, halt *Halt) PreToolUseResult {
+		d.Kind, d.Reason = KindBlock, reason
+		res.Decisions = append(res.Decisions, d)
+		res.Action = Block(reason)
+		res.Action.Halt = halt
+		res.Halt = halt
+		res.DecidedBy = name
+		res.AdditionalContext = strings.Join(contexts, "\n")
+		return res
+	}
+	for _, e := range r.subscribers(EventPreToolUse) {
+		hookEv := ev
+		hookEv.ToolInput = cloneArgs(res.FinalArgs)
+		action, d := invoke(r, e, EventPreToolUse,
+			func() (PreToolUseAction, error) { return e.hook.PreToolUse(ctx, hookEv) },
+			func(p any) PreToolUseAction {
+				if e.failClosed {
+					return Block(failedClosedReason(e.name, p))
+				}
+				return Continue()
+			})
+		if action.Halt != nil {
+			halt := haltFrom(action.Halt, e.name)
+			return block(d, e.name, halt.Reason, halt)
+		}
+		kind := action.kind()
+		d.Kind = kind
+		switch kind {
+		case KindContinue:
+		case KindBlock:
+			reason := action.Reason
+			if reason == "" {
+				reason = fmt.Sprintf("tool %q blocked by hook %q", ev.ToolName, e.name)
+			}
+			return block(d, e.name, reason, nil)
+		case KindMutateInput, KindPermissionRequired, KindDefer:
+			var notes []string
+			if action.UpdatedArgs != nil {
+				res.FinalArgs = cloneArgs(action.UpdatedArgs)
+				res.ArgsMutated = true
+				mutated = true
+				notes = append(notes, "updated args")
+			}
+			if action.AdditionalContext != "" {
+				contexts = append(contexts, action.AdditionalContext)
+				mutated = true
+				notes = append(notes, "added context")
+			}
+			if kind != KindMutateInput {
+				req := PermissionRequirement{Permission: action.Permission, ToolName: action.ToolName, Hook: e.name, Deferred: kind == KindDefer}
+				if req.ToolName == "" {
+					req.ToolName = ev.ToolName
+				}
+				if req.Permission == "" {
+					req.Permission = "run tool " + req.ToolName
+				}
+				notes = append([]string{req.Permission}, notes...)
+				if res.PermissionRequired == nil || (req.Deferred && !res.PermissionRequired.Deferred) {
+					res.PermissionRequired = &req
+					res.DecidedBy = e.name
+				}
+			}
+			d.Reason = strings.Join(notes, ", ")
+		default:
+			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown PreToolUse action kind %q", kind))
+			if e.failClosed {
+				return block(d, e.name, fmt.Sprintf("hook %q failed closed: unknown PreToolUse action kind %q", e.name, kind), nil)
+			}
+			d.Kind = KindContinue
+		}
+		res.Decisions = append(res.Decisions, d)
+	}
+	res.AdditionalContext = strings.Join(contexts, "\n")
+	switch {
+	case res.PermissionRequired != nil && res.PermissionRequired.Deferred:
+		res.Action = Defer(res.PermissionRequired.Permission, res.PermissionRequired.ToolName)
+	case res.PermissionRequired != nil:
+		res.Action = RequirePermission(res.PermissionRequired.Permission, res.PermissionRequired.ToolName)
+	case mutated:
+		var args map[string]any
+		if res.ArgsMutated {
+			args = cloneArgs(res.FinalArgs)
+		}
+		res.Action = MutateInput(args, res.AdditionalContext)
+	default:
+		res.Action = Continue()
+	}
+	return res
+}
+
+// haltFrom completes a hook's Halt with its name and a default reason.
+func haltFrom(h *Halt, hook string) *Halt {
+	out := *h
+	out.Hook = hook
+	if out.Reason == "" {
+		out.Reason = fmt.Sprintf("hook %q ended the turn", hook)
+	}
+	return &out
+}
+
+// RunPostToolUse runs every hook; each sees the output as rewritten by the
+// hooks before it and the last MutateOutput wins. Contexts accumulate; the
+// first Halt is kept.
+func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) PostToolUseResult {
+	res := PostToolUseResult{FinalContent: ev.Content, Decisions: []HookDecision{}}
+	var contexts []string
+	for _, e := range r.subscribers(EventPostToolUse) {
+		hookEv := ev
+		hookEv.Content = res.FinalContent
+		hookEv.ToolInput = cloneArgs(ev.ToolInput)
+		action, d := invoke(r, e, EventPostToolUse,
+			func() (PostToolUseAction, error) { return e.hook.PostToolUse(ctx, hookEv) },
+			func(any) PostToolUseAction { return KeepOutput() })
+		kind := action.kind()
+		d.Kind = kind
+		var notes []string
+		switch kind {
+		case KindContinue:
+		case KindMutateOutput:
+			res.FinalContent = action.UpdatedContent
+			res.Mutated = true
+			res.MutatedBy = e.name
+			notes = append(notes, fmt.Sprintf("output replaced (%d bytes)", len(action.UpdatedContent)))
+		default:
+			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown PostToolUse action kind %q", kind))
+			d.Kind = KindContinue
+		}
+		if action.AdditionalContext != "" {
+			contexts = append(contexts, action.AdditionalContext)
+			notes = append(notes, "added context")
+		}
+		if action.Halt != nil && res.Halt == nil {
+			res.Halt = haltFrom(action.Halt, e.name)
+			notes = append(notes, "halt: "+res.Halt.Reason)
+		}
+		d.Reason = strings.Join(notes, ", ")
+		res.Decisions = append(res.Decisions, d)
+	}
+	res.AdditionalContext = strings.Join(contexts, "\n")
+	return res
+}
+
+// RunPermissionRequest lets hooks settle a permission request before a
+// human is asked. The first deny (or Halt, which denies) wins and stops the
+// chain; otherwise the first allow wins; otherwise the result is NoOpinion.
+func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionRequestEvent) PermissionRequestResult {
+	res := PermissionRequestResult{Decision: NoOpinion(), Decisions: []HookDecision{}}
+	for _, e := range r.subscribers(EventPermissionRequest) {
+		hookEv := ev
+		hookEv.ToolInput = cloneArgs(ev.ToolInput)
+		decision, d := invoke(r, e, EventPermissionRequest,
+			func() (PermissionDecision, error) { return e.hook.PermissionRequest(ctx, hookEv) },
+			func(p any) PermissionDecision {
+				if e.failClosed {
+					return Deny(failedClosedReason(e.name, p))
+				}
+				return NoOpinion()
+			})
+		if decision.Halt != nil {
+			res.Halt = haltFrom(decision.Halt, e.name)
+			decision = Deny(res.Halt.Reason)
+		}
+		kind := decision.kind()
+		d.Kind = kind
+		d.Reason = decision.Reason
+		switch kind {
+		case KindNoOpinion:
+		case KindDeny:
+			if decision.Reason == "" {
+				decision.Reason = fmt.Sprintf("permission %q for tool %q denied by hook %q", ev.Permission, ev.ToolName, e.name)
+				d.Reason = decision.Reason
+			}
+			res.Decisions = append(res.Decisions, d)
+			res.Decision = PermissionDecision{Kind: KindDeny, Reason: decision.Reason}
+			res.DecidedBy = e.name
+			return res
+		case KindAllow:
+			if res.Decision.kind() != KindAllow {
+				if decision.Reason == "" {
+					decision.Reason = fmt.Sprintf("permission %q for tool %q allowed by hook %q", ev.Permission, ev.ToolName, e.name)
+				}
+				res.Decision = PermissionDecision{Kind: KindAllow, Reason: decision.Reason, UpdatedArgs: cloneArgs(decision.UpdatedArgs)}
+				res.DecidedBy = e.name
+			}
+		default:
+			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown permission decision kind %q", kind))
+			if e.failClosed {
+				reason := fmt.Sprintf("hook %q failed closed: unknown permission decision kind %q", e.name, kind)
+				d.Kind, d.Reason = KindDeny, reason
+				res.Decisions = append(res.Decisions, d)
+				res.Decision = Deny(reason)
+				res.DecidedBy = e.name
+				return res
+			}
+			d.Kind = KindNoOpinion
+		}
+		res.Decisions = append(res.Decisions, d)
+	}
+	return res
+}

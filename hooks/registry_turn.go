@@ -1,0 +1,245 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// UserPromptSubmitResult is the aggregated verdict on a turn's prompt.
+type UserPromptSubmitResult struct {
+	// Blocked ends the turn before any model call.
+	Blocked   bool   `json:"blocked"`
+	Reason    string `json:"reason,omitempty"`
+	DecidedBy string `json:"decided_by,omitempty"`
+	// AdditionalContext joins every hook's context; it reaches the model
+	// next to the prompt.
+	AdditionalContext string         `json:"additional_context,omitempty"`
+	Halt              *Halt          `json:"halt,omitempty"`
+	Decisions         []HookDecision `json:"decisions"`
+}
+
+// RunUserPromptSubmit asks every hook in order about the prompt. The first
+// block (or Halt, which blocks) wins and stops the chain; contexts
+// accumulate.
+func (r *Registry) RunUserPromptSubmit(ctx context.Context, ev UserPromptSubmitEvent) UserPromptSubmitResult {
+	res := UserPromptSubmitResult{Decisions: []HookDecision{}}
+	var contexts []string
+	for _, e := range r.subscribers(EventUserPromptSubmit) {
+		action, d := invoke(r, e, EventUserPromptSubmit,
+			func() (PromptAction, error) { return e.hook.UserPromptSubmit(ctx, ev) },
+			func(p any) PromptAction {
+				if e.failClosed {
+					return PromptAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
+				}
+				return PromptAction{Kind: KindContinue}
+			})
+		if action.AdditionalContext != "" {
+			contexts = append(contexts, action.AdditionalContext)
+		}
+		if action.Halt != nil {
+			res.Halt = haltFrom(action.Halt, e.name)
+			action.Kind, action.Reason = KindBlock, res.Halt.Reason
+		}
+		d.Kind = kindOr(action.Kind, KindContinue)
+		switch d.Kind {
+		case KindContinue:
+			if action.AdditionalContext != "" {
+				d.Reason = "added context"
+			}
+		case KindBlock:
+			reason := action.Reason
+			if reason == "" {
+				reason = fmt.Sprintf("prompt blocked by hook %q", e.name)
+			}
+			d.Reason = reason
+			res.Decisions = append(res.Decisions, d)
+			res.Blocked, res.Reason, res.DecidedBy = true, reason, e.name
+			res.AdditionalContext = strings.Join(contexts, "\n")
+			return res
+		default:
+			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown UserPromptSubmit action kind %q", d.Kind))
+			d.Kind = KindContinue
+		}
+		res.Decisions = append(res.Decisions, d)
+	}
+	res.AdditionalContext = strings.Join(contexts, "\n")
+	return res
+}
+
+// StopResult is the aggregated verdict when an agent is about to stop.
+type StopResult struct {
+	// Continue is set when a hook blocked the stop or gave feedback: the
+	// agent takes another step with Reason as its instruction.
+	Continue bool `json:"continue"`
+	// Reason joins every blocking hook's reason and every hook's feedback.
+	Reason string `json:"reason,omitempty"`
+	// BlockedBy names the first hook that kept the agent going.
+	BlockedBy         string `json:"blocked_by,omitempty"`
+	AdditionalContext string `json:"additional_context,omitempty"`
+	// Halt ends the turn whatever other hooks said (continue: false).
+	Halt      *Halt          `json:"halt,omitempty"`
+	Decisions []HookDecision `json:"decisions"`
+}
+
+// RunStop asks every hook whether the agent may stop. Every hook runs (as
+// in Claude Code, where they run in parallel); any block or feedback keeps
+// the agent going, a Halt overrides them all.
+func (r *Registry) RunStop(ctx context.Context, ev StopEvent) StopResult {
+	res := StopResult{Decisions: []HookDecision{}}
+	var reasons, contexts []string
+	for _, e := range r.subscribers(EventStop) {
+		action, d := invoke(r, e, EventStop,
+			func() (StopAction, error) { return e.hook.Stop(ctx, ev) },
+			func(p any) StopAction {
+				if e.failClosed {
+					return StopAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
+				}
+				return StopAction{Kind: KindContinue}
+			})
+		d.Kind = kindOr(action.Kind, KindContinue)
+		var notes []string
+		switch d.Kind {
+		case KindContinue:
+		case KindBlock:
+			reason := action.Reason
+			if reason == "" {
+				reason = fmt.Sprintf("hook %q asked the agent to keep going", e.name)
+			}
+			reasons = append(reasons, reason)
+			notes = append(notes, reason)
+			if res.BlockedBy == "" {
+				res.BlockedBy = e.name
+			}
+		default:
+			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown Stop action kind %q", d.Kind))
+			d.Kind = KindContinue
+		}
+		if action.AdditionalContext != "" {
+			contexts = append(contexts, action.AdditionalContext)
+			notes = append(notes, "added context")
+			if res.BlockedBy == "" {
+				res.BlockedBy = e.name
+			}
+		}
+		if action.Halt != nil && res.Halt == nil {
+			res.Halt = haltFrom(action.Halt, e.name)
+			notes = append(notes, "halt: "+res.Halt.Reason)
+		}
+		d.Reason = strings.Join(notes, "; ")
+		res.Decisions = append(res.Decisions, d)
+	}
+	res.AdditionalContext = strings.Join(contexts, "\n")
+	res.Reason = strings.Join(append(reasons, contexts...), "\n")
+	res.Continue = res.Halt == nil && res.Reason != ""
+	return res
+}
+
+// PostToolBatchResult is the aggregated verdict after a step's tool calls.
+type PostToolBatchResult struct {
+	AdditionalContext string `json:"additional_context,omitempty"`
+	// Halt stops the loop before the next model call: a hook blocked or
+	// asked to end the turn.
+	Halt      *Halt          `json:"halt,omitempty"`
+	Decisions []HookDecision `json:"decisions"`
+}
+
+// RunPostToolBatch runs every hook in order; the first block or Halt stops
+// the loop and the chain, contexts accumulate.
+func (r *Registry) RunPostToolBatch(ctx context.Context, ev PostToolBatchEvent) PostToolBatchResult {
+	res := PostToolBatchResult{Decisions: []HookDecision{}}
+	var contexts []string
+	for _, e := range r.subscribers(EventPostToolBatch) {
+		hookEv := ev
+		hookEv.Calls = cloneCalls(ev.Calls)
+		action, d := invoke(r, e, EventPostToolBatch,
+			func() (BatchAction, error) { return e.hook.PostToolBatch(ctx, hookEv) },
+			func(p any) BatchAction {
+				if e.failClosed {
+					return BatchAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
+				}
+				return BatchAction{Kind: KindContinue}
+			})
+		if action.AdditionalContext != "" {
+			contexts = append(contexts, action.AdditionalContext)
+			d.Reason = "added context"
+		}
+		d.Kind = kindOr(action.Kind, KindContinue)
+		halt := action.Halt
+		if halt == nil && d.Kind == KindBlock {
+			halt = &Halt{Reason: action.Reason}
+		}
+		if d.Kind != KindContinue && d.Kind != KindBlock {
+			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown PostToolBatch action kind %q", d.Kind))
+			d.Kind = KindContinue
+		}
+		if halt != nil {
+			res.Halt = haltFrom(halt, e.name)
+			d.Kind, d.Reason = KindBlock, res.Halt.Reason
+			res.Decisions = append(res.Decisions, d)
+			break
+		}
+		res.Decisions = append(res.Decisions, d)
+	}
+	res.AdditionalContext = strings.Join(contexts, "\n")
+	return res
+}
+
+// PermissionDeniedResult is what hooks said about a denial.
+type PermissionDeniedResult struct {
+	// Retry tells the model it may retry the call; the denial stands.
+	Retry             bool           `json:"retry,omitempty"`
+	RetryBy           string         `json:"retry_by,omitempty"`
+	AdditionalContext string         `json:"additional_context,omitempty"`
+	Decisions         []HookDecision `json:"decisions"`
+}
+
+// RunPermissionDenied runs every hook; any Retry sets Retry.
+func (r *Registry) RunPermissionDenied(ctx context.Context, ev PermissionDeniedEvent) PermissionDeniedResult {
+	res := PermissionDeniedResult{Decisions: []HookDecision{}}
+	var contexts []string
+	for _, e := range r.subscribers(EventPermissionDenied) {
+		hookEv := ev
+		hookEv.ToolInput = cloneArgs(ev.ToolInput)
+		action, d := invoke(r, e, EventPermissionDenied,
+			func() (DeniedAction, error) { return e.hook.PermissionDenied(ctx, hookEv) },
+			func(any) DeniedAction { return DeniedAction{} })
+		d.Kind = KindRan
+		if action.Retry {
+			d.Reason = "retry"
+			if !res.Retry {
+				res.Retry, res.RetryBy = true, e.name
+			}
+		}
+		if action.AdditionalContext != "" {
+			contexts = append(contexts, action.AdditionalContext)
+		}
+		res.Decisions = append(res.Decisions, d)
+	}
+	res.AdditionalContext = strings.Join(contexts, "\n")
+	return res
+}
+
+// RunNotification tells every hook the run needs attention.
+func (r *Registry) RunNotification(ctx context.Context, ev NotificationEvent) Summary {
+	return r.runAll(ctx, EventNotification, ev, func(h AgentHook) error { return h.OnNotification(ctx, ev) })
+}
+
+func kindOr(k, def Kind) Kind {
+	if k == "" {
+		return def
+	}
+	return k
+}
+
+func cloneCalls(calls []BatchCall) []BatchCall {
+	if calls == nil {
+		return nil
+	}
+	out := make([]BatchCall, len(calls))
+	for i, c := range calls {
+		c.ToolInput = cloneArgs(c.ToolInput)
+		out[i] = c
+	}
+	return out
+}
