@@ -172,7 +172,10 @@ func TestClaudeCodeSettingsGovernExecuteAssignment(t *testing.T) {
 // in the trace.
 func TestClaudeCodeSessionStartContextInTrace(t *testing.T) {
 	project, _, _ := claudeProject(t)
-	w := startWorker(t, func(c *fenixworker.Config) { c.HookSources = []string{project} })
+	w := startWorker(t, func(c *fenixworker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project // FENIX_WORKSPACE_BASES defaults to it
+	})
 	a := assignment("ctx", map[string]any{"call_id": "c", "tool_name": "calculator", "arguments": map[string]any{"expression": "1+1"}})
 	a["workspace_root"] = project
 	res, _ := runAssignment(t, w.queue, a)
@@ -194,7 +197,10 @@ func TestClaudeCodeStopAndPromptHooksGovernAgentTurn(t *testing.T) {
 	  {"expect": {"contains": ["end with the word VERIFIED", "the default branch is main"]}, "content": "2 + 2 is 4."},
 	  {"expect": {"contains": ["end it with VERIFIED (transcript has 1 assistant messages)"]}, "content": "2 + 2 is 4. VERIFIED"}
 	]}}}`), 0o644))
-	w := startWorker(t, withScripts(t, script), func(c *fenixworker.Config) { c.HookSources = []string{project} })
+	w := startWorker(t, withScripts(t, script), func(c *fenixworker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project // FENIX_WORKSPACE_BASES defaults to it
+	})
 	res := runTurn(t, w.queue, agentTurnRequest(t, "claude", map[string]any{
 		"workspace_root":   project,
 		"context_messages": []map[string]any{{"role": "user", "content": "What is 2 + 2?"}},
