@@ -58,10 +58,7 @@ func scenarios() []scenario {
 			if err != nil {
 				return nil, err
 			}
-			if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
-				return nil, err
-			}
-			return run, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
+			return run, cancelOnceReviewed(ctx, c, run)
 		}},
 		{"prepare_round_large_context.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			// Over the 64 KiB offload threshold: StoreContext runs as a
@@ -145,16 +142,10 @@ func scenarios() []scenario {
 		{"agent_turn_subagent.json", agentScenario("delegating", 5, nil)},
 		{"agent_turn_max_steps.json", agentScenario("endless", 2, nil)},
 		{"agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
-			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
-				return err
-			}
 			return decidePermission(ctx, c, run, "ask-1")
 		})},
 		{"agent_turn_canceled.json", agentScenario("slow", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
-			if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
-				return err
-			}
-			return c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
+			return cancelOnceReviewed(ctx, c, run)
 		})},
 		{"agent_turn_continue_as_new.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			req := agentRequest("long", 10)
@@ -214,10 +205,7 @@ func scenarios() []scenario {
 			if err != nil {
 				return nil, err
 			}
-			if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
-				return nil, err
-			}
-			return run, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
+			return run, cancelOnceReviewed(ctx, c, run)
 		}},
 		{"fast_path_process_flow.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-fast-process-flow",
@@ -252,10 +240,7 @@ func scenarios() []scenario {
 			return decidePermission(ctx, c, run, "ask-1")
 		})},
 		{"fast_path_agent_turn_canceled.json", agentScenario("slow", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
-			if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
-				return err
-			}
-			return c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
+			return cancelOnceReviewed(ctx, c, run)
 		})},
 		{"fast_path_agent_turn_continue_as_new.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			req := agentRequest("long", 10)
@@ -363,4 +348,13 @@ func decidePermission(ctx context.Context, c client.Client, run client.WorkflowR
 		return err
 	}
 	return handle.Get(ctx, nil)
+}
+
+// cancelOnceReviewed sends the cancel signal once the tool call was
+// reviewed, so the run is canceled while its tool runs.
+func cancelOnceReviewed(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+	if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
+		return err
+	}
+	return c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
 }

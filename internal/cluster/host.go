@@ -2,12 +2,10 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fenixrt/fenix/internal/childproc"
 	"github.com/fenixrt/fenix/tools"
 )
 
@@ -49,8 +48,7 @@ type Host struct {
 	logPath string
 
 	mu     sync.Mutex
-	worker *exec.Cmd
-	done   chan struct{}
+	worker *childproc.Process
 	logs   *logBuffer
 }
 
@@ -128,23 +126,22 @@ func (h *Host) StartWorker(ctx context.Context) error {
 	cmd.Stdout = io.MultiWriter(file, logs)
 	cmd.Stderr = cmd.Stdout
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	worker, err := childproc.Start(cmd)
+	if err != nil {
 		file.Close()
 		return fmt.Errorf("host %s: start worker: %w", h.Name, err)
 	}
-	done := make(chan struct{})
 	h.mu.Lock()
-	h.worker, h.done, h.logs = cmd, done, logs
+	h.worker, h.logs = worker, logs
 	h.mu.Unlock()
 	go func() {
-		_ = cmd.Wait()
+		<-worker.Done()
 		file.Close()
-		close(done)
 	}()
 	deadline := time.After(90 * time.Second)
 	for !strings.Contains(logs.String(), "fenix worker started") {
 		select {
-		case <-done:
+		case <-worker.Done():
 			return fmt.Errorf("host %s: worker exited before it started:\n%s", h.Name, tailString(logs.String(), 3000))
 		case <-deadline:
 			return fmt.Errorf("host %s: worker did not start within 90s:\n%s", h.Name, tailString(logs.String(), 3000))
@@ -159,47 +156,34 @@ func (h *Host) StartWorker(ctx context.Context) error {
 // WorkerPID is the worker process's ID (`ip netns exec` execs the worker,
 // so it is also the PID in the worker's Temporal identity "pid@host@").
 func (h *Host) WorkerPID() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.worker == nil || h.worker.Process == nil {
-		return 0
+	if w := h.currentWorker(); w != nil {
+		return w.PID()
 	}
-	return h.worker.Process.Pid
+	return 0
 }
 
 // WorkerRunning reports whether the worker process is alive.
 func (h *Host) WorkerRunning() bool {
-	h.mu.Lock()
-	done := h.done
-	h.mu.Unlock()
-	if done == nil {
-		return false
-	}
-	select {
-	case <-done:
-		return false
-	default:
-		return true
-	}
+	w := h.currentWorker()
+	return w != nil && w.Running()
 }
 
 // StopWorker sends SIGTERM and waits up to grace before SIGKILL.
 func (h *Host) StopWorker(grace time.Duration) error {
+	w := h.currentWorker()
+	if w == nil {
+		return nil
+	}
+	if err := w.Stop(grace); err != nil {
+		return fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	return nil
+}
+
+func (h *Host) currentWorker() *childproc.Process {
 	h.mu.Lock()
-	cmd, done := h.worker, h.done
-	h.mu.Unlock()
-	if !h.WorkerRunning() {
-		return nil
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-		return nil
-	case <-time.After(grace):
-		_ = cmd.Process.Kill()
-		<-done
-		return errors.New("worker did not exit on SIGTERM; killed")
-	}
+	defer h.mu.Unlock()
+	return h.worker
 }
 
 // Logs is what the current worker process has logged.

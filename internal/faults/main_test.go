@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/internal/childproc"
 	"github.com/fenixrt/fenix/internal/devserver"
 	"github.com/fenixrt/fenix/internal/testenv"
 	"github.com/fenixrt/fenix/workflows"
@@ -175,10 +176,8 @@ type lockedBuffer = testenv.Buffer
 
 // workerProc is the worker binary running as its own OS process.
 type workerProc struct {
-	cmd  *exec.Cmd
+	*childproc.Process
 	logs *lockedBuffer
-	done chan struct{}
-	err  error // valid after done
 }
 
 // testWorkerCommand is the worker with the test tools registered.
@@ -216,26 +215,20 @@ func startWorkerProc(t *testing.T, s workerSpec) *workerProc {
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+s.addr, "TEMPORAL_NAMESPACE=default")
 	logs := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
-	p := &workerProc{cmd: cmd, logs: logs, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
+	proc, err := childproc.Start(cmd)
+	require.NoError(t, err)
+	p := &workerProc{Process: proc, logs: logs}
 	t.Cleanup(func() {
-		if p.running() {
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		p.Kill()
 		if t.Failed() {
-			t.Logf("worker %d logs:\n%s", cmd.Process.Pid, tail(logs.String(), 6000))
+			t.Logf("worker %d logs:\n%s", p.PID(), tail(logs.String(), 6000))
 		}
 	})
 	deadline := time.After(60 * time.Second)
 	for !strings.Contains(logs.String(), "fenix worker started") {
 		select {
-		case <-p.done:
-			t.Fatalf("worker exited before it started (%v); logs:\n%s", p.err, logs.String())
+		case <-p.Done():
+			t.Fatalf("worker exited before it started (%v); logs:\n%s", p.Err(), logs.String())
 		case <-deadline:
 			t.Fatalf("worker did not start within 60s; logs:\n%s", logs.String())
 		case <-time.After(20 * time.Millisecond):
@@ -244,39 +237,30 @@ func startWorkerProc(t *testing.T, s workerSpec) *workerProc {
 	return p
 }
 
-func (p *workerProc) running() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
 // kill SIGKILLs the worker (only the worker process, not its command
 // groups) and waits for it to be gone.
 func (p *workerProc) kill(t *testing.T) {
 	t.Helper()
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	require.NoError(t, p.Signal(syscall.SIGKILL))
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-time.After(10 * time.Second):
-		t.Fatalf("worker %d still running 10s after SIGKILL", p.cmd.Process.Pid)
+		t.Fatalf("worker %d still running 10s after SIGKILL", p.PID())
 	}
 }
 
 // stop sends SIGTERM and waits for a clean exit.
 func (p *workerProc) stop(t *testing.T) {
 	t.Helper()
-	if !p.running() {
+	if !p.Running() {
 		return
 	}
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, p.Signal(syscall.SIGTERM))
 	select {
-	case <-p.done:
+	case <-p.Done():
 		var exitErr *exec.ExitError
-		if errors.As(p.err, &exitErr) {
-			t.Errorf("worker exited with %v on SIGTERM; logs:\n%s", p.err, tail(p.logs.String(), 4000))
+		if errors.As(p.Err(), &exitErr) {
+			t.Errorf("worker exited with %v on SIGTERM; logs:\n%s", p.Err(), tail(p.logs.String(), 4000))
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("worker did not exit within 30s of SIGTERM; logs:\n%s", tail(p.logs.String(), 4000))

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/internal/childproc"
 )
 
 // Options start a server process.
@@ -39,9 +41,7 @@ type Server struct {
 	opts Options
 
 	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	proc *childproc.Process
 }
 
 // Start renders the config, starts temporal-server and waits until its
@@ -78,35 +78,28 @@ func (s *Server) start(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = s.opts.Output, s.opts.Output
 	// Its own process group, so a stop reaches nothing else.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	proc, err := childproc.Start(cmd)
+	if err != nil {
 		return fmt.Errorf("start %s: %w", s.opts.Binaries.Server, err)
 	}
-	done := make(chan struct{})
 	s.mu.Lock()
-	s.cmd, s.done, s.err = cmd, done, nil
+	s.proc = proc
 	s.mu.Unlock()
-	go func() {
-		err := cmd.Wait()
-		s.mu.Lock()
-		s.err = err
-		s.mu.Unlock()
-		close(done)
-	}()
 	waitCtx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
 	defer cancel()
-	if err := s.waitHealthy(waitCtx, done); err != nil {
-		s.Kill()
+	if err := s.waitHealthy(waitCtx, proc); err != nil {
+		proc.Kill()
 		return err
 	}
 	return nil
 }
 
-func (s *Server) waitHealthy(ctx context.Context, done <-chan struct{}) error {
+func (s *Server) waitHealthy(ctx context.Context, proc *childproc.Process) error {
 	var last error
 	for {
 		select {
-		case <-done:
-			return fmt.Errorf("temporal-server exited during start: %v", s.exitErr())
+		case <-proc.Done():
+			return fmt.Errorf("temporal-server exited during start: %v", proc.Err())
 		case <-ctx.Done():
 			return fmt.Errorf("temporal-server frontend %s not healthy: %w (last: %v)", s.opts.Frontend, ctx.Err(), last)
 		case <-time.After(200 * time.Millisecond):
@@ -134,63 +127,29 @@ func checkHealth(ctx context.Context, addr string) error {
 	return err
 }
 
-func (s *Server) exitErr() error {
+func (s *Server) process() *childproc.Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.err
+	return s.proc
 }
 
 // PID is the running process's ID.
-func (s *Server) PID() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cmd.Process.Pid
-}
+func (s *Server) PID() int { return s.process().PID() }
 
 // Running reports whether the process has not exited.
-func (s *Server) Running() bool {
-	s.mu.Lock()
-	done := s.done
-	s.mu.Unlock()
-	select {
-	case <-done:
-		return false
-	default:
-		return true
-	}
-}
+func (s *Server) Running() bool { return s.process().Running() }
 
 // Stop sends SIGTERM (the server drains and exits) and waits up to grace,
-// then SIGKILLs.
+// then SIGKILLs its process group.
 func (s *Server) Stop(grace time.Duration) error {
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	s.mu.Unlock()
-	if !s.Running() {
-		return nil
+	if err := s.process().Stop(grace); err != nil {
+		return fmt.Errorf("temporal-server: %w", err)
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-		return nil
-	case <-time.After(grace):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		return fmt.Errorf("temporal-server did not exit within %s of SIGTERM; killed", grace)
-	}
+	return nil
 }
 
 // Kill SIGKILLs the server's process group and waits for it.
-func (s *Server) Kill() {
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	s.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
-}
+func (s *Server) Kill() { s.process().Kill() }
 
 // Restart starts the process again with the same configuration and waits
 // until it is healthy. The old process must have exited (Stop or Kill).
