@@ -90,7 +90,7 @@ func LoadCompose(ctx context.Context, repoRoot string) (ComposeSpec, error) {
 		}
 	}
 	dynamic := spec.ServerEnv["DYNAMIC_CONFIG_FILE_PATH"]
-	host, ok := hostPath(temporal, dynamic)
+	host, ok := HostPath(temporal, dynamic)
 	if !ok {
 		return ComposeSpec{}, fmt.Errorf("docker-compose.yml: temporal's DYNAMIC_CONFIG_FILE_PATH %q is not a file of the repository", dynamic)
 	}
@@ -120,16 +120,16 @@ func entrypointScript(s types.ServiceConfig) (string, error) {
 		return "", fmt.Errorf("docker-compose.yml: %s's entrypoint %q does not run a script", s.Name, s.Entrypoint)
 	}
 	script := s.Entrypoint[len(s.Entrypoint)-1]
-	host, ok := hostPath(s, script)
+	host, ok := HostPath(s, script)
 	if !ok {
 		return "", fmt.Errorf("docker-compose.yml: %s runs %s, which is not mounted from the repository", s.Name, script)
 	}
 	return host, nil
 }
 
-// hostPath maps a path inside s's containers to the host file behind it,
+// HostPath maps a path inside s's containers to the host file behind it,
 // through s's bind mounts (the longest matching target wins).
-func hostPath(s types.ServiceConfig, containerPath string) (string, bool) {
+func HostPath(s types.ServiceConfig, containerPath string) (string, bool) {
 	best, host := "", ""
 	for _, v := range s.Volumes {
 		if v.Type != types.VolumeTypeBind {

@@ -101,26 +101,6 @@ func env(s types.ServiceConfig, key string) (string, bool) {
 	return *v, true
 }
 
-// hostPath maps a path inside s's containers to the host file behind it,
-// through s's bind mounts.
-func hostPath(s types.ServiceConfig, containerPath string) (string, bool) {
-	best := ""
-	host := ""
-	for _, v := range s.Volumes {
-		if v.Type != types.VolumeTypeBind {
-			continue
-		}
-		if containerPath != v.Target && !strings.HasPrefix(containerPath, v.Target+"/") {
-			continue
-		}
-		if len(v.Target) > len(best) {
-			best = v.Target
-			host = filepath.Join(v.Source, strings.TrimPrefix(containerPath, v.Target))
-		}
-	}
-	return host, best != ""
-}
-
 func sortedKeys[M ~map[string]V, V any](m M) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -273,7 +253,7 @@ func TestWorkerConfiguration(t *testing.T) {
 		// The hooks file must be mounted from deploy/ and load with Fenix's
 		// own loader.
 		hooksFile, _ := env(s, "FENIX_HOOKS_FILE")
-		host, ok := hostPath(s, hooksFile)
+		host, ok := cluster.HostPath(s, hooksFile)
 		if !ok {
 			t.Errorf("%s: FENIX_HOOKS_FILE=%q is not inside a bind mount", name, hooksFile)
 		} else if loaded, err := hooks.LoadCommandHooks(host); err != nil {
@@ -442,7 +422,7 @@ func TestSearchAttributeJobMatchesCode(t *testing.T) {
 	if len(job.Entrypoint) < 2 {
 		t.Fatalf("temporal-init: entrypoint %q does not run a script", job.Entrypoint)
 	}
-	script, ok := hostPath(job, job.Entrypoint[len(job.Entrypoint)-1])
+	script, ok := cluster.HostPath(job, job.Entrypoint[len(job.Entrypoint)-1])
 	if !ok {
 		t.Fatalf("temporal-init: script %q is not mounted from the repository", job.Entrypoint[len(job.Entrypoint)-1])
 	}
@@ -554,7 +534,7 @@ func TestTemporalDynamicConfig(t *testing.T) {
 	p := load(t, nil)
 	s := service(t, p, "temporal")
 	path, _ := env(s, "DYNAMIC_CONFIG_FILE_PATH")
-	host, ok := hostPath(s, path)
+	host, ok := cluster.HostPath(s, path)
 	if !ok {
 		t.Fatalf("temporal: DYNAMIC_CONFIG_FILE_PATH=%q is not inside a bind mount", path)
 	}
