@@ -223,7 +223,7 @@ func failedClosedReason(name string, p any) string {
 // the others through call.
 func (r *Registry) runAll(ctx context.Context, ev Event, payload any, call func(AgentHook) error) Summary {
 	s := Summary{Event: ev, Decisions: []HookDecision{}}
-	var contexts []string
+	var collected feedback
 	for _, e := range r.subscribers(ev) {
 		var fb Feedback
 		_, d := invoke(r, e, ev,
@@ -237,19 +237,10 @@ func (r *Registry) runAll(ctx context.Context, ev Event, payload any, call func(
 			},
 			func(any) struct{} { return struct{}{} })
 		d.Kind = KindRan
-		var notes []string
-		if fb.AdditionalContext != "" {
-			contexts = append(contexts, fb.AdditionalContext)
-			notes = append(notes, "added context")
-		}
-		if fb.Halt != nil && s.Halt == nil {
-			s.Halt = haltFrom(fb.Halt, e.name)
-			notes = append(notes, "halt: "+s.Halt.Reason)
-		}
-		d.Reason = strings.Join(notes, ", ")
+		d.Reason = strings.Join(collected.take(e.name, fb.AdditionalContext, fb.Halt), ", ")
 		s.Decisions = append(s.Decisions, d)
 	}
-	s.AdditionalContext = strings.Join(contexts, "\n")
+	s.AdditionalContext, s.Halt = collected.context(), collected.halt
 	return s
 }
 

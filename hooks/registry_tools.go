@@ -120,12 +120,37 @@ func haltFrom(h *Halt, hook string) *Halt {
 	return &out
 }
 
+// feedback collects what hooks give back besides their verdict: context
+// for the model, joined in hook order, and the first request to end the
+// turn.
+type feedback struct {
+	contexts []string
+	halt     *Halt
+}
+
+// take records one hook's context and halt and returns the notes for its
+// decision.
+func (f *feedback) take(hook, context string, halt *Halt) []string {
+	var notes []string
+	if context != "" {
+		f.contexts = append(f.contexts, context)
+		notes = append(notes, "added context")
+	}
+	if halt != nil && f.halt == nil {
+		f.halt = haltFrom(halt, hook)
+		notes = append(notes, "halt: "+f.halt.Reason)
+	}
+	return notes
+}
+
+func (f *feedback) context() string { return strings.Join(f.contexts, "\n") }
+
 // RunPostToolUse runs every hook; each sees the output as rewritten by the
 // hooks before it and the last MutateOutput wins. Contexts accumulate; the
 // first Halt is kept.
 func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) PostToolUseResult {
 	res := PostToolUseResult{FinalContent: ev.Content, Decisions: []HookDecision{}}
-	var contexts []string
+	var fb feedback
 	for _, e := range r.subscribers(EventPostToolUse) {
 		hookEv := ev
 		hookEv.Content = res.FinalContent
@@ -147,18 +172,11 @@ func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) Post
 			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown PostToolUse action kind %q", kind))
 			d.Kind = KindContinue
 		}
-		if action.AdditionalContext != "" {
-			contexts = append(contexts, action.AdditionalContext)
-			notes = append(notes, "added context")
-		}
-		if action.Halt != nil && res.Halt == nil {
-			res.Halt = haltFrom(action.Halt, e.name)
-			notes = append(notes, "halt: "+res.Halt.Reason)
-		}
+		notes = append(notes, fb.take(e.name, action.AdditionalContext, action.Halt)...)
 		d.Reason = strings.Join(notes, ", ")
 		res.Decisions = append(res.Decisions, d)
 	}
-	res.AdditionalContext = strings.Join(contexts, "\n")
+	res.AdditionalContext, res.Halt = fb.context(), fb.halt
 	return res
 }
 

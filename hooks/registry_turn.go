@@ -87,7 +87,8 @@ type StopResult struct {
 // the agent going, a Halt overrides them all.
 func (r *Registry) RunStop(ctx context.Context, ev StopEvent) StopResult {
 	res := StopResult{Decisions: []HookDecision{}}
-	var reasons, contexts []string
+	var reasons []string
+	var fb feedback
 	for _, e := range r.subscribers(EventStop) {
 		action, d := invoke(r, e, EventStop,
 			func() (StopAction, error) { return e.hook.Stop(ctx, ev) },
@@ -115,22 +116,16 @@ func (r *Registry) RunStop(ctx context.Context, ev StopEvent) StopResult {
 			d.Error = joinErr(d.Error, fmt.Sprintf("hook returned unknown Stop action kind %q", d.Kind))
 			d.Kind = KindContinue
 		}
-		if action.AdditionalContext != "" {
-			contexts = append(contexts, action.AdditionalContext)
-			notes = append(notes, "added context")
-			if res.BlockedBy == "" {
-				res.BlockedBy = e.name
-			}
+		// Feedback keeps the agent going too.
+		if action.AdditionalContext != "" && res.BlockedBy == "" {
+			res.BlockedBy = e.name
 		}
-		if action.Halt != nil && res.Halt == nil {
-			res.Halt = haltFrom(action.Halt, e.name)
-			notes = append(notes, "halt: "+res.Halt.Reason)
-		}
+		notes = append(notes, fb.take(e.name, action.AdditionalContext, action.Halt)...)
 		d.Reason = strings.Join(notes, "; ")
 		res.Decisions = append(res.Decisions, d)
 	}
-	res.AdditionalContext = strings.Join(contexts, "\n")
-	res.Reason = strings.Join(append(reasons, contexts...), "\n")
+	res.AdditionalContext, res.Halt = fb.context(), fb.halt
+	res.Reason = strings.Join(append(reasons, fb.contexts...), "\n")
 	res.Continue = res.Halt == nil && res.Reason != ""
 	return res
 }
