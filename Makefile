@@ -15,7 +15,7 @@ test-short: ## unit and workflow tests only (no dev server)
 	$(GO) test -short -count=1 ./...
 
 lint: ## static checks only
-	$(GO) test -count=1 ./internal/lint/
+	$(GO) test -count=1 ./internal/tests/lint/
 
 record-histories: ## record replay histories missing from workflows/testdata/ on a dev server
 	$(GO) test -count=1 ./workflows/ -run TestReplayHistories -record -v
@@ -27,7 +27,7 @@ temporal-cli: ## build the pinned Temporal CLI into $(go env GOPATH)/bin
 	$(GO) install github.com/temporalio/cli/cmd/temporal@v1.5.1
 
 temporal-server: ## build the production Temporal server the cluster test runs into $(go env GOPATH)/bin/temporal-server-v1.29.1
-	$(GO) run ./internal/prodserver/cmd/build
+	$(GO) run ./internal/harness/prodserver/cmd/build
 
 build:
 	$(GO) build -o bin/worker ./worker

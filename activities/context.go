@@ -3,12 +3,12 @@ package activities
 import (
 	"context"
 
-	"github.com/fenixrt/fenix/compaction"
+	"github.com/fenixrt/fenix/agent/compaction"
+	"github.com/fenixrt/fenix/agent/prompt"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
-	"github.com/fenixrt/fenix/prompt"
 )
 
 // Context stage names.

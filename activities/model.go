@@ -6,11 +6,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fenixrt/fenix/agent/llm"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/observability"
-	"github.com/fenixrt/fenix/llm"
 )
 
 // Agent-turn stage names.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/fenixrt/fenix/internal/pgtest"
+	"github.com/fenixrt/fenix/internal/harness/pgtest"
 )
 
 // Put and get throughput of 1 MB and 5 MB message lists (English-like JSON,

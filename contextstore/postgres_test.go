@@ -13,7 +13,7 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/internal/pgtest"
+	"github.com/fenixrt/fenix/internal/harness/pgtest"
 )
 
 func openPG(tb testing.TB, dsn string, opts PostgresOptions) *Postgres {

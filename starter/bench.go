@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fenixrt/fenix/internal/bench"
-	"github.com/fenixrt/fenix/internal/devserver"
+	"github.com/fenixrt/fenix/internal/harness/bench"
+	"github.com/fenixrt/fenix/internal/harness/devserver"
 )
 
 // cmdBench starts its own dev server and worker and measures Fenix against

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fenixrt/fenix/internal/devserver"
-	"github.com/fenixrt/fenix/internal/fenixworker"
-	"github.com/fenixrt/fenix/llm/providers"
+	"github.com/fenixrt/fenix/agent/llm/providers"
+	"github.com/fenixrt/fenix/internal/harness/devserver"
+	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -69,7 +69,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, err
 	}
-	w, err := fenixworker.New(srv.Client(), fenixworker.Config{
+	w, err := worker.New(srv.Client(), worker.Config{
 		TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir, DefaultWorkspaceRoot: ws, Logger: logger, SkillsDir: *skillsDir,
 		Model: model,
 	})

@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/fenixrt/fenix/audit"
-	"github.com/fenixrt/fenix/internal/fenixworker"
-	"github.com/fenixrt/fenix/policydiff"
-	"github.com/fenixrt/fenix/runhistory"
+	"github.com/fenixrt/fenix/history/policydiff"
+	"github.com/fenixrt/fenix/history/runhistory"
+	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 	workspacepkg "github.com/fenixrt/fenix/workspace"
@@ -60,7 +60,7 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 		return exitUsage, usageError{"-since and -concurrency must be positive"}
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	registry, err := fenixworker.PolicyHooks(fenixworker.Config{HooksFile: *hooksFile, Logger: logger}, noAuditStore{})
+	registry, err := worker.PolicyHooks(worker.Config{HooksFile: *hooksFile, Logger: logger}, noAuditStore{})
 	if err != nil {
 		return exitFailed, fmt.Errorf("candidate policy: %w", err)
 	}

@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fenixrt/fenix/policydiff"
-	"github.com/fenixrt/fenix/rewind"
+	"github.com/fenixrt/fenix/history/policydiff"
+	"github.com/fenixrt/fenix/history/rewind"
 	"github.com/fenixrt/fenix/tools"
 )
 

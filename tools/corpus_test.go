@@ -19,7 +19,7 @@ import (
 
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/netguard"
-	"github.com/fenixrt/fenix/procs"
+	"github.com/fenixrt/fenix/tools/procs"
 )
 
 // corpusCase is one hostile input. Every case must end with the specific

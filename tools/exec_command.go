@@ -10,7 +10,7 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/procs"
+	"github.com/fenixrt/fenix/tools/procs"
 	"github.com/fenixrt/fenix/workspace"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/procs"
+	"github.com/fenixrt/fenix/tools/procs"
 )
 
 func TestExecCommandProjection(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/netguard"
-	"github.com/fenixrt/fenix/procs"
+	"github.com/fenixrt/fenix/tools/procs"
 )
 
 // Routing contract. Every resource a host creates (a command run, a

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fenixrt/fenix/memory"
+	"github.com/fenixrt/fenix/tools/memory"
 )
 
 func init() { register(memoryReadTool()) }

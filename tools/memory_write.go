@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fenixrt/fenix/memory"
+	"github.com/fenixrt/fenix/tools/memory"
 )
 
 func init() { register(memoryWriteTool()) }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/procs"
+	"github.com/fenixrt/fenix/tools/procs"
 )
 
 func init() { register(processListTool()) }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fenixrt/fenix/procs"
+	"github.com/fenixrt/fenix/tools/procs"
 )
 
 func init() { register(processStopTool()) }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/procs"
+	"github.com/fenixrt/fenix/tools/procs"
 )
 
 func helperCommand(t *testing.T) string {

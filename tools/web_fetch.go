@@ -16,8 +16,8 @@ import (
 
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/netguard"
-	"github.com/fenixrt/fenix/procs"
 	"github.com/fenixrt/fenix/tools/internal/htmltext"
+	"github.com/fenixrt/fenix/tools/procs"
 )
 
 func init() { register(webFetchTool()) }

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/contract"
-	"github.com/fenixrt/fenix/procs"
+	"github.com/fenixrt/fenix/tools/procs"
 	"github.com/fenixrt/fenix/workspace"
 )
 

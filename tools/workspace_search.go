@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/procs"
+	"github.com/fenixrt/fenix/tools/procs"
 )
 
 func init() { register(workspaceSearchTool()) }

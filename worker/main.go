@@ -21,11 +21,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 
+	"github.com/fenixrt/fenix/agent/llm/providers"
 	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/contextstore"
-	"github.com/fenixrt/fenix/internal/fenixworker"
 	"github.com/fenixrt/fenix/internal/observability"
-	"github.com/fenixrt/fenix/llm/providers"
+	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
@@ -67,12 +67,12 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	contextMaxBytes := fs.Int64("context-max-bytes", contextMax, "largest message list the shared context store accepts (env FENIX_CONTEXT_MAX_BYTES)")
-	retention, err := envDuration("FENIX_CONTEXT_RETENTION", fenixworker.DefaultContextRetention)
+	retention, err := envDuration("FENIX_CONTEXT_RETENTION", worker.DefaultContextRetention)
 	if err != nil {
 		return err
 	}
 	contextRetention := fs.Duration("context-retention", retention, "the shared context store keeps what was stored or read within this window, whatever its runs' state (env FENIX_CONTEXT_RETENTION)")
-	gcInterval, err := envDuration("FENIX_CONTEXT_GC_INTERVAL", fenixworker.DefaultContextGCInterval)
+	gcInterval, err := envDuration("FENIX_CONTEXT_GC_INTERVAL", worker.DefaultContextGCInterval)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ Flags:
 	if err != nil {
 		return fmt.Errorf("load Temporal client configuration: %w", err)
 	}
-	opts.Logger = fenixworker.NewSDKLogger(logger)
+	opts.Logger = worker.NewSDKLogger(logger)
 	opts.MetricsHandler = metrics.SDKMetricsHandler()
 	// Client-level interceptors apply to the workers too.
 	opts.Interceptors = append(opts.Interceptors, tracing)
@@ -150,12 +150,12 @@ Flags:
 	}
 	defer c.Close()
 
-	w, err := fenixworker.New(c, fenixworker.Config{
+	w, err := worker.New(c, worker.Config{
 		TaskQueue:            *taskQueue,
 		DataDir:              *dataDir,
 		DefaultWorkspaceRoot: *workspaceRoot,
 		WorkspaceBases:       workspace.ParseList(*workspaceBases),
-		Contexts: fenixworker.ContextStoreConfig{
+		Contexts: worker.ContextStoreConfig{
 			Store: *contextStore, MaxBlobBytes: *contextMaxBytes, Retention: *contextRetention, GCInterval: *contextGCInterval,
 		},
 		HostID:        *hostID,

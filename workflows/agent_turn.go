@@ -14,10 +14,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/agent/llm"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
-	"github.com/fenixrt/fenix/llm"
 )
 
 const (

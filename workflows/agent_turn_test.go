@@ -13,12 +13,12 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/agent/llm"
+	"github.com/fenixrt/fenix/agent/llm/scripted"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
-	"github.com/fenixrt/fenix/internal/testtools"
-	"github.com/fenixrt/fenix/llm"
-	"github.com/fenixrt/fenix/llm/scripted"
+	"github.com/fenixrt/fenix/internal/harness/testtools"
 	"github.com/fenixrt/fenix/workflows"
 )
 

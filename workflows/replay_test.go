@@ -19,13 +19,13 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/fenixrt/fenix/agent/llm"
+	"github.com/fenixrt/fenix/agent/llm/scripted"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/hooks"
-	"github.com/fenixrt/fenix/internal/devserver"
-	"github.com/fenixrt/fenix/internal/fenixworker"
-	"github.com/fenixrt/fenix/internal/testtools"
-	"github.com/fenixrt/fenix/llm"
-	"github.com/fenixrt/fenix/llm/scripted"
+	"github.com/fenixrt/fenix/internal/harness/devserver"
+	"github.com/fenixrt/fenix/internal/harness/testtools"
+	fenixworker "github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/workflows"
 )
 

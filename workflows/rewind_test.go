@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/fenixrt/fenix/contract"
-	"github.com/fenixrt/fenix/rewind"
-	"github.com/fenixrt/fenix/runhistory"
+	"github.com/fenixrt/fenix/history/rewind"
+	"github.com/fenixrt/fenix/history/runhistory"
 	"github.com/fenixrt/fenix/workflows"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
-	"github.com/fenixrt/fenix/internal/testtools"
+	"github.com/fenixrt/fenix/internal/harness/testtools"
 	"github.com/fenixrt/fenix/workflows"
 )
 

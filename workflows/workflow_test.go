@@ -20,7 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/fenixrt/fenix/activities"
-	"github.com/fenixrt/fenix/compaction"
+	"github.com/fenixrt/fenix/agent/compaction"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"

@@ -10,7 +10,7 @@
 # VISIBILITY_DBNAME, and SCHEMA_DIR (default: the admin-tools image's
 # schema directory).
 #
-# The cluster test (internal/cluster) runs this same script outside Docker,
+# The cluster test (internal/harness/cluster) runs this same script outside Docker,
 # with temporal-sql-tool built from the Go module proxy on PATH and
 # SCHEMA_DIR pointing at the server module's schema/postgresql/v12.
 set -eu

@@ -1,0 +1,311 @@
+// Package rewind maps a stage of a recorded run — compact, review,
+// pre_tool_use, permission, or an AgentTurn step — to the workflow task
+// just before it, checks that resetting there re-runs no side-effecting
+// tool that already ran, and resets the run with Temporal's reset API.
+//
+// Every stage is recorded either as an ActivityTaskScheduled event or as
+// a LocalActivity marker; both name the WorkflowTaskCompleted event of the
+// workflow task that produced them. Resetting to that event re-runs that
+// workflow task under today's worker, so the stage — and every other
+// stage that task produced — runs again. That event ID is also the one to
+// pick in the Web UI's reset dialog or pass to `temporal workflow reset
+// --event-id`.
+package rewind
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/history/runhistory"
+)
+
+// Stage names a rewind target.
+type Stage string
+
+// Stages.
+const (
+	StageCompact    Stage = "compact"
+	StageReview     Stage = "review"
+	StagePreToolUse Stage = "pre_tool_use"
+	StagePermission Stage = "permission"
+	// StageStep is an AgentTurn step: the reset re-runs it from its
+	// PrepareTurn.
+	StageStep Stage = "step"
+)
+
+// Stages lists the target names in pipeline order.
+var Stages = []Stage{StageStep, StageCompact, StageReview, StagePreToolUse, StagePermission}
+
+// activityOf is the stage activity each target rewinds to.
+var activityOf = map[Stage]string{
+	StageCompact:    runhistory.TypeCompactContext,
+	StageReview:     runhistory.TypeReviewToolCall,
+	StagePreToolUse: runhistory.TypePreToolUse,
+	StagePermission: runhistory.TypePermissionRequest,
+	StageStep:       runhistory.TypePrepareTurn,
+}
+
+// perCall marks the targets that are about one tool call.
+var perCall = map[Stage]bool{StageReview: true, StagePreToolUse: true, StagePermission: true}
+
+// Target is what to rewind to.
+type Target struct {
+	Stage Stage
+	// CallID picks the tool call of review, pre_tool_use and permission.
+	CallID string
+	// Step picks the AgentTurn step: required for StageStep, and narrows
+	// the other stages.
+	Step int
+}
+
+// Rerun is a side effect that already happened after the reset point and
+// would happen again.
+type Rerun struct {
+	// Kind is "tool" or "subagent".
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	CallID string `json:"call_id,omitempty"`
+	// EventID is the ActivityTaskScheduled or StartChildWorkflow event.
+	EventID int64 `json:"event_id"`
+	// Pending is set when the tool had not finished when history was read.
+	Pending bool `json:"pending,omitempty"`
+}
+
+func (r Rerun) String() string {
+	if r.Kind == "subagent" {
+		return fmt.Sprintf("subagent %s (event %d) would run again with all its tool calls", r.Name, r.EventID)
+	}
+	state := "ran"
+	if r.Pending {
+		state = "may be running"
+	}
+	return fmt.Sprintf("%s %s (event %d) %s and is not idempotent", r.Name, r.CallID, r.EventID, state)
+}
+
+// Plan is a located rewind.
+type Plan struct {
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id"`
+	Target     Target `json:"target"`
+	// ActivityType and StageEventID locate the stage in history.
+	ActivityType string `json:"activity_type"`
+	StageEventID int64  `json:"stage_event_id"`
+	Local        bool   `json:"local"`
+	CallID       string `json:"call_id,omitempty"`
+	Step         int    `json:"step,omitempty"`
+	// ResetEventID is the WorkflowTaskCompleted event to reset to.
+	ResetEventID int64 `json:"reset_event_id"`
+	// AlsoRerun lists the other stages of the reset workflow task, which
+	// run again too.
+	AlsoRerun []string `json:"also_rerun,omitempty"`
+	// Reruns are the side effects a reset would repeat.
+	Reruns []Rerun `json:"reruns,omitempty"`
+}
+
+// Idempotency says whether a tool may run twice; ok is false for a tool
+// it does not know (treated as side-effecting).
+type Idempotency func(tool string) (idempotent, ok bool)
+
+// RerunError refuses a rewind that would repeat side effects.
+type RerunError struct {
+	Plan Plan
+}
+
+func (e *RerunError) Error() string {
+	lines := make([]string, len(e.Plan.Reruns))
+	for i, r := range e.Plan.Reruns {
+		lines[i] = "  - " + r.String()
+	}
+	return fmt.Sprintf("rewinding %s to event %d would run again what already ran after it:\n%s\npass -allow-rerun to rewind anyway",
+		e.Plan.WorkflowID, e.Plan.ResetEventID, strings.Join(lines, "\n"))
+}
+
+// Locate finds the target's stage in a run and plans the reset: the reset
+// point and every side effect after it. known resolves tools whose review
+// is not in history.
+func Locate(run *runhistory.Run, t Target, known Idempotency) (Plan, error) {
+	activityType, ok := activityOf[t.Stage]
+	if !ok {
+		return Plan{}, fmt.Errorf("unknown stage %q: use one of %s", t.Stage, stageList())
+	}
+	if t.Stage == StageStep {
+		if run.WorkflowType != "AgentTurn" {
+			return Plan{}, fmt.Errorf("%s is a %s run: only AgentTurn runs have steps", run.WorkflowID, run.WorkflowType)
+		}
+		if t.Step <= 0 {
+			return Plan{}, fmt.Errorf("stage step needs -step N (N ≥ 1)")
+		}
+	}
+	if t.CallID != "" && !perCall[t.Stage] {
+		return Plan{}, fmt.Errorf("-call applies to review, pre_tool_use and permission, not %s", t.Stage)
+	}
+	var found []*runhistory.Stage
+	for _, s := range run.StagesOf(activityType) {
+		if (t.CallID == "" || s.CallID == t.CallID) && (t.Step == 0 || s.Step == t.Step) {
+			found = append(found, s)
+		}
+	}
+	if len(found) == 0 {
+		return Plan{}, notFound(run, t, activityType)
+	}
+	if len(found) > 1 && !(t.Stage == StageCompact && found[0].Step == found[len(found)-1].Step) {
+		return Plan{}, ambiguous(run, t, found)
+	}
+	// A step's own compaction comes before the one a continue-as-new adds.
+	s := found[0]
+	p := Plan{WorkflowID: run.WorkflowID, RunID: run.RunID, Target: t, ActivityType: s.Type, StageEventID: s.EventID,
+		Local: s.Local, CallID: s.CallID, Step: s.Step, ResetEventID: s.WorkflowTaskCompletedEventID}
+	var also []string
+	for _, other := range run.Stages {
+		if other != s && other.WorkflowTaskCompletedEventID == p.ResetEventID {
+			also = append(also, describe(other))
+		}
+	}
+	p.AlsoRerun = countRepeats(also)
+	p.Reruns = reruns(run, p.ResetEventID, known)
+	return p, nil
+}
+
+// Check refuses a plan that would repeat side effects, unless allowed.
+func (p Plan) Check(allowRerun bool) error {
+	if len(p.Reruns) > 0 && !allowRerun {
+		return &RerunError{Plan: p}
+	}
+	return nil
+}
+
+// reruns lists side effects recorded after the reset point: tools run as
+// regular activities (a local ExecuteTool is idempotent by construction)
+// that started, or may have, and are not idempotent; and subagents.
+func reruns(run *runhistory.Run, resetEventID int64, known Idempotency) []Rerun {
+	idempotent := reviewedIdempotency(run)
+	var out []Rerun
+	for _, s := range run.StagesOf(runhistory.TypeExecuteTool) {
+		if s.EventID <= resetEventID || s.Local {
+			continue
+		}
+		if !s.Started && s.Outcome != runhistory.OutcomePending {
+			continue // closed without a worker picking it up
+		}
+		var in activities.ExecuteToolInput
+		_, _ = s.DecodeInput(&in)
+		tool := in.ToolCall.ToolName
+		safe, ok := idempotent[s.CallID]
+		if !ok && known != nil {
+			safe, ok = known(tool)
+		}
+		if ok && safe {
+			continue
+		}
+		if tool == "" {
+			tool = "a tool"
+		}
+		out = append(out, Rerun{Kind: "tool", Name: tool, CallID: s.CallID, EventID: s.EventID, Pending: s.Outcome == runhistory.OutcomePending})
+	}
+	for _, c := range run.Children {
+		if c.EventID > resetEventID && c.Started {
+			out = append(out, Rerun{Kind: "subagent", Name: c.WorkflowID, EventID: c.EventID})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].EventID < out[j].EventID })
+	return out
+}
+
+// reviewedIdempotency reads each call's tool descriptor from its review.
+func reviewedIdempotency(run *runhistory.Run) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range run.StagesOf(runhistory.TypeReviewToolCall) {
+		var res activities.ReviewToolCallResult
+		if ok, err := s.DecodeResult(&res); ok && err == nil && res.Tool.Name != "" {
+			out[s.CallID] = res.Tool.Idempotent
+		}
+	}
+	return out
+}
+
+func describe(s *runhistory.Stage) string {
+	d := s.Type
+	if s.CallID != "" {
+		d += " " + s.CallID
+	}
+	if s.Local {
+		d += " (local)"
+	}
+	return d
+}
+
+// countRepeats folds repeated descriptions into one with a count, in
+// first-seen order: four lifecycle-hook stages read "RunLifecycleHooks
+// (local) ×4".
+func countRepeats(items []string) []string {
+	counts := map[string]int{}
+	var order []string
+	for _, it := range items {
+		if counts[it] == 0 {
+			order = append(order, it)
+		}
+		counts[it]++
+	}
+	for i, it := range order {
+		if n := counts[it]; n > 1 {
+			order[i] = fmt.Sprintf("%s ×%d", it, n)
+		}
+	}
+	return order
+}
+
+func stageList() string {
+	names := make([]string, len(Stages))
+	for i, s := range Stages {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+func notFound(run *runhistory.Run, t Target, activityType string) error {
+	var have []string
+	for _, s := range run.StagesOf(activityType) {
+		have = append(have, where(s))
+	}
+	what := string(t.Stage)
+	if t.CallID != "" {
+		what += " of call " + t.CallID
+	}
+	if t.Step > 0 {
+		what += fmt.Sprintf(" in step %d", t.Step)
+	}
+	if len(have) == 0 {
+		return fmt.Errorf("%s (run %s) has no %s stage (%s)", run.WorkflowID, run.RunID, t.Stage, activityType)
+	}
+	return fmt.Errorf("%s (run %s) has no %s; its %s stages: %s", run.WorkflowID, run.RunID, what, t.Stage, strings.Join(have, ", "))
+}
+
+func ambiguous(run *runhistory.Run, t Target, found []*runhistory.Stage) error {
+	var have []string
+	for _, s := range found {
+		have = append(have, where(s))
+	}
+	have = slices.Compact(have)
+	hint := "pass -call CALL_ID"
+	if !perCall[t.Stage] {
+		hint = "pass -step N"
+	} else if run.WorkflowType == "AgentTurn" {
+		hint = "pass -call CALL_ID (and -step N if the ID repeats)"
+	}
+	return fmt.Errorf("%s (run %s) has %d %s stages (%s): %s", run.WorkflowID, run.RunID, len(found), t.Stage, strings.Join(have, ", "), hint)
+}
+
+func where(s *runhistory.Stage) string {
+	switch {
+	case s.CallID != "" && s.Step > 0:
+		return fmt.Sprintf("call %s in step %d", s.CallID, s.Step)
+	case s.CallID != "":
+		return "call " + s.CallID
+	case s.Step > 0:
+		return fmt.Sprintf("step %d", s.Step)
+	}
+	return fmt.Sprintf("event %d", s.EventID)
+}

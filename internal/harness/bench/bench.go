@@ -1,0 +1,299 @@
+// Package bench measures Fenix against the durable floor on a real dev
+// server: bare workflows that do only what durability requires (no
+// activity, one activity, the model calls of an agent turn) next to
+// governed Fenix calls that need exactly that much, in the fast and the
+// regular stage modes. Scenarios are interleaved in rounds on one server,
+// so a slow minute of the machine hits them all alike.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/fenixrt/fenix/agent/llm"
+	"github.com/fenixrt/fenix/internal/harness/devserver"
+	fenixworker "github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// Options configure a run.
+type Options struct {
+	// N is the number of runs per scenario and concurrency.
+	N           int
+	Concurrency []int
+	// Think is a pause before each run of a worker goroutine, like an
+	// agent waiting on its model between tool calls (0: back to back).
+	Think time.Duration
+	// Only keeps the scenarios whose names match (nil: all).
+	Only    *regexp.Regexp
+	CLIPath string
+	// ServerConfig is the dev server's dynamic config: ServerFenix
+	// (devserver.DynamicConfig, the default), ServerStock (as the Temporal
+	// CLI ships) or ServerEager (stock plus eager activities).
+	ServerConfig string
+	Out          io.Writer
+	Logger       *slog.Logger
+}
+
+// Result is one scenario at one concurrency.
+type Result struct {
+	Scenario    string
+	Floor       string
+	Concurrency int
+	N           int
+	Failed      int
+	// Busy is the wall time of this scenario's batches (think time
+	// included); Throughput is N / Busy.
+	Busy         time.Duration
+	Throughput   float64
+	P50, P99     time.Duration
+	EventsPerRun int
+	BytesPerRun  int
+	FirstError   error
+}
+
+const bareQueue = "bench-bare"
+
+// BareWorkflow runs n no-op activities in sequence: the floor any
+// pipeline of n regular activities pays on this server.
+func BareWorkflow(ctx workflow.Context, n int) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
+	for i := 0; i < n; i++ {
+		if err := workflow.ExecuteActivity(ctx, Noop).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Noop does nothing.
+func Noop(context.Context) error { return nil }
+
+func newBareWorker(c client.Client) worker.Worker {
+	bare := worker.New(c, bareQueue, worker.Options{})
+	bare.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: bareWorkflowName})
+	bare.RegisterActivityWithOptions(Noop, activity.RegisterOptions{Name: "Noop"})
+	return bare
+}
+
+const bareWorkflowName = "BenchBareWorkflow"
+
+// Run starts a dev server and the workers and measures every scenario at
+// every concurrency.
+func Run(ctx context.Context, o Options) ([]Result, error) {
+	if o.N <= 0 {
+		o.N = 100
+	}
+	if len(o.Concurrency) == 0 {
+		o.Concurrency = []int{1, 20}
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	serverOpts, config, err := serverOptions(o.ServerConfig)
+	if err != nil {
+		return nil, err
+	}
+	serverOpts.CLIPath = o.CLIPath
+	srv, err := devserver.Start(ctx, serverOpts)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop()
+	dataDir, err := os.MkdirTemp("", "fenix-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dataDir)
+	workspace, err := os.MkdirTemp("", "fenix-bench-workspace-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(workspace)
+
+	c := srv.Client()
+	model, err := scriptedModel()
+	if err != nil {
+		return nil, err
+	}
+	w, err := fenixworker.New(c, fenixworker.Config{TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir,
+		DefaultWorkspaceRoot: workspace, Logger: o.Logger, Model: &llm.Router{Scripted: model}})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Start(); err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	bare := newBareWorker(c)
+	if err := bare.Start(); err != nil {
+		return nil, err
+	}
+	defer bare.Stop()
+
+	// The regular calculator's own activity count, for the bare workflow
+	// that pays the same number of round trips.
+	regularActivities, err := countActivities(ctx, c, ScenarioCalculatorRegular)
+	if err != nil {
+		return nil, err
+	}
+	scenarios := selectScenarios(allScenarios(regularActivities), o.Only)
+	fmt.Fprintf(o.Out, "dev server with %s; %d runs per scenario, interleaved in rounds; think time %s\n", config, o.N, o.Think)
+	fmt.Fprintf(o.Out, "the regular-mode calculator schedules %d regular activities\n\n", regularActivities)
+
+	var results []Result
+	for _, conc := range o.Concurrency {
+		rs, err := measure(ctx, c, scenarios, o.N, conc, o.Think)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, rs...)
+	}
+	return results, nil
+}
+
+// Server configurations of Options.ServerConfig.
+const (
+	ServerFenix = "fenix"
+	ServerStock = "stock"
+	ServerEager = "eager"
+)
+
+const eagerActivities = "system.enableActivityEagerExecution=true"
+
+func serverOptions(name string) (devserver.Options, string, error) {
+	switch name {
+	case "", ServerFenix:
+		return devserver.Options{}, "devserver.DynamicConfig " + fmt.Sprint(devserver.DynamicConfig), nil
+	case ServerStock:
+		return devserver.Options{StockConfig: true}, "the CLI's stock dynamic config", nil
+	case ServerEager:
+		return devserver.Options{StockConfig: true, ExtraArgs: []string{"--dynamic-config-value", eagerActivities}},
+			"the CLI's stock dynamic config plus " + eagerActivities, nil
+	}
+	return devserver.Options{}, "", fmt.Errorf("server config %q is not %q, %q or %q", name, ServerFenix, ServerStock, ServerEager)
+}
+
+// measure runs every scenario n times at concurrency conc, interleaved:
+// each round runs one batch of every scenario in turn.
+func measure(ctx context.Context, c client.Client, scenarios []scenario, n, conc int, think time.Duration) ([]Result, error) {
+	batch := 1
+	if conc > 1 {
+		batch = 2 * conc
+	}
+	accs := make([]batchResult, len(scenarios))
+	for done := 0; done < n; done += batch {
+		size := min(batch, n-done)
+		for i, sc := range scenarios {
+			b := runBatch(ctx, c, sc, size, conc, think)
+			a := &accs[i]
+			a.latencies = append(a.latencies, b.latencies...)
+			a.busy += b.busy
+			a.failed += b.failed
+			if a.firstErr == nil {
+				a.firstErr = b.firstErr
+			}
+			if a.first == nil {
+				a.first = b.first
+			}
+		}
+	}
+	var out []Result
+	for i, sc := range scenarios {
+		a := accs[i]
+		r := Result{Scenario: sc.name, Floor: sc.floor, Concurrency: conc, N: n, Failed: a.failed, Busy: a.busy, FirstError: a.firstErr}
+		if a.busy > 0 {
+			r.Throughput = float64(n-a.failed) / a.busy.Seconds()
+		}
+		slices.Sort(a.latencies)
+		r.P50, r.P99 = percentile(a.latencies, 50), percentile(a.latencies, 99)
+		if a.first != nil {
+			ev, b, err := historySize(ctx, c, a.first)
+			if err != nil {
+				return nil, err
+			}
+			r.EventsPerRun, r.BytesPerRun = ev, b
+		}
+		if a.failed == n {
+			return nil, fmt.Errorf("%s at concurrency %d: every run failed: %w", sc.name, conc, a.firstErr)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// batchResult is what runs of one scenario measured.
+type batchResult struct {
+	latencies []time.Duration
+	busy      time.Duration
+	failed    int
+	firstErr  error
+	// first is a completed run, for its history size.
+	first client.WorkflowRun
+}
+
+// runBatch runs size runs of one scenario with conc goroutines.
+func runBatch(ctx context.Context, c client.Client, sc scenario, size, conc int, think time.Duration) batchResult {
+	var r batchResult
+	jobs := make(chan int)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	started := time.Now()
+	for g := 0; g < min(conc, size); g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range jobs {
+				if think > 0 {
+					time.Sleep(think)
+				}
+				t0 := time.Now()
+				run, err := sc.run(ctx, c)
+				d := time.Since(t0)
+				mu.Lock()
+				if err != nil {
+					r.failed++
+					if r.firstErr == nil {
+						r.firstErr = err
+					}
+				} else {
+					r.latencies = append(r.latencies, d)
+					if r.first == nil {
+						r.first = run
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := 0; i < size; i++ {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	r.busy = time.Since(started)
+	return r
+}
+
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	idx := (len(sorted)*p + 99) / 100
+	return sorted[max(idx, 1)-1]
+}

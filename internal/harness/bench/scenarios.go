@@ -1,0 +1,221 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sync/atomic"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/agent/llm/scripted"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// Scenario names. A Fenix scenario's floor is the bare workflow doing the
+// round trips that scenario cannot avoid: none for a calculator call, the
+// command's activity for exec_command, the two model calls of a two-step
+// agent turn.
+const (
+	ScenarioBare0             = "bare workflow, no activity"
+	ScenarioBare1             = "bare workflow, 1 activity"
+	ScenarioBare2             = "bare workflow, 2 activities"
+	scenarioBareN             = "bare workflow, %d activities"
+	ScenarioCalculatorFast    = "fenix calculator (fast)"
+	ScenarioCalculatorRegular = "fenix calculator (regular)"
+	ScenarioExecFast          = "fenix exec_command true (fast)"
+	ScenarioExecRegular       = "fenix exec_command true (regular)"
+	ScenarioAgentTurnFast     = "fenix AgentTurn, 2 steps, 1 tool (fast)"
+	ScenarioAgentTurnRegular  = "fenix AgentTurn, 2 steps, 1 tool (regular)"
+)
+
+const (
+	agentScript      = "bench"
+	calculatorAnswer = "The calculator returned 4."
+	agentAnswer      = "2 + 2 = 4."
+	runTimeout       = 2 * time.Minute
+	stagesFast       = contract.StagesFast
+	stagesRegular    = contract.StagesRegular
+)
+
+type scenario struct {
+	name string
+	// floor names the bare scenario this one is compared with.
+	floor string
+	run   func(ctx context.Context, c client.Client) (client.WorkflowRun, error)
+}
+
+// allScenarios lists the scenarios in report order; regularActivities is
+// the regular calculator's activity count, for its same-count bare run.
+func allScenarios(regularActivities int) []scenario {
+	bareN := fmt.Sprintf(scenarioBareN, regularActivities)
+	return []scenario{
+		{name: ScenarioBare0, run: bare(0)},
+		{name: ScenarioBare1, run: bare(1)},
+		{name: ScenarioBare2, run: bare(2)},
+		{name: bareN, run: bare(regularActivities)},
+		{name: ScenarioCalculatorFast, floor: ScenarioBare0, run: assignment(calculatorCall(), stagesFast, calculatorAnswer)},
+		{name: ScenarioCalculatorRegular, floor: ScenarioBare0, run: assignment(calculatorCall(), stagesRegular, calculatorAnswer)},
+		{name: ScenarioExecFast, floor: ScenarioBare1, run: assignment(execCall(), stagesFast, "")},
+		{name: ScenarioExecRegular, floor: ScenarioBare1, run: assignment(execCall(), stagesRegular, "")},
+		{name: ScenarioAgentTurnFast, floor: ScenarioBare2, run: agentTurn(stagesFast)},
+		{name: ScenarioAgentTurnRegular, floor: ScenarioBare2, run: agentTurn(stagesRegular)},
+	}
+}
+
+// selectScenarios keeps the matching scenarios and the floors they need.
+func selectScenarios(all []scenario, only *regexp.Regexp) []scenario {
+	if only == nil {
+		return all
+	}
+	keep := map[string]bool{}
+	for _, sc := range all {
+		if only.MatchString(sc.name) {
+			keep[sc.name] = true
+			if sc.floor != "" {
+				keep[sc.floor] = true
+			}
+		}
+	}
+	var out []scenario
+	for _, sc := range all {
+		if keep[sc.name] {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+var runSeq atomic.Int64
+
+func nextID(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano(), runSeq.Add(1))
+}
+
+func bare(activities int) func(context.Context, client.Client) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client) (client.WorkflowRun, error) {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: nextID("bench-bare"), TaskQueue: bareQueue}, bareWorkflowName, activities)
+		if err != nil {
+			return nil, err
+		}
+		return run, run.Get(ctx, nil)
+	}
+}
+
+func calculatorCall() map[string]any {
+	return map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": "2 + 2"}}
+}
+
+func execCall() map[string]any {
+	return map[string]any{"tool_name": "exec_command", "arguments": map[string]any{"command_line": "true"}}
+}
+
+func baseAssignment(id string, allowed ...string) map[string]any {
+	return map[string]any{
+		"logical_work_id": id, "attempt_no": 1, "conversation_id": "conv-bench", "turn_id": id,
+		"context_messages": []map[string]any{{"role": "user", "content": "What is 2 + 2?"}},
+		"agent_context":    map[string]any{"profile": "bench", "allowed_tool_names": allowed},
+	}
+}
+
+// assignment runs one governed tool call; want, when set, is the output
+// the call must produce.
+func assignment(call map[string]any, stages, want string) func(context.Context, client.Client) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client) (client.WorkflowRun, error) {
+		id := nextID("bench-assignment")
+		a := baseAssignment(id, call["tool_name"].(string))
+		a["tool_call"] = call
+		a["execution"] = map[string]any{"stages": stages}
+		return runFenix(ctx, c, workflows.ExecuteAssignmentWorkflow, id, a, want)
+	}
+}
+
+// agentTurn is two model calls with one calculator call between them.
+func agentTurn(stages string) func(context.Context, client.Client) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client) (client.WorkflowRun, error) {
+		id := nextID("bench-agent")
+		a := baseAssignment(id, "calculator")
+		a["model_context"] = map[string]any{"likely_model": "scripted:" + agentScript}
+		a["execution"] = map[string]any{"stages": stages}
+		a["max_steps"] = 4
+		return runFenix(ctx, c, workflows.AgentTurnWorkflow, id, a, agentAnswer)
+	}
+}
+
+func runFenix(ctx context.Context, c client.Client, workflowType, id string, input map[string]any, want string) (client.WorkflowRun, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.DefaultTaskQueue}, workflowType, json.RawMessage(raw))
+	if err != nil {
+		return nil, err
+	}
+	var res contract.Result
+	if err := run.Get(ctx, &res); err != nil {
+		return run, err
+	}
+	if res.Status != contract.StatusCompleted || res.Output == nil {
+		return run, fmt.Errorf("%s %s ended %s: %+v", workflowType, id, res.Status, res.Error)
+	}
+	if want != "" && res.Output.Content != want {
+		return run, fmt.Errorf("%s %s answered %q, want %q", workflowType, id, res.Output.Content, want)
+	}
+	return run, nil
+}
+
+// scriptedModel answers the bench agent turn: a calculator call, then the
+// answer.
+func scriptedModel() (*scripted.Provider, error) {
+	return scripted.New(map[string]scripted.Script{agentScript: {Turns: []scripted.Turn{
+		{ToolCalls: []scripted.ToolCall{{ToolName: "calculator", Arguments: map[string]any{"expression": "2 + 2"}}}},
+		{Content: agentAnswer},
+	}}})
+}
+
+// countActivities runs one scenario and counts its regular activities.
+func countActivities(ctx context.Context, c client.Client, name string) (int, error) {
+	for _, sc := range allScenarios(0) {
+		if sc.name != name {
+			continue
+		}
+		run, err := sc.run(ctx, c)
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		err = eachEvent(ctx, c, run, func(t enumspb.EventType, _ int) {
+			if t == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+				n++
+			}
+		})
+		return n, err
+	}
+	return 0, fmt.Errorf("no scenario %q", name)
+}
+
+func historySize(ctx context.Context, c client.Client, run client.WorkflowRun) (events, bytes int, err error) {
+	err = eachEvent(ctx, c, run, func(_ enumspb.EventType, size int) {
+		events++
+		bytes += size
+	})
+	return events, bytes, err
+}
+
+func eachEvent(ctx context.Context, c client.Client, run client.WorkflowRun, fn func(enumspb.EventType, int)) error {
+	iter := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			return err
+		}
+		fn(e.GetEventType(), e.Size())
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/harness/testtools"
+
+	"github.com/fenixrt/fenix/workflows"
+)
+
+func TestCalculatorAssignmentCompletes(t *testing.T) {
+	w := startWorker(t)
+	res, run := runAssignment(t, w.queue, assignment("calc", map[string]any{
+		"call_id": "call-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "2 + 2"},
+	}))
+
+	require.Equal(t, contract.StatusCompleted, res.Status, "error: %+v", res.Error)
+	assert.Equal(t, "The calculator returned 4.", res.Output.Content)
+	assert.Equal(t, "conv-it", res.Output.ConversationID)
+	assert.Equal(t, "turn-it", res.Output.TurnID)
+	assert.Equal(t, []string{"started", "progress", "complete"}, reportKinds(res.Reports))
+
+	events := history(t, run)
+	size := 0
+	for _, e := range events {
+		b, _ := e.Marshal()
+		size += len(b)
+	}
+	scheduled, _ := activityAttempts(events)
+	assert.Equal(t, map[string]int{"RunLifecycleHooks": 2, "PrepareTurn": 1, "CompactContext": 1, "ReviewToolCall": 1, "RunPreToolUseHooks": 1,
+		"ExecuteTool": 1, "ProjectToolResult": 1, "RunPostToolUseHooks": 1, "FinalizeOutput": 1}, scheduled)
+	t.Logf("calculator assignment history: %d events, %d bytes", len(events), size)
+}
+
+func TestSearchAttributesFilterRuns(t *testing.T) {
+	w := startWorker(t)
+	a := assignment("searchable", map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": "3 + 4"}})
+	a["conversation_id"] = "conv-search-" + w.queue
+	_, run := runAssignment(t, w.queue, a)
+	query := fmt.Sprintf("ConversationId = '%s' AND ToolName = 'calculator' AND AssignmentStatus = 'completed'", a["conversation_id"])
+	require.Eventually(t, func() bool {
+		resp, err := server.Client().ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		return err == nil && len(resp.GetExecutions()) == 1 && resp.GetExecutions()[0].GetExecution().GetRunId() == run.GetRunID()
+	}, 15*time.Second, 200*time.Millisecond, "the run is found by %s", query)
+}
+
+func TestDisallowedToolFailsOnceWithAuthorizationClass(t *testing.T) {
+	w := startWorker(t)
+	res, run := runAssignment(t, w.queue, assignment("denied", map[string]any{
+		"tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"},
+	}, "calculator"))
+
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeToolNotVisible, res.Error.ErrorType)
+	assert.Equal(t, "authorization", res.Error.Classification)
+	assert.Equal(t, "tool_not_allowed", res.Error.Code)
+	assert.False(t, res.Error.Retryable)
+
+	scheduled, started := activityAttempts(history(t, run))
+	assert.Equal(t, 1, scheduled["ReviewToolCall"])
+	assert.Equal(t, []int32{1}, started["ReviewToolCall"], "exactly one attempt")
+	assert.Zero(t, scheduled["ExecuteTool"])
+	assert.Equal(t, 1, scheduled["HandleError"])
+}
+
+func TestToolRuntimeErrorIsNotRetried(t *testing.T) {
+	w := startWorker(t)
+	res, run := runAssignment(t, w.queue, assignment("bad-expr", map[string]any{
+		"tool_name": "calculator", "arguments": map[string]any{"expression": "1 / nope("},
+	}))
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, "execute_tool", res.Error.Stage)
+	_, started := activityAttempts(history(t, run))
+	assert.Equal(t, []int32{1}, started["ExecuteTool"])
+}
+
+func TestCancelSignalMidFlightEndsCanceled(t *testing.T) {
+	w := startWorker(t, withTools(testtools.Sleep()))
+	a := assignment("cancel", map[string]any{"tool_name": "test_sleep", "arguments": map[string]any{"seconds": 300}}, "test_sleep")
+	run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, "it-cancel-"+t.Name(), a)
+	ctx := context.Background()
+
+	waitForRunningActivity(t, run, "ExecuteTool")
+
+	sent := time.Now()
+	require.NoError(t, server.Client().SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "operator stop"}))
+	var res contract.Result
+	require.NoError(t, run.Get(ctx, &res))
+	elapsed := time.Since(sent)
+
+	assert.Equal(t, contract.StatusCanceled, res.Status)
+	assert.Equal(t, contract.FailureCanceled, res.Error.FailureKind)
+	assert.Contains(t, res.Error.LastErrorSummary, "operator stop")
+	assert.Equal(t, "execute_tool", res.Error.Stage)
+	assert.Less(t, elapsed, 10*time.Second, "the running tool must be canceled through its heartbeat")
+
+	var canceledEvent bool
+	for _, e := range history(t, run) {
+		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED {
+			canceledEvent = true
+		}
+	}
+	assert.True(t, canceledEvent, "the in-flight ExecuteTool was canceled, not abandoned")
+	t.Logf("cancel signal to workflow result: %s", elapsed)
+}
+
+func TestWorkerKeepsServingAfterMalformedAssignment(t *testing.T) {
+	w := startWorker(t)
+	bad := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, "it-bad-"+t.Name(), map[string]any{"attempt_no": "first"})
+	var badRes contract.Result
+	require.NoError(t, bad.Get(context.Background(), &badRes))
+	assert.Equal(t, contract.StatusFailed, badRes.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, badRes.Error.ErrorType)
+	assert.Contains(t, badRes.Error.LastErrorSummary, "attempt_no")
+
+	res, _ := runAssignment(t, w.queue, assignment("after-bad", map[string]any{
+		"tool_name": "calculator", "arguments": map[string]any{"expression": "6 * 7"},
+	}))
+	assert.Equal(t, "The calculator returned 42.", res.Output.Content)
+}
+
+func TestPrepareRoundOnDevServer(t *testing.T) {
+	w := startWorker(t)
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "examples", "prepare_round.json"))
+	require.NoError(t, err)
+	var input map[string]any
+	require.NoError(t, json.Unmarshal(raw, &input))
+	run := startWorkflow(t, w.queue, workflows.PrepareRoundWorkflow, "it-prepare-"+t.Name(), input)
+	var res contract.PreparedRound
+	require.NoError(t, run.Get(context.Background(), &res))
+
+	require.Equal(t, contract.StatusCompleted, res.Status, "error: %+v", res.Error)
+	assert.True(t, res.Compacted)
+	require.Len(t, res.Messages, 4)
+	assert.Equal(t, "system", res.Messages[0].Role)
+	assert.Contains(t, res.Messages[0].Content, "Conversation Summary:\nThe user is migrating billing")
+	assert.Equal(t, "Earlier context compacted for gpt-5-mini.", res.Messages[1].Content)
+	assert.Equal(t, "Write the rollout checklist.", res.Messages[3].Content)
+}
+
+func TestTemporalCLIExecutesExampleFiles(t *testing.T) {
+	w := startWorker(t)
+	cmd := exec.Command(cliPath, "workflow", "execute", "--address", server.HostPort,
+		"--type", workflows.ExecuteAssignmentWorkflow, "--task-queue", w.queue,
+		"--workflow-id", "it-cli-"+t.Name(), "--input-file", filepath.Join(repoRoot, "examples", "calculator.json"), "--output", "json")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "The calculator returned 4.")
+	assert.Contains(t, string(out), `"status": "completed"`)
+}
+
+func TestStarterRunPrintsResultAndWebUILink(t *testing.T) {
+	w := startWorker(t)
+	out, code := runBinary(t, "starter", []string{"FENIX_TASK_QUEUE=" + w.queue}, "run", "-id", "it-starter-calc", "examples/calculator.json")
+	assert.Equal(t, 0, code, out)
+	assert.True(t, containsAll(out, "Status: completed", "The calculator returned 4.", server.UIURL+"/namespaces/default/workflows/it-starter-calc/"), out)
+
+	out, code = runBinary(t, "starter", []string{"FENIX_TASK_QUEUE=" + w.queue}, "run", "-id", "it-starter-denied", "examples/denied_tool.json")
+	assert.Equal(t, 1, code, out)
+	assert.True(t, containsAll(out, "Status: failed", "ToolNotVisibleError", "authorization"), out)
+
+	out, code = runBinary(t, "starter", nil, "trace", "it-starter-calc")
+	assert.Equal(t, 0, code, out)
+	assert.True(t, containsAll(out, "prepare_turn", "finalize_output"), out)
+
+	out, code = runBinary(t, "starter", nil, "run", "examples/does-not-exist.json")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "no such file")
+
+	out, code = runBinary(t, "starter", nil, "frobnicate")
+	assert.Equal(t, 2, code, out)
+	assert.Contains(t, out, `unknown command "frobnicate"`)
+}
+
+func TestWorkerBinaryShutsDownCleanlyOnSIGTERM(t *testing.T) {
+	queue := newTaskQueue(t)
+	cmd := exec.Command(filepath.Join(binDir, "worker"), "-task-queue", queue, "-data-dir", t.TempDir(), "-log-format", "text", "-http-addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+server.HostPort)
+	var logs lockedBuffer
+	cmd.Stdout = &logs
+	cmd.Stderr = &logs
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "fenix worker started") }, 30*time.Second, 50*time.Millisecond)
+
+	res, _ := runAssignment(t, queue, assignment("binary", map[string]any{
+		"tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"},
+	}))
+	assert.Equal(t, "The calculator returned 2.", res.Output.Content)
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "worker exits 0 on SIGTERM; logs:\n%s", logs.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("worker did not exit within 20s of SIGTERM; logs:\n%s", logs.String())
+	}
+	assert.Contains(t, logs.String(), "fenix worker stopped")
+}
+
+func reportKinds(reports []contract.Report) []string {
+	out := make([]string, len(reports))
+	for i, r := range reports {
+		out[i] = r.Kind
+	}
+	return out
+}

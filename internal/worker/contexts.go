@@ -1,0 +1,138 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
+
+	"github.com/fenixrt/fenix/contextstore"
+)
+
+// Defaults of the shared context store's garbage collection.
+const (
+	DefaultContextRetention  = 24 * time.Hour
+	DefaultContextGCInterval = 10 * time.Minute
+)
+
+// ContextStoreConfig selects and tunes the context store.
+type ContextStoreConfig struct {
+	// Store is FENIX_CONTEXT_STORE: "" for <DataDir>/contexts, a directory,
+	// or postgres://... for the shared store (see contextstore.Open).
+	Store string
+	// MaxBlobBytes limits one stored message list in the shared store
+	// (FENIX_CONTEXT_MAX_BYTES, default contextstore.DefaultMaxBlobBytes).
+	MaxBlobBytes int64
+	// Retention keeps blobs used within it whatever their runs' state
+	// (FENIX_CONTEXT_RETENTION, default DefaultContextRetention).
+	Retention time.Duration
+	// GCInterval is how often this worker tries to collect (default
+	// DefaultContextGCInterval); negative disables collection here. One
+	// worker of a fleet collects at a time.
+	GCInterval time.Duration
+}
+
+// ContextStore is the worker's context store.
+func (w *Worker) ContextStore() contextstore.Store { return w.contexts }
+
+// contextRunInterceptor tells the context store which run each activity
+// acts for, so a shared store keeps what an open run stored or read.
+type contextRunInterceptor struct {
+	interceptor.WorkerInterceptorBase
+}
+
+func (*contextRunInterceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &contextRunActivity{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}}
+}
+
+type contextRunActivity struct {
+	interceptor.ActivityInboundInterceptorBase
+}
+
+func (a *contextRunActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	ctx = contextstore.WithRun(ctx, activity.GetInfo(ctx).WorkflowExecution.ID)
+	return a.Next.ExecuteActivity(ctx, in)
+}
+
+// startContextGC runs the shared store's collection every GCInterval.
+func (w *Worker) startContextGC() {
+	store, ok := w.contexts.(*contextstore.Postgres)
+	cfg := w.cfg.Contexts
+	if !ok || cfg.GCInterval < 0 {
+		return
+	}
+	if cfg.GCInterval == 0 {
+		cfg.GCInterval = DefaultContextGCInterval
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultContextRetention
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.gcStop, w.gcDone = cancel, make(chan struct{})
+	go func() {
+		defer close(w.gcDone)
+		ticker := time.NewTicker(cfg.GCInterval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			res, err := store.Collect(ctx, contextstore.GCOptions{Retention: cfg.Retention, OpenRuns: w.OpenRuns})
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				w.cfg.Logger.Warn("context store collection failed", "error", err)
+			case !res.Skipped:
+				w.cfg.Logger.Info("context store collected", "deleted_blobs", res.DeletedBlobs, "deleted_bytes", res.DeletedBytes,
+					"dropped_refs", res.DroppedRefs, "open_runs", res.OpenRuns, "duration", res.Duration)
+			}
+		}
+	}()
+}
+
+func (w *Worker) stopContextGC() {
+	if w.gcStop != nil {
+		w.gcStop()
+		<-w.gcDone
+	}
+}
+
+// OpenRuns lists the workflow IDs of the namespace's running workflows.
+func (w *Worker) OpenRuns(ctx context.Context) ([]string, error) {
+	namespace := w.cfg.Namespace
+	if namespace == "" {
+		namespace = "default"
+	}
+	var ids []string
+	var token []byte
+	for {
+		resp, err := w.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: namespace, Query: `ExecutionStatus = "Running"`, PageSize: 1000, NextPageToken: token,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list running workflows in %s: %w", namespace, err)
+		}
+		for _, e := range resp.GetExecutions() {
+			ids = append(ids, e.GetExecution().GetWorkflowId())
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return ids, nil
+		}
+	}
+}
+
+// CollectContexts runs one collection of the shared store now (for tests
+// and operators); it reports an error for a local store.
+func (w *Worker) CollectContexts(ctx context.Context, retention time.Duration) (contextstore.GCResult, error) {
+	store, ok := w.contexts.(*contextstore.Postgres)
+	if !ok {
+		return contextstore.GCResult{}, fmt.Errorf("the context store is %T, which has no collection (set %s to a postgres:// URL)", w.contexts, contextstore.Setting)
+	}
+	return store.Collect(ctx, contextstore.GCOptions{Retention: retention, OpenRuns: w.OpenRuns})
+}

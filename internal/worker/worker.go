@@ -1,0 +1,474 @@
+// Package fenixworker builds a Fenix worker: the client, the activities with
+// their dependencies, and the Temporal workers for the shared task queue and
+// this host's pinned queue. worker/main.go and the integration tests use it.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/agent/compaction"
+	"github.com/fenixrt/fenix/agent/llm"
+	"github.com/fenixrt/fenix/agent/prompt"
+	"github.com/fenixrt/fenix/agent/prompt/operator"
+	"github.com/fenixrt/fenix/agent/skills"
+	"github.com/fenixrt/fenix/audit"
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/internal/observability"
+	"github.com/fenixrt/fenix/netguard"
+	"github.com/fenixrt/fenix/redact"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/tools/memory"
+	"github.com/fenixrt/fenix/tools/procs"
+	"github.com/fenixrt/fenix/workflows"
+	"github.com/fenixrt/fenix/workspace"
+)
+
+// heartbeatThrottle bounds how long a cancel waits for a running tool's
+// next heartbeat. Heartbeats are not history events, so this costs RPCs only.
+const heartbeatThrottle = 2 * time.Second
+
+// Config is everything a worker needs besides the Temporal client.
+type Config struct {
+	TaskQueue            string
+	DataDir              string
+	DefaultWorkspaceRoot string
+	// WorkspaceBases are the directories every workspace root must resolve
+	// inside (FENIX_WORKSPACE_BASES); empty means DefaultWorkspaceRoot alone.
+	WorkspaceBases []string
+	// Contexts configures the context store (FENIX_CONTEXT_STORE and
+	// friends); the zero value is <DataDir>/contexts.
+	Contexts ContextStoreConfig
+	// HostID overrides the persisted host identity.
+	HostID string
+	Logger *slog.Logger
+	// Tools overrides the built-in tool registry.
+	Tools *tools.Registry
+	// SkillsDir holds the system/, curated/ and installed/ skill roots
+	// (default <DataDir>/skills).
+	SkillsDir string
+	// ProfilesDir holds one directory per agent profile with AGENT.md,
+	// SOUL.md, USER.md, MEMORY.md, OPERATOR.md.
+	ProfilesDir string
+	// HooksFile is a hook settings file (Claude Code's format), or a list of
+	// them separated by the OS path-list separator (":").
+	HooksFile string
+	// HookSources are more hook settings files, project directories
+	// (holding .claude/) or plugin directories (holding hooks/hooks.json),
+	// loaded after HooksFile's, in order.
+	HookSources []string
+	// HookHTTPAllow opens exceptions for http hooks' outbound rule, in
+	// FENIX_FETCH_ALLOW's format (CIDRs, IPs, host names).
+	HookHTTPAllow string
+	// AuditDSN selects the audit store: a postgres:// URL or a SQLite file
+	// (default <DataDir>/audit.db).
+	AuditDSN string
+	// Hooks are custom Go hooks, registered after the built-ins and the
+	// command hooks, in order.
+	Hooks []hooks.AgentHook
+	// HostConfig configures host-local tools (search backend, fetch
+	// allowlist, proxy, exec limits); DataDir and HostID above override
+	// its fields of the same meaning.
+	HostConfig tools.HostConfig
+	// Model answers AgentTurn's model calls; nil fails them with a clear
+	// error. SummaryModel, when set, enables summarizer "model" for
+	// summary compaction.
+	Model        llm.Provider
+	SummaryModel string
+	// Recorder receives Fenix's metrics (nil records nothing).
+	Recorder observability.Recorder
+	// Namespace is where search attributes are checked (default "default").
+	Namespace string
+	// Redactor removes secrets from tool output (default redact.Default();
+	// pass an empty one to disable).
+	Redactor *redact.Redactor
+}
+
+// Worker is a running Fenix worker.
+type Worker struct {
+	audit      audit.Store
+	cfg        Config
+	client     client.Client
+	shared     worker.Worker
+	hostWorker worker.Worker
+	Activities *activities.Activities
+	Host       *tools.Host
+	contexts   contextstore.Store
+	gcStop     context.CancelFunc
+	gcDone     chan struct{}
+}
+
+// WorkflowRegistrar is satisfied by workers and workflow replayers.
+type WorkflowRegistrar interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}
+
+// Register registers Fenix's workflows under their public names.
+func Register(r WorkflowRegistrar) {
+	r.RegisterWorkflowWithOptions(workflows.ExecuteAssignment, workflow.RegisterOptions{Name: workflows.ExecuteAssignmentWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.PrepareRound, workflow.RegisterOptions{Name: workflows.PrepareRoundWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.AgentTurn, workflow.RegisterOptions{Name: workflows.AgentTurnWorkflow})
+}
+
+// New builds the activities and the workers; call Start to poll.
+func New(c client.Client, cfg Config) (*Worker, error) {
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = workflows.DefaultTaskQueue
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("worker data directory is not set: pass -data-dir or FENIX_DATA_DIR")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("worker data directory %q: %w", cfg.DataDir, err)
+	}
+	bases, err := workspaceBases(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hostCfg := cfg.HostConfig
+	hostCfg.DataDir = cfg.DataDir
+	if hostCfg.Logger == nil {
+		hostCfg.Logger = cfg.Logger
+	}
+	if cfg.HostID != "" {
+		hostCfg.ID = cfg.HostID
+	}
+	host, err := tools.NewHost(hostCfg)
+	if err != nil {
+		return nil, err
+	}
+	registry := cfg.Tools
+	if registry == nil {
+		registry = tools.Builtin()
+	}
+	if cfg.SkillsDir == "" {
+		cfg.SkillsDir = filepath.Join(cfg.DataDir, "skills")
+	}
+	catalog, err := openSkills(cfg.SkillsDir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.AuditDSN == "" {
+		cfg.AuditDSN = filepath.Join(cfg.DataDir, "audit.db")
+	}
+	auditStore, err := audit.Open(context.Background(), cfg.AuditDSN)
+	if err != nil {
+		host.Close()
+		return nil, fmt.Errorf("open audit store %s: %w", redactDSN(cfg.AuditDSN), err)
+	}
+	if cfg.Redactor == nil {
+		cfg.Redactor = redact.Default()
+	}
+	hookRegistry, err := buildHooks(cfg, auditStore)
+	if err != nil {
+		auditStore.Close()
+		host.Close()
+		return nil, err
+	}
+	store, err := contextstore.Open(context.Background(), cfg.Contexts.Store, contextstore.Options{DataDir: cfg.DataDir, MaxBlobBytes: cfg.Contexts.MaxBlobBytes})
+	if err != nil {
+		auditStore.Close()
+		host.Close()
+		return nil, err
+	}
+	transcripts, err := hooks.NewTranscriptWriter(filepath.Join(cfg.DataDir, "transcripts"))
+	if err != nil {
+		if closer, ok := store.(interface{ Close() }); ok {
+			closer.Close()
+		}
+		auditStore.Close()
+		host.Close()
+		return nil, err
+	}
+	estimator := compaction.WordEstimator{}
+	acts := &activities.Activities{
+		Tools:                registry,
+		Contexts:             store,
+		Host:                 host,
+		DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
+		WorkspaceBases:       bases,
+		Estimator:            estimator,
+		InlineLimit:          contextstore.DefaultInlineLimit,
+		Logger:               cfg.Logger,
+		Skills:               catalog,
+		Hooks:                hookRegistry,
+		Transcripts:          transcripts,
+		Summarizers:          summarizers(cfg),
+		Model:                cfg.Model,
+		Metrics:              cfg.Recorder,
+		Redactor:             cfg.Redactor,
+		Assembler: &prompt.Assembler{
+			Skills:               catalog,
+			ProfilesDir:          cfg.ProfilesDir,
+			Estimator:            estimator,
+			Operator:             snapshotter(host),
+			DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
+			WorkspaceBases:       bases,
+		},
+	}
+
+	// Heartbeats are how a cancel reaches a running tool; the SDK would
+	// otherwise send them only every 80% of the heartbeat timeout.
+	opts := worker.Options{MaxHeartbeatThrottleInterval: heartbeatThrottle, DefaultHeartbeatThrottleInterval: heartbeatThrottle,
+		Interceptors: []interceptor.WorkerInterceptor{&heartbeatInterceptor{}, &contextRunInterceptor{}}}
+	if cfg.Recorder != nil {
+		opts.Interceptors = append(opts.Interceptors, observability.StageInterceptor(cfg.Recorder))
+	}
+	workflows.EnableSearchAttributes(ensureSearchAttributes(c, cfg.Namespace, cfg.Logger))
+	shared := worker.New(c, cfg.TaskQueue, opts)
+	Register(shared)
+	shared.RegisterActivity(acts)
+
+	// The host queue only serves activities that must run where their
+	// resources live.
+	hostWorker := worker.New(c, host.Queue, opts)
+	hostWorker.RegisterActivity(acts)
+
+	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore, contexts: store}, nil
+}
+
+// workspaceBases builds the workspace allow-list and checks that the
+// default workspace root is usable under it, so a misconfigured worker
+// fails at start rather than on every assignment.
+func workspaceBases(cfg Config) (*workspace.Bases, error) {
+	var bases *workspace.Bases
+	var err error
+	if len(cfg.WorkspaceBases) == 0 {
+		bases, err = workspace.DefaultBases(cfg.DefaultWorkspaceRoot)
+	} else {
+		bases, err = workspace.NewBases(workspace.BasesSetting, cfg.WorkspaceBases...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DefaultWorkspaceRoot != "" {
+		if _, _, err := bases.Resolve(cfg.DefaultWorkspaceRoot); err != nil {
+			return nil, fmt.Errorf("FENIX_WORKSPACE_ROOT: %w", err)
+		}
+	}
+	return bases, nil
+}
+
+// ensureSearchAttributes registers Fenix's search attributes on the
+// namespace when they are missing. Without them, runs skip the upserts
+// (an unregistered attribute would fail their workflow tasks), so a worker
+// without operator permissions still works, just without Web UI filters.
+func ensureSearchAttributes(c client.Client, namespace string, logger *slog.Logger) bool {
+	if namespace == "" {
+		namespace = client.DefaultNamespace
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	existing, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		logger.Warn("cannot list search attributes; runs will not set ConversationId/TurnId/ToolName/AssignmentStatus", "namespace", namespace, "error", err)
+		return false
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for _, key := range workflows.SearchAttributeKeys() {
+		if _, ok := existing.GetCustomAttributes()[key.GetName()]; !ok {
+			missing[key.GetName()] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+		}
+	}
+	if len(missing) == 0 {
+		return true
+	}
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing}); err != nil {
+		logger.Warn("cannot register search attributes; runs will not set them (register them with `temporal operator search-attribute create`)",
+			"namespace", namespace, "missing", len(missing), "error", err)
+		return false
+	}
+	logger.Info("registered search attributes", "namespace", namespace, "count", len(missing))
+	return true
+}
+
+// summarizers are the summary-compaction backends: extractive always, and
+// "model" when a summary model is configured.
+func summarizers(cfg Config) map[string]compaction.Summarizer {
+	out := map[string]compaction.Summarizer{compaction.ExtractiveSummarizer{}.Name(): compaction.ExtractiveSummarizer{}}
+	if cfg.Model != nil && cfg.SummaryModel != "" {
+		out["model"] = llm.Summarizer{Provider: cfg.Model, Model: cfg.SummaryModel}
+	}
+	return out
+}
+
+// snapshotter feeds the operator snapshot from this host's memory store,
+// command runs and background services.
+func snapshotter(host *tools.Host) *operator.Snapshotter {
+	return &operator.Snapshotter{
+		Memory: operator.MemoryListerFunc(func(_ context.Context, scope operator.Scope) ([]operator.MemoryEntry, error) {
+			entries, err := memory.ListAt(scope.WorkspaceRoot, scope.Profile)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]operator.MemoryEntry, len(entries))
+			for i, e := range entries {
+				out[i] = operator.MemoryEntry{Key: e.Key, Title: e.Title, Bytes: e.Bytes, UpdatedAt: e.UpdatedAt}
+			}
+			return out, nil
+		}),
+		CommandRuns: operator.RunListerFunc(func(_ context.Context, scope operator.Scope) ([]operator.RunSummary, error) {
+			var out []operator.RunSummary
+			for _, r := range host.CommandRuns(50) {
+				if r.ConversationID == "" || r.ConversationID == scope.ConversationID {
+					out = append(out, operator.RunSummary{ID: r.ID, Command: r.CommandLine, Status: r.Status, ExitStatus: r.ExitStatus, StartedAt: r.StartedAt})
+				}
+			}
+			return out, nil
+		}),
+		ProcessRuns: operator.RunListerFunc(func(_ context.Context, scope operator.Scope) ([]operator.RunSummary, error) {
+			var out []operator.RunSummary
+			for _, p := range host.Processes() {
+				if p.ConversationID != "" && p.ConversationID != scope.ConversationID {
+					continue
+				}
+				summary := operator.RunSummary{ID: p.ID, Command: p.CommandLine, Status: p.Status, ExitStatus: p.ExitStatus, StartedAt: p.StartedAt}
+				if p.Port > 0 && p.Status == "running" {
+					summary.ProxyPath = procs.ProxyPath(p.ID)
+				}
+				out = append(out, summary)
+			}
+			return out, nil
+		}),
+	}
+}
+
+// openSkills opens the three skill roots under dir, creating them so an
+// install has somewhere to go.
+func openSkills(dir string) (*skills.Catalog, error) {
+	roots := skills.Roots{
+		System:    filepath.Join(dir, "system"),
+		Curated:   filepath.Join(dir, "curated"),
+		Installed: filepath.Join(dir, "installed"),
+	}
+	for _, d := range []string{roots.System, roots.Curated, roots.Installed} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return nil, fmt.Errorf("skills root %q: %w", d, err)
+		}
+	}
+	catalog, err := skills.Open(roots)
+	if err != nil {
+		return nil, fmt.Errorf("open skills catalog under %q: %w", dir, err)
+	}
+	return catalog, nil
+}
+
+// buildHooks assembles the registry in its documented order: the
+// cancellation guard, the command and http hooks of the settings files (in
+// the order given), the audit log, custom Go hooks, then secret redaction.
+func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
+	r := hooks.NewRegistry(hooks.WithLogger(cfg.Logger.Warn))
+	r.Add(hooks.NewCancellationHook())
+	var paths []string
+	if cfg.HooksFile != "" {
+		paths = append(paths, filepath.SplitList(cfg.HooksFile)...)
+	}
+	paths = append(paths, cfg.HookSources...)
+	if len(paths) > 0 {
+		netPolicy, err := netguard.ParsePolicy(cfg.HookHTTPAllow)
+		if err != nil {
+			return nil, fmt.Errorf("FENIX_HOOKS_HTTP_ALLOW: %w", err)
+		}
+		netPolicy.Setting = "FENIX_HOOKS_HTTP_ALLOW"
+		sources, err := hooks.LoadSources(paths, hooks.LoadOptions{
+			HTTPPolicy:    hooks.HTTPPolicy{Net: netPolicy},
+			PluginDataDir: filepath.Join(cfg.DataDir, "plugin-data"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, src := range sources {
+			r.AddSource(src)
+			cfg.Logger.Info("loaded hook settings", "path", src.Path, "kind", string(src.Kind), "dialect", string(src.Dialect),
+				"dialect_reason", src.DialectReason, "hooks", len(src.Hooks))
+			for _, w := range src.Warnings {
+				cfg.Logger.Warn("hook settings: "+w, "path", src.Path)
+			}
+		}
+	}
+	r.Add(hooks.NewAuditLogHook(store, 0, cfg.Logger.Warn))
+	for _, h := range cfg.Hooks {
+		r.Add(h)
+	}
+	// Last, so it sees every other hook's rewrite of the output.
+	r.Add(hooks.NewRedactionHook(cfg.Redactor))
+	return r, nil
+}
+
+// redactDSN hides a password in a database URL for messages.
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return dsn
+}
+
+// Start begins polling both queues.
+func (w *Worker) Start() error {
+	if err := w.shared.Start(); err != nil {
+		return fmt.Errorf("start worker on task queue %q: %w", w.cfg.TaskQueue, err)
+	}
+	if err := w.hostWorker.Start(); err != nil {
+		w.shared.Stop()
+		return fmt.Errorf("start worker on host queue %q: %w", w.Host.Queue, err)
+	}
+	w.startContextGC()
+	w.cfg.Logger.Info("fenix worker started", "task_queue", w.cfg.TaskQueue, "host_queue", w.Host.Queue, "host_id", w.Host.ID)
+	return nil
+}
+
+// Stop drains in-flight tasks, stops polling, stops this host's commands
+// and services, and closes the stores.
+func (w *Worker) Stop() {
+	w.hostWorker.Stop()
+	w.shared.Stop()
+	if err := w.Host.Close(); err != nil {
+		w.cfg.Logger.Warn("stopping host processes failed", "error", err)
+	}
+	w.stopContextGC()
+	if err := w.audit.Close(); err != nil {
+		w.cfg.Logger.Warn("closing the audit store failed", "error", err)
+	}
+	if closer, ok := w.contexts.(interface{ Close() }); ok {
+		closer.Close()
+	}
+	w.cfg.Logger.Info("fenix worker stopped", "task_queue", w.cfg.TaskQueue)
+}
+
+// Audit is the worker's audit store.
+func (w *Worker) Audit() audit.Store { return w.audit }
+
+// Run starts the worker and blocks until ctx is done.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}
+
+// NewSDKLogger adapts slog for the Temporal SDK.
+func NewSDKLogger(l *slog.Logger) sdklog.Logger { return sdklog.NewStructuredLogger(l) }
