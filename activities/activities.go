@@ -17,7 +17,6 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
-	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workspace"
@@ -71,15 +70,15 @@ type Activities struct {
 	Model llm.Provider
 	// Metrics records tool calls, hook decisions and model tokens; stage
 	// durations are recorded by a worker interceptor.
-	Metrics observability.Recorder
+	Metrics Recorder
 	// Redactor removes secrets from tool results and streamed output
 	// before they reach history; nil redacts nothing.
 	Redactor *redact.Redactor
 }
 
-func (a *Activities) metrics() observability.Recorder {
+func (a *Activities) metrics() Recorder {
 	if a.Metrics == nil {
-		return observability.NopRecorder{}
+		return NopRecorder{}
 	}
 	return a.Metrics
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/internal/observability"
 )
 
 // Agent-turn stage names.
@@ -99,8 +98,8 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, llm.ToTemporal(err)
 	}
 	resp.Message.Role = contract.RoleAssistant
-	a.metrics().ModelTokens(observability.TokenKindPrompt, resp.Usage.PromptTokens)
-	a.metrics().ModelTokens(observability.TokenKindCompletion, resp.Usage.CompletionTokens)
+	a.metrics().ModelTokens(TokenKindPrompt, resp.Usage.PromptTokens)
+	a.metrics().ModelTokens(TokenKindCompletion, resp.Usage.CompletionTokens)
 	set, err := contextstore.Pack(ctx, a.Contexts, append(slices.Clip(transcript), resp.Message), a.InlineLimit)
 	if err != nil {
 		return fail[CallModelResult](err)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workspace"
 )
@@ -148,14 +147,14 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	raw, err := a.Tools.Execute(ctx, env, in.ToolCall)
 	progress.flush()
 	if err != nil {
-		status := observability.ToolStatusError
+		status := ToolStatusError
 		if ctx.Err() != nil {
-			status = observability.ToolStatusCanceled
+			status = ToolStatusCanceled
 		}
 		a.metrics().ToolCall(in.ToolCall.ToolName, status)
 		return fail[ExecuteToolResult](ctxErr(ctx, err))
 	}
-	a.metrics().ToolCall(in.ToolCall.ToolName, observability.ToolStatusOK)
+	a.metrics().ToolCall(in.ToolCall.ToolName, ToolStatusOK)
 	// Secrets are removed here, before the result is recorded in history.
 	raw, redactions, err := a.Redactor.JSON(raw)
 	if err != nil {

@@ -10,16 +10,22 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
+// StageRecorder is the part of activities.Recorder the stage interceptor
+// needs; Metrics implements both.
+type StageRecorder interface {
+	StageDone(stage string, d time.Duration, errType string)
+}
+
 // StageInterceptor records every activity's duration and failure type as
 // a stage metric, so stages need no metrics code of their own. It runs in
 // activities only: workflow code replays and would count twice.
-func StageInterceptor(r Recorder) interceptor.WorkerInterceptor {
+func StageInterceptor(r StageRecorder) interceptor.WorkerInterceptor {
 	return &stageInterceptor{recorder: r}
 }
 
 type stageInterceptor struct {
 	interceptor.WorkerInterceptorBase
-	recorder Recorder
+	recorder StageRecorder
 }
 
 func (s *stageInterceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
@@ -28,7 +34,7 @@ func (s *stageInterceptor) InterceptActivity(_ context.Context, next interceptor
 
 type stageActivity struct {
 	interceptor.ActivityInboundInterceptorBase
-	recorder Recorder
+	recorder StageRecorder
 }
 
 func (a *stageActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {

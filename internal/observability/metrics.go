@@ -21,45 +21,6 @@ import (
 	sdktally "go.temporal.io/sdk/contrib/tally"
 )
 
-// Recorder receives Fenix's own measurements. Activities call it so they
-// stay free of Prometheus types; tests pass NopRecorder. Record from
-// activities only: workflow code replays, and would count twice.
-type Recorder interface {
-	// StageDone records a finished stage; errType is "" on success, else
-	// the stage's error type (fenixerr), which also counts a failure.
-	StageDone(stage string, d time.Duration, errType string)
-	// ToolCall counts one tool call by its outcome (ToolStatus*).
-	ToolCall(tool, status string)
-	// HookDecision counts one aggregated hook verdict, e.g. event
-	// "PreToolUse", kind "block".
-	HookDecision(event, kind string)
-	// PermissionDecision counts an answered permission request: decision
-	// "allow" or "deny", decidedBy the hook name or "user".
-	PermissionDecision(decision, decidedBy string)
-	// ModelTokens adds n tokens of a kind (TokenKind*).
-	ModelTokens(kind string, n int)
-}
-
-// Label values shared by Recorder callers, so dashboards can rely on them.
-const (
-	ToolStatusOK       = "ok"
-	ToolStatusError    = "error"
-	ToolStatusBlocked  = "blocked"
-	ToolStatusCanceled = "canceled"
-
-	TokenKindPrompt     = "prompt"
-	TokenKindCompletion = "completion"
-)
-
-// NopRecorder discards everything.
-type NopRecorder struct{}
-
-func (NopRecorder) StageDone(string, time.Duration, string) {}
-func (NopRecorder) ToolCall(string, string)                 {}
-func (NopRecorder) HookDecision(string, string)             {}
-func (NopRecorder) PermissionDecision(string, string)       {}
-func (NopRecorder) ModelTokens(string, int)                 {}
-
 // StageDurationBuckets span pure stages (milliseconds) to long tool runs
 // (minutes).
 var StageDurationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
@@ -94,7 +55,7 @@ type Metrics struct {
 	modelTokens         *prometheus.CounterVec
 }
 
-var _ Recorder = (*Metrics)(nil)
+var _ StageRecorder = (*Metrics)(nil)
 
 // NewMetrics builds the registry, Fenix's collectors and the SDK's tally
 // scope. Call Close on shutdown to flush the SDK's last measurements.

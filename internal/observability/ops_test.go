@@ -19,7 +19,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 
 func TestOpsMux(t *testing.T) {
 	m := newTestMetrics(t)
-	m.ToolCall("read_file", ToolStatusOK)
+	m.ToolCall("read_file", "ok")
 	var ready Readiness
 	mux := NewOpsMux(OpsConfig{Metrics: m.Handler(), Ready: ready.Check})
 	mux.Handle("/codec/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -92,7 +92,7 @@ type Config struct {
 	Model        llm.Provider
 	SummaryModel string
 	// Recorder receives Fenix's metrics (nil records nothing).
-	Recorder observability.Recorder
+	Recorder activities.Recorder
 	// Namespace is where search attributes are checked (default "default").
 	Namespace string
 	// Redactor removes secrets from tool output (default redact.Default();
@@ -472,3 +472,6 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // NewSDKLogger adapts slog for the Temporal SDK.
 func NewSDKLogger(l *slog.Logger) sdklog.Logger { return sdklog.NewStructuredLogger(l) }
+
+// The metrics registry is what activities record into.
+var _ activities.Recorder = (*observability.Metrics)(nil)
