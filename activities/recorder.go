@@ -41,4 +41,3 @@ func (NopRecorder) ToolCall(string, string)                 {}
 func (NopRecorder) HookDecision(string, string)             {}
 func (NopRecorder) PermissionDecision(string, string)       {}
 func (NopRecorder) ModelTokens(string, int)                 {}
-
