@@ -46,9 +46,10 @@ func New(keys *Keyring) (*Codec, error) {
 }
 
 // FromEnv returns a codec keyed by FENIX_CODEC_KEY or FENIX_CODEC_KEY_FILE,
-// or nil, nil when neither is set (encryption off).
-func FromEnv() (*Codec, error) {
-	kr, err := KeyringFromEnv()
+// or nil, nil when neither is set (encryption off). getenv is os.Getenv
+// in the process's composition root.
+func FromEnv(getenv func(string) string) (*Codec, error) {
+	kr, err := KeyringFromEnv(getenv)
 	if err != nil || kr == nil {
 		return nil, err
 	}

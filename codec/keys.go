@@ -91,8 +91,8 @@ func KeyFingerprint(secret []byte) string {
 
 // KeyringFromEnv loads keys from FENIX_CODEC_KEY or FENIX_CODEC_KEY_FILE.
 // It returns nil, nil when neither is set: encryption is off.
-func KeyringFromEnv() (*Keyring, error) {
-	key, file := os.Getenv(EnvKey), os.Getenv(EnvKeyFile)
+func KeyringFromEnv(getenv func(string) string) (*Keyring, error) {
+	key, file := getenv(EnvKey), getenv(EnvKeyFile)
 	switch {
 	case key != "" && file != "":
 		return nil, fmt.Errorf("both %s and %s are set: use %s alone for key rotation", EnvKey, EnvKeyFile, EnvKeyFile)

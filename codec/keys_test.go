@@ -16,7 +16,7 @@ func TestKeyringFromEnvKey(t *testing.T) {
 	k := newKey(t, "unused")
 	t.Setenv(EnvKeyFile, "")
 	t.Setenv(EnvKey, b64(k.Secret))
-	kr, err := KeyringFromEnv()
+	kr, err := KeyringFromEnv(os.Getenv)
 	if err != nil {
 		t.Fatalf("KeyringFromEnv: %v", err)
 	}
@@ -26,7 +26,7 @@ func TestKeyringFromEnvKey(t *testing.T) {
 
 	// URL-safe and unpadded forms are accepted too.
 	t.Setenv(EnvKey, base64.RawURLEncoding.EncodeToString(k.Secret))
-	if kr2, err := KeyringFromEnv(); err != nil || kr2.ActiveKeyID() != kr.ActiveKeyID() {
+	if kr2, err := KeyringFromEnv(os.Getenv); err != nil || kr2.ActiveKeyID() != kr.ActiveKeyID() {
 		t.Errorf("raw URL base64 key: %v, id %v", err, kr2)
 	}
 }
@@ -34,13 +34,13 @@ func TestKeyringFromEnvKey(t *testing.T) {
 func TestKeyringFromEnvUnset(t *testing.T) {
 	t.Setenv(EnvKey, "")
 	t.Setenv(EnvKeyFile, "")
-	kr, err := KeyringFromEnv()
+	kr, err := KeyringFromEnv(os.Getenv)
 	if kr != nil || err != nil {
-		t.Fatalf("KeyringFromEnv() = %v, %v; want nil, nil (encryption off)", kr, err)
+		t.Fatalf("KeyringFromEnv(os.Getenv) = %v, %v; want nil, nil (encryption off)", kr, err)
 	}
-	c, err := FromEnv()
+	c, err := FromEnv(os.Getenv)
 	if c != nil || err != nil {
-		t.Fatalf("FromEnv() = %v, %v; want nil, nil", c, err)
+		t.Fatalf("FromEnv(os.Getenv) = %v, %v; want nil, nil", c, err)
 	}
 }
 
@@ -58,7 +58,7 @@ func TestKeyringFromEnvErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(EnvKey, tt.key)
 			t.Setenv(EnvKeyFile, tt.file)
-			_, err := KeyringFromEnv()
+			_, err := KeyringFromEnv(os.Getenv)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want it to contain %q", err, tt.want)
 			}
@@ -75,7 +75,7 @@ func TestLoadKeyFile(t *testing.T) {
 	}
 	t.Setenv(EnvKey, "")
 	t.Setenv(EnvKeyFile, path)
-	kr, err := KeyringFromEnv()
+	kr, err := KeyringFromEnv(os.Getenv)
 	if err != nil {
 		t.Fatalf("KeyringFromEnv: %v", err)
 	}

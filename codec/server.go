@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,14 +54,14 @@ type ServerConfig struct {
 
 // ServerConfigFromEnv reads FENIX_CODEC_AUTH_TOKEN, FENIX_CODEC_UI_ORIGIN,
 // FENIX_CODEC_NAMESPACES and FENIX_CODEC_ALLOW_UNAUTHENTICATED.
-func ServerConfigFromEnv() (ServerConfig, error) {
+func ServerConfigFromEnv(getenv func(string) string) (ServerConfig, error) {
 	var cfg ServerConfig
-	if t := strings.TrimSpace(os.Getenv(EnvAuthToken)); t != "" {
+	if t := strings.TrimSpace(getenv(EnvAuthToken)); t != "" {
 		cfg.Tokens = []string{t}
 	}
-	cfg.UIOrigins = splitList(os.Getenv(EnvUIOrigins))
-	cfg.Namespaces = splitList(os.Getenv(EnvNamespaces))
-	if v := strings.TrimSpace(os.Getenv(EnvAllowUnauthenticated)); v != "" {
+	cfg.UIOrigins = splitList(getenv(EnvUIOrigins))
+	cfg.Namespaces = splitList(getenv(EnvNamespaces))
+	if v := strings.TrimSpace(getenv(EnvAllowUnauthenticated)); v != "" {
 		open, err := strconv.ParseBool(v)
 		if err != nil {
 			return ServerConfig{}, fmt.Errorf("%s=%q: use true or false", EnvAllowUnauthenticated, v)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -247,7 +248,7 @@ func TestServerConfigFromEnv(t *testing.T) {
 	t.Setenv(EnvUIOrigins, "http://localhost:8233, https://temporal.example.com")
 	t.Setenv(EnvNamespaces, "default,,fenix")
 	t.Setenv(EnvAllowUnauthenticated, "")
-	cfg, err := ServerConfigFromEnv()
+	cfg, err := ServerConfigFromEnv(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,11 +266,11 @@ func TestServerConfigFromEnv(t *testing.T) {
 	}
 
 	t.Setenv(EnvAllowUnauthenticated, "true")
-	if cfg, err := ServerConfigFromEnv(); err != nil || !cfg.AllowUnauthenticated {
+	if cfg, err := ServerConfigFromEnv(os.Getenv); err != nil || !cfg.AllowUnauthenticated {
 		t.Errorf("%s=true: AllowUnauthenticated=%v, err %v", EnvAllowUnauthenticated, cfg.AllowUnauthenticated, err)
 	}
 	t.Setenv(EnvAllowUnauthenticated, "yes please")
-	if _, err := ServerConfigFromEnv(); err == nil || !strings.Contains(err.Error(), EnvAllowUnauthenticated) {
+	if _, err := ServerConfigFromEnv(os.Getenv); err == nil || !strings.Contains(err.Error(), EnvAllowUnauthenticated) {
 		t.Errorf("bad %s: error = %v", EnvAllowUnauthenticated, err)
 	}
 }

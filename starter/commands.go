@@ -53,12 +53,12 @@ func connect(ctx context.Context) (*connection, error) {
 	opts.Logger = silentLogger{}
 	// The same payload codec as the workers, or encrypted results are
 	// unreadable here.
-	payloadCodec, err := codec.FromEnv()
+	payloadCodec, err := codec.FromEnv(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	opts.DataConverter = codec.NewDataConverter(payloadCodec)
-	shutdownTracing, tracing, err := observability.SetupTracing(ctx, observability.TracingConfigFromEnv(observability.ServiceStarter, ""))
+	shutdownTracing, tracing, err := observability.SetupTracing(ctx, observability.TracingConfigFromEnv(os.Getenv, observability.ServiceStarter, ""))
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}

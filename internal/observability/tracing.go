@@ -54,6 +54,9 @@ type TracingConfig struct {
 	// Stdout receives pretty-printed spans for the stdout exporter
 	// (default os.Stderr, so they do not mix with a command's output).
 	Stdout io.Writer
+	// OTLPEndpointSet says OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set, so
+	// the "auto" exporter exports (the OTel SDK reads the endpoint itself).
+	OTLPEndpointSet bool
 	// SpanExporter, when set, receives every span synchronously and
 	// overrides Exporter; tests use an in-memory exporter.
 	SpanExporter sdktrace.SpanExporter
@@ -61,8 +64,9 @@ type TracingConfig struct {
 
 // TracingConfigFromEnv reads OTEL_TRACES_EXPORTER; endpoints, headers and
 // the sampler (OTEL_TRACES_SAMPLER) are read by the OTel SDK itself.
-func TracingConfigFromEnv(serviceName, hostID string) TracingConfig {
-	return TracingConfig{ServiceName: serviceName, HostID: hostID, Exporter: os.Getenv("OTEL_TRACES_EXPORTER")}
+func TracingConfigFromEnv(getenv func(string) string, serviceName, hostID string) TracingConfig {
+	return TracingConfig{ServiceName: serviceName, HostID: hostID, Exporter: getenv("OTEL_TRACES_EXPORTER"),
+		OTLPEndpointSet: getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""}
 }
 
 // SetupTracing builds a TracerProvider and Temporal's OpenTelemetry tracing
@@ -119,7 +123,7 @@ func newSpanExporter(ctx context.Context, cfg TracingConfig) (sdktrace.SpanExpor
 	}
 	switch strings.ToLower(strings.TrimSpace(cfg.Exporter)) {
 	case ExporterAuto:
-		if cfg.Endpoint == "" && os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		if cfg.Endpoint == "" && !cfg.OTLPEndpointSet {
 			return nil, nil
 		}
 		return newOTLPExporter(ctx, cfg.Endpoint)

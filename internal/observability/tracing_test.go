@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -163,7 +164,7 @@ func TestTracingOTLPFromEnv(t *testing.T) {
 	defer collector.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 
-	shutdown, ic, err := SetupTracing(context.Background(), TracingConfigFromEnv(ServiceWorker, "h1"))
+	shutdown, ic, err := SetupTracing(context.Background(), TracingConfigFromEnv(os.Getenv, ServiceWorker, "h1"))
 	if err != nil {
 		t.Fatalf("SetupTracing: %v", err)
 	}

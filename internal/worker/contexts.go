@@ -12,29 +12,6 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 )
 
-// Defaults of the shared context store's garbage collection.
-const (
-	DefaultContextRetention  = 24 * time.Hour
-	DefaultContextGCInterval = 10 * time.Minute
-)
-
-// ContextStoreConfig selects and tunes the context store.
-type ContextStoreConfig struct {
-	// Store is FENIX_CONTEXT_STORE: "" for <DataDir>/contexts, a directory,
-	// or postgres://... for the shared store (see contextstore.Open).
-	Store string
-	// MaxBlobBytes limits one stored message list in the shared store
-	// (FENIX_CONTEXT_MAX_BYTES, default contextstore.DefaultMaxBlobBytes).
-	MaxBlobBytes int64
-	// Retention keeps blobs used within it whatever their runs' state
-	// (FENIX_CONTEXT_RETENTION, default DefaultContextRetention).
-	Retention time.Duration
-	// GCInterval is how often this worker tries to collect (default
-	// DefaultContextGCInterval); negative disables collection here. One
-	// worker of a fleet collects at a time.
-	GCInterval time.Duration
-}
-
 // ContextStore is the worker's context store.
 func (w *Worker) ContextStore() contextstore.Store { return w.contexts }
 
@@ -63,12 +40,6 @@ func (w *Worker) startContextGC() {
 	cfg := w.cfg.Contexts
 	if !ok || cfg.GCInterval < 0 {
 		return
-	}
-	if cfg.GCInterval == 0 {
-		cfg.GCInterval = DefaultContextGCInterval
-	}
-	if cfg.Retention == 0 {
-		cfg.Retention = DefaultContextRetention
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.gcStop, w.gcDone = cancel, make(chan struct{})

@@ -1,11 +1,10 @@
-// Package fenixworker builds a Fenix worker: the client, the activities with
+// Package worker builds a Fenix worker: the client, the activities with
 // their dependencies, and the Temporal workers for the shared task queue and
 // this host's pinned queue. worker/main.go and the integration tests use it.
 package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -32,7 +31,6 @@ import (
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/netguard"
-	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/tools/memory"
 	"github.com/fenixrt/fenix/tools/procs"
@@ -43,62 +41,6 @@ import (
 // heartbeatThrottle bounds how long a cancel waits for a running tool's
 // next heartbeat. Heartbeats are not history events, so this costs RPCs only.
 const heartbeatThrottle = 2 * time.Second
-
-// Config is everything a worker needs besides the Temporal client.
-type Config struct {
-	TaskQueue            string
-	DataDir              string
-	DefaultWorkspaceRoot string
-	// WorkspaceBases are the directories every workspace root must resolve
-	// inside (FENIX_WORKSPACE_BASES); empty means DefaultWorkspaceRoot alone.
-	WorkspaceBases []string
-	// Contexts configures the context store (FENIX_CONTEXT_STORE and
-	// friends); the zero value is <DataDir>/contexts.
-	Contexts ContextStoreConfig
-	// HostID overrides the persisted host identity.
-	HostID string
-	Logger *slog.Logger
-	// Tools overrides the built-in tool registry.
-	Tools *tools.Registry
-	// SkillsDir holds the system/, curated/ and installed/ skill roots
-	// (default <DataDir>/skills).
-	SkillsDir string
-	// ProfilesDir holds one directory per agent profile with AGENT.md,
-	// SOUL.md, USER.md, MEMORY.md, OPERATOR.md.
-	ProfilesDir string
-	// HooksFile is a hook settings file (Claude Code's format), or a list of
-	// them separated by the OS path-list separator (":").
-	HooksFile string
-	// HookSources are more hook settings files, project directories
-	// (holding .claude/) or plugin directories (holding hooks/hooks.json),
-	// loaded after HooksFile's, in order.
-	HookSources []string
-	// HookHTTPAllow opens exceptions for http hooks' outbound rule, in
-	// FENIX_FETCH_ALLOW's format (CIDRs, IPs, host names).
-	HookHTTPAllow string
-	// AuditDSN selects the audit store: a postgres:// URL or a SQLite file
-	// (default <DataDir>/audit.db).
-	AuditDSN string
-	// Hooks are custom Go hooks, registered after the built-ins and the
-	// command hooks, in order.
-	Hooks []hooks.AgentHook
-	// HostConfig configures host-local tools (search backend, fetch
-	// allowlist, proxy, exec limits); DataDir and HostID above override
-	// its fields of the same meaning.
-	HostConfig tools.HostConfig
-	// Model answers AgentTurn's model calls; nil fails them with a clear
-	// error. SummaryModel, when set, enables summarizer "model" for
-	// summary compaction.
-	Model        llm.Provider
-	SummaryModel string
-	// Recorder receives Fenix's metrics (nil records nothing).
-	Recorder activities.Recorder
-	// Namespace is where search attributes are checked (default "default").
-	Namespace string
-	// Redactor removes secrets from tool output (default redact.Default();
-	// pass an empty one to disable).
-	Redactor *redact.Redactor
-}
 
 // Worker is a running Fenix worker.
 type Worker struct {
@@ -126,20 +68,46 @@ func Register(r WorkflowRegistrar) {
 	r.RegisterWorkflowWithOptions(workflows.AgentTurn, workflow.RegisterOptions{Name: workflows.AgentTurnWorkflow})
 }
 
-// New builds the activities and the workers; call Start to poll.
-func New(c client.Client, cfg Config) (*Worker, error) {
-	if cfg.TaskQueue == "" {
-		cfg.TaskQueue = workflows.DefaultTaskQueue
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.DataDir == "" {
-		return nil, errors.New("worker data directory is not set: pass -data-dir or FENIX_DATA_DIR")
+// New builds the activities and the workers; call Start to poll. What it
+// opens (host, audit store, context store) is closed again when a later
+// step fails.
+func New(c client.Client, cfg Config) (w *Worker, err error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("worker data directory %q: %w", cfg.DataDir, err)
 	}
+	var cleanup closers
+	defer func() {
+		if err != nil {
+			cleanup.closeAll()
+		}
+	}()
+	w = &Worker{cfg: cfg, client: c}
+	if w.Activities, err = w.buildActivities(&cleanup); err != nil {
+		return nil, err
+	}
+	w.shared, w.hostWorker = w.buildTemporalWorkers()
+	return w, nil
+}
+
+// closers undoes New's steps in reverse when a later one fails.
+type closers []func()
+
+func (c *closers) add(f func()) { *c = append(*c, f) }
+
+func (c closers) closeAll() {
+	for i := len(c) - 1; i >= 0; i-- {
+		c[i]()
+	}
+}
+
+// buildActivities opens the host, the stores and the hook registry, and
+// wires them into the stage activities.
+func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, error) {
+	cfg := w.cfg
 	bases, err := workspaceBases(cfg)
 	if err != nil {
 		return nil, err
@@ -152,58 +120,39 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	if cfg.HostID != "" {
 		hostCfg.ID = cfg.HostID
 	}
-	host, err := tools.NewHost(hostCfg)
-	if err != nil {
+	if w.Host, err = tools.NewHost(hostCfg); err != nil {
 		return nil, err
 	}
+	cleanup.add(func() { w.Host.Close() })
 	registry := cfg.Tools
 	if registry == nil {
 		registry = tools.Builtin()
-	}
-	if cfg.SkillsDir == "" {
-		cfg.SkillsDir = filepath.Join(cfg.DataDir, "skills")
 	}
 	catalog, err := openSkills(cfg.SkillsDir)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.AuditDSN == "" {
-		cfg.AuditDSN = filepath.Join(cfg.DataDir, "audit.db")
-	}
-	auditStore, err := audit.Open(context.Background(), cfg.AuditDSN)
-	if err != nil {
-		host.Close()
+	if w.audit, err = audit.Open(context.Background(), cfg.AuditDSN); err != nil {
 		return nil, fmt.Errorf("open audit store %s: %w", redactDSN(cfg.AuditDSN), err)
 	}
-	if cfg.Redactor == nil {
-		cfg.Redactor = redact.Default()
-	}
-	hookRegistry, err := buildHooks(cfg, auditStore)
+	cleanup.add(func() { w.audit.Close() })
+	hookRegistry, err := buildHooks(cfg, w.audit)
 	if err != nil {
-		auditStore.Close()
-		host.Close()
 		return nil, err
 	}
-	store, err := contextstore.Open(context.Background(), cfg.Contexts.Store, contextstore.Options{DataDir: cfg.DataDir, MaxBlobBytes: cfg.Contexts.MaxBlobBytes})
-	if err != nil {
-		auditStore.Close()
-		host.Close()
+	if w.contexts, err = contextstore.Open(context.Background(), cfg.Contexts.Store, contextstore.Options{DataDir: cfg.DataDir, MaxBlobBytes: cfg.Contexts.MaxBlobBytes}); err != nil {
 		return nil, err
 	}
+	cleanup.add(func() { closeContextStore(w.contexts) })
 	transcripts, err := hooks.NewTranscriptWriter(filepath.Join(cfg.DataDir, "transcripts"))
 	if err != nil {
-		if closer, ok := store.(interface{ Close() }); ok {
-			closer.Close()
-		}
-		auditStore.Close()
-		host.Close()
 		return nil, err
 	}
 	estimator := compaction.WordEstimator{}
-	acts := &activities.Activities{
+	return &activities.Activities{
 		Tools:                registry,
-		Contexts:             store,
-		Host:                 host,
+		Contexts:             w.contexts,
+		Host:                 w.Host,
 		DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
 		WorkspaceBases:       bases,
 		Estimator:            estimator,
@@ -220,30 +169,38 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 			Skills:               catalog,
 			ProfilesDir:          cfg.ProfilesDir,
 			Estimator:            estimator,
-			Operator:             snapshotter(host),
+			Operator:             snapshotter(w.Host),
 			DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
 			WorkspaceBases:       bases,
 		},
-	}
+	}, nil
+}
 
+// buildTemporalWorkers makes the shared queue's worker (workflows and every
+// activity) and this host's (activities that must run where their
+// resources live).
+func (w *Worker) buildTemporalWorkers() (shared, host worker.Worker) {
 	// Heartbeats are how a cancel reaches a running tool; the SDK would
 	// otherwise send them only every 80% of the heartbeat timeout.
 	opts := worker.Options{MaxHeartbeatThrottleInterval: heartbeatThrottle, DefaultHeartbeatThrottleInterval: heartbeatThrottle,
 		Interceptors: []interceptor.WorkerInterceptor{&heartbeatInterceptor{}, &contextRunInterceptor{}}}
-	if cfg.Recorder != nil {
-		opts.Interceptors = append(opts.Interceptors, observability.StageInterceptor(cfg.Recorder))
+	if w.cfg.Recorder != nil {
+		opts.Interceptors = append(opts.Interceptors, observability.StageInterceptor(w.cfg.Recorder))
 	}
-	workflows.EnableSearchAttributes(ensureSearchAttributes(c, cfg.Namespace, cfg.Logger))
-	shared := worker.New(c, cfg.TaskQueue, opts)
+	workflows.EnableSearchAttributes(ensureSearchAttributes(w.client, w.cfg.Namespace, w.cfg.Logger))
+	shared = worker.New(w.client, w.cfg.TaskQueue, opts)
 	Register(shared)
-	shared.RegisterActivity(acts)
+	shared.RegisterActivity(w.Activities)
+	host = worker.New(w.client, w.Host.Queue, opts)
+	host.RegisterActivity(w.Activities)
+	return shared, host
+}
 
-	// The host queue only serves activities that must run where their
-	// resources live.
-	hostWorker := worker.New(c, host.Queue, opts)
-	hostWorker.RegisterActivity(acts)
-
-	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore, contexts: store}, nil
+// closeContextStore closes a store that holds connections or files.
+func closeContextStore(store contextstore.Store) {
+	if closer, ok := store.(interface{ Close() }); ok {
+		closer.Close()
+	}
 }
 
 // workspaceBases builds the workspace allow-list and checks that the
@@ -451,9 +408,7 @@ func (w *Worker) Stop() {
 	if err := w.audit.Close(); err != nil {
 		w.cfg.Logger.Warn("closing the audit store failed", "error", err)
 	}
-	if closer, ok := w.contexts.(interface{ Close() }); ok {
-		closer.Close()
-	}
+	closeContextStore(w.contexts)
 	w.cfg.Logger.Info("fenix worker stopped", "task_queue", w.cfg.TaskQueue)
 }
 

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -71,15 +70,6 @@ func New(cfg Config) (*Provider, error) {
 		maxTokensField: field,
 		chat:           sdk.NewChatCompletionService(opts...),
 	}, nil
-}
-
-// NewFromEnv builds a provider from the environment (see ConfigFromEnv).
-func NewFromEnv() (*Provider, error) {
-	cfg, err := ConfigFromEnv(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	return New(cfg)
 }
 
 // Name identifies the provider.

@@ -1,0 +1,327 @@
+package worker
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/agent/llm"
+	"github.com/fenixrt/fenix/agent/llm/providers"
+	"github.com/fenixrt/fenix/codec"
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/internal/observability"
+	"github.com/fenixrt/fenix/redact"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workflows"
+	"github.com/fenixrt/fenix/workspace"
+)
+
+// Config is the worker's one configuration: LoadConfig reads it once from
+// flags and the environment (no other package reads either), New applies
+// its defaults and checks it with Validate. Tests build it directly.
+type Config struct {
+	TaskQueue            string
+	DataDir              string
+	DefaultWorkspaceRoot string
+	// WorkspaceBases are the directories every workspace root must resolve
+	// inside (FENIX_WORKSPACE_BASES); empty means DefaultWorkspaceRoot alone.
+	WorkspaceBases []string
+	// Contexts configures the context store (FENIX_CONTEXT_STORE and
+	// friends); the zero value is <DataDir>/contexts.
+	Contexts ContextStoreConfig
+	// HostID overrides the persisted host identity.
+	HostID string
+	Logger *slog.Logger
+	// Tools overrides the built-in tool registry.
+	Tools *tools.Registry
+	// SkillsDir holds the system/, curated/ and installed/ skill roots
+	// (default <DataDir>/skills).
+	SkillsDir string
+	// ProfilesDir holds one directory per agent profile with AGENT.md,
+	// SOUL.md, USER.md, MEMORY.md, OPERATOR.md.
+	ProfilesDir string
+	// HooksFile is a hook settings file (Claude Code's format), or a list of
+	// them separated by the OS path-list separator (":").
+	HooksFile string
+	// HookSources are more hook settings files, project directories
+	// (holding .claude/) or plugin directories (holding hooks/hooks.json),
+	// loaded after HooksFile's, in order.
+	HookSources []string
+	// HookHTTPAllow opens exceptions for http hooks' outbound rule, in
+	// FENIX_FETCH_ALLOW's format (CIDRs, IPs, host names).
+	HookHTTPAllow string
+	// AuditDSN selects the audit store: a postgres:// URL or a SQLite file
+	// (default <DataDir>/audit.db).
+	AuditDSN string
+	// Hooks are custom Go hooks, registered after the built-ins and the
+	// command hooks, in order.
+	Hooks []hooks.AgentHook
+	// HostConfig configures host-local tools (search backend, fetch
+	// allowlist, proxy, exec limits); DataDir and HostID above override
+	// its fields of the same meaning.
+	HostConfig tools.HostConfig
+	// Model answers AgentTurn's model calls; nil fails them with a clear
+	// error. SummaryModel, when set, enables summarizer "model" for
+	// summary compaction.
+	Model        llm.Provider
+	SummaryModel string
+	// Recorder receives Fenix's metrics (nil records nothing).
+	Recorder activities.Recorder
+	// Namespace is where search attributes are checked (default "default").
+	Namespace string
+	// Redactor removes secrets from tool output (default redact.Default();
+	// pass an empty one to disable).
+	Redactor *redact.Redactor
+
+	// Process settings, used by the worker command around New.
+	Process ProcessConfig
+}
+
+// ProcessConfig is what the worker command itself needs: logging, the
+// operational HTTP server, tracing and the payload codec.
+type ProcessConfig struct {
+	LogFormat string
+	LogLevel  string
+	// HTTPAddr serves /metrics, /healthz, /readyz and /codec/; "off"
+	// disables it.
+	HTTPAddr string
+	Tracing  observability.TracingConfig
+	// Codec encrypts payloads; nil leaves them in the clear.
+	Codec       *codec.Codec
+	CodecServer codec.ServerConfig
+}
+
+// ContextStoreConfig selects and tunes the context store.
+type ContextStoreConfig struct {
+	// Store is FENIX_CONTEXT_STORE: "" for <DataDir>/contexts, a directory,
+	// or postgres://... for the shared store (see contextstore.Open).
+	Store string
+	// MaxBlobBytes limits one stored message list in the shared store
+	// (FENIX_CONTEXT_MAX_BYTES, default contextstore.DefaultMaxBlobBytes).
+	MaxBlobBytes int64
+	// Retention keeps blobs used within it whatever their runs' state
+	// (FENIX_CONTEXT_RETENTION, default DefaultContextRetention).
+	Retention time.Duration
+	// GCInterval is how often this worker tries to collect (default
+	// DefaultContextGCInterval); negative disables collection here. One
+	// worker of a fleet collects at a time.
+	GCInterval time.Duration
+}
+
+// Worker defaults shared by the flags and by New.
+const (
+	// DefaultContextRetention keeps a shared store's blobs a day after
+	// their last use, so a run that reads its history late still finds them.
+	DefaultContextRetention = 24 * time.Hour
+	// DefaultContextGCInterval is how often a worker collects a shared
+	// store's unreferenced blobs.
+	DefaultContextGCInterval = 10 * time.Minute
+	// DefaultHTTPAddr is the operational endpoints' listen address.
+	DefaultHTTPAddr = "127.0.0.1:9090"
+)
+
+// withDefaults fills what was left unset.
+func (c Config) withDefaults() Config {
+	if c.TaskQueue == "" {
+		c.TaskQueue = workflows.DefaultTaskQueue
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.DataDir != "" && c.SkillsDir == "" {
+		c.SkillsDir = filepath.Join(c.DataDir, "skills")
+	}
+	if c.DataDir != "" && c.AuditDSN == "" {
+		c.AuditDSN = filepath.Join(c.DataDir, "audit.db")
+	}
+	if c.Redactor == nil {
+		c.Redactor = redact.Default()
+	}
+	if c.Contexts.Retention == 0 {
+		c.Contexts.Retention = DefaultContextRetention
+	}
+	if c.Contexts.GCInterval == 0 {
+		c.Contexts.GCInterval = DefaultContextGCInterval
+	}
+	return c
+}
+
+// Validate reports the first setting that cannot work, naming it.
+func (c Config) Validate() error {
+	if c.DataDir == "" {
+		return errors.New("worker data directory is not set: pass -data-dir or FENIX_DATA_DIR")
+	}
+	if c.Contexts.MaxBlobBytes < 0 {
+		return fmt.Errorf("FENIX_CONTEXT_MAX_BYTES=%d: want a positive number of bytes", c.Contexts.MaxBlobBytes)
+	}
+	if c.Contexts.Retention < 0 {
+		return fmt.Errorf("FENIX_CONTEXT_RETENTION=%s: want a positive duration", c.Contexts.Retention)
+	}
+	return nil
+}
+
+// LoadConfig reads the worker's configuration from args and the
+// environment (getenv is os.Getenv in the command): each flag defaults to
+// its environment variable, and the tool, model, codec and tracing
+// settings are read from the environment here, once.
+func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	cfg, err := parseFlags(args, getenv, stderr)
+	if err != nil {
+		return Config{}, err
+	}
+	if cfg.HostConfig, err = tools.HostConfigFromEnv(getenv); err != nil {
+		return Config{}, err
+	}
+	// Commands draw their allowlisted variables from the worker's own
+	// environment.
+	cfg.HostConfig.Environ = os.Environ()
+	if cfg.Model, err = providers.FromEnv(getenv); err != nil {
+		return Config{}, fmt.Errorf("model provider configuration: %w", err)
+	}
+	cfg.Process.Tracing = observability.TracingConfigFromEnv(getenv, observability.ServiceWorker, cfg.HostID)
+	if cfg.Process.Codec, err = codec.FromEnv(getenv); err != nil {
+		return Config{}, err
+	}
+	if cfg.Process.Codec != nil {
+		if cfg.Process.CodecServer, err = codec.ServerConfigFromEnv(getenv); err != nil {
+			return Config{}, err
+		}
+	}
+	return cfg, cfg.withDefaults().Validate()
+}
+
+// parseFlags defines the worker's flags, each defaulting to its
+// environment variable, and parses args.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	env := envReader{getenv: getenv}
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg Config
+	var workspaceBases, redactPatterns string
+	var noRedact bool
+	fs.StringVar(&cfg.TaskQueue, "task-queue", env.or("FENIX_TASK_QUEUE", workflows.DefaultTaskQueue), "shared task queue (env FENIX_TASK_QUEUE)")
+	fs.StringVar(&cfg.DataDir, "data-dir", env.or("FENIX_DATA_DIR", defaultDataDir(getenv)), "directory for the context store, host ID and host-local state (env FENIX_DATA_DIR)")
+	fs.StringVar(&cfg.DefaultWorkspaceRoot, "workspace-root", getenv("FENIX_WORKSPACE_ROOT"), "default workspace root for assignments without workspace_root (env FENIX_WORKSPACE_ROOT)")
+	fs.StringVar(&workspaceBases, "workspace-bases", getenv(workspace.BasesSetting), "directories (separated by \":\") every assignment's workspace_root must resolve inside, symlinks followed (env FENIX_WORKSPACE_BASES; default: the workspace root)")
+	fs.StringVar(&cfg.HostID, "host-id", getenv("FENIX_HOST_ID"), "override the persisted host ID (env FENIX_HOST_ID)")
+	fs.StringVar(&cfg.SkillsDir, "skills-dir", getenv("FENIX_SKILLS_DIR"), "directory with system/, curated/ and installed/ skill roots (env FENIX_SKILLS_DIR; default <data-dir>/skills)")
+	fs.StringVar(&cfg.ProfilesDir, "profiles-dir", getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
+	fs.StringVar(&cfg.HooksFile, "hooks-file", getenv("FENIX_HOOKS_FILE"), "hook settings in Claude Code's format: settings files, project directories (holding .claude/) or plugin directories (holding hooks/hooks.json), \":\"-separated, loaded in order (env FENIX_HOOKS_FILE)")
+	fs.StringVar(&cfg.HookHTTPAllow, "hooks-http-allow", getenv("FENIX_HOOKS_HTTP_ALLOW"), "private or loopback destinations http hooks may reach: CIDRs, IPs, host names (env FENIX_HOOKS_HTTP_ALLOW)")
+	fs.StringVar(&cfg.SummaryModel, "summary-model", getenv("FENIX_SUMMARY_MODEL"), "model for summary compaction with summarizer \"model\" (env FENIX_SUMMARY_MODEL)")
+	fs.StringVar(&redactPatterns, "redact-patterns", getenv("FENIX_REDACT_PATTERNS"), "JSON file of extra secret patterns [{\"name\",\"regex\",\"keep\",\"hints\"}] redacted from tool output (env FENIX_REDACT_PATTERNS)")
+	fs.BoolVar(&noRedact, "no-redact", getenv("FENIX_REDACT") == "off", "do not redact secrets from tool output (env FENIX_REDACT=off)")
+	fs.StringVar(&cfg.Process.HTTPAddr, "http-addr", env.or("FENIX_HTTP_ADDR", DefaultHTTPAddr), "listen address of /metrics, /healthz, /readyz and the codec server /codec/; \"off\" disables it (env FENIX_HTTP_ADDR)")
+	fs.StringVar(&cfg.Contexts.Store, "context-store", getenv(contextstore.Setting), "context store for large message lists: postgres://... (shared by every worker, no shared volume needed), or a directory (env FENIX_CONTEXT_STORE; default <data-dir>/contexts)")
+	fs.Int64Var(&cfg.Contexts.MaxBlobBytes, "context-max-bytes", env.bytes("FENIX_CONTEXT_MAX_BYTES", contextstore.DefaultMaxBlobBytes), "largest message list the shared context store accepts (env FENIX_CONTEXT_MAX_BYTES)")
+	fs.DurationVar(&cfg.Contexts.Retention, "context-retention", env.duration("FENIX_CONTEXT_RETENTION", DefaultContextRetention), "the shared context store keeps what was stored or read within this window, whatever its runs' state (env FENIX_CONTEXT_RETENTION)")
+	fs.DurationVar(&cfg.Contexts.GCInterval, "context-gc-interval", env.duration("FENIX_CONTEXT_GC_INTERVAL", DefaultContextGCInterval), "how often this worker collects the shared context store's blobs no open run references; negative disables (env FENIX_CONTEXT_GC_INTERVAL)")
+	fs.StringVar(&cfg.AuditDSN, "audit-dsn", getenv("FENIX_AUDIT_DSN"), "audit store: postgres://... or a SQLite file (env FENIX_AUDIT_DSN; default <data-dir>/audit.db)")
+	fs.StringVar(&cfg.Process.LogFormat, "log-format", env.or("FENIX_LOG_FORMAT", "json"), "log format: json or text (env FENIX_LOG_FORMAT)")
+	fs.StringVar(&cfg.Process.LogLevel, "log-level", env.or("FENIX_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env FENIX_LOG_LEVEL)")
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	if env.err != nil {
+		return Config{}, env.err
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	cfg.WorkspaceBases = workspace.ParseList(workspaceBases)
+	redactor, err := buildRedactor(redactPatterns, noRedact)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.Redactor = redactor
+	return cfg, nil
+}
+
+const usage = `Usage: worker [flags]
+
+Runs a Fenix worker until interrupted. Temporal connection settings come from
+TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* and
+TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE (envconfig).
+
+Tools: FENIX_SEARCH_URL (web_search backend), FENIX_FETCH_ALLOW (web_fetch
+allowlist), FENIX_PROXY_ADDR / FENIX_PROXY_BASE_URL (process proxy),
+FENIX_EXEC_ENV_ALLOW, FENIX_EXEC_MAX_TIMEOUT.
+Models (AgentTurn): FENIX_OPENAI_BASE_URL, FENIX_OPENAI_API_KEY (or
+OPENAI_API_KEY), FENIX_MODEL, FENIX_SCRIPT_FILE (scripted provider).
+Payload encryption: FENIX_CODEC_KEY or FENIX_CODEC_KEY_FILE, and the codec
+server's FENIX_CODEC_AUTH_TOKEN, FENIX_CODEC_UI_ORIGIN, FENIX_CODEC_NAMESPACES.
+Tracing: OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT.
+
+Flags:
+`
+
+// buildRedactor is the default secret patterns plus a file's, or none.
+func buildRedactor(patternsFile string, disabled bool) (*redact.Redactor, error) {
+	if disabled {
+		return redact.New()
+	}
+	patterns := append([]redact.Pattern(nil), redact.DefaultPatterns...)
+	if patternsFile != "" {
+		extra, err := redact.LoadFile(patternsFile)
+		if err != nil {
+			return nil, err
+		}
+		patterns = append(patterns, extra...)
+	}
+	return redact.New(patterns...)
+}
+
+// envReader reads typed flag defaults from the environment, keeping the
+// first malformed value's error.
+type envReader struct {
+	getenv func(string) string
+	err    error
+}
+
+func (e *envReader) or(key, def string) string {
+	if v := e.getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func (e *envReader) duration(key string, def time.Duration) time.Duration {
+	v := e.getenv(key)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil && e.err == nil {
+		e.err = fmt.Errorf("%s=%q: want a duration such as 24h or 10m", key, v)
+	}
+	return d
+}
+
+func (e *envReader) bytes(key string, def int64) int64 {
+	v := e.getenv(key)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if (err != nil || n <= 0) && e.err == nil {
+		e.err = fmt.Errorf("%s=%q: want a positive number of bytes", key, v)
+	}
+	return n
+}
+
+// defaultDataDir follows the XDG base directory spec for state.
+func defaultDataDir(getenv func(string) string) string {
+	if dir := getenv("XDG_STATE_HOME"); dir != "" {
+		return filepath.Join(dir, "fenix")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "fenix")
+	}
+	return filepath.Join(os.TempDir(), "fenix")
+}

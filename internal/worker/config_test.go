@@ -1,0 +1,66 @@
+package worker
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+func TestLoadConfig(t *testing.T) {
+	envOf := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		check   func(t *testing.T, c Config)
+		wantErr string
+	}{
+		{name: "defaults", env: map[string]string{"FENIX_DATA_DIR": "/d"}, check: func(t *testing.T, c Config) {
+			if c.TaskQueue != workflows.DefaultTaskQueue || c.Contexts.MaxBlobBytes != contextstore.DefaultMaxBlobBytes ||
+				c.Contexts.Retention != DefaultContextRetention || c.Process.HTTPAddr != DefaultHTTPAddr || c.Process.LogFormat != "json" {
+				t.Errorf("defaults = %+v", c)
+			}
+		}},
+		{name: "environment", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_TASK_QUEUE": "q", "FENIX_WORKSPACE_BASES": "/a:/b",
+			"FENIX_CONTEXT_RETENTION": "2h", "FENIX_HTTP_ADDR": "off"}, check: func(t *testing.T, c Config) {
+			if c.TaskQueue != "q" || len(c.WorkspaceBases) != 2 || c.Contexts.Retention != 2*time.Hour || c.Process.HTTPAddr != "off" {
+				t.Errorf("from env = %+v", c)
+			}
+		}},
+		{name: "a flag wins over its variable", args: []string{"-task-queue", "flag-q"}, env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_TASK_QUEUE": "env-q"},
+			check: func(t *testing.T, c Config) {
+				if c.TaskQueue != "flag-q" {
+					t.Errorf("TaskQueue = %q, want flag-q", c.TaskQueue)
+				}
+			}},
+		{name: "bad duration names its variable", env: map[string]string{"FENIX_CONTEXT_GC_INTERVAL": "soon"}, wantErr: `FENIX_CONTEXT_GC_INTERVAL="soon"`},
+		{name: "bad size names its variable", env: map[string]string{"FENIX_CONTEXT_MAX_BYTES": "-1"}, wantErr: `FENIX_CONTEXT_MAX_BYTES="-1"`},
+		{name: "unknown flag", args: []string{"-nope"}, wantErr: "flag provided but not defined"},
+		{name: "codec key malformed", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_CODEC_KEY": "not base64!"}, wantErr: "FENIX_CODEC_KEY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := LoadConfig(tt.args, envOf(tt.env), io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("LoadConfig error = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("LoadConfig: %v", err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestValidateNamesTheSetting(t *testing.T) {
+	if err := (Config{}).withDefaults().Validate(); err == nil || !strings.Contains(err.Error(), "FENIX_DATA_DIR") {
+		t.Fatalf("Validate without a data dir = %v, want it to name FENIX_DATA_DIR", err)
+	}
+}
