@@ -4,11 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
+
+	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/agent/llm/providers"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
@@ -50,36 +53,11 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (int, error) {
 	defer srv.Stop()
 	fmt.Fprintf(c.stdout, "Temporal dev server at %s, Web UI at %s\n", srv.HostPort, srv.UIURL)
 
-	dataDir, err := os.MkdirTemp("", "fenix-demo-")
+	ws, cleanup, err := startDemoWorker(srv.Client(), c.stderr, *workspace, *skillsDir, *scriptFile)
 	if err != nil {
 		return exitFailed, err
 	}
-	defer os.RemoveAll(dataDir)
-	ws, err := filepath.Abs(*workspace)
-	if err != nil {
-		return exitFailed, err
-	}
-	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	model, err := providers.FromEnv(func(key string) string {
-		if key == providers.EnvScriptFile {
-			return *scriptFile
-		}
-		return os.Getenv(key)
-	})
-	if err != nil {
-		return exitFailed, err
-	}
-	w, err := worker.New(srv.Client(), worker.Config{
-		TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir, DefaultWorkspaceRoot: ws, Logger: logger, SkillsDir: *skillsDir,
-		Model: model,
-	})
-	if err != nil {
-		return exitFailed, err
-	}
-	if err := w.Start(); err != nil {
-		return exitFailed, err
-	}
-	defer w.Stop()
+	defer cleanup()
 	fmt.Fprintf(c.stdout, "Fenix worker polling task queue %q (workspace %s)\n\n", workflows.DefaultTaskQueue, ws)
 
 	// The sample runs through the same path a user's `starter run` takes.
@@ -103,6 +81,45 @@ Press Ctrl-C to stop.
 `, srv.HostPort, cliPath)
 	<-ctx.Done()
 	return code, nil
+}
+
+// startDemoWorker runs a worker in this process on a temporary data
+// directory, with the scripted model; cleanup stops it and removes the
+// directory.
+func startDemoWorker(c client.Client, stderr io.Writer, workspace, skillsDir, scriptFile string) (ws string, cleanup func(), err error) {
+	dataDir, err := os.MkdirTemp("", "fenix-demo-")
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dataDir)
+		}
+	}()
+	if ws, err = filepath.Abs(workspace); err != nil {
+		return "", nil, err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	model, err := providers.FromEnv(func(key string) string {
+		if key == providers.EnvScriptFile {
+			return scriptFile
+		}
+		return os.Getenv(key)
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	w, err := worker.New(c, worker.Config{
+		TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir, DefaultWorkspaceRoot: ws, Logger: logger, SkillsDir: skillsDir,
+		Model: model,
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if err = w.Start(); err != nil {
+		return "", nil, err
+	}
+	return ws, func() { w.Stop(); os.RemoveAll(dataDir) }, nil
 }
 
 // portOrFree returns port when it can be bound on loopback, else a free one.

@@ -179,24 +179,7 @@ func (as *Assembler) Prepare(ctx context.Context, a contract.Assignment, transcr
 		}
 	}
 
-	if as.Skills != nil {
-		sel := as.Skills.Select(messages)
-		tr.ActiveSkillCount = len(sel.Active)
-		for _, e := range sel.Active {
-			s.ActiveSkills = append(s.ActiveSkills, SkillSummary{Name: e.Name, Description: e.Description})
-		}
-		for _, p := range sel.Selected {
-			s.SelectedSkills = append(s.SelectedSkills, SelectedSkill{Name: p.Name, SkillMD: p.SkillMD, Files: otherFiles(p)})
-			tr.SelectedSkills = append(tr.SelectedSkills, p.Name)
-		}
-		tr.SkillReferences, tr.UnknownSkillRefs, tr.FailedSkills = sel.References, sel.Unknown, sel.Failed
-		if len(s.ActiveSkills) > 0 {
-			tr.SectionSources["active_skills"] = SourceCatalog
-		}
-		if len(s.SelectedSkills) > 0 {
-			tr.SectionSources["selected_skills"] = SourceCatalog
-		}
-	}
+	as.addSkills(messages, &s, &tr)
 	if len(a.ContextImports) > 0 {
 		s.ContextImports = a.ContextImports
 		tr.SectionSources["context_imports"] = SourceInline
@@ -222,6 +205,30 @@ func (as *Assembler) Prepare(ctx context.Context, a contract.Assignment, transcr
 		EstimatedTokenCount:   tr.EstimatedTokenCount,
 		Trace:                 tr,
 	}, nil
+}
+
+// addSkills adds the catalog's active skills and those the transcript
+// selects to the sections, and records the choice in the trace.
+func (as *Assembler) addSkills(messages []contract.Message, s *Sections, tr *PrepareTrace) {
+	if as.Skills == nil {
+		return
+	}
+	sel := as.Skills.Select(messages)
+	tr.ActiveSkillCount = len(sel.Active)
+	for _, e := range sel.Active {
+		s.ActiveSkills = append(s.ActiveSkills, SkillSummary{Name: e.Name, Description: e.Description})
+	}
+	for _, p := range sel.Selected {
+		s.SelectedSkills = append(s.SelectedSkills, SelectedSkill{Name: p.Name, SkillMD: p.SkillMD, Files: otherFiles(p)})
+		tr.SelectedSkills = append(tr.SelectedSkills, p.Name)
+	}
+	tr.SkillReferences, tr.UnknownSkillRefs, tr.FailedSkills = sel.References, sel.Unknown, sel.Failed
+	if len(s.ActiveSkills) > 0 {
+		tr.SectionSources["active_skills"] = SourceCatalog
+	}
+	if len(s.SelectedSkills) > 0 {
+		tr.SectionSources["selected_skills"] = SourceCatalog
+	}
 }
 
 // operatorLayer applies the seed's rule: only the main, top-level agent
