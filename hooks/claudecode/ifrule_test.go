@@ -1,4 +1,4 @@
-package hooks
+package claudecode
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // The "if" field's permission rules, as the hooks reference's Bash table
@@ -78,7 +79,7 @@ func TestIfFieldFiltersHandlers(t *testing.T) {
 		}
 	}
 	start := scriptHook(t, dir, "SessionStart", `echo ran > "$FENIX_HOOKS_DIR/ran"`, func(c *cmdHook) { c.If = "Bash(git *)"; c.Dir = dir })
-	registryOf(start).RunSessionStart(context.Background(), SessionStartEvent{Session: Session{WorkspaceRoot: dir}})
+	registryOf(start).RunSessionStart(context.Background(), hooks.SessionStartEvent{Session: hooks.Session{WorkspaceRoot: dir}})
 	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
 		t.Error("a handler with \"if\" ran on SessionStart")
 	}
@@ -89,7 +90,7 @@ func TestTranscriptJSONL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Session{SessionID: "agent-turn-c1/t1", WorkspaceRoot: "/srv/ws"}
+	s := hooks.Session{SessionID: "agent-turn-c1/t1", WorkspaceRoot: "/srv/ws"}
 	msgs := []contract.Message{
 		{Role: contract.RoleSystem, Content: "You are Fenix."},
 		{Role: contract.RoleUser, Content: "List the files"},

@@ -1,4 +1,4 @@
-package hooks
+package claudecode
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fenixrt/fenix/audit"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // outcome is what an external hook produced: a command's exit status and
@@ -183,7 +184,7 @@ func (o *hookJSON) validate() error {
 }
 
 // halt is the request to end the turn ("continue": false).
-func (v verdict) halt() *Halt {
+func (v verdict) halt() *hooks.Halt {
 	if v.parsed == nil || v.parsed.Continue == nil || *v.parsed.Continue {
 		return nil
 	}
@@ -191,7 +192,7 @@ func (v verdict) halt() *Halt {
 	if reason == "" {
 		reason = "a hook asked to stop (continue: false)"
 	}
-	return &Halt{Reason: reason}
+	return &hooks.Halt{Reason: reason}
 }
 
 func (v verdict) hso() *hookSpecific {

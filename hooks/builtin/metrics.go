@@ -1,9 +1,10 @@
-package hooks
+package builtin
 
 import (
 	"context"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // MetricsSummaryEverySteps is how often MetricsHook logs a summary.
@@ -18,25 +19,25 @@ const MetricsSummaryEverySteps = 3
 // continue-as-new. It is not safe for concurrent use, which workflow code
 // never needs.
 type MetricsHook struct {
-	Base
+	hooks.Base
+
 	metrics   contract.Metrics
 	sessionID string
-	logf      LogFunc
+	logf      hooks.LogFunc
 }
 
 // NewMetricsHook starts from initial (zero for a new session) and logs a
 // summary through logf every MetricsSummaryEverySteps steps and at session
 // stop; logf may be nil.
-func NewMetricsHook(initial contract.Metrics, logf LogFunc) *MetricsHook {
+func NewMetricsHook(initial contract.Metrics, logf hooks.LogFunc) *MetricsHook {
 	return &MetricsHook{metrics: initial, logf: logf}
 }
 
 func (h *MetricsHook) Name() string { return "metrics" }
 
-func (h *MetricsHook) HandlesEvent(ev Event) bool {
+func (h *MetricsHook) HandlesEvent(ev hooks.Event) bool {
 	switch ev {
-	case EventSessionStart, EventPostToolUse, EventPostToolUseFailure,
-		EventStepComplete, EventError, EventSessionStop:
+	case hooks.EventSessionStart, hooks.EventPostToolUse, hooks.EventPostToolUseFailure, hooks.EventStepComplete, hooks.EventError, hooks.EventSessionStop:
 		return true
 	}
 	return false
@@ -45,28 +46,28 @@ func (h *MetricsHook) HandlesEvent(ev Event) bool {
 // Metrics returns the counters so far.
 func (h *MetricsHook) Metrics() contract.Metrics { return h.metrics }
 
-func (h *MetricsHook) OnSessionStart(_ context.Context, ev SessionStartEvent) error {
+func (h *MetricsHook) OnSessionStart(_ context.Context, ev hooks.SessionStartEvent) error {
 	h.sessionID = ev.SessionID
 	return nil
 }
 
 // PostToolUse counts a call; a result whose own status is failed counts as
 // a tool error too.
-func (h *MetricsHook) PostToolUse(_ context.Context, ev PostToolUseEvent) (PostToolUseAction, error) {
+func (h *MetricsHook) PostToolUse(_ context.Context, ev hooks.PostToolUseEvent) (hooks.PostToolUseAction, error) {
 	h.metrics.ToolCalls++
 	if ev.Status == contract.StatusFailed || ev.Status == "error" {
 		h.metrics.ToolErrors++
 	}
-	return KeepOutput(), nil
+	return hooks.KeepOutput(), nil
 }
 
-func (h *MetricsHook) PostToolUseFailure(context.Context, PostToolUseFailureEvent) error {
+func (h *MetricsHook) PostToolUseFailure(context.Context, hooks.PostToolUseFailureEvent) error {
 	h.metrics.ToolCalls++
 	h.metrics.ToolErrors++
 	return nil
 }
 
-func (h *MetricsHook) OnStepComplete(_ context.Context, ev StepCompleteEvent) error {
+func (h *MetricsHook) OnStepComplete(_ context.Context, ev hooks.StepCompleteEvent) error {
 	h.metrics.Steps++
 	h.metrics.PromptTokens += ev.Usage.PromptTokens
 	h.metrics.CompletionTokens += ev.Usage.CompletionTokens
@@ -77,12 +78,12 @@ func (h *MetricsHook) OnStepComplete(_ context.Context, ev StepCompleteEvent) er
 	return nil
 }
 
-func (h *MetricsHook) OnError(context.Context, ErrorEvent) error {
+func (h *MetricsHook) OnError(context.Context, hooks.ErrorEvent) error {
 	h.metrics.Errors++
 	return nil
 }
 
-func (h *MetricsHook) OnSessionStop(_ context.Context, ev SessionStopEvent) error {
+func (h *MetricsHook) OnSessionStop(_ context.Context, ev hooks.SessionStopEvent) error {
 	h.log("agent session metrics", h.sessionOr(ev.SessionID), "stop_reason", ev.StopReason)
 	return nil
 }

@@ -1,24 +1,26 @@
-package hooks
+package builtin
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 func TestCancellationHookBlocksWhenCancelled(t *testing.T) {
 	var log []string
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(NewCancellationHook())
-	r.Add(&fakeHook{name: "after", log: &log})
-	ev := preEvent()
+	r.Add(&recorder{name: "after", log: &log})
+	ev := toolCall()
 	ev.Cancelled, ev.CancelReason = true, "user pressed stop"
 
 	res := r.RunPreToolUse(context.Background(), ev)
@@ -34,10 +36,35 @@ func TestCancellationHookBlocksWhenCancelled(t *testing.T) {
 	}
 }
 
+// recorder is a Go hook that logs the PreToolUse calls it gets.
+type recorder struct {
+	hooks.Base
+	name string
+	log  *[]string
+}
+
+func (h *recorder) Name() string { return h.name }
+
+func (h *recorder) PreToolUse(context.Context, hooks.PreToolUseEvent) (hooks.PreToolUseAction, error) {
+	if h.log != nil {
+		*h.log = append(*h.log, h.name+":pre_tool_use")
+	}
+	return hooks.Continue(), nil
+}
+
+func toolCall() hooks.PreToolUseEvent {
+	return hooks.PreToolUseEvent{
+		Session:   hooks.Session{SessionID: "wf-1", RunID: "run-1"},
+		ToolName:  "exec_command",
+		CallID:    "call-1",
+		ToolInput: map[string]any{"command": "ls"},
+	}
+}
+
 func TestCancellationHookAllowsWhenNotCancelled(t *testing.T) {
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(NewCancellationHook())
-	if res := r.RunPreToolUse(context.Background(), preEvent()); res.Blocked() || res.Action.Kind != KindContinue {
+	if res := r.RunPreToolUse(context.Background(), toolCall()); res.Blocked() || res.Action.Kind != hooks.KindContinue {
 		t.Errorf("result = %+v, want continue", res)
 	}
 }
@@ -46,20 +73,20 @@ func TestMetricsHookAccumulatesCounts(t *testing.T) {
 	var lines []string
 	logf := func(msg string, kv ...any) { lines = append(lines, msg+" "+fmt.Sprintf("%v", kv)) }
 	m := NewMetricsHook(contract.Metrics{}, logf)
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(m)
 	ctx := context.Background()
-	s := Session{SessionID: "wf-metrics"}
+	s := hooks.Session{SessionID: "wf-metrics"}
 
-	r.RunSessionStart(ctx, SessionStartEvent{Session: s, Source: SourceStartup})
-	r.RunPostToolUse(ctx, PostToolUseEvent{Session: s, ToolName: "calculator", Status: contract.StatusCompleted})
-	r.RunPostToolUse(ctx, PostToolUseEvent{Session: s, ToolName: "exec_command", Status: contract.StatusFailed})
-	r.RunPostToolUseFailure(ctx, PostToolUseFailureEvent{Session: s, ToolName: "exec_command"})
-	r.RunError(ctx, ErrorEvent{Session: s, Stage: "execute_tool"})
+	r.RunSessionStart(ctx, hooks.SessionStartEvent{Session: s, Source: hooks.SourceStartup})
+	r.RunPostToolUse(ctx, hooks.PostToolUseEvent{Session: s, ToolName: "calculator", Status: contract.StatusCompleted})
+	r.RunPostToolUse(ctx, hooks.PostToolUseEvent{Session: s, ToolName: "exec_command", Status: contract.StatusFailed})
+	r.RunPostToolUseFailure(ctx, hooks.PostToolUseFailureEvent{Session: s, ToolName: "exec_command"})
+	r.RunError(ctx, hooks.ErrorEvent{Session: s, Stage: "execute_tool"})
 	for step := 1; step <= 4; step++ {
-		r.RunStepComplete(ctx, StepCompleteEvent{Session: s, Step: step, Usage: TokenUsage{PromptTokens: 100, CompletionTokens: 20}})
+		r.RunStepComplete(ctx, hooks.StepCompleteEvent{Session: s, Step: step, Usage: hooks.TokenUsage{PromptTokens: 100, CompletionTokens: 20}})
 	}
-	r.RunSessionStop(ctx, SessionStopEvent{Session: s, StopReason: StopCompleted})
+	r.RunSessionStop(ctx, hooks.SessionStopEvent{Session: s, StopReason: hooks.StopCompleted})
 
 	want := contract.Metrics{ToolCalls: 3, ToolErrors: 2, Steps: 4, Errors: 1, PromptTokens: 400, CompletionTokens: 80, TotalTokens: 480}
 	if got := m.Metrics(); got != want {
@@ -83,8 +110,8 @@ func TestMetricsHookResumesFromInitialAndIsDeterministic(t *testing.T) {
 			lines = append(lines, fmt.Sprint(append([]any{msg}, kv...)...))
 		})
 		ctx := context.Background()
-		_ = m.OnStepComplete(ctx, StepCompleteEvent{Step: 3, Usage: TokenUsage{TotalTokens: 7}})
-		_ = m.OnSessionStop(ctx, SessionStopEvent{StopReason: StopCanceled})
+		_ = m.OnStepComplete(ctx, hooks.StepCompleteEvent{Step: 3, Usage: hooks.TokenUsage{TotalTokens: 7}})
+		_ = m.OnSessionStop(ctx, hooks.SessionStopEvent{StopReason: hooks.StopCanceled})
 		return m.Metrics(), lines
 	}
 	m1, l1 := run()
@@ -112,17 +139,17 @@ func openTestStore(t *testing.T) *audit.SQLStore {
 
 func TestAuditLogHookWritesIdempotentRows(t *testing.T) {
 	store := openTestStore(t)
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(NewAuditLogHook(store, 0, nil))
 	ctx := context.Background()
-	s := Session{SessionID: "wf-audit", RunID: "run-1", ConversationID: "conv", TurnID: "turn"}
+	s := hooks.Session{SessionID: "wf-audit", RunID: "run-1", ConversationID: "conv", TurnID: "turn"}
 
 	// Twice, as a retried activity would.
 	for range 2 {
-		for _, sum := range []Summary{
-			{Decisions: r.RunPostToolUse(ctx, PostToolUseEvent{Session: s, ToolName: "calculator", CallID: "c1", Content: "4", DurationMS: 3}).Decisions},
-			r.RunPostToolUseFailure(ctx, PostToolUseFailureEvent{Session: s, ToolName: "exec_command", CallID: "c2", ErrorType: "ToolTimeoutError", ErrorMessage: "took too long"}),
-			r.RunSessionStop(ctx, SessionStopEvent{Session: s, StopReason: StopCanceled, ErrorMessage: "user cancel"}),
+		for _, sum := range []hooks.Summary{
+			{Decisions: r.RunPostToolUse(ctx, hooks.PostToolUseEvent{Session: s, ToolName: "calculator", CallID: "c1", Content: "4", DurationMS: 3}).Decisions},
+			r.RunPostToolUseFailure(ctx, hooks.PostToolUseFailureEvent{Session: s, ToolName: "exec_command", CallID: "c2", ErrorType: "ToolTimeoutError", ErrorMessage: "took too long"}),
+			r.RunSessionStop(ctx, hooks.SessionStopEvent{Session: s, StopReason: hooks.StopCanceled, ErrorMessage: "user cancel"}),
 		} {
 			if err := sum.Err(); err != nil {
 				t.Fatal(err)
@@ -144,7 +171,7 @@ func TestAuditLogHookWritesIdempotentRows(t *testing.T) {
 	if failure.Event != audit.EventToolFailure || failure.Status != contract.StatusFailed || failure.Error != "ToolTimeoutError: took too long" {
 		t.Errorf("failure row = %+v", failure)
 	}
-	if stop.Event != audit.EventSessionStop || stop.Status != StopCanceled || stop.CallID != "" || stop.Error != "user cancel" {
+	if stop.Event != audit.EventSessionStop || stop.Status != hooks.StopCanceled || stop.CallID != "" || stop.Error != "user cancel" {
 		t.Errorf("session stop row = %+v", stop)
 	}
 }
@@ -154,7 +181,7 @@ func TestAuditLogHookWritesEvenWhenCallerIsCancelled(t *testing.T) {
 	h := NewAuditLogHook(store, time.Second, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := h.OnSessionStop(ctx, SessionStopEvent{Session: Session{SessionID: "wf-c"}, StopReason: StopCanceled}); err != nil {
+	if err := h.OnSessionStop(ctx, hooks.SessionStopEvent{Session: hooks.Session{SessionID: "wf-c"}, StopReason: hooks.StopCanceled}); err != nil {
 		t.Fatalf("SESSION_STOP after cancel: %v", err)
 	}
 	if n, _ := store.Count(context.Background(), audit.Filter{SessionID: "wf-c"}); n != 1 {
@@ -177,9 +204,9 @@ func (slowStore) Record(ctx context.Context, _ audit.Row) error {
 
 func TestAuditLogHookFailureIsRecordedNotFatal(t *testing.T) {
 	var logged []string
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(NewAuditLogHook(failingStore{}, 0, func(msg string, kv ...any) { logged = append(logged, msg) }))
-	res := r.RunPostToolUse(context.Background(), PostToolUseEvent{Session: Session{SessionID: "s"}, CallID: "c", Content: "out"})
+	res := r.RunPostToolUse(context.Background(), hooks.PostToolUseEvent{Session: hooks.Session{SessionID: "s"}, CallID: "c", Content: "out"})
 	if res.FinalContent != "out" || !strings.Contains(res.Decisions[0].Error, "database is locked") {
 		t.Errorf("result = %+v, want output untouched and the write error in the decision", res)
 	}
@@ -191,11 +218,20 @@ func TestAuditLogHookFailureIsRecordedNotFatal(t *testing.T) {
 func TestAuditLogHookWriteIsBounded(t *testing.T) {
 	h := NewAuditLogHook(slowStore{}, 50*time.Millisecond, nil)
 	start := time.Now()
-	err := h.OnSessionStop(context.Background(), SessionStopEvent{Session: Session{SessionID: "s"}, StopReason: StopCompleted})
+	err := h.OnSessionStop(context.Background(), hooks.SessionStopEvent{Session: hooks.Session{SessionID: "s"}, StopReason: hooks.StopCompleted})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want the write timeout", err)
 	}
 	if elapsed := time.Since(start); elapsed > 2*time.Second {
 		t.Errorf("write took %s despite a 50ms bound", elapsed)
+	}
+}
+
+func TestRegistryNames(t *testing.T) {
+	r := hooks.NewRegistry()
+	r.Add(&recorder{name: "a"})
+	r.Add(NewCancellationHook())
+	if got := r.Names(); !reflect.DeepEqual(got, []string{"a", "cancellation"}) || r.Len() != 2 {
+		t.Errorf("names = %v", got)
 	}
 }

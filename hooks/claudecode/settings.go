@@ -1,9 +1,10 @@
-package hooks
+package claudecode
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/fenixrt/fenix/hooks"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,7 +120,7 @@ func LoadSource(path string, opts LoadOptions) (*Source, error) {
 }
 
 // LoadCommandHooks reads one hook settings file and returns its hooks.
-func LoadCommandHooks(path string) ([]AgentHook, error) {
+func LoadCommandHooks(path string) ([]hooks.AgentHook, error) {
 	src, err := LoadSource(path, LoadOptions{})
 	if err != nil {
 		return nil, err

@@ -1,10 +1,11 @@
-package hooks
+package claudecode
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fenixrt/fenix/hooks"
 	"sort"
 	"strings"
 	"time"
@@ -29,29 +30,29 @@ const (
 
 // eventSpec is what a settings-file event name means in a dialect.
 type eventSpec struct {
-	event Event
+	event hooks.Event
 	scope agentScope
 }
 
 // settingsEvents are the event names both dialects share.
 var settingsEvents = map[string]eventSpec{
-	"SessionStart":       {event: EventSessionStart},
-	"UserPromptSubmit":   {event: EventUserPromptSubmit},
-	"PreToolUse":         {event: EventPreToolUse},
-	"PermissionRequest":  {event: EventPermissionRequest},
-	"PermissionDenied":   {event: EventPermissionDenied},
-	"PostToolUse":        {event: EventPostToolUse},
-	"PostToolUseFailure": {event: EventPostToolUseFailure},
-	"PostToolBatch":      {event: EventPostToolBatch},
-	"Notification":       {event: EventNotification},
-	"SubagentStart":      {event: EventSubagentStart},
-	"Stop":               {event: EventStop, scope: mainAgents},
-	"PreCompact":         {event: EventPreCompact},
-	"PostCompact":        {event: EventPostCompact},
-	"SessionEnd":         {event: EventSessionStop},
+	"SessionStart":       {event: hooks.EventSessionStart},
+	"UserPromptSubmit":   {event: hooks.EventUserPromptSubmit},
+	"PreToolUse":         {event: hooks.EventPreToolUse},
+	"PermissionRequest":  {event: hooks.EventPermissionRequest},
+	"PermissionDenied":   {event: hooks.EventPermissionDenied},
+	"PostToolUse":        {event: hooks.EventPostToolUse},
+	"PostToolUseFailure": {event: hooks.EventPostToolUseFailure},
+	"PostToolBatch":      {event: hooks.EventPostToolBatch},
+	"Notification":       {event: hooks.EventNotification},
+	"SubagentStart":      {event: hooks.EventSubagentStart},
+	"Stop":               {event: hooks.EventStop, scope: mainAgents},
+	"PreCompact":         {event: hooks.EventPreCompact},
+	"PostCompact":        {event: hooks.EventPostCompact},
+	"SessionEnd":         {event: hooks.EventSessionStop},
 	// Fenix extensions; Claude Code has no such events.
-	"StepComplete": {event: EventStepComplete},
-	"Error":        {event: EventError},
+	"StepComplete": {event: hooks.EventStepComplete},
+	"Error":        {event: hooks.EventError},
 }
 
 // eventSpecFor maps a settings-file event name. "SubagentStop" is Claude
@@ -61,9 +62,9 @@ var settingsEvents = map[string]eventSpec{
 func eventSpecFor(d Dialect, name string) (eventSpec, bool) {
 	if name == "SubagentStop" {
 		if d == DialectFenix {
-			return eventSpec{event: EventSubagentStop}, true
+			return eventSpec{event: hooks.EventSubagentStop}, true
 		}
-		return eventSpec{event: EventStop, scope: subagents}, true
+		return eventSpec{event: hooks.EventStop, scope: subagents}, true
 	}
 	spec, ok := settingsEvents[name]
 	return spec, ok
@@ -84,7 +85,7 @@ type transport interface {
 	kind() string
 	describe() string
 	identity() string
-	call(ctx context.Context, h *ExternalHook, s Session, payload []byte) (outcome, error)
+	call(ctx context.Context, h *ExternalHook, s hooks.Session, payload []byte) (outcome, error)
 }
 
 // selector is one matcher group's filter: the group's matcher and the
@@ -130,8 +131,8 @@ type ExternalHook struct {
 }
 
 var (
-	_ AgentHook    = (*ExternalHook)(nil)
-	_ FeedbackHook = (*ExternalHook)(nil)
+	_ hooks.AgentHook    = (*ExternalHook)(nil)
+	_ hooks.FeedbackHook = (*ExternalHook)(nil)
 )
 
 // ExternalHookConfig is what command and http hooks share.
@@ -220,7 +221,7 @@ func newExternalHook(cfg ExternalHookConfig, t transport) (*ExternalHook, error)
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultCommandTimeout
-		if spec.event == EventUserPromptSubmit {
+		if spec.event == hooks.EventUserPromptSubmit {
 			cfg.Timeout = DefaultPromptHookTimeout
 		}
 	}
@@ -267,7 +268,7 @@ func (h *ExternalHook) Name() string { return h.name }
 func (h *ExternalHook) FailClosed() bool { return h.failClosed }
 
 // Event is the Fenix event the hook handles.
-func (h *ExternalHook) Event() Event { return h.spec.event }
+func (h *ExternalHook) Event() hooks.Event { return h.spec.event }
 
 // Dialect is the dialect of the settings file the hook came from.
 func (h *ExternalHook) Dialect() Dialect { return h.dialect }
@@ -278,7 +279,7 @@ func (h *ExternalHook) Type() string { return h.transport.kind() }
 // Timeout is the hook's own timeout.
 func (h *ExternalHook) Timeout() time.Duration { return h.timeout }
 
-func (h *ExternalHook) HandlesEvent(ev Event) bool { return ev == h.spec.event }
+func (h *ExternalHook) HandlesEvent(ev hooks.Event) bool { return ev == h.spec.event }
 
 // UsesTranscript tells the worker to materialize the transcript file
 // before the hook runs.
@@ -332,7 +333,7 @@ func (h *ExternalHook) matchesSubject(subject string, hasSubject bool) bool {
 
 // environment is what the hook's process sees besides the worker's own
 // environment (exec-form placeholders use it too).
-func (h *ExternalHook) environment(s Session) map[string]string {
+func (h *ExternalHook) environment(s hooks.Session) map[string]string {
 	env := map[string]string{
 		"FENIX_HOOK_EVENT": h.eventName,
 		"FENIX_SESSION_ID": s.SessionID,
@@ -357,7 +358,7 @@ func (h *ExternalHook) environment(s Session) map[string]string {
 	return env
 }
 
-func (h *ExternalHook) workDir(s Session) string {
+func (h *ExternalHook) workDir(s hooks.Session) string {
 	if d := s.WorkDir(); d != "" {
 		return d
 	}
@@ -367,7 +368,7 @@ func (h *ExternalHook) workDir(s Session) string {
 // exchange sends the event and interprets the answer. An error is a hook
 // failure: it could not start, timed out, was cancelled, or answered with
 // something that is neither a decision nor a block.
-func (h *ExternalHook) exchange(ctx context.Context, s Session, in map[string]any) (verdict, error) {
+func (h *ExternalHook) exchange(ctx context.Context, s hooks.Session, in map[string]any) (verdict, error) {
 	payload, err := json.Marshal(in)
 	if err != nil {
 		return verdict{}, fmt.Errorf("hook %q: encoding the %s event as JSON: %w", h.name, h.eventName, err)
@@ -397,7 +398,7 @@ func (h *ExternalHook) exchange(ctx context.Context, s Session, in map[string]an
 
 // runDetached runs an async hook to completion on its own timeout; like
 // Claude Code's, its output is not applied.
-func (h *ExternalHook) runDetached(s Session, payload []byte) {
+func (h *ExternalHook) runDetached(s hooks.Session, payload []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
 	defer cancel()
 	_, _ = h.transport.call(ctx, h, s, payload)

@@ -1,17 +1,18 @@
-package hooks
+package claudecode
 
 import (
 	"context"
 	"fmt"
+	"github.com/fenixrt/fenix/hooks"
 	"strings"
 )
 
 // input is the common part of the event JSON: Claude Code's fields, then
 // Fenix's identifiers (scripts ignore fields they do not know).
-func (h *ExternalHook) input(s Session) map[string]any {
+func (h *ExternalHook) input(s hooks.Session) map[string]any {
 	mode := s.PermissionMode
 	if mode == "" {
-		mode = PermissionModeDefault
+		mode = hooks.PermissionModeDefault
 	}
 	in := map[string]any{
 		"session_id":      s.SessionID,
@@ -41,27 +42,27 @@ func (h *ExternalHook) input(s Session) map[string]any {
 }
 
 // toolInput adds the tool fields every tool event carries.
-func (h *ExternalHook) toolInput(in map[string]any, s Session, tool, callID string, args map[string]any) {
+func (h *ExternalHook) toolInput(in map[string]any, s hooks.Session, tool, callID string, args map[string]any) {
 	in["tool_name"] = hookToolName(h.dialect, tool)
-	in["tool_input"] = hookToolInput(h.dialect, tool, cloneArgs(args), s.WorkspaceRoot)
+	in["tool_input"] = hookToolInput(h.dialect, tool, hooks.CloneArgs(args), s.WorkspaceRoot)
 	in["tool_use_id"] = callID
 }
 
-func (h *ExternalHook) PreToolUse(ctx context.Context, ev PreToolUseEvent) (PreToolUseAction, error) {
-	if !h.HandlesEvent(EventPreToolUse) || !h.matchesTool(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot) {
-		return Continue(), nil
+func (h *ExternalHook) PreToolUse(ctx context.Context, ev hooks.PreToolUseEvent) (hooks.PreToolUseAction, error) {
+	if !h.HandlesEvent(hooks.EventPreToolUse) || !h.matchesTool(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot) {
+		return hooks.Continue(), nil
 	}
 	in := h.input(ev.Session)
 	h.toolInput(in, ev.Session, ev.ToolName, ev.CallID, ev.ToolInput)
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
 		if h.failClosed {
-			return Block(h.failClosedReason(err)), err
+			return hooks.Block(h.failClosedReason(err)), err
 		}
-		return Continue(), err
+		return hooks.Continue(), err
 	}
 	if halt := v.halt(); halt != nil {
-		return PreToolUseAction{Kind: KindBlock, Reason: halt.Reason, Halt: halt}, nil
+		return hooks.PreToolUseAction{Kind: hooks.KindBlock, Reason: halt.Reason, Halt: halt}, nil
 	}
 	hso := v.hso()
 	topBlock, topReason := v.topBlock()
@@ -78,14 +79,14 @@ func (h *ExternalHook) PreToolUse(ctx context.Context, ev PreToolUseEvent) (PreT
 		if reason == "" {
 			reason = fmt.Sprintf("tool %q blocked by hook %q", ev.ToolName, h.name)
 		}
-		return Block(reason), nil
+		return hooks.Block(reason), nil
 	}
 	if hso.PermissionDecision == "defer" {
 		reason := hso.PermissionDecisionReason
 		if reason == "" {
 			reason = fmt.Sprintf("hook %q deferred %s to a decision from outside the run", h.name, ev.ToolName)
 		}
-		return Defer(reason, ev.ToolName), nil
+		return hooks.Defer(reason, ev.ToolName), nil
 	}
 	var updated map[string]any
 	if hso.UpdatedInput != nil {
@@ -97,18 +98,18 @@ func (h *ExternalHook) PreToolUse(ctx context.Context, ev PreToolUseEvent) (PreT
 		if permission == "" {
 			permission = fmt.Sprintf("hook %q asks for approval to run %s", h.name, ev.ToolName)
 		}
-		return PreToolUseAction{Kind: KindPermissionRequired, Permission: permission, ToolName: ev.ToolName,
+		return hooks.PreToolUseAction{Kind: hooks.KindPermissionRequired, Permission: permission, ToolName: ev.ToolName,
 			UpdatedArgs: updated, AdditionalContext: contexts}, nil
 	}
 	if updated != nil || contexts != "" {
-		return MutateInput(updated, contexts), nil
+		return hooks.MutateInput(updated, contexts), nil
 	}
-	return Continue(), nil
+	return hooks.Continue(), nil
 }
 
-func (h *ExternalHook) PostToolUse(ctx context.Context, ev PostToolUseEvent) (PostToolUseAction, error) {
-	if !h.HandlesEvent(EventPostToolUse) || !h.matchesTool(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot) {
-		return KeepOutput(), nil
+func (h *ExternalHook) PostToolUse(ctx context.Context, ev hooks.PostToolUseEvent) (hooks.PostToolUseAction, error) {
+	if !h.HandlesEvent(hooks.EventPostToolUse) || !h.matchesTool(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot) {
+		return hooks.KeepOutput(), nil
 	}
 	in := h.input(ev.Session)
 	h.toolInput(in, ev.Session, ev.ToolName, ev.CallID, ev.ToolInput)
@@ -120,19 +121,19 @@ func (h *ExternalHook) PostToolUse(ctx context.Context, ev PostToolUseEvent) (Po
 	}
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
-		return KeepOutput(), err
+		return hooks.KeepOutput(), err
 	}
-	action := KeepOutput()
+	action := hooks.KeepOutput()
 	replacement, ok, err := v.updatedToolOutput()
 	if err != nil {
-		return KeepOutput(), fmt.Errorf("hook %q: %w", h.name, err)
+		return hooks.KeepOutput(), fmt.Errorf("hook %q: %w", h.name, err)
 	}
 	if ok {
 		text, err := outputContent(h.dialect, ev.ToolName, replacement)
 		if err != nil {
-			return KeepOutput(), fmt.Errorf("hook %q: updatedToolOutput: %w", h.name, err)
+			return hooks.KeepOutput(), fmt.Errorf("hook %q: updatedToolOutput: %w", h.name, err)
 		}
-		action = MutateOutput(text)
+		action = hooks.MutateOutput(text)
 	}
 	action.AdditionalContext = strings.Join(h.feedbackToModel(v), "\n")
 	action.Halt = v.halt()
@@ -157,9 +158,9 @@ func (h *ExternalHook) feedbackToModel(v verdict) []string {
 // (with its updatedInput) and silence to NoOpinion, which leaves the
 // decision to a human. Claude Code ignores exit 2 on this event; a Fenix
 // file's exit 2 denies, as it always did.
-func (h *ExternalHook) PermissionRequest(ctx context.Context, ev PermissionRequestEvent) (PermissionDecision, error) {
-	if !h.HandlesEvent(EventPermissionRequest) || !h.matchesTool(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot) {
-		return NoOpinion(), nil
+func (h *ExternalHook) PermissionRequest(ctx context.Context, ev hooks.PermissionRequestEvent) (hooks.PermissionDecision, error) {
+	if !h.HandlesEvent(hooks.EventPermissionRequest) || !h.matchesTool(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot) {
+		return hooks.NoOpinion(), nil
 	}
 	in := h.input(ev.Session)
 	h.toolInput(in, ev.Session, ev.ToolName, ev.CallID, ev.ToolInput)
@@ -168,23 +169,23 @@ func (h *ExternalHook) PermissionRequest(ctx context.Context, ev PermissionReque
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
 		if h.failClosed {
-			return Deny(h.failClosedReason(err)), err
+			return hooks.Deny(h.failClosedReason(err)), err
 		}
-		return NoOpinion(), err
+		return hooks.NoOpinion(), err
 	}
 	if halt := v.halt(); halt != nil {
-		return PermissionDecision{Kind: KindDeny, Reason: halt.Reason, Halt: halt}, nil
+		return hooks.PermissionDecision{Kind: hooks.KindDeny, Reason: halt.Reason, Halt: halt}, nil
 	}
 	hso := v.hso()
 	if d := hso.Decision; d != nil {
 		if d.Behavior == "deny" {
-			out := Deny(d.Message)
+			out := hooks.Deny(d.Message)
 			if d.Interrupt {
-				out.Halt = &Halt{Reason: firstNonEmpty(d.Message, "permission denied and the turn interrupted")}
+				out.Halt = &hooks.Halt{Reason: firstNonEmpty(d.Message, "permission denied and the turn interrupted")}
 			}
 			return out, nil
 		}
-		out := Allow(d.Message)
+		out := hooks.Allow(d.Message)
 		if d.UpdatedInput != nil {
 			out.UpdatedArgs = fenixArgs(h.dialect, ev.ToolName, d.UpdatedInput, ev.WorkspaceRoot)
 		}
@@ -193,37 +194,37 @@ func (h *ExternalHook) PermissionRequest(ctx context.Context, ev PermissionReque
 	topBlock, topReason := v.topBlock()
 	switch {
 	case hso.PermissionDecision == "deny":
-		return Deny(hso.PermissionDecisionReason), nil
+		return hooks.Deny(hso.PermissionDecisionReason), nil
 	case topBlock:
-		return Deny(topReason), nil
+		return hooks.Deny(topReason), nil
 	case hso.PermissionDecision == "allow":
-		return Allow(hso.PermissionDecisionReason), nil
+		return hooks.Allow(hso.PermissionDecisionReason), nil
 	case v.exit2 && h.dialect == DialectFenix:
-		return Deny(v.stderr), nil
+		return hooks.Deny(v.stderr), nil
 	}
-	return NoOpinion(), nil
+	return hooks.NoOpinion(), nil
 }
 
-func (h *ExternalHook) UserPromptSubmit(ctx context.Context, ev UserPromptSubmitEvent) (PromptAction, error) {
-	if !h.HandlesEvent(EventUserPromptSubmit) || !h.matchesSubject("", false) {
-		return PromptAction{Kind: KindContinue}, nil
+func (h *ExternalHook) UserPromptSubmit(ctx context.Context, ev hooks.UserPromptSubmitEvent) (hooks.PromptAction, error) {
+	if !h.HandlesEvent(hooks.EventUserPromptSubmit) || !h.matchesSubject("", false) {
+		return hooks.PromptAction{Kind: hooks.KindContinue}, nil
 	}
 	in := h.input(ev.Session)
 	in["prompt"] = ev.Prompt
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
 		if h.failClosed {
-			return PromptAction{Kind: KindBlock, Reason: h.failClosedReason(err)}, err
+			return hooks.PromptAction{Kind: hooks.KindBlock, Reason: h.failClosedReason(err)}, err
 		}
-		return PromptAction{Kind: KindContinue}, err
+		return hooks.PromptAction{Kind: hooks.KindContinue}, err
 	}
 	contexts := v.contexts()
 	if v.plainText != "" && !v.exit2 {
 		contexts = append(contexts, v.plainText)
 	}
-	out := PromptAction{Kind: KindContinue, AdditionalContext: strings.Join(contexts, "\n"), Halt: v.halt()}
+	out := hooks.PromptAction{Kind: hooks.KindContinue, AdditionalContext: strings.Join(contexts, "\n"), Halt: v.halt()}
 	if blocked, reason := v.topBlock(); blocked || v.exit2 {
-		out.Kind = KindBlock
+		out.Kind = hooks.KindBlock
 		out.Reason = v.blockReason(reason)
 	}
 	return out, nil
@@ -232,20 +233,20 @@ func (h *ExternalHook) UserPromptSubmit(ctx context.Context, ev UserPromptSubmit
 // Stop handles Claude Code's Stop (main agents) and SubagentStop
 // (subagents): a block keeps the agent going with the reason as its next
 // instruction, additionalContext does too, continue: false ends the turn.
-func (h *ExternalHook) Stop(ctx context.Context, ev StopEvent) (StopAction, error) {
-	if !h.HandlesEvent(EventStop) {
-		return StopAction{Kind: KindContinue}, nil
+func (h *ExternalHook) Stop(ctx context.Context, ev hooks.StopEvent) (hooks.StopAction, error) {
+	if !h.HandlesEvent(hooks.EventStop) {
+		return hooks.StopAction{Kind: hooks.KindContinue}, nil
 	}
 	switch {
 	case h.spec.scope == mainAgents && ev.IsSubagent, h.spec.scope == subagents && !ev.IsSubagent:
-		return StopAction{Kind: KindContinue}, nil
+		return hooks.StopAction{Kind: hooks.KindContinue}, nil
 	}
 	subject, hasSubject := "", false
 	if h.spec.scope == subagents {
 		subject, hasSubject = ev.Profile, true
 	}
 	if !h.matchesSubject(subject, hasSubject) {
-		return StopAction{Kind: KindContinue}, nil
+		return hooks.StopAction{Kind: hooks.KindContinue}, nil
 	}
 	in := h.input(ev.Session)
 	in["stop_hook_active"] = ev.StopHookActive
@@ -260,28 +261,28 @@ func (h *ExternalHook) Stop(ctx context.Context, ev StopEvent) (StopAction, erro
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
 		if h.failClosed {
-			return StopAction{Kind: KindBlock, Reason: h.failClosedReason(err)}, err
+			return hooks.StopAction{Kind: hooks.KindBlock, Reason: h.failClosedReason(err)}, err
 		}
-		return StopAction{Kind: KindContinue}, err
+		return hooks.StopAction{Kind: hooks.KindContinue}, err
 	}
-	out := StopAction{Kind: KindContinue, AdditionalContext: strings.Join(v.contexts(), "\n"), Halt: v.halt()}
+	out := hooks.StopAction{Kind: hooks.KindContinue, AdditionalContext: strings.Join(v.contexts(), "\n"), Halt: v.halt()}
 	if blocked, reason := v.topBlock(); blocked || v.exit2 {
-		out.Kind = KindBlock
+		out.Kind = hooks.KindBlock
 		out.Reason = v.blockReason(reason)
 	}
 	return out, nil
 }
 
-func (h *ExternalHook) PostToolBatch(ctx context.Context, ev PostToolBatchEvent) (BatchAction, error) {
-	if !h.HandlesEvent(EventPostToolBatch) || !h.matchesSubject("", false) {
-		return BatchAction{Kind: KindContinue}, nil
+func (h *ExternalHook) PostToolBatch(ctx context.Context, ev hooks.PostToolBatchEvent) (hooks.BatchAction, error) {
+	if !h.HandlesEvent(hooks.EventPostToolBatch) || !h.matchesSubject("", false) {
+		return hooks.BatchAction{Kind: hooks.KindContinue}, nil
 	}
 	in := h.input(ev.Session)
 	calls := make([]any, 0, len(ev.Calls))
 	for _, c := range ev.Calls {
 		calls = append(calls, map[string]any{
 			"tool_name":     hookToolName(h.dialect, c.ToolName),
-			"tool_input":    hookToolInput(h.dialect, c.ToolName, cloneArgs(c.ToolInput), ev.WorkspaceRoot),
+			"tool_input":    hookToolInput(h.dialect, c.ToolName, hooks.CloneArgs(c.ToolInput), ev.WorkspaceRoot),
 			"tool_use_id":   c.CallID,
 			"tool_response": c.Content,
 		})
@@ -290,31 +291,31 @@ func (h *ExternalHook) PostToolBatch(ctx context.Context, ev PostToolBatchEvent)
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
 		if h.failClosed {
-			return BatchAction{Kind: KindBlock, Reason: h.failClosedReason(err)}, err
+			return hooks.BatchAction{Kind: hooks.KindBlock, Reason: h.failClosedReason(err)}, err
 		}
-		return BatchAction{Kind: KindContinue}, err
+		return hooks.BatchAction{Kind: hooks.KindContinue}, err
 	}
-	out := BatchAction{Kind: KindContinue, AdditionalContext: strings.Join(v.contexts(), "\n"), Halt: v.halt()}
+	out := hooks.BatchAction{Kind: hooks.KindContinue, AdditionalContext: strings.Join(v.contexts(), "\n"), Halt: v.halt()}
 	if blocked, reason := v.topBlock(); blocked || v.exit2 {
-		out.Kind = KindBlock
+		out.Kind = hooks.KindBlock
 		out.Reason = v.blockReason(reason)
 	}
 	return out, nil
 }
 
-func (h *ExternalHook) PermissionDenied(ctx context.Context, ev PermissionDeniedEvent) (DeniedAction, error) {
-	if !h.HandlesEvent(EventPermissionDenied) || !h.matchesTool(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot) {
-		return DeniedAction{}, nil
+func (h *ExternalHook) PermissionDenied(ctx context.Context, ev hooks.PermissionDeniedEvent) (hooks.DeniedAction, error) {
+	if !h.HandlesEvent(hooks.EventPermissionDenied) || !h.matchesTool(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot) {
+		return hooks.DeniedAction{}, nil
 	}
 	in := h.input(ev.Session)
 	h.toolInput(in, ev.Session, ev.ToolName, ev.CallID, ev.ToolInput)
 	in["reason"] = ev.Reason
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
-		return DeniedAction{}, err
+		return hooks.DeniedAction{}, err
 	}
 	// Exit code and stderr are ignored: the denial already happened.
-	return DeniedAction{Retry: v.hso().Retry, AdditionalContext: strings.Join(v.contexts(), "\n")}, nil
+	return hooks.DeniedAction{Retry: v.hso().Retry, AdditionalContext: strings.Join(v.contexts(), "\n")}, nil
 }
 
 func firstNonEmpty(values ...string) string {

@@ -1,4 +1,4 @@
-package hooks
+package builtin
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // DefaultAuditWriteTimeout bounds one audit write.
@@ -15,17 +16,18 @@ const DefaultAuditWriteTimeout = 2 * time.Second
 // agent_audit_log table. Rows are keyed by (session_id, run_id, call_id,
 // event), so a retried activity re-records the same rows harmlessly.
 type AuditLogHook struct {
-	Base
+	hooks.Base
+
 	store   audit.Store
 	timeout time.Duration
-	logf    LogFunc
+	logf    hooks.LogFunc
 	now     func() time.Time
 }
 
 // NewAuditLogHook writes through store, giving each write at most
 // writeTimeout (DefaultAuditWriteTimeout when 0). Failed writes are
 // returned as the hook's error and logged through logf (which may be nil).
-func NewAuditLogHook(store audit.Store, writeTimeout time.Duration, logf LogFunc) *AuditLogHook {
+func NewAuditLogHook(store audit.Store, writeTimeout time.Duration, logf hooks.LogFunc) *AuditLogHook {
 	if writeTimeout <= 0 {
 		writeTimeout = DefaultAuditWriteTimeout
 	}
@@ -34,11 +36,11 @@ func NewAuditLogHook(store audit.Store, writeTimeout time.Duration, logf LogFunc
 
 func (h *AuditLogHook) Name() string { return "audit_log" }
 
-func (h *AuditLogHook) HandlesEvent(ev Event) bool {
-	return ev == EventPostToolUse || ev == EventPostToolUseFailure || ev == EventSessionStop
+func (h *AuditLogHook) HandlesEvent(ev hooks.Event) bool {
+	return ev == hooks.EventPostToolUse || ev == hooks.EventPostToolUseFailure || ev == hooks.EventSessionStop
 }
 
-func (h *AuditLogHook) PostToolUse(ctx context.Context, ev PostToolUseEvent) (PostToolUseAction, error) {
+func (h *AuditLogHook) PostToolUse(ctx context.Context, ev hooks.PostToolUseEvent) (hooks.PostToolUseAction, error) {
 	status := ev.Status
 	if status == "" {
 		status = contract.StatusCompleted
@@ -46,10 +48,10 @@ func (h *AuditLogHook) PostToolUse(ctx context.Context, ev PostToolUseEvent) (Po
 	row := h.row(ev.Session, audit.EventToolCall)
 	row.CallID, row.ToolName, row.Status = ev.CallID, ev.ToolName, status
 	row.DurationMS, row.OutputPreview = ev.DurationMS, ev.Content
-	return KeepOutput(), h.record(ctx, row)
+	return hooks.KeepOutput(), h.record(ctx, row)
 }
 
-func (h *AuditLogHook) PostToolUseFailure(ctx context.Context, ev PostToolUseFailureEvent) error {
+func (h *AuditLogHook) PostToolUseFailure(ctx context.Context, ev hooks.PostToolUseFailureEvent) error {
 	row := h.row(ev.Session, audit.EventToolFailure)
 	row.CallID, row.ToolName, row.Status = ev.CallID, ev.ToolName, contract.StatusFailed
 	row.DurationMS = ev.DurationMS
@@ -60,13 +62,13 @@ func (h *AuditLogHook) PostToolUseFailure(ctx context.Context, ev PostToolUseFai
 	return h.record(ctx, row)
 }
 
-func (h *AuditLogHook) OnSessionStop(ctx context.Context, ev SessionStopEvent) error {
+func (h *AuditLogHook) OnSessionStop(ctx context.Context, ev hooks.SessionStopEvent) error {
 	row := h.row(ev.Session, audit.EventSessionStop)
 	row.Status, row.Error = ev.StopReason, ev.ErrorMessage
 	return h.record(ctx, row)
 }
 
-func (h *AuditLogHook) row(s Session, event string) audit.Row {
+func (h *AuditLogHook) row(s hooks.Session, event string) audit.Row {
 	return audit.Row{
 		SessionID:      s.SessionID,
 		RunID:          s.RunID,

@@ -1,4 +1,4 @@
-package hooks
+package claudecode
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/netguard"
 )
 
@@ -99,7 +100,7 @@ func (t *httpTransport) headerValue(v string) string {
 	})
 }
 
-func (t *httpTransport) call(ctx context.Context, _ *ExternalHook, _ Session, payload []byte) (outcome, error) {
+func (t *httpTransport) call(ctx context.Context, _ *ExternalHook, _ hooks.Session, payload []byte) (outcome, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(payload))
 	if err != nil {
 		return outcome{}, fmt.Errorf("http hook %s: %w", t.url, err)

@@ -1,14 +1,15 @@
-package hooks
+package builtin
 
 import (
 	"context"
 	"fmt"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // CancellationHook blocks tool calls once the workflow is cancelled. It
 // reads the cancellation state the workflow puts in the event and keeps
 // none of its own, so there is exactly one cancellation source.
-type CancellationHook struct{ Base }
+type CancellationHook struct{ hooks.Base }
 
 // NewCancellationHook returns the built-in cancellation guard.
 func NewCancellationHook() CancellationHook { return CancellationHook{} }
@@ -19,15 +20,15 @@ func (CancellationHook) Name() string { return "cancellation" }
 // accident.
 func (CancellationHook) FailClosed() bool { return true }
 
-func (CancellationHook) HandlesEvent(ev Event) bool { return ev == EventPreToolUse }
+func (CancellationHook) HandlesEvent(ev hooks.Event) bool { return ev == hooks.EventPreToolUse }
 
-func (CancellationHook) PreToolUse(_ context.Context, ev PreToolUseEvent) (PreToolUseAction, error) {
+func (CancellationHook) PreToolUse(_ context.Context, ev hooks.PreToolUseEvent) (hooks.PreToolUseAction, error) {
 	if !ev.Cancelled {
-		return Continue(), nil
+		return hooks.Continue(), nil
 	}
 	reason := ev.CancelReason
 	if reason == "" {
 		reason = "no reason given"
 	}
-	return Block(fmt.Sprintf("session %s was cancelled (%s): tool %q not run", ev.SessionID, reason, ev.ToolName)), nil
+	return hooks.Block(fmt.Sprintf("session %s was cancelled (%s): tool %q not run", ev.SessionID, reason, ev.ToolName)), nil
 }

@@ -1,7 +1,8 @@
-package hooks
+package claudecode
 
 import (
 	"context"
+	"github.com/fenixrt/fenix/hooks"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,7 @@ func loadSource(t *testing.T, path string) *Source {
 	return src
 }
 
-func external(t *testing.T, h AgentHook) *ExternalHook {
+func external(t *testing.T, h hooks.AgentHook) *ExternalHook {
 	t.Helper()
 	eh, ok := h.(*ExternalHook)
 	if !ok {
@@ -60,35 +61,35 @@ func TestLoadCommandHooks(t *testing.T) {
 	    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "./prompt.sh"}]}]
 	  }
 	}`)
-	hooks, err := LoadCommandHooks(path)
+	loaded, err := LoadCommandHooks(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hooks) != 6 {
-		t.Fatalf("loaded %d hooks, want 6", len(hooks))
+	if len(loaded) != 6 {
+		t.Fatalf("loaded %d hooks, want 6", len(loaded))
 	}
-	guard := external(t, hooks[0])
-	if guard.Event() != EventPreToolUse || !guard.FailClosed() || guard.Timeout() != 10*time.Second || guard.Dialect() != DialectFenix {
+	guard := external(t, loaded[0])
+	if guard.Event() != hooks.EventPreToolUse || !guard.FailClosed() || guard.Timeout() != 10*time.Second || guard.Dialect() != DialectFenix {
 		t.Errorf("guard = %+v", guard)
 	}
 	if guard.paths.Dir != filepath.Dir(path) {
 		t.Errorf("dir = %q, want the settings file's directory", guard.paths.Dir)
 	}
-	if hooks[1].Name() != "pre-audit" || external(t, hooks[1]).FailClosed() {
-		t.Errorf("second hook = %+v", hooks[1])
+	if loaded[1].Name() != "pre-audit" || external(t, loaded[1]).FailClosed() {
+		t.Errorf("second hook = %+v", loaded[1])
 	}
-	redact := external(t, hooks[2])
-	if redact.Event() != EventPostToolUse || redact.Timeout() != 500*time.Millisecond {
+	redact := external(t, loaded[2])
+	if redact.Event() != hooks.EventPostToolUse || redact.Timeout() != 500*time.Millisecond {
 		t.Errorf("redact = %+v", redact)
 	}
 	// SessionEnd is the session's end; Stop is the agent's turn stop.
-	if external(t, hooks[3]).Event() != EventSessionStop || external(t, hooks[4]).Event() != EventStop {
+	if external(t, loaded[3]).Event() != hooks.EventSessionStop || external(t, loaded[4]).Event() != hooks.EventStop {
 		t.Errorf("SessionEnd must map to session_stop and Stop to stop")
 	}
-	if d := external(t, hooks[4]).Timeout(); d != 600*time.Second {
+	if d := external(t, loaded[4]).Timeout(); d != 600*time.Second {
 		t.Errorf("default timeout = %s, want Claude Code's 600s", d)
 	}
-	if d := external(t, hooks[5]).Timeout(); d != 30*time.Second {
+	if d := external(t, loaded[5]).Timeout(); d != 30*time.Second {
 		t.Errorf("UserPromptSubmit default timeout = %s, want Claude Code's 30s", d)
 	}
 	if !strings.Contains(guard.Name(), "PreToolUse") || !strings.Contains(guard.Name(), "./guard.sh") {
@@ -130,7 +131,7 @@ func TestSettingsFullOfUnusedEventsAndKeysLoadWithWarnings(t *testing.T) {
 		t.Fatalf("loaded %d hooks, want the 4 command hooks", len(src.Hooks))
 	}
 	guard := external(t, src.Hooks[2])
-	if guard.Event() != EventPreToolUse || !guard.FailClosed() || guard.selectors[0].rule == nil {
+	if guard.Event() != hooks.EventPreToolUse || !guard.FailClosed() || guard.selectors[0].rule == nil {
 		t.Errorf("guard = %+v, want onFailure block and the if rule", guard)
 	}
 	if !external(t, src.Hooks[1]).async {
@@ -259,12 +260,12 @@ func TestProjectAndPluginDirectories(t *testing.T) {
 	if len(sources) != 2 || sources[0].Kind != SourceProject || sources[1].Kind != SourcePlugin {
 		t.Fatalf("sources = %+v", sources)
 	}
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	for _, s := range sources {
-		r.AddSource(s)
+		r.AddSource(s.Registered())
 	}
 	workspace := t.TempDir()
-	sum := r.RunSessionStart(context.Background(), SessionStartEvent{Session: Session{SessionID: "s", WorkspaceRoot: workspace}, Source: SourceStartup})
+	sum := r.RunSessionStart(context.Background(), hooks.SessionStartEvent{Session: hooks.Session{SessionID: "s", WorkspaceRoot: workspace}, Source: hooks.SourceStartup})
 	if err := sum.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -322,13 +323,13 @@ func TestDuplicateHandlersRunOnce(t *testing.T) {
 	if len(sources[0].Hooks) != 1 || len(sources[1].Hooks) != 0 || !strings.Contains(strings.Join(sources[1].Warnings, ""), "runs once") {
 		t.Fatalf("hooks %d/%d, warnings %v", len(sources[0].Hooks), len(sources[1].Hooks), sources[1].Warnings)
 	}
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	for _, s := range sources {
-		r.AddSource(s)
+		r.AddSource(s.Registered())
 	}
 	ws := t.TempDir()
 	for _, tool := range []string{"exec_command", "workspace_write", "workspace_read"} {
-		r.RunPreToolUse(context.Background(), PreToolUseEvent{Session: Session{WorkspaceRoot: ws}, ToolName: tool, ToolInput: map[string]any{}})
+		r.RunPreToolUse(context.Background(), hooks.PreToolUseEvent{Session: hooks.Session{WorkspaceRoot: ws}, ToolName: tool, ToolInput: map[string]any{}})
 	}
 	raw, _ := os.ReadFile(filepath.Join(dir, "count"))
 	if n := strings.Count(string(raw), "x"); n != 2 {
@@ -378,7 +379,7 @@ func TestLoadedHooksRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	for _, h := range loaded {
 		r.Add(h)
 	}

@@ -1,6 +1,8 @@
-package hooks
+package claudecode
 
 import (
+	"github.com/fenixrt/fenix/hooks"
+
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -109,7 +111,7 @@ func hookToolInput(d Dialect, tool string, args map[string]any, root string) map
 func fenixArgs(d Dialect, tool string, updated map[string]any, root string) map[string]any {
 	if d == DialectClaude {
 		if a, ok := toolAliases[tool]; ok {
-			return a.fromClaude(cloneArgs(updated), root)
+			return a.fromClaude(hooks.CloneArgs(updated), root)
 		}
 	}
 	return updated

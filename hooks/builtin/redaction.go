@@ -1,8 +1,9 @@
-package hooks
+package builtin
 
 import (
 	"context"
 
+	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/redact"
 )
 
@@ -12,7 +13,8 @@ import (
 // hook covers what the model and the kernel read. Register it last so it
 // sees every rewrite.
 type RedactionHook struct {
-	Base
+	hooks.Base
+
 	redactor *redact.Redactor
 }
 
@@ -21,12 +23,12 @@ func NewRedactionHook(r *redact.Redactor) *RedactionHook { return &RedactionHook
 
 func (h *RedactionHook) Name() string { return "redaction" }
 
-func (h *RedactionHook) HandlesEvent(ev Event) bool { return ev == EventPostToolUse }
+func (h *RedactionHook) HandlesEvent(ev hooks.Event) bool { return ev == hooks.EventPostToolUse }
 
-func (h *RedactionHook) PostToolUse(_ context.Context, ev PostToolUseEvent) (PostToolUseAction, error) {
+func (h *RedactionHook) PostToolUse(_ context.Context, ev hooks.PostToolUseEvent) (hooks.PostToolUseAction, error) {
 	redacted, n := h.redactor.String(ev.Content)
 	if n == 0 {
-		return KeepOutput(), nil
+		return hooks.KeepOutput(), nil
 	}
-	return MutateOutput(redacted), nil
+	return hooks.MutateOutput(redacted), nil
 }

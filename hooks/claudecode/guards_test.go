@@ -1,4 +1,4 @@
-package hooks
+package claudecode
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // The fixtures in testdata are written the way Claude Code users write
@@ -37,7 +38,7 @@ func guardFixture(t *testing.T) (project, plugin, fenixFile string) {
 	return filepath.Join(root, "claude-project"), filepath.Join(root, "plugin"), filepath.Join(root, "fenix", "hooks.json")
 }
 
-func guardRegistry(t *testing.T) (*Registry, Session, []*Source) {
+func guardRegistry(t *testing.T) (*hooks.Registry, hooks.Session, []*Source) {
 	t.Helper()
 	requirePython(t)
 	project, plugin, fenixFile := guardFixture(t)
@@ -45,11 +46,11 @@ func guardRegistry(t *testing.T) (*Registry, Session, []*Source) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	for _, s := range sources {
-		r.AddSource(s)
+		r.AddSource(s.Registered())
 	}
-	return r, Session{SessionID: "guards", WorkspaceRoot: project, Cwd: project, PermissionMode: PermissionModeDefault}, sources
+	return r, hooks.Session{SessionID: "guards", WorkspaceRoot: project, Cwd: project, PermissionMode: hooks.PermissionModeDefault}, sources
 }
 
 func TestClaudeCodeGuardsGovernFenixTools(t *testing.T) {
@@ -87,7 +88,7 @@ func TestClaudeCodeGuardsGovernFenixTools(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res := r.RunPreToolUse(context.Background(), PreToolUseEvent{Session: s, ToolName: tc.tool, CallID: "call-" + tc.tool, ToolInput: tc.args})
+			res := r.RunPreToolUse(context.Background(), hooks.PreToolUseEvent{Session: s, ToolName: tc.tool, CallID: "call-" + tc.tool, ToolInput: tc.args})
 			if res.Blocked() != tc.blocked {
 				t.Fatalf("blocked = %v, want %v: %+v", res.Blocked(), tc.blocked, res)
 			}
@@ -109,26 +110,26 @@ func TestClaudeCodeHooksRewriteAskAndApprove(t *testing.T) {
 
 	// An "if"-filtered rewrite applies to `date` and maps back to Fenix's
 	// arguments.
-	res := r.RunPreToolUse(ctx, PreToolUseEvent{Session: s, ToolName: "exec_command", CallID: "c1", ToolInput: map[string]any{"command_line": "date +%H", "cwd": "src"}})
+	res := r.RunPreToolUse(ctx, hooks.PreToolUseEvent{Session: s, ToolName: "exec_command", CallID: "c1", ToolInput: map[string]any{"command_line": "date +%H", "cwd": "src"}})
 	if !res.ArgsMutated || res.FinalArgs["command_line"] != "date -u +%H" || res.FinalArgs["cwd"] != "src" || !strings.Contains(res.AdditionalContext, "UTC") {
 		t.Errorf("date: %+v, want it rewritten to date -u with context", res)
 	}
 	// WebFetch off the allowlist asks for a human.
-	res = r.RunPreToolUse(ctx, PreToolUseEvent{Session: s, ToolName: "web_fetch", CallID: "c2", ToolInput: map[string]any{"url": "https://example.com/a"}})
+	res = r.RunPreToolUse(ctx, hooks.PreToolUseEvent{Session: s, ToolName: "web_fetch", CallID: "c2", ToolInput: map[string]any{"url": "https://example.com/a"}})
 	if !res.NeedsPermission() || !strings.Contains(res.PermissionRequired.Permission, "example.com") {
 		t.Errorf("fetch: %+v, want a permission request", res)
 	}
 	// PermissionRequest approves read-only commands and leaves the rest to a human.
-	perm := r.RunPermissionRequest(ctx, PermissionRequestEvent{Session: s, ToolName: "exec_command", CallID: "c3", ToolInput: map[string]any{"command_line": "git status"}})
-	if perm.Decision.Kind != KindAllow {
+	perm := r.RunPermissionRequest(ctx, hooks.PermissionRequestEvent{Session: s, ToolName: "exec_command", CallID: "c3", ToolInput: map[string]any{"command_line": "git status"}})
+	if perm.Decision.Kind != hooks.KindAllow {
 		t.Errorf("git status: %+v, want allowed", perm)
 	}
-	perm = r.RunPermissionRequest(ctx, PermissionRequestEvent{Session: s, ToolName: "exec_command", CallID: "c4", ToolInput: map[string]any{"command_line": "make deploy"}})
+	perm = r.RunPermissionRequest(ctx, hooks.PermissionRequestEvent{Session: s, ToolName: "exec_command", CallID: "c4", ToolInput: map[string]any{"command_line": "make deploy"}})
 	if perm.Settled() {
 		t.Errorf("make deploy: %+v, want it left to a human", perm)
 	}
 	// The plugin guard logged its denial in its own data directory.
-	res = r.RunPreToolUse(ctx, PreToolUseEvent{Session: s, ToolName: "exec_command", CallID: "c5", ToolInput: map[string]any{"command_line": "ls; sudo rm x"}})
+	res = r.RunPreToolUse(ctx, hooks.PreToolUseEvent{Session: s, ToolName: "exec_command", CallID: "c5", ToolInput: map[string]any{"command_line": "ls; sudo rm x"}})
 	if !res.Blocked() {
 		t.Fatalf("sudo after ls: %+v", res)
 	}
@@ -142,7 +143,7 @@ func TestClaudeCodeHooksSeeClaudeShapedResults(t *testing.T) {
 	r, s, _ := guardRegistry(t)
 	ctx := context.Background()
 	raw := json.RawMessage(`{"command_line":"ls","status":"exited","exit_status":0,"stdout":"README.md\n","stderr":""}`)
-	post := r.RunPostToolUse(ctx, PostToolUseEvent{Session: s, ToolName: "exec_command", CallID: "call-ls",
+	post := r.RunPostToolUse(ctx, hooks.PostToolUseEvent{Session: s, ToolName: "exec_command", CallID: "call-ls",
 		ToolInput: map[string]any{"command_line": "ls"}, Content: "README.md", RawResult: raw, Status: contract.StatusCompleted})
 	if post.Decisions[0].Error != "" {
 		t.Fatal(post.Decisions[0].Error)
@@ -158,7 +159,7 @@ func TestClaudeCodeHooksSeeClaudeShapedResults(t *testing.T) {
 	if entry["command"] != "ls" || entry["stdout"] != "README.md\n" || entry["interrupted"] != false || entry["tool_use_id"] != "call-ls" {
 		t.Errorf("command log = %v, want Claude Code's Bash tool_response", entry)
 	}
-	write := r.RunPostToolUse(ctx, PostToolUseEvent{Session: s, ToolName: "workspace_write", CallID: "w",
+	write := r.RunPostToolUse(ctx, hooks.PostToolUseEvent{Session: s, ToolName: "workspace_write", CallID: "w",
 		ToolInput: map[string]any{"path": "src/app.py", "content": "x"}, Content: "wrote", RawResult: json.RawMessage(`{"path":"src/app.py","bytes":1,"created":true}`)})
 	if write.AdditionalContext != "app.py was written; run the formatter before committing." {
 		t.Errorf("post-edit context = %q", write.AdditionalContext)
@@ -168,15 +169,15 @@ func TestClaudeCodeHooksSeeClaudeShapedResults(t *testing.T) {
 func TestClaudeCodeTurnHooks(t *testing.T) {
 	r, s, _ := guardRegistry(t)
 	ctx := context.Background()
-	start := r.RunSessionStart(ctx, SessionStartEvent{Session: s, Source: SourceStartup})
+	start := r.RunSessionStart(ctx, hooks.SessionStartEvent{Session: s, Source: hooks.SourceStartup})
 	if !strings.Contains(start.AdditionalContext, "default branch is main") || start.Err() != nil {
 		t.Errorf("SessionStart: %+v", start)
 	}
-	prompt := r.RunUserPromptSubmit(ctx, UserPromptSubmitEvent{Session: s, Prompt: "Please deploy to prod"})
+	prompt := r.RunUserPromptSubmit(ctx, hooks.UserPromptSubmitEvent{Session: s, Prompt: "Please deploy to prod"})
 	if !prompt.Blocked || !strings.Contains(prompt.Reason, "release pipeline") {
 		t.Errorf("deploy prompt: %+v", prompt)
 	}
-	prompt = r.RunUserPromptSubmit(ctx, UserPromptSubmitEvent{Session: s, Prompt: "What is 2 + 2?"})
+	prompt = r.RunUserPromptSubmit(ctx, hooks.UserPromptSubmitEvent{Session: s, Prompt: "What is 2 + 2?"})
 	if prompt.Blocked || !strings.Contains(prompt.AdditionalContext, "VERIFIED") {
 		t.Errorf("question: %+v", prompt)
 	}
@@ -195,30 +196,30 @@ func TestClaudeCodeTurnHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := r.RunStop(ctx, StopEvent{Session: s, LastAssistantMessage: "4"})
+	stop := r.RunStop(ctx, hooks.StopEvent{Session: s, LastAssistantMessage: "4"})
 	if !stop.Continue || !strings.Contains(stop.Reason, "end it with VERIFIED") || !strings.Contains(stop.Reason, "2 assistant messages") {
 		t.Errorf("first stop: %+v, want the agent kept going", stop)
 	}
-	if stop = r.RunStop(ctx, StopEvent{Session: s, LastAssistantMessage: "4", StopHookActive: true}); stop.Continue {
+	if stop = r.RunStop(ctx, hooks.StopEvent{Session: s, LastAssistantMessage: "4", StopHookActive: true}); stop.Continue {
 		t.Errorf("stop_hook_active: %+v, want the loop guard to let it stop", stop)
 	}
-	if stop = r.RunStop(ctx, StopEvent{Session: s, LastAssistantMessage: "4. VERIFIED"}); stop.Continue {
+	if stop = r.RunStop(ctx, hooks.StopEvent{Session: s, LastAssistantMessage: "4. VERIFIED"}); stop.Continue {
 		t.Errorf("verified answer: %+v", stop)
 	}
 	// SubagentStop matches the subagent's type; Stop does not fire for it.
 	sub := s
 	sub.IsSubagent, sub.Profile = true, "reviewer"
-	if stop = r.RunStop(ctx, StopEvent{Session: sub, LastAssistantMessage: "done"}); !stop.Continue || !strings.HasPrefix(stop.BlockedBy, "SubagentStop") {
+	if stop = r.RunStop(ctx, hooks.StopEvent{Session: sub, LastAssistantMessage: "done"}); !stop.Continue || !strings.HasPrefix(stop.BlockedBy, "SubagentStop") {
 		t.Errorf("reviewer subagent: %+v, want SubagentStop's gate to keep it going", stop)
 	}
 	sub.Profile = "explorer"
-	if stop = r.RunStop(ctx, StopEvent{Session: sub, LastAssistantMessage: "done"}); stop.Continue {
+	if stop = r.RunStop(ctx, hooks.StopEvent{Session: sub, LastAssistantMessage: "done"}); stop.Continue {
 		t.Errorf("explorer subagent: %+v, want no hook", stop)
 	}
 
 	// Logged events carry Claude Code's common fields.
-	r.RunNotification(ctx, NotificationEvent{Session: s, NotificationType: NotificationPermissionPrompt, Message: "Fenix needs your permission to use Bash"})
-	r.RunSessionStop(ctx, SessionStopEvent{Session: s, StopReason: StopCompleted})
+	r.RunNotification(ctx, hooks.NotificationEvent{Session: s, NotificationType: hooks.NotificationPermissionPrompt, Message: "Fenix needs your permission to use Bash"})
+	r.RunSessionStop(ctx, hooks.SessionStopEvent{Session: s, StopReason: hooks.StopCompleted})
 	raw, err := os.ReadFile(filepath.Join(s.WorkspaceRoot, ".claude", "logs", "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)

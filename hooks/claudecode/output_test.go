@@ -1,8 +1,9 @@
-package hooks
+package claudecode
 
 import (
 	"context"
 	"fmt"
+	"github.com/fenixrt/fenix/hooks"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,8 +25,8 @@ func failClosed(c *cmdHook) { c.FailClosed = true }
 
 func claude(c *cmdHook) { c.Dialect = DialectClaude }
 
-func registryOf(hs ...AgentHook) *Registry {
-	r := NewRegistry()
+func registryOf(hs ...hooks.AgentHook) *hooks.Registry {
+	r := hooks.NewRegistry()
 	for _, h := range hs {
 		r.Add(h)
 	}
@@ -63,22 +64,22 @@ func TestPlainTextOutputIsAccepted(t *testing.T) {
 		}
 	}
 	// On SessionStart and UserPromptSubmit plain stdout is context.
-	s := Session{SessionID: "s", WorkspaceRoot: dir}
-	sum := registryOf(scriptHook(t, dir, "SessionStart", `echo "branch: main"`)).RunSessionStart(ctx, SessionStartEvent{Session: s, Source: SourceStartup})
+	s := hooks.Session{SessionID: "s", WorkspaceRoot: dir}
+	sum := registryOf(scriptHook(t, dir, "SessionStart", `echo "branch: main"`)).RunSessionStart(ctx, hooks.SessionStartEvent{Session: s, Source: hooks.SourceStartup})
 	if sum.AdditionalContext != "branch: main" {
 		t.Errorf("SessionStart context = %q", sum.AdditionalContext)
 	}
-	prompt := registryOf(scriptHook(t, dir, "UserPromptSubmit", `echo "today is Tuesday"`)).RunUserPromptSubmit(ctx, UserPromptSubmitEvent{Session: s, Prompt: "hi"})
+	prompt := registryOf(scriptHook(t, dir, "UserPromptSubmit", `echo "today is Tuesday"`)).RunUserPromptSubmit(ctx, hooks.UserPromptSubmitEvent{Session: s, Prompt: "hi"})
 	if prompt.Blocked || prompt.AdditionalContext != "today is Tuesday" {
 		t.Errorf("UserPromptSubmit = %+v", prompt)
 	}
 	// Two JSON lines that set no hook field are plain text too; one that
 	// does makes the whole output a parse failure.
-	sum = registryOf(scriptHook(t, dir, "SessionStart", `echo '{"a":1}'; echo '{"b":2}'`)).RunSessionStart(ctx, SessionStartEvent{Session: s})
+	sum = registryOf(scriptHook(t, dir, "SessionStart", `echo '{"a":1}'; echo '{"b":2}'`)).RunSessionStart(ctx, hooks.SessionStartEvent{Session: s})
 	if sum.AdditionalContext != "{\"a\":1}\n{\"b\":2}" || sum.Err() != nil {
 		t.Errorf("two plain JSON lines: %+v", sum)
 	}
-	sum = registryOf(scriptHook(t, dir, "SessionStart", `echo '{"a":1}'; echo '{"continue":false}'`)).RunSessionStart(ctx, SessionStartEvent{Session: s})
+	sum = registryOf(scriptHook(t, dir, "SessionStart", `echo '{"a":1}'; echo '{"continue":false}'`)).RunSessionStart(ctx, hooks.SessionStartEvent{Session: s})
 	if sum.Err() == nil || sum.Halt != nil {
 		t.Errorf("two JSON lines, one a hook output: %+v, want a parse error and no halt", sum)
 	}
@@ -112,17 +113,17 @@ func TestDecisionPrecedenceAcrossHooks(t *testing.T) {
 	}
 	allow, ask, deferred, deny := decide("allow"), decide("ask"), decide("defer"), decide("deny")
 	tests := []struct {
-		hooks []AgentHook
-		want  Kind
+		hooks []hooks.AgentHook
+		want  hooks.Kind
 	}{
-		{[]AgentHook{allow, ask, deferred, deny}, KindBlock},
-		{[]AgentHook{deny, deferred, ask, allow}, KindBlock},
-		{[]AgentHook{allow, ask, deferred}, KindDefer},
-		{[]AgentHook{deferred, ask, allow}, KindDefer},
-		{[]AgentHook{ask, deferred}, KindDefer},
-		{[]AgentHook{allow, ask}, KindPermissionRequired},
-		{[]AgentHook{ask, allow}, KindPermissionRequired},
-		{[]AgentHook{allow, allow}, KindContinue},
+		{[]hooks.AgentHook{allow, ask, deferred, deny}, hooks.KindBlock},
+		{[]hooks.AgentHook{deny, deferred, ask, allow}, hooks.KindBlock},
+		{[]hooks.AgentHook{allow, ask, deferred}, hooks.KindDefer},
+		{[]hooks.AgentHook{deferred, ask, allow}, hooks.KindDefer},
+		{[]hooks.AgentHook{ask, deferred}, hooks.KindDefer},
+		{[]hooks.AgentHook{allow, ask}, hooks.KindPermissionRequired},
+		{[]hooks.AgentHook{ask, allow}, hooks.KindPermissionRequired},
+		{[]hooks.AgentHook{allow, allow}, hooks.KindContinue},
 	}
 	for i, tc := range tests {
 		res := registryOf(tc.hooks...).RunPreToolUse(context.Background(), commandPreEvent(dir))
@@ -130,11 +131,11 @@ func TestDecisionPrecedenceAcrossHooks(t *testing.T) {
 			t.Errorf("case %d: action %+v, want %s", i, res.Action, tc.want)
 		}
 		switch tc.want {
-		case KindDefer:
+		case hooks.KindDefer:
 			if !res.NeedsPermission() || !res.PermissionRequired.Deferred || res.PermissionRequired.Permission != "defer said so" {
 				t.Errorf("case %d: a defer parks the call for an outside decision: %+v", i, res.PermissionRequired)
 			}
-		case KindPermissionRequired:
+		case hooks.KindPermissionRequired:
 			if !res.NeedsPermission() || res.PermissionRequired.Deferred {
 				t.Errorf("case %d: %+v", i, res.PermissionRequired)
 			}
@@ -152,22 +153,22 @@ func TestContinueFalseHaltsTheTurn(t *testing.T) {
 	if !pre.Blocked() || pre.Halt == nil || pre.Halt.Reason != "budget exhausted" || pre.Halt.Hook == "" {
 		t.Errorf("PreToolUse: %+v, want the call blocked and the turn halted", pre)
 	}
-	post := registryOf(scriptHook(t, dir, "PostToolUse", halt)).RunPostToolUse(ctx, PostToolUseEvent{Session: Session{WorkspaceRoot: dir}, ToolName: "calculator", Content: "4"})
+	post := registryOf(scriptHook(t, dir, "PostToolUse", halt)).RunPostToolUse(ctx, hooks.PostToolUseEvent{Session: hooks.Session{WorkspaceRoot: dir}, ToolName: "calculator", Content: "4"})
 	if post.Halt == nil || post.FinalContent != "4" {
 		t.Errorf("PostToolUse: %+v, want a halt and the output kept", post)
 	}
-	perm := registryOf(scriptHook(t, dir, "PermissionRequest", halt)).RunPermissionRequest(ctx, PermissionRequestEvent{Session: Session{WorkspaceRoot: dir}, ToolName: "exec_command"})
-	if perm.Decision.Kind != KindDeny || perm.Halt == nil {
+	perm := registryOf(scriptHook(t, dir, "PermissionRequest", halt)).RunPermissionRequest(ctx, hooks.PermissionRequestEvent{Session: hooks.Session{WorkspaceRoot: dir}, ToolName: "exec_command"})
+	if perm.Decision.Kind != hooks.KindDeny || perm.Halt == nil {
 		t.Errorf("PermissionRequest: %+v, want a deny and a halt", perm)
 	}
-	start := registryOf(scriptHook(t, dir, "SessionStart", halt)).RunSessionStart(ctx, SessionStartEvent{Session: Session{WorkspaceRoot: dir}})
+	start := registryOf(scriptHook(t, dir, "SessionStart", halt)).RunSessionStart(ctx, hooks.SessionStartEvent{Session: hooks.Session{WorkspaceRoot: dir}})
 	if start.Halt == nil || start.Halt.Reason != "budget exhausted" {
 		t.Errorf("SessionStart: %+v", start)
 	}
 	stop := registryOf(
 		scriptHook(t, dir, "Stop", `echo '{"decision":"block","reason":"run the tests"}'`),
 		scriptHook(t, dir, "Stop", `echo '{"continue":false,"stopReason":"done for today"}'`),
-	).RunStop(ctx, StopEvent{Session: Session{WorkspaceRoot: dir}})
+	).RunStop(ctx, hooks.StopEvent{Session: hooks.Session{WorkspaceRoot: dir}})
 	if stop.Continue || stop.Halt == nil || stop.Halt.Reason != "done for today" {
 		t.Errorf("Stop: %+v, want the halt to win over the block", stop)
 	}
@@ -204,7 +205,7 @@ func TestFailClosedCoversEveryFailure(t *testing.T) {
 			t.Errorf("%s: %+v, want a fail-closed block", h.Name(), res)
 		}
 	}
-	prompt := registryOf(scriptHook(t, dir, "UserPromptSubmit", `exit 1`, failClosed)).RunUserPromptSubmit(context.Background(), UserPromptSubmitEvent{Session: Session{WorkspaceRoot: dir}})
+	prompt := registryOf(scriptHook(t, dir, "UserPromptSubmit", `exit 1`, failClosed)).RunUserPromptSubmit(context.Background(), hooks.UserPromptSubmitEvent{Session: hooks.Session{WorkspaceRoot: dir}})
 	if !prompt.Blocked {
 		t.Errorf("UserPromptSubmit fail-closed: %+v", prompt)
 	}
@@ -214,7 +215,7 @@ func TestFailClosedCoversEveryFailure(t *testing.T) {
 // reason reach the model next to the result.
 func TestPostToolUseFeedbackReachesTheModel(t *testing.T) {
 	dir := t.TempDir()
-	ev := PostToolUseEvent{Session: Session{WorkspaceRoot: dir}, ToolName: "workspace_write", Content: "wrote a.go"}
+	ev := hooks.PostToolUseEvent{Session: hooks.Session{WorkspaceRoot: dir}, ToolName: "workspace_write", Content: "wrote a.go"}
 	res := registryOf(
 		scriptHook(t, dir, "PostToolUse", `echo "gofmt: a.go is not formatted" >&2; exit 2`),
 		scriptHook(t, dir, "PostToolUse", `echo '{"decision":"block","reason":"lint failed"}'`),
@@ -230,7 +231,7 @@ func TestPostToolUseFeedbackReachesTheModel(t *testing.T) {
 		}
 	}
 	fail := registryOf(scriptHook(t, dir, "PostToolUseFailure", `echo '{"hookSpecificOutput":{"hookEventName":"PostToolUseFailure","additionalContext":"is the file open elsewhere?"}}'`)).
-		RunPostToolUseFailure(context.Background(), PostToolUseFailureEvent{Session: Session{WorkspaceRoot: dir}, ToolName: "workspace_write", ErrorMessage: "denied"})
+		RunPostToolUseFailure(context.Background(), hooks.PostToolUseFailureEvent{Session: hooks.Session{WorkspaceRoot: dir}, ToolName: "workspace_write", ErrorMessage: "denied"})
 	if fail.AdditionalContext != "is the file open elsewhere?" {
 		t.Errorf("PostToolUseFailure: %+v", fail)
 	}
@@ -250,22 +251,22 @@ func TestAskAppliesUpdatedInput(t *testing.T) {
 // denies, as it always did.
 func TestPermissionRequestExit2PerDialect(t *testing.T) {
 	dir := t.TempDir()
-	ev := PermissionRequestEvent{Session: Session{WorkspaceRoot: dir}, ToolName: "exec_command", Permission: "run"}
+	ev := hooks.PermissionRequestEvent{Session: hooks.Session{WorkspaceRoot: dir}, ToolName: "exec_command", Permission: "run"}
 	body := `echo nope >&2; exit 2`
-	if d, _ := scriptHook(t, dir, "PermissionRequest", body).PermissionRequest(context.Background(), ev); d.Kind != KindDeny {
+	if d, _ := scriptHook(t, dir, "PermissionRequest", body).PermissionRequest(context.Background(), ev); d.Kind != hooks.KindDeny {
 		t.Errorf("fenix: %+v, want deny", d)
 	}
-	if d, _ := scriptHook(t, dir, "PermissionRequest", body, claude).PermissionRequest(context.Background(), ev); d.Kind != KindNoOpinion {
+	if d, _ := scriptHook(t, dir, "PermissionRequest", body, claude).PermissionRequest(context.Background(), ev); d.Kind != hooks.KindNoOpinion {
 		t.Errorf("claude: %+v, want no opinion", d)
 	}
 	allow := `echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"npm run lint"}}}}'`
 	d, err := scriptHook(t, dir, "PermissionRequest", allow, claude).PermissionRequest(context.Background(), ev)
-	if err != nil || d.Kind != KindAllow || d.UpdatedArgs["command_line"] != "npm run lint" {
+	if err != nil || d.Kind != hooks.KindAllow || d.UpdatedArgs["command_line"] != "npm run lint" {
 		t.Errorf("allow with updatedInput: %+v, %v", d, err)
 	}
 	interrupt := `echo '{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"never on prod","interrupt":true}}}'`
 	res := registryOf(scriptHook(t, dir, "PermissionRequest", interrupt, claude)).RunPermissionRequest(context.Background(), ev)
-	if res.Decision.Kind != KindDeny || res.Halt == nil {
+	if res.Decision.Kind != hooks.KindDeny || res.Halt == nil {
 		t.Errorf("deny with interrupt: %+v, want a deny that halts", res)
 	}
 }

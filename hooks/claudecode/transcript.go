@@ -1,4 +1,4 @@
-package hooks
+package claudecode
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // TranscriptWriter writes a session's transcript as a JSONL file in Claude
@@ -56,7 +57,7 @@ func (w *TranscriptWriter) Ensure(sessionID string) (string, error) {
 }
 
 // Write replaces the session's transcript with msgs and returns its path.
-func (w *TranscriptWriter) Write(s Session, msgs []contract.Message) (string, error) {
+func (w *TranscriptWriter) Write(s hooks.Session, msgs []contract.Message) (string, error) {
 	p := w.PathFor(s.SessionID)
 	data, err := TranscriptJSONL(s, msgs)
 	if err != nil {
@@ -118,7 +119,7 @@ type transcriptBody struct {
 // and system text, assistant text and tool_use blocks (tools under their
 // Claude Code names and argument shapes), and tool results as user lines
 // with tool_result blocks.
-func TranscriptJSONL(s Session, msgs []contract.Message) ([]byte, error) {
+func TranscriptJSONL(s hooks.Session, msgs []contract.Message) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -136,7 +137,7 @@ func TranscriptJSONL(s Session, msgs []contract.Message) ([]byte, error) {
 			for _, c := range m.ToolCalls {
 				blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.CallID,
 					"name":  hookToolName(DialectClaude, c.ToolName),
-					"input": hookToolInput(DialectClaude, c.ToolName, cloneArgs(c.Arguments), s.WorkspaceRoot)})
+					"input": hookToolInput(DialectClaude, c.ToolName, hooks.CloneArgs(c.Arguments), s.WorkspaceRoot)})
 			}
 			if blocks == nil {
 				blocks = []any{}

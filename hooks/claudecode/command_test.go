@@ -1,9 +1,10 @@
-package hooks
+package claudecode
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/fenixrt/fenix/hooks"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,10 +50,13 @@ func newCommandHook(t *testing.T, c cmdHook) *ExternalHook {
 	return h
 }
 
-func commandPreEvent(workspace string) PreToolUseEvent {
-	ev := preEvent()
-	ev.WorkspaceRoot = workspace
-	return ev
+func commandPreEvent(workspace string) hooks.PreToolUseEvent {
+	return hooks.PreToolUseEvent{
+		Session:   hooks.Session{SessionID: "wf-1", RunID: "run-1", WorkspaceRoot: workspace},
+		ToolName:  "exec_command",
+		CallID:    "call-1",
+		ToolInput: map[string]any{"command": "ls"},
+	}
 }
 
 func TestCommandHookAllow(t *testing.T) {
@@ -62,7 +66,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
 	h := newCommandHook(t, cmdHook{Command: script})
 
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
-	if err != nil || action.Kind != KindContinue {
+	if err != nil || action.Kind != hooks.KindContinue {
 		t.Fatalf("action = %+v, err = %v, want continue", action, err)
 	}
 	// The event arrives on stdin in Claude Code's field names, and the
@@ -97,7 +101,7 @@ func TestCommandHookEmptyAndPlainOutputContinue(t *testing.T) {
 	} {
 		h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, name, body), FailClosed: true})
 		action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
-		if err != nil || action.Kind != KindContinue {
+		if err != nil || action.Kind != hooks.KindContinue {
 			t.Errorf("%s: action = %+v, err = %v, want continue", name, action, err)
 		}
 	}
@@ -106,7 +110,7 @@ func TestCommandHookEmptyAndPlainOutputContinue(t *testing.T) {
 func TestCommandHookBlockViaExit2(t *testing.T) {
 	dir := t.TempDir()
 	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "guard.sh", `echo "rm is forbidden here" >&2; exit 2`)})
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(h)
 	res := r.RunPreToolUse(context.Background(), commandPreEvent(dir))
 	if !res.Blocked() || res.Action.Reason != "rm is forbidden here" {
@@ -122,7 +126,7 @@ func TestCommandHookDenyViaJSON(t *testing.T) {
 	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "deny.sh",
 		`echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"writes outside src/"}}'`)})
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
-	if err != nil || action.Kind != KindBlock || action.Reason != "writes outside src/" {
+	if err != nil || action.Kind != hooks.KindBlock || action.Reason != "writes outside src/" {
 		t.Fatalf("action = %+v, err = %v", action, err)
 	}
 }
@@ -131,7 +135,7 @@ func TestCommandHookTopLevelDecisionBlock(t *testing.T) {
 	dir := t.TempDir()
 	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "legacy.sh", `echo '{"decision":"block","reason":"legacy says no"}'`)})
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
-	if err != nil || action.Kind != KindBlock || action.Reason != "legacy says no" {
+	if err != nil || action.Kind != hooks.KindBlock || action.Reason != "legacy says no" {
 		t.Fatalf("action = %+v, err = %v", action, err)
 	}
 }
@@ -140,7 +144,7 @@ func TestCommandHookAskRequiresPermission(t *testing.T) {
 	dir := t.TempDir()
 	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "ask.sh",
 		`echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"network access"}}'`)})
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(h)
 	res := r.RunPreToolUse(context.Background(), commandPreEvent(dir))
 	if !res.NeedsPermission() || res.PermissionRequired.Permission != "network access" || res.PermissionRequired.ToolName != "exec_command" {
@@ -156,7 +160,7 @@ func TestCommandHookUpdatedInputAndContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if action.Kind != KindMutateInput || action.UpdatedArgs["command"] != "ls -la" || action.UpdatedArgs["timeout"] != float64(5) {
+	if action.Kind != hooks.KindMutateInput || action.UpdatedArgs["command"] != "ls -la" || action.UpdatedArgs["timeout"] != float64(5) {
 		t.Errorf("action = %+v, want the updated input", action)
 	}
 	if action.AdditionalContext != "top\nrepo uses make" {
@@ -168,7 +172,7 @@ func TestCommandHookAdditionalContextOnly(t *testing.T) {
 	dir := t.TempDir()
 	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "ctx.sh",
 		`echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"tests live in ./t"}}'`)})
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(h)
 	res := r.RunPreToolUse(context.Background(), commandPreEvent(dir))
 	if res.AdditionalContext != "tests live in ./t" || res.ArgsMutated || res.FinalArgs["command"] != "ls" {
@@ -181,10 +185,10 @@ func TestCommandHookUpdatedToolOutput(t *testing.T) {
 	script := writeScript(t, dir, "redact.sh", `cat > "$PWD/post.json"
 echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"[redacted]"}}'`)
 	h := newCommandHook(t, cmdHook{Event: "PostToolUse", Command: script})
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(h)
-	res := r.RunPostToolUse(context.Background(), PostToolUseEvent{
-		Session:  Session{SessionID: "wf", WorkspaceRoot: dir},
+	res := r.RunPostToolUse(context.Background(), hooks.PostToolUseEvent{
+		Session:  hooks.Session{SessionID: "wf", WorkspaceRoot: dir},
 		ToolName: "exec_command", CallID: "c", Content: "password=hunter2",
 		RawResult: json.RawMessage(`{"stdout":"password=hunter2","exit_code":0}`), DurationMS: 12,
 	})
@@ -206,8 +210,8 @@ func TestCommandHookStructuredUpdatedToolOutput(t *testing.T) {
 	dir := t.TempDir()
 	h := newCommandHook(t, cmdHook{Event: "PostToolUse", Command: writeScript(t, dir, "json.sh",
 		`echo '{"hookSpecificOutput":{"updatedMCPToolOutput":{"ok": true}}}'`)})
-	action, err := h.PostToolUse(context.Background(), PostToolUseEvent{Session: Session{WorkspaceRoot: dir}, Content: "x"})
-	if err != nil || action.Kind != KindMutateOutput || action.UpdatedContent != `{"ok":true}` {
+	action, err := h.PostToolUse(context.Background(), hooks.PostToolUseEvent{Session: hooks.Session{WorkspaceRoot: dir}, Content: "x"})
+	if err != nil || action.Kind != hooks.KindMutateOutput || action.UpdatedContent != `{"ok":true}` {
 		t.Errorf("action = %+v, err = %v", action, err)
 	}
 }
@@ -215,7 +219,7 @@ func TestCommandHookStructuredUpdatedToolOutput(t *testing.T) {
 func TestCommandHookNonZeroExitIsNonBlocking(t *testing.T) {
 	dir := t.TempDir()
 	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "crash.sh", `echo "lint config missing" >&2; exit 1`)})
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(h)
 	res := r.RunPreToolUse(context.Background(), commandPreEvent(dir))
 	if res.Blocked() {
@@ -229,7 +233,7 @@ func TestCommandHookNonZeroExitIsNonBlocking(t *testing.T) {
 func TestCommandHookFailClosedCrashBlocks(t *testing.T) {
 	dir := t.TempDir()
 	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "crash.sh", `exit 3`), FailClosed: true, Name: "guard"})
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	r.Add(h)
 	res := r.RunPreToolUse(context.Background(), commandPreEvent(dir))
 	if !res.Blocked() || !strings.Contains(res.Action.Reason, `"guard" failed closed`) || res.Decisions[0].Error == "" {
@@ -242,17 +246,17 @@ func TestCommandHookInvalidJSON(t *testing.T) {
 	// Starts with "{" and ends with "}": read as JSON, and it is not.
 	script := writeScript(t, dir, "broken.sh", `echo '{"hookSpecificOutput": {]}'`)
 	open := newCommandHook(t, cmdHook{Command: script})
-	if action, err := open.PreToolUse(context.Background(), commandPreEvent(dir)); err == nil || action.Kind != KindContinue {
+	if action, err := open.PreToolUse(context.Background(), commandPreEvent(dir)); err == nil || action.Kind != hooks.KindContinue {
 		t.Errorf("fail-open: action = %+v, err = %v, want continue with an error", action, err)
 	}
 	closed := newCommandHook(t, cmdHook{Command: script, FailClosed: true})
 	action, err := closed.PreToolUse(context.Background(), commandPreEvent(dir))
-	if err == nil || action.Kind != KindBlock || !strings.Contains(action.Reason, "invalid hook JSON") {
+	if err == nil || action.Kind != hooks.KindBlock || !strings.Contains(action.Reason, "invalid hook JSON") {
 		t.Errorf("fail-closed: action = %+v, err = %v, want a block", action, err)
 	}
 	wrongValue := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "bad.sh",
 		`echo '{"hookSpecificOutput":{"permissionDecision":"maybe"}}'`), FailClosed: true})
-	if action, _ := wrongValue.PreToolUse(context.Background(), commandPreEvent(dir)); action.Kind != KindBlock {
+	if action, _ := wrongValue.PreToolUse(context.Background(), commandPreEvent(dir)); action.Kind != hooks.KindBlock {
 		t.Errorf("unknown permissionDecision: action = %+v, want a fail-closed block", action)
 	}
 }
@@ -315,7 +319,7 @@ func TestCommandHookTimeoutFailOpen(t *testing.T) {
 	if elapsed > 3*time.Second {
 		t.Errorf("hook took %s with a 200ms timeout", elapsed)
 	}
-	if err == nil || !strings.Contains(err.Error(), "timed out after 200ms") || action.Kind != KindContinue {
+	if err == nil || !strings.Contains(err.Error(), "timed out after 200ms") || action.Kind != hooks.KindContinue {
 		t.Fatalf("action = %+v, err = %v, want continue with a timeout error", action, err)
 	}
 	assertProcessesGone(t, readPIDs(t, filepath.Join(dir, "pids")))
@@ -325,7 +329,7 @@ func TestCommandHookTimeoutFailClosed(t *testing.T) {
 	dir := t.TempDir()
 	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "slow.sh", timeoutScript), Timeout: 200 * time.Millisecond, FailClosed: true})
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
-	if err == nil || action.Kind != KindBlock || !strings.Contains(action.Reason, "timed out") {
+	if err == nil || action.Kind != hooks.KindBlock || !strings.Contains(action.Reason, "timed out") {
 		t.Fatalf("action = %+v, err = %v, want a fail-closed block", action, err)
 	}
 	assertProcessesGone(t, readPIDs(t, filepath.Join(dir, "pids")))
@@ -392,7 +396,7 @@ func TestCommandHookMatcher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := action.Kind == KindBlock; got != tc.want {
+		if got := action.Kind == hooks.KindBlock; got != tc.want {
 			t.Errorf("matcher %q on tool %q: ran = %v, want %v", tc.matcher, tc.tool, got, tc.want)
 		}
 	}
@@ -402,18 +406,18 @@ func TestCommandHookPermissionRequest(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name, body string
-		want       Kind
+		want       hooks.Kind
 	}{
-		{"allow via permissionDecision", `echo '{"hookSpecificOutput":{"permissionDecision":"allow","permissionDecisionReason":"read-only"}}'`, KindAllow},
-		{"allow via decision.behavior", `echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'`, KindAllow},
-		{"deny via decision.behavior", `echo '{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"no"}}}'`, KindDeny},
-		{"deny via exit 2", `echo nope >&2; exit 2`, KindDeny},
-		{"ask means no opinion", `echo '{"hookSpecificOutput":{"permissionDecision":"ask"}}'`, KindNoOpinion},
-		{"silence means no opinion", `true`, KindNoOpinion},
+		{"allow via permissionDecision", `echo '{"hookSpecificOutput":{"permissionDecision":"allow","permissionDecisionReason":"read-only"}}'`, hooks.KindAllow},
+		{"allow via decision.behavior", `echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'`, hooks.KindAllow},
+		{"deny via decision.behavior", `echo '{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"no"}}}'`, hooks.KindDeny},
+		{"deny via exit 2", `echo nope >&2; exit 2`, hooks.KindDeny},
+		{"ask means no opinion", `echo '{"hookSpecificOutput":{"permissionDecision":"ask"}}'`, hooks.KindNoOpinion},
+		{"silence means no opinion", `true`, hooks.KindNoOpinion},
 	}
 	for i, tc := range tests {
 		h := newCommandHook(t, cmdHook{Event: "PermissionRequest", Command: writeScript(t, dir, fmt.Sprintf("p%d.sh", i), tc.body)})
-		d, err := h.PermissionRequest(context.Background(), PermissionRequestEvent{Session: Session{WorkspaceRoot: dir}, ToolName: "exec_command", Permission: "exec"})
+		d, err := h.PermissionRequest(context.Background(), hooks.PermissionRequestEvent{Session: hooks.Session{WorkspaceRoot: dir}, ToolName: "exec_command", Permission: "exec"})
 		if err != nil || d.Kind != tc.want {
 			t.Errorf("%s: decision = %+v, err = %v, want %s", tc.name, d, err, tc.want)
 		}
@@ -423,23 +427,23 @@ func TestCommandHookPermissionRequest(t *testing.T) {
 func TestCommandHookNotificationEvents(t *testing.T) {
 	dir := t.TempDir()
 	script := writeScript(t, dir, "log.sh", `cat >> "$PWD/events.jsonl"; echo >> "$PWD/events.jsonl"`)
-	r := NewRegistry()
+	r := hooks.NewRegistry()
 	for _, ev := range []string{"SessionStart", "PostToolUseFailure", "StepComplete", "SessionEnd", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "Error"} {
 		r.Add(newCommandHook(t, cmdHook{Event: ev, Command: script}))
 	}
-	s := Session{SessionID: "wf", WorkspaceRoot: dir}
+	s := hooks.Session{SessionID: "wf", WorkspaceRoot: dir}
 	ctx := context.Background()
 	var errs []error
-	for _, sum := range []Summary{
-		r.RunSessionStart(ctx, SessionStartEvent{Session: s, Source: SourceStartup}),
-		r.RunPostToolUseFailure(ctx, PostToolUseFailureEvent{Session: s, ToolName: "exec_command", CallID: "c", ErrorMessage: "boom"}),
-		r.RunStepComplete(ctx, StepCompleteEvent{Session: s, Step: 1}),
-		r.RunSubagentStart(ctx, SubagentStartEvent{Session: s, SubagentID: "sub"}),
-		r.RunSubagentStop(ctx, SubagentStopEvent{Session: s, SubagentID: "sub", StopReason: StopCompleted}),
-		r.RunPreCompact(ctx, PreCompactEvent{Session: s, Trigger: CompactAuto}),
-		r.RunPostCompact(ctx, PostCompactEvent{Session: s, Trigger: CompactAuto}),
-		r.RunError(ctx, ErrorEvent{Session: s, Stage: "execute_tool", ErrorType: "RuntimeError"}),
-		r.RunSessionStop(ctx, SessionStopEvent{Session: s, StopReason: StopCompleted}),
+	for _, sum := range []hooks.Summary{
+		r.RunSessionStart(ctx, hooks.SessionStartEvent{Session: s, Source: hooks.SourceStartup}),
+		r.RunPostToolUseFailure(ctx, hooks.PostToolUseFailureEvent{Session: s, ToolName: "exec_command", CallID: "c", ErrorMessage: "boom"}),
+		r.RunStepComplete(ctx, hooks.StepCompleteEvent{Session: s, Step: 1}),
+		r.RunSubagentStart(ctx, hooks.SubagentStartEvent{Session: s, SubagentID: "sub"}),
+		r.RunSubagentStop(ctx, hooks.SubagentStopEvent{Session: s, SubagentID: "sub", StopReason: hooks.StopCompleted}),
+		r.RunPreCompact(ctx, hooks.PreCompactEvent{Session: s, Trigger: hooks.CompactAuto}),
+		r.RunPostCompact(ctx, hooks.PostCompactEvent{Session: s, Trigger: hooks.CompactAuto}),
+		r.RunError(ctx, hooks.ErrorEvent{Session: s, Stage: "execute_tool", ErrorType: "RuntimeError"}),
+		r.RunSessionStop(ctx, hooks.SessionStopEvent{Session: s, StopReason: hooks.StopCompleted}),
 	} {
 		if len(sum.Decisions) != 1 {
 			t.Errorf("%s: decisions = %+v, want exactly the one hook for that event", sum.Event, sum.Decisions)
@@ -469,7 +473,7 @@ func TestCommandHookNotificationEvents(t *testing.T) {
 func TestCommandHookExit2OnNotificationIsRecorded(t *testing.T) {
 	dir := t.TempDir()
 	h := newCommandHook(t, cmdHook{Event: "SessionEnd", Command: writeScript(t, dir, "stop.sh", `echo "not done yet" >&2; exit 2`)})
-	err := h.OnSessionStop(context.Background(), SessionStopEvent{Session: Session{WorkspaceRoot: dir}, StopReason: StopCompleted})
+	err := h.OnSessionStop(context.Background(), hooks.SessionStopEvent{Session: hooks.Session{WorkspaceRoot: dir}, StopReason: hooks.StopCompleted})
 	if err == nil || !strings.Contains(err.Error(), "not done yet") || !strings.Contains(err.Error(), "cannot be blocked") {
 		t.Errorf("err = %v, want the unblockable request recorded", err)
 	}
@@ -479,7 +483,7 @@ func TestCommandHookRunsInSettingsDirWithoutWorkspace(t *testing.T) {
 	dir := t.TempDir()
 	writeScript(t, dir, "local.sh", `pwd > "$FENIX_HOOKS_DIR/where"`)
 	h := newCommandHook(t, cmdHook{Command: "./local.sh", Dir: dir})
-	if _, err := h.PreToolUse(context.Background(), preEvent()); err != nil {
+	if _, err := h.PreToolUse(context.Background(), commandPreEvent("")); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "where"))
@@ -496,7 +500,7 @@ func TestCommandHookRunsInSettingsDirWithoutWorkspace(t *testing.T) {
 func TestCommandHookMissingWorkspaceFails(t *testing.T) {
 	h := newCommandHook(t, cmdHook{Command: "true", FailClosed: true})
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(filepath.Join(t.TempDir(), "missing")))
-	if err == nil || action.Kind != KindBlock {
+	if err == nil || action.Kind != hooks.KindBlock {
 		t.Errorf("action = %+v, err = %v, want a fail-closed block for a missing directory", action, err)
 	}
 }

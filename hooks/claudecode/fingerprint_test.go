@@ -1,6 +1,9 @@
-package hooks
+package claudecode
 
 import (
+	"github.com/fenixrt/fenix/hooks/builtin"
+
+	"github.com/fenixrt/fenix/hooks"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,15 +11,15 @@ import (
 
 const guardSettings = `{"hooks": {"PreToolUse": [{"matcher": "exec_command", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}`
 
-func registryWithFile(t *testing.T, dir, content string, goHooks ...AgentHook) *Registry {
+func registryWithFile(t *testing.T, dir, content string, goHooks ...hooks.AgentHook) *hooks.Registry {
 	t.Helper()
 	path := filepath.Join(dir, "hooks.json")
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := NewRegistry()
-	r.Add(NewCancellationHook())
-	if err := r.AddCommandHooksFile(path); err != nil {
+	r := hooks.NewRegistry()
+	r.Add(builtin.NewCancellationHook())
+	if err := AddFile(r, path); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range goHooks {
@@ -26,7 +29,8 @@ func registryWithFile(t *testing.T, dir, content string, goHooks ...AgentHook) *
 }
 
 type namedHook struct {
-	Base
+	hooks.Base
+
 	name string
 }
 
@@ -49,7 +53,11 @@ func TestPolicyFingerprint(t *testing.T) {
 		"settings file contents": registryWithFile(t, t.TempDir(), `{"hooks": {"PreToolUse": [{"matcher": "exec_command|workspace_write", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}`).PolicyFingerprint(allowed),
 		"allow-list":             registryWithFile(t, t.TempDir(), guardSettings).PolicyFingerprint([]string{"calculator"}),
 		"a Go hook added":        registryWithFile(t, t.TempDir(), guardSettings, namedHook{name: "no-force-push"}).PolicyFingerprint(allowed),
-		"no settings file":       func() string { r := NewRegistry(); r.Add(NewCancellationHook()); return r.PolicyFingerprint(allowed) }(),
+		"no settings file": func() string {
+			r := hooks.NewRegistry()
+			r.Add(builtin.NewCancellationHook())
+			return r.PolicyFingerprint(allowed)
+		}(),
 	}
 	seen := map[string]string{base: "base"}
 	for what, fp := range changed {
@@ -59,10 +67,10 @@ func TestPolicyFingerprint(t *testing.T) {
 		seen[fp] = what
 	}
 
-	a := NewRegistry()
+	a := hooks.NewRegistry()
 	a.Add(namedHook{name: "first"})
 	a.Add(namedHook{name: "second"})
-	b := NewRegistry()
+	b := hooks.NewRegistry()
 	b.Add(namedHook{name: "second"})
 	b.Add(namedHook{name: "first"})
 	if a.PolicyFingerprint(nil) == b.PolicyFingerprint(nil) {
@@ -70,7 +78,7 @@ func TestPolicyFingerprint(t *testing.T) {
 	}
 }
 
-func TestAddCommandHooksFileRecordsTheSource(t *testing.T) {
+func TestAddFileRecordsTheSource(t *testing.T) {
 	dir := t.TempDir()
 	r := registryWithFile(t, dir, guardSettings)
 	sources := r.PolicySources()
@@ -80,7 +88,7 @@ func TestAddCommandHooksFileRecordsTheSource(t *testing.T) {
 	if got := r.Names(); len(got) != 2 || got[0] != "cancellation" {
 		t.Errorf("hooks = %v, want cancellation then the file's command hook", got)
 	}
-	if err := NewRegistry().AddCommandHooksFile(filepath.Join(dir, "missing.json")); err == nil {
+	if err := AddFile(hooks.NewRegistry(), filepath.Join(dir, "missing.json")); err == nil {
 		t.Error("a missing settings file loaded without error")
 	}
 }

@@ -1,6 +1,8 @@
-package hooks
+package claudecode
 
 import (
+	"github.com/fenixrt/fenix/hooks"
+
 	"encoding/json"
 	"path/filepath"
 	"reflect"
@@ -44,7 +46,7 @@ func TestToolInputMapsBothWays(t *testing.T) {
 			map[string]any{"prompt": "find the bug\nin a.go", "description": "find the bug", "subagent_type": "explorer"}},
 	}
 	for _, tc := range tests {
-		got := hookToolInput(DialectClaude, tc.tool, cloneArgs(tc.args), aliasRoot)
+		got := hookToolInput(DialectClaude, tc.tool, hooks.CloneArgs(tc.args), aliasRoot)
 		if !reflect.DeepEqual(got, tc.claude) {
 			t.Errorf("%s: tool_input = %v, want %v", tc.tool, got, tc.claude)
 		}
@@ -58,7 +60,7 @@ func TestToolInputMapsBothWays(t *testing.T) {
 			}
 		}
 		// The Fenix dialect passes arguments through untouched.
-		if got := hookToolInput(DialectFenix, tc.tool, cloneArgs(tc.args), aliasRoot); !reflect.DeepEqual(got, tc.args) {
+		if got := hookToolInput(DialectFenix, tc.tool, hooks.CloneArgs(tc.args), aliasRoot); !reflect.DeepEqual(got, tc.args) {
 			t.Errorf("%s: fenix tool_input = %v", tc.tool, got)
 		}
 	}

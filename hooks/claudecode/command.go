@@ -1,10 +1,11 @@
-package hooks
+package claudecode
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fenixrt/fenix/hooks"
 	"os"
 	"os/exec"
 	"strings"
@@ -46,7 +47,7 @@ func (t *commandTransport) identity() string {
 	return "command\x00" + t.command + "\x00" + strings.Join(t.args, "\x00")
 }
 
-func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s Session, payload []byte) (outcome, error) {
+func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Session, payload []byte) (outcome, error) {
 	env := h.environment(s)
 	dir := h.workDir(s)
 	var cmd *exec.Cmd

@@ -1,4 +1,4 @@
-package hooks
+package claudecode
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/netguard"
 )
 
@@ -80,7 +81,7 @@ func TestHTTPHookSameRequestAndResponseAsCommandHooks(t *testing.T) {
 	h := httpHook(t, srv.URL+"/v1/hooks", loopbackPolicy())
 	r := registryOf(h)
 	ws := t.TempDir()
-	ev := PreToolUseEvent{Session: Session{SessionID: "s1", WorkspaceRoot: ws}, ToolName: "exec_command", CallID: "c1", ToolInput: map[string]any{"command_line": "rm -rf /"}}
+	ev := hooks.PreToolUseEvent{Session: hooks.Session{SessionID: "s1", WorkspaceRoot: ws}, ToolName: "exec_command", CallID: "c1", ToolInput: map[string]any{"command_line": "rm -rf /"}}
 	res := r.RunPreToolUse(context.Background(), ev)
 	if !res.Blocked() || res.Action.Reason != "central policy: no rm -rf" {
 		t.Fatalf("%+v, want the policy service's deny", res)
@@ -117,7 +118,7 @@ func TestHTTPHookFailuresAreNonBlockingUnlessFailClosed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newPolicyServer(t, tc.reply)
 			short := func(c *HTTPHookConfig) { c.Timeout = 300 * time.Millisecond }
-			ev := PreToolUseEvent{Session: Session{WorkspaceRoot: t.TempDir()}, ToolName: "exec_command", ToolInput: map[string]any{"command_line": "ls"}}
+			ev := hooks.PreToolUseEvent{Session: hooks.Session{WorkspaceRoot: t.TempDir()}, ToolName: "exec_command", ToolInput: map[string]any{"command_line": "ls"}}
 			open := registryOf(httpHook(t, srv.URL, loopbackPolicy(), short)).RunPreToolUse(context.Background(), ev)
 			if open.Blocked() || !strings.Contains(open.Decisions[0].Error, tc.want) {
 				t.Errorf("fail-open: %+v, want a non-blocking error mentioning %q", open, tc.want)
@@ -135,7 +136,7 @@ func TestHTTPHookFailuresAreNonBlockingUnlessFailClosed(t *testing.T) {
 // allowedHttpHookUrls.
 func TestHTTPHookOutboundRule(t *testing.T) {
 	srv := newPolicyServer(t, jsonReply(`{}`))
-	ev := PreToolUseEvent{Session: Session{WorkspaceRoot: t.TempDir()}, ToolName: "calculator"}
+	ev := hooks.PreToolUseEvent{Session: hooks.Session{WorkspaceRoot: t.TempDir()}, ToolName: "calculator"}
 	res := registryOf(httpHook(t, srv.URL, HTTPPolicy{Net: netguard.Policy{Setting: "FENIX_HOOKS_HTTP_ALLOW"}}, httpFailClosed)).RunPreToolUse(context.Background(), ev)
 	if !res.Blocked() || !strings.Contains(res.Action.Reason, "loopback") || !strings.Contains(res.Action.Reason, "FENIX_HOOKS_HTTP_ALLOW") {
 		t.Errorf("loopback without an allowance: %+v", res)
@@ -173,7 +174,7 @@ func TestHTTPHookHeadersInterpolateOnlyAllowedVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := registryOf(src.Hooks...).RunUserPromptSubmit(context.Background(), UserPromptSubmitEvent{Session: Session{WorkspaceRoot: t.TempDir()}, Prompt: "hi"})
+	res := registryOf(src.Hooks...).RunUserPromptSubmit(context.Background(), hooks.UserPromptSubmitEvent{Session: hooks.Session{WorkspaceRoot: t.TempDir()}, Prompt: "hi"})
 	if res.Blocked || len(srv.headers) != 1 {
 		t.Fatalf("%+v", res)
 	}
@@ -197,11 +198,11 @@ func TestHTTPHookOnTurnEvents(t *testing.T) {
 	})
 	h := httpHook(t, srv.URL, loopbackPolicy(), func(c *HTTPHookConfig) { c.Event = "Stop" })
 	r := registryOf(h)
-	s := Session{WorkspaceRoot: t.TempDir()}
-	if res := r.RunStop(context.Background(), StopEvent{Session: s, LastAssistantMessage: "done"}); !res.Continue || res.Reason != "summarize the changes first" {
+	s := hooks.Session{WorkspaceRoot: t.TempDir()}
+	if res := r.RunStop(context.Background(), hooks.StopEvent{Session: s, LastAssistantMessage: "done"}); !res.Continue || res.Reason != "summarize the changes first" {
 		t.Errorf("first stop: %+v", res)
 	}
-	if res := r.RunStop(context.Background(), StopEvent{Session: s, StopHookActive: true}); res.Continue {
+	if res := r.RunStop(context.Background(), hooks.StopEvent{Session: s, StopHookActive: true}); res.Continue {
 		t.Errorf("stop_hook_active: %+v", res)
 	}
 	if srv.bodies[0]["last_assistant_message"] != "done" || srv.bodies[0]["hook_event_name"] != "Stop" {
