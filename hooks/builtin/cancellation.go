@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+
 	"github.com/fenixrt/fenix/hooks"
 )
 

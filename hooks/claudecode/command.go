@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fenixrt/fenix/hooks"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // maxCommandOutput caps what is kept of a command hook's stdout and stderr.

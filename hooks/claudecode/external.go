@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fenixrt/fenix/hooks"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // DefaultCommandTimeout bounds a command or http hook without its own

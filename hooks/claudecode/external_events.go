@@ -3,8 +3,9 @@ package claudecode
 import (
 	"context"
 	"fmt"
-	"github.com/fenixrt/fenix/hooks"
 	"strings"
+
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // input is the common part of the event JSON: Claude Code's fields, then

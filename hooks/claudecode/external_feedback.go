@@ -3,8 +3,9 @@ package claudecode
 import (
 	"context"
 	"fmt"
-	"github.com/fenixrt/fenix/hooks"
 	"strings"
+
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // Feedback runs the hook for a fire-and-forget event and returns its

@@ -1,12 +1,12 @@
 package claudecode
 
 import (
-	"github.com/fenixrt/fenix/hooks/builtin"
-
-	"github.com/fenixrt/fenix/hooks"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/builtin"
 )
 
 const guardSettings = `{"hooks": {"PreToolUse": [{"matcher": "exec_command", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}`

@@ -3,10 +3,11 @@ package claudecode
 import (
 	"context"
 	"fmt"
-	"github.com/fenixrt/fenix/hooks"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/fenixrt/fenix/hooks"
 )
 
 var scriptSeq atomic.Int64

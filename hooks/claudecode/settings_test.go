@@ -2,13 +2,14 @@ package claudecode
 
 import (
 	"context"
-	"github.com/fenixrt/fenix/hooks"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fenixrt/fenix/hooks"
 )
 
 func writeSettings(t *testing.T, body string) string {
