@@ -92,3 +92,33 @@ func TestAddFileRecordsTheSource(t *testing.T) {
 		t.Error("a missing settings file loaded without error")
 	}
 }
+
+// TestPolicyFingerprintIsStable pins the fingerprint of one policy, as
+// computed before the hooks package split into wings: recorded verdicts
+// carry it, and policy-diff compares it with the candidate's.
+func TestPolicyFingerprintIsStable(t *testing.T) {
+	r := registryWithFile(t, t.TempDir(), guardSettings, namedHook{name: "no-force-push"})
+	for _, tc := range []struct {
+		allowed []string
+		want    string
+	}{
+		{[]string{"exec_command", "calculator"}, "e1b3e3f8d0c4068e"},
+		{nil, "1c2799727125086d"},
+	} {
+		if got := r.PolicyFingerprint(tc.allowed); got != tc.want {
+			t.Errorf("PolicyFingerprint(%v) = %s, want %s", tc.allowed, got, tc.want)
+		}
+	}
+}
+
+func TestRegisteredDescribesTheSource(t *testing.T) {
+	dir := t.TempDir()
+	r := registryWithFile(t, dir, guardSettings)
+	info := r.Sources()
+	if len(info) != 1 || info[0].Path != filepath.Join(dir, "hooks.json") || info[0].Hooks != 1 || string(info[0].Data) != guardSettings {
+		t.Fatalf("sources = %+v, want the one file with its one hook and bytes", info)
+	}
+	if got := info[0].Labels; got["kind"] != string(SourceFile) || got["dialect"] != string(DialectFenix) {
+		t.Errorf("labels = %v, want kind %q and dialect %q", got, SourceFile, DialectFenix)
+	}
+}
