@@ -54,9 +54,9 @@ var toolAliases = map[string]toolAlias{
 	"spawn_subagent":   {names: []string{"Agent", "Task"}, toClaude: agentInput, fromClaude: agentArgs, response: agentResponse, outputText: agentText},
 }
 
-// ClaudeToolNames lists a Fenix tool's Claude Code names, or nil when it
+// ToolNames lists a Fenix tool's Claude Code names, or nil when it
 // has none.
-func ClaudeToolNames(fenixTool string) []string {
+func ToolNames(fenixTool string) []string {
 	return toolAliases[fenixTool].names
 }
 

@@ -305,7 +305,7 @@ func (h *ExternalHook) dedupKey() string {
 // must match one of the tool's names and its "if" rule, when set, the call.
 func (h *ExternalHook) matchesTool(tool string, args map[string]any, root string) bool {
 	names := toolNamesFor(h.dialect, tool)
-	ruleNames := append(append([]string{}, ClaudeToolNames(tool)...), tool)
+	ruleNames := append(append([]string{}, ToolNames(tool)...), tool)
 	for _, s := range h.selectors {
 		if !s.matcher.Match(names...) {
 			continue

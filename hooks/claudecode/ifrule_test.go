@@ -55,7 +55,7 @@ func TestIfRule(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.rule, err)
 		}
-		names := append(append([]string{}, ClaudeToolNames(tc.tool)...), tc.tool)
+		names := append(append([]string{}, ToolNames(tc.tool)...), tc.tool)
 		if got := rule.matches(names, tc.tool, tc.args, "/srv/ws"); got != tc.want {
 			t.Errorf("%s on %s %v = %v, want %v", tc.rule, tc.tool, tc.args, got, tc.want)
 		}

@@ -56,10 +56,10 @@ func TestMatcherMatchesAnyAlias(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !m.Match(ClaudeToolNames("spawn_subagent")...) {
+	if !m.Match(ToolNames("spawn_subagent")...) {
 		t.Error("the older name Task must still match spawn_subagent (Agent)")
 	}
-	if m.Match(ClaudeToolNames("exec_command")...) {
+	if m.Match(ToolNames("exec_command")...) {
 		t.Error("Task matched Bash")
 	}
 }
