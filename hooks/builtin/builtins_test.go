@@ -52,13 +52,9 @@ func (h *recorder) PreToolUse(context.Context, hooks.PreToolUseEvent) (hooks.Pre
 	return hooks.Continue(), nil
 }
 
+// toolCall is a PreToolUse event of session wf-1.
 func toolCall() hooks.PreToolUseEvent {
-	return hooks.PreToolUseEvent{
-		Session:   hooks.Session{SessionID: "wf-1", RunID: "run-1"},
-		ToolName:  "exec_command",
-		CallID:    "call-1",
-		ToolInput: map[string]any{"command": "ls"},
-	}
+	return hooks.PreToolUseEvent{Session: hooks.Session{SessionID: "wf-1"}, ToolName: "exec_command", CallID: "call-1"}
 }
 
 func TestCancellationHookAllowsWhenNotCancelled(t *testing.T) {
