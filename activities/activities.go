@@ -17,6 +17,7 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/claudecode"
 	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workspace"
@@ -64,7 +65,7 @@ type Activities struct {
 	Hooks *hooks.Registry
 	// Transcripts writes the transcript file command and http hooks read
 	// through transcript_path; nil leaves transcript_path empty.
-	Transcripts *hooks.TranscriptWriter
+	Transcripts *claudecode.TranscriptWriter
 	// Model answers AgentTurn's model calls (a router over the scripted
 	// and OpenAI-compatible providers).
 	Model llm.Provider

@@ -7,6 +7,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/builtin"
 	"github.com/fenixrt/fenix/tools"
 )
 
@@ -22,7 +23,7 @@ func (askHook) PreToolUse(context.Context, hooks.PreToolUseEvent) (hooks.PreTool
 // in its result and its trace entry; a rejected review in its failure.
 func TestVerdictsCarryThePolicyFingerprint(t *testing.T) {
 	registry := hooks.NewRegistry()
-	registry.Add(hooks.NewCancellationHook())
+	registry.Add(builtin.NewCancellationHook())
 	registry.Add(askHook{})
 	a := &Activities{Tools: tools.Builtin(), Hooks: registry}
 	agent := contract.AgentContext{Profile: "main", AllowedToolNames: []string{"calculator"}}

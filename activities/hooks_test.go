@@ -13,6 +13,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/claudecode"
 )
 
 // hookActivities has one command hook per event that copies its stdin and
@@ -24,17 +25,17 @@ func hookActivities(t *testing.T, settings string) (*Activities, string) {
 	if err := os.WriteFile(path, []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := hooks.LoadSource(path, hooks.LoadOptions{})
+	src, err := claudecode.LoadSource(path, claudecode.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := hooks.NewRegistry()
-	r.AddSource(src)
+	r.AddSource(src.Registered())
 	store, err := contextstore.NewFS(filepath.Join(dir, "contexts"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	transcripts, err := hooks.NewTranscriptWriter(filepath.Join(dir, "transcripts"))
+	transcripts, err := claudecode.NewTranscriptWriter(filepath.Join(dir, "transcripts"))
 	if err != nil {
 		t.Fatal(err)
 	}

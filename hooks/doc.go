@@ -5,12 +5,19 @@
 // compaction, errors), the actions a hook may answer with, and the rules
 // that aggregate the answers of several hooks into one verdict.
 //
-// Hook settings files in Claude Code's format (a project's
-// .claude/settings.json, a plugin's hooks/hooks.json, or a Fenix-native
-// file) load as ExternalHooks: command and http handlers speaking Claude
-// Code's protocol, with Claude Code's tool names and argument shapes in
-// the "claude" dialect and Fenix's in the "fenix" dialect (see Dialect,
-// LoadSources and ParseSource).
+// The registry knows no hook format and holds no hook of its own. Wings
+// import it, never the other way round:
+//
+//   - hooks/claudecode loads hook settings files in Claude Code's format
+//     (a project's .claude/settings.json, a plugin's hooks/hooks.json, a
+//     Fenix-native file) as command and http hooks speaking Claude Code's
+//     protocol, and hands each file to Registry.AddSource as a Source.
+//   - hooks/builtin holds Fenix's own hooks: cancellation, metrics, the
+//     audit log and secret redaction.
+//
+// A Source is the registry's neutral description of a loaded set of hooks:
+// its hooks, its bytes (what PolicyFingerprint hashes), the paths its
+// hooks must not have written, and free-form labels for the log.
 //
 // A hook is any type implementing AgentHook. Embedding Base gives no-op
 // defaults, so a hook writes only the methods it cares about:
@@ -59,9 +66,9 @@
 // PermissionRequest becomes deny, with a reason naming the hook.
 //
 // Where hooks run: the Registry and its Run methods do I/O only through the
-// hooks they hold, so a registry of command hooks and the AuditLogHook runs
-// inside Temporal activities and its results (plain JSON) travel back as
-// activity results. MetricsHook and CancellationHook are pure and
+// hooks they hold, so a registry of command hooks and the audit log hook
+// runs inside Temporal activities and its results (plain JSON) travel back
+// as activity results. The metrics and cancellation hooks are pure and
 // deterministic and may be driven from workflow code, where the metrics are
 // workflow state; a Registry used there must be built with
 // WithClock(workflow.Now-based clock), since its default clock is time.Now.

@@ -168,7 +168,7 @@ type PreToolUseEvent struct {
 	ToolInput map[string]any `json:"tool_input"`
 	Step      int            `json:"step,omitempty"`
 	// Cancelled and CancelReason are the workflow's own cancellation state,
-	// the one cancellation source CancellationHook reads.
+	// the one cancellation source builtin.CancellationHook reads.
 	Cancelled    bool   `json:"cancelled,omitempty"`
 	CancelReason string `json:"cancel_reason,omitempty"`
 }

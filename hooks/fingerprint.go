@@ -24,17 +24,6 @@ func (r *Registry) RecordSource(path string, data []byte) {
 // PolicySources lists the recorded hook settings files in load order.
 func (r *Registry) PolicySources() []PolicySource { return slices.Clone(r.policy) }
 
-// AddCommandHooksFile loads one hook settings file (see LoadSource) and
-// adds its hooks in file order, recording the file as a policy source.
-func (r *Registry) AddCommandHooksFile(path string) error {
-	src, err := LoadSource(path, LoadOptions{})
-	if err != nil {
-		return err
-	}
-	r.AddSource(src)
-	return nil
-}
-
 // fingerprintVersion changes when what the fingerprint covers does, so
 // fingerprints of different definitions never compare equal.
 const fingerprintVersion = "fenix-policy-v1"

@@ -252,10 +252,10 @@ func (r *Registry) RunSessionStart(ctx context.Context, ev SessionStartEvent) Su
 // RunPostToolUseFailure notifies every hook that a tool call failed.
 func (r *Registry) RunPostToolUseFailure(ctx context.Context, ev PostToolUseFailureEvent) Summary {
 	hookEv := ev
-	hookEv.ToolInput = cloneArgs(ev.ToolInput)
+	hookEv.ToolInput = CloneArgs(ev.ToolInput)
 	return r.runAll(ctx, EventPostToolUseFailure, hookEv, func(h AgentHook) error {
 		hookEv := ev
-		hookEv.ToolInput = cloneArgs(ev.ToolInput)
+		hookEv.ToolInput = CloneArgs(ev.ToolInput)
 		return h.PostToolUseFailure(ctx, hookEv)
 	})
 }
@@ -304,12 +304,12 @@ func joinErr(existing, add string) string {
 	return existing + "; " + add
 }
 
-// cloneArgs deep-copies JSON-shaped arguments so one hook cannot change
+// CloneArgs deep-copies JSON-shaped arguments so one hook cannot change
 // what another hook, or the caller, sees. The copy does not depend on map
 // iteration order, so it is safe in workflow code.
 //
 //workflowcheck:ignore
-func cloneArgs(m map[string]any) map[string]any {
+func CloneArgs(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
@@ -323,7 +323,7 @@ func cloneArgs(m map[string]any) map[string]any {
 func cloneValue(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
-		return cloneArgs(t)
+		return CloneArgs(t)
 	case []any:
 		out := make([]any, len(t))
 		for i, x := range t {

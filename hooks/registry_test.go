@@ -556,15 +556,6 @@ func TestDecisionsAreTimedWithInjectedClock(t *testing.T) {
 	}
 }
 
-func TestRegistryNames(t *testing.T) {
-	r := NewRegistry()
-	r.Add(&fakeHook{name: "a"})
-	r.Add(NewCancellationHook())
-	if got := r.Names(); !reflect.DeepEqual(got, []string{"a", "cancellation"}) || r.Len() != 2 {
-		t.Errorf("names = %v", got)
-	}
-}
-
 func TestActionJSONShapes(t *testing.T) {
 	tests := []struct {
 		name string

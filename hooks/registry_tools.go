@@ -14,7 +14,7 @@ import (
 // (PermissionRequired) > allow. The first Block or Halt wins and stops the
 // chain; the first defer outranks any ask.
 func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToolUseResult {
-	res := PreToolUseResult{FinalArgs: cloneArgs(ev.ToolInput), Decisions: []HookDecision{}}
+	res := PreToolUseResult{FinalArgs: CloneArgs(ev.ToolInput), Decisions: []HookDecision{}}
 	if res.FinalArgs == nil {
 		res.FinalArgs = map[string]any{}
 	}
@@ -32,7 +32,7 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 	}
 	for _, e := range r.subscribers(EventPreToolUse) {
 		hookEv := ev
-		hookEv.ToolInput = cloneArgs(res.FinalArgs)
+		hookEv.ToolInput = CloneArgs(res.FinalArgs)
 		action, d := invoke(r, e, EventPreToolUse,
 			func() (PreToolUseAction, error) { return e.hook.PreToolUse(ctx, hookEv) },
 			func(p any) PreToolUseAction {
@@ -58,7 +58,7 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 		case KindMutateInput, KindPermissionRequired, KindDefer:
 			var notes []string
 			if action.UpdatedArgs != nil {
-				res.FinalArgs = cloneArgs(action.UpdatedArgs)
+				res.FinalArgs = CloneArgs(action.UpdatedArgs)
 				res.ArgsMutated = true
 				mutated = true
 				notes = append(notes, "updated args")
@@ -101,7 +101,7 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 	case mutated:
 		var args map[string]any
 		if res.ArgsMutated {
-			args = cloneArgs(res.FinalArgs)
+			args = CloneArgs(res.FinalArgs)
 		}
 		res.Action = MutateInput(args, res.AdditionalContext)
 	default:
@@ -154,7 +154,7 @@ func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) Post
 	for _, e := range r.subscribers(EventPostToolUse) {
 		hookEv := ev
 		hookEv.Content = res.FinalContent
-		hookEv.ToolInput = cloneArgs(ev.ToolInput)
+		hookEv.ToolInput = CloneArgs(ev.ToolInput)
 		action, d := invoke(r, e, EventPostToolUse,
 			func() (PostToolUseAction, error) { return e.hook.PostToolUse(ctx, hookEv) },
 			func(any) PostToolUseAction { return KeepOutput() })
@@ -187,7 +187,7 @@ func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionReques
 	res := PermissionRequestResult{Decision: NoOpinion(), Decisions: []HookDecision{}}
 	for _, e := range r.subscribers(EventPermissionRequest) {
 		hookEv := ev
-		hookEv.ToolInput = cloneArgs(ev.ToolInput)
+		hookEv.ToolInput = CloneArgs(ev.ToolInput)
 		decision, d := invoke(r, e, EventPermissionRequest,
 			func() (PermissionDecision, error) { return e.hook.PermissionRequest(ctx, hookEv) },
 			func(p any) PermissionDecision {
@@ -219,7 +219,7 @@ func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionReques
 				if decision.Reason == "" {
 					decision.Reason = fmt.Sprintf("permission %q for tool %q allowed by hook %q", ev.Permission, ev.ToolName, e.name)
 				}
-				res.Decision = PermissionDecision{Kind: KindAllow, Reason: decision.Reason, UpdatedArgs: cloneArgs(decision.UpdatedArgs)}
+				res.Decision = PermissionDecision{Kind: KindAllow, Reason: decision.Reason, UpdatedArgs: CloneArgs(decision.UpdatedArgs)}
 				res.DecidedBy = e.name
 			}
 		default:

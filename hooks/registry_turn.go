@@ -195,7 +195,7 @@ func (r *Registry) RunPermissionDenied(ctx context.Context, ev PermissionDeniedE
 	var contexts []string
 	for _, e := range r.subscribers(EventPermissionDenied) {
 		hookEv := ev
-		hookEv.ToolInput = cloneArgs(ev.ToolInput)
+		hookEv.ToolInput = CloneArgs(ev.ToolInput)
 		action, d := invoke(r, e, EventPermissionDenied,
 			func() (DeniedAction, error) { return e.hook.PermissionDenied(ctx, hookEv) },
 			func(any) DeniedAction { return DeniedAction{} })
@@ -233,7 +233,7 @@ func cloneCalls(calls []BatchCall) []BatchCall {
 	}
 	out := make([]BatchCall, len(calls))
 	for i, c := range calls {
-		c.ToolInput = cloneArgs(c.ToolInput)
+		c.ToolInput = CloneArgs(c.ToolInput)
 		out[i] = c
 	}
 	return out

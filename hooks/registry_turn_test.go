@@ -192,3 +192,11 @@ func TestSummaryCollectsFeedback(t *testing.T) {
 		t.Errorf("%+v", sum)
 	}
 }
+
+func registryOf(hs ...AgentHook) *Registry {
+	r := NewRegistry()
+	for _, h := range hs {
+		r.Add(h)
+	}
+	return r
+}

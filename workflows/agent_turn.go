@@ -18,6 +18,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/builtin"
 )
 
 const (
@@ -114,7 +115,7 @@ func (t *turnRun) resume(c contract.TurnContinuation) {
 	t.transcript = c.Transcript
 	t.step = c.Step
 	t.previous = c.PreviousRunIDs
-	t.gov.metrics = hooks.NewMetricsHook(c.Metrics, t.logger.Info)
+	t.gov.metrics = builtin.NewMetricsHook(c.Metrics, t.logger.Info)
 	t.addTrace(contract.Trace("continued", "step", c.Step, "previous_run_ids", c.PreviousRunIDs, "transcript_messages", c.Transcript.Count))
 	// SessionStart with source "resume": hooks see the session continue.
 	t.gov.started = true

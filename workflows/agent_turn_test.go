@@ -18,6 +18,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/builtin"
 	"github.com/fenixrt/fenix/internal/harness/testtools"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -34,7 +35,7 @@ func agentHarness(t *testing.T) *harness {
 	require.NoError(t, err)
 	h.acts.Tools = registry
 	r := hooks.NewRegistry()
-	r.Add(hooks.NewCancellationHook())
+	r.Add(builtin.NewCancellationHook())
 	r.Add(testtools.PolicyHook{})
 	h.acts.Hooks = r
 	return h

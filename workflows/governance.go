@@ -14,6 +14,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/builtin"
 )
 
 // DefaultPermissionTimeout is how long a PermissionRequired tool call waits
@@ -52,7 +53,7 @@ type governance struct {
 	// claudeHooks enables what shapeClaudeHooks added (see turn_hooks.go).
 	claudeHooks bool
 	hookSession hooks.Session
-	metrics     *hooks.MetricsHook
+	metrics     *builtin.MetricsHook
 	pending     []*PendingPermission
 	started     bool
 	// transcript is what hooks see through transcript_path.
@@ -66,7 +67,7 @@ type governance struct {
 
 // registerGovernance installs the metrics query and the permission update.
 func (s *session) registerGovernance(initial contract.Metrics) error {
-	s.gov.metrics = hooks.NewMetricsHook(initial, s.logger.Info)
+	s.gov.metrics = builtin.NewMetricsHook(initial, s.logger.Info)
 	if err := workflow.SetQueryHandler(s.ctx, QueryMetrics, func() (contract.Metrics, error) {
 		return s.gov.metrics.Metrics(), nil
 	}); err != nil {

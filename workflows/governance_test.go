@@ -14,6 +14,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/builtin"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -74,7 +75,7 @@ func (h *scriptedHook) OnSessionStop(_ context.Context, ev hooks.SessionStopEven
 func withHook(t *testing.T, hook *scriptedHook) *harness {
 	h := newHarness(t)
 	r := hooks.NewRegistry()
-	r.Add(hooks.NewCancellationHook())
+	r.Add(builtin.NewCancellationHook())
 	r.Add(hook)
 	h.acts.Hooks = r
 	return h

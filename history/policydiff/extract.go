@@ -9,6 +9,7 @@ import (
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/history/runhistory"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/builtin"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -143,7 +144,7 @@ func (c *Call) readPreToolUse(pre *runhistory.Stage, sv *stageVerdicts) error {
 	if res.PolicyFingerprint != "" {
 		sv.fingerprint = res.PolicyFingerprint
 	}
-	if res.Result.Blocked() && res.Result.DecidedBy == hooks.NewCancellationHook().Name() {
+	if res.Result.Blocked() && res.Result.DecidedBy == builtin.NewCancellationHook().Name() {
 		// The run was being canceled: replay the same state.
 		c.cancelled = true
 	}

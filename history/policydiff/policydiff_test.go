@@ -12,6 +12,7 @@ import (
 
 	"github.com/fenixrt/fenix/history/runhistory"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/builtin"
 	"github.com/fenixrt/fenix/internal/harness/testtools"
 )
 
@@ -88,7 +89,7 @@ func (r *replayRecorder) PreToolUse(_ context.Context, ev hooks.PreToolUseEvent)
 func policyWith(t testing.TB, hs ...hooks.AgentHook) *Policy {
 	t.Helper()
 	registry := hooks.NewRegistry()
-	registry.Add(hooks.NewCancellationHook())
+	registry.Add(builtin.NewCancellationHook())
 	for _, h := range hs {
 		registry.Add(h)
 	}

@@ -29,6 +29,8 @@ import (
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/builtin"
+	"github.com/fenixrt/fenix/hooks/claudecode"
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/tools"
@@ -144,7 +146,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		return nil, err
 	}
 	cleanup.add(func() { closeContextStore(w.contexts) })
-	transcripts, err := hooks.NewTranscriptWriter(filepath.Join(cfg.DataDir, "transcripts"))
+	transcripts, err := claudecode.NewTranscriptWriter(filepath.Join(cfg.DataDir, "transcripts"))
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +336,7 @@ func openSkills(dir string) (*skills.Catalog, error) {
 // the order given), the audit log, custom Go hooks, then secret redaction.
 func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	r := hooks.NewRegistry(hooks.WithLogger(cfg.Logger.Warn))
-	r.Add(hooks.NewCancellationHook())
+	r.Add(builtin.NewCancellationHook())
 	var paths []string
 	if cfg.HooksFile != "" {
 		paths = append(paths, filepath.SplitList(cfg.HooksFile)...)
@@ -346,15 +348,15 @@ func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 			return nil, fmt.Errorf("FENIX_HOOKS_HTTP_ALLOW: %w", err)
 		}
 		netPolicy.Setting = "FENIX_HOOKS_HTTP_ALLOW"
-		sources, err := hooks.LoadSources(paths, hooks.LoadOptions{
-			HTTPPolicy:    hooks.HTTPPolicy{Net: netPolicy},
+		sources, err := claudecode.LoadSources(paths, claudecode.LoadOptions{
+			HTTPPolicy:    claudecode.HTTPPolicy{Net: netPolicy},
 			PluginDataDir: filepath.Join(cfg.DataDir, "plugin-data"),
 		})
 		if err != nil {
 			return nil, err
 		}
 		for _, src := range sources {
-			r.AddSource(src)
+			r.AddSource(src.Registered())
 			cfg.Logger.Info("loaded hook settings", "path", src.Path, "kind", string(src.Kind), "dialect", string(src.Dialect),
 				"dialect_reason", src.DialectReason, "hooks", len(src.Hooks))
 			for _, w := range src.Warnings {
@@ -362,12 +364,12 @@ func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 			}
 		}
 	}
-	r.Add(hooks.NewAuditLogHook(store, 0, cfg.Logger.Warn))
+	r.Add(builtin.NewAuditLogHook(store, 0, cfg.Logger.Warn))
 	for _, h := range cfg.Hooks {
 		r.Add(h)
 	}
 	// Last, so it sees every other hook's rewrite of the output.
-	r.Add(hooks.NewRedactionHook(cfg.Redactor))
+	r.Add(builtin.NewRedactionHook(cfg.Redactor))
 	return r, nil
 }
 

@@ -24,7 +24,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"gopkg.in/yaml.v3"
 
-	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/claudecode"
 	"github.com/fenixrt/fenix/internal/harness/cluster"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
 	"github.com/fenixrt/fenix/internal/harness/prodserver"
@@ -256,7 +256,7 @@ func TestWorkerConfiguration(t *testing.T) {
 		host, ok := cluster.HostPath(s, hooksFile)
 		if !ok {
 			t.Errorf("%s: FENIX_HOOKS_FILE=%q is not inside a bind mount", name, hooksFile)
-		} else if loaded, err := hooks.LoadCommandHooks(host); err != nil {
+		} else if loaded, err := claudecode.LoadCommandHooks(host); err != nil {
 			t.Errorf("%s: the example hooks file does not load: %v", name, err)
 		} else if len(loaded) == 0 {
 			t.Errorf("%s: the example hooks file %s defines no hooks", name, host)

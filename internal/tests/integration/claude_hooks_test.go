@@ -27,7 +27,7 @@ func claudeProject(t *testing.T) (project, plugin, fenixFile string) {
 	}
 	root := t.TempDir()
 	for _, name := range []string{"claude-project", "plugin", "fenix"} {
-		require.NoError(t, os.CopyFS(filepath.Join(root, name), os.DirFS(filepath.Join(repoRoot, "hooks", "testdata", name))))
+		require.NoError(t, os.CopyFS(filepath.Join(root, name), os.DirFS(filepath.Join(repoRoot, "hooks", "claudecode", "testdata", name))))
 	}
 	project = filepath.Join(root, "claude-project")
 	require.NoError(t, os.WriteFile(filepath.Join(project, "README.md"), []byte("# demo\n"), 0o644))

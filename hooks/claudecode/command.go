@@ -1,0 +1,141 @@
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// maxCommandOutput caps what is kept of a command hook's stdout and stderr.
+const maxCommandOutput = 1 << 20
+
+// commandWaitDelay bounds how long a finished command's leftover children
+// may hold its output pipes open.
+const commandWaitDelay = time.Second
+
+// commandTransport runs a hook as a process: shell form (command through
+// sh -c, or the shell the handler names) or exec form (command resolved on
+// PATH and spawned with args, no shell). The process runs in the event's
+// workspace (else the settings file's directory) in its own process group,
+// which is killed when the command times out, when ctx is cancelled and
+// when the command ends, so a hook's processes never outlive it.
+type commandTransport struct {
+	command string
+	args    []string
+	// execForm is set when the handler has "args" (possibly empty).
+	execForm bool
+	shell    string
+}
+
+func (t *commandTransport) kind() string { return "command" }
+
+func (t *commandTransport) describe() string {
+	if t.execForm && len(t.args) > 0 {
+		return t.command + " " + strings.Join(t.args, " ")
+	}
+	return t.command
+}
+
+// identity is what Claude Code deduplicates command hooks by.
+func (t *commandTransport) identity() string {
+	return "command\x00" + t.command + "\x00" + strings.Join(t.args, "\x00")
+}
+
+func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Session, payload []byte) (outcome, error) {
+	env := h.environment(s)
+	dir := h.workDir(s)
+	var cmd *exec.Cmd
+	if t.execForm {
+		name := expandPlaceholders(t.command, env)
+		args := make([]string, len(t.args))
+		for i, a := range t.args {
+			args[i] = expandPlaceholders(a, env)
+		}
+		cmd = exec.CommandContext(ctx, name, args...)
+	} else {
+		shell := "/bin/sh"
+		if t.shell == "bash" {
+			shell = "bash"
+		}
+		cmd = exec.CommandContext(ctx, shell, "-c", t.command)
+	}
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(payload)
+	stdout := &cappedBuffer{max: maxCommandOutput}
+	stderr := &cappedBuffer{max: maxCommandOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Env = append(os.Environ(), envList(env)...)
+	cmd.WaitDelay = commandWaitDelay
+	useProcessGroup(cmd)
+
+	runErr := cmd.Run()
+	killProcessGroup(cmd)
+
+	if cmd.ProcessState == nil {
+		return outcome{}, fmt.Errorf("command %q could not start in %s: %w", t.describe(), dir, runErr)
+	}
+	// A command that exited on its own before the deadline keeps its result
+	// even if the deadline passed while it was being collected.
+	if !cmd.ProcessState.Exited() && ctx.Err() != nil {
+		return outcome{}, ctx.Err()
+	}
+	code := cmd.ProcessState.ExitCode()
+	if code == -1 {
+		return outcome{}, fmt.Errorf("command %q was killed (%v)%s", t.describe(), cmd.ProcessState, suffix(stderr.String()))
+	}
+	if runErr != nil && !errors.As(runErr, new(*exec.ExitError)) {
+		return outcome{}, fmt.Errorf("command %q: %w", t.describe(), runErr)
+	}
+	return outcome{exitCode: code, stdout: stdout.Bytes(), stderr: stderr.String()}, nil
+}
+
+// expandPlaceholders substitutes ${NAME} and $NAME for the path
+// placeholders Claude Code substitutes in exec form.
+func expandPlaceholders(s string, env map[string]string) string {
+	for _, name := range []string{"CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA"} {
+		v, ok := env[name]
+		if !ok {
+			continue
+		}
+		s = strings.ReplaceAll(s, "${"+name+"}", v)
+		s = strings.ReplaceAll(s, "$"+name, v)
+	}
+	return s
+}
+
+func envList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for _, k := range sortedKeys(env) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// cappedBuffer keeps the first max bytes written and discards the rest, so a
+// chatty hook cannot exhaust memory; writes never fail, so the command is
+// never killed by a broken pipe.
+type cappedBuffer struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.buf.Len(); room > 0 {
+		if len(p) > room {
+			b.buf.Write(p[:room])
+		} else {
+			b.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (b *cappedBuffer) Bytes() []byte  { return b.buf.Bytes() }
+func (b *cappedBuffer) String() string { return b.buf.String() }

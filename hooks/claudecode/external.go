@@ -1,0 +1,433 @@
+package claudecode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// DefaultCommandTimeout bounds a command or http hook without its own
+// timeout: Claude Code's default of 600 seconds.
+const DefaultCommandTimeout = 600 * time.Second
+
+// DefaultPromptHookTimeout is Claude Code's shorter default for
+// UserPromptSubmit hooks, which hold up every turn.
+const DefaultPromptHookTimeout = 30 * time.Second
+
+// agentScope restricts a Stop hook to main agents or to subagents.
+type agentScope int
+
+const (
+	anyAgent agentScope = iota
+	mainAgents
+	subagents
+)
+
+// eventSpec is what a settings-file event name means in a dialect.
+type eventSpec struct {
+	event hooks.Event
+	scope agentScope
+}
+
+// settingsEvents are the event names both dialects share.
+var settingsEvents = map[string]eventSpec{
+	"SessionStart":       {event: hooks.EventSessionStart},
+	"UserPromptSubmit":   {event: hooks.EventUserPromptSubmit},
+	"PreToolUse":         {event: hooks.EventPreToolUse},
+	"PermissionRequest":  {event: hooks.EventPermissionRequest},
+	"PermissionDenied":   {event: hooks.EventPermissionDenied},
+	"PostToolUse":        {event: hooks.EventPostToolUse},
+	"PostToolUseFailure": {event: hooks.EventPostToolUseFailure},
+	"PostToolBatch":      {event: hooks.EventPostToolBatch},
+	"Notification":       {event: hooks.EventNotification},
+	"SubagentStart":      {event: hooks.EventSubagentStart},
+	"Stop":               {event: hooks.EventStop, scope: mainAgents},
+	"PreCompact":         {event: hooks.EventPreCompact},
+	"PostCompact":        {event: hooks.EventPostCompact},
+	"SessionEnd":         {event: hooks.EventSessionStop},
+	// Fenix extensions; Claude Code has no such events.
+	"StepComplete": {event: hooks.EventStepComplete},
+	"Error":        {event: hooks.EventError},
+}
+
+// eventSpecFor maps a settings-file event name. "SubagentStop" is Claude
+// Code's stop of a subagent's own turn (it can keep the subagent going); in
+// a Fenix file it keeps its older meaning, the parent's notice that a
+// subagent ended.
+func eventSpecFor(d Dialect, name string) (eventSpec, bool) {
+	if name == "SubagentStop" {
+		if d == DialectFenix {
+			return eventSpec{event: hooks.EventSubagentStop}, true
+		}
+		return eventSpec{event: hooks.EventStop, scope: subagents}, true
+	}
+	spec, ok := settingsEvents[name]
+	return spec, ok
+}
+
+// SettingsEventNames lists the event names a hook settings file may use.
+func SettingsEventNames() []string {
+	names := []string{"SubagentStop"}
+	for name := range settingsEvents {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// transport delivers the event JSON to a command or an endpoint.
+type transport interface {
+	kind() string
+	describe() string
+	identity() string
+	call(ctx context.Context, h *ExternalHook, s hooks.Session, payload []byte) (outcome, error)
+}
+
+// selector is one matcher group's filter: the group's matcher and the
+// handler's "if" rule.
+type selector struct {
+	matcher Matcher
+	rule    *ifRule
+}
+
+// HookPaths are the directories a hook settings file gives its hooks.
+type HookPaths struct {
+	// Dir is the settings file's directory: where commands run when the
+	// event has no workspace, and $FENIX_HOOKS_DIR.
+	Dir string
+	// ProjectDir is $CLAUDE_PROJECT_DIR: the directory holding the
+	// settings file's .claude/. Empty means the session's workspace root.
+	ProjectDir string
+	// PluginRoot and PluginData are $CLAUDE_PLUGIN_ROOT and
+	// $CLAUDE_PLUGIN_DATA for a plugin's hooks/hooks.json.
+	PluginRoot string
+	PluginData string
+}
+
+// ExternalHook answers one settings-file event by running a command or
+// POSTing to an endpoint, speaking Claude Code's hook protocol: the event
+// as JSON on stdin (or as the request body); JSON on stdout (or the
+// response body) read on every exit code; exit 2 blocks with stderr as
+// the reason; any other failure is non-blocking unless the hook fails
+// closed (onFailure: "block").
+type ExternalHook struct {
+	name       string
+	eventName  string
+	spec       eventSpec
+	selectors  []selector
+	dialect    Dialect
+	failClosed bool
+	timeout    time.Duration
+	async      bool
+	paths      HookPaths
+	transport  transport
+	// sourcePath is the settings file the hook came from.
+	sourcePath string
+}
+
+var (
+	_ hooks.AgentHook    = (*ExternalHook)(nil)
+	_ hooks.FeedbackHook = (*ExternalHook)(nil)
+)
+
+// ExternalHookConfig is what command and http hooks share.
+type ExternalHookConfig struct {
+	// Event is the settings-file event name, e.g. "PreToolUse".
+	Event string
+	// Matcher filters by tool name (or, per event, the source, agent type,
+	// notification type, compaction trigger, error type) with Claude Code's
+	// semantics; see Matcher.
+	Matcher string
+	// If is a permission rule ("Bash(rm *)") narrowing tool events.
+	If string
+	// Dialect defaults to DialectFenix.
+	Dialect Dialect
+	// Timeout defaults to DefaultCommandTimeout (DefaultPromptHookTimeout
+	// for UserPromptSubmit).
+	Timeout time.Duration
+	// FailClosed makes a failure (cannot start, timeout, unexpected exit,
+	// invalid output) block the action instead of allowing it.
+	FailClosed bool
+	// Async runs the hook in the background; its output is not applied.
+	Async bool
+	// Name identifies the hook; defaults to the event and command or URL.
+	Name  string
+	Paths HookPaths
+	// Source is the settings file, for messages.
+	Source string
+}
+
+// CommandHookConfig describes one command hook.
+type CommandHookConfig struct {
+	ExternalHookConfig
+	// Command runs through sh -c (shell form), or is the program to spawn
+	// with Args (exec form, when Args is non-nil).
+	Command string
+	Args    []string
+	// Shell is "" or "bash" for shell form.
+	Shell string
+}
+
+// HTTPHookConfig describes one http hook.
+type HTTPHookConfig struct {
+	ExternalHookConfig
+	URL            string
+	Headers        map[string]string
+	AllowedEnvVars []string
+	Policy         HTTPPolicy
+}
+
+// NewCommandHook validates cfg and builds the hook.
+func NewCommandHook(cfg CommandHookConfig) (*ExternalHook, error) {
+	if strings.TrimSpace(cfg.Command) == "" {
+		return nil, fmt.Errorf("command hook for %s has an empty command", cfg.Event)
+	}
+	switch cfg.Shell {
+	case "", "bash", "sh":
+	default:
+		return nil, fmt.Errorf("command hook %q for %s: shell %q is not available (use bash)", cfg.Command, cfg.Event, cfg.Shell)
+	}
+	return newExternalHook(cfg.ExternalHookConfig, &commandTransport{command: cfg.Command, args: cfg.Args, execForm: cfg.Args != nil, shell: cfg.Shell})
+}
+
+// NewHTTPHook validates cfg and builds the hook.
+func NewHTTPHook(cfg HTTPHookConfig) (*ExternalHook, error) {
+	t, err := newHTTPTransport(cfg.URL, cfg.Headers, cfg.AllowedEnvVars, cfg.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("http hook for %s: %w", cfg.Event, err)
+	}
+	return newExternalHook(cfg.ExternalHookConfig, t)
+}
+
+func newExternalHook(cfg ExternalHookConfig, t transport) (*ExternalHook, error) {
+	if cfg.Dialect == "" {
+		cfg.Dialect = DialectFenix
+	}
+	spec, ok := eventSpecFor(cfg.Dialect, cfg.Event)
+	if !ok {
+		return nil, fmt.Errorf("hook event %q is not fired by Fenix; it fires %s", cfg.Event, strings.Join(SettingsEventNames(), ", "))
+	}
+	sel, err := newSelector(cfg.Matcher, cfg.If, cfg.Paths.ProjectDir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("%s hook %q for %s has a negative timeout %s", t.kind(), t.describe(), cfg.Event, cfg.Timeout)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultCommandTimeout
+		if spec.event == hooks.EventUserPromptSubmit {
+			cfg.Timeout = DefaultPromptHookTimeout
+		}
+	}
+	name := cfg.Name
+	if name == "" {
+		short := t.describe()
+		if len(short) > 60 {
+			short = short[:57] + "..."
+		}
+		name = fmt.Sprintf("%s %s %s", cfg.Event, t.kind(), short)
+	}
+	return &ExternalHook{
+		name:       name,
+		eventName:  cfg.Event,
+		spec:       spec,
+		selectors:  []selector{sel},
+		dialect:    cfg.Dialect,
+		failClosed: cfg.FailClosed,
+		timeout:    cfg.Timeout,
+		async:      cfg.Async,
+		paths:      cfg.Paths,
+		transport:  t,
+		sourcePath: cfg.Source,
+	}, nil
+}
+
+func newSelector(matcher, ifText, projectDir string) (selector, error) {
+	m, err := CompileMatcher(matcher)
+	if err != nil {
+		return selector{}, err
+	}
+	sel := selector{matcher: m}
+	if strings.TrimSpace(ifText) != "" {
+		if sel.rule, err = parseIfRule(ifText, projectDir); err != nil {
+			return selector{}, err
+		}
+	}
+	return sel, nil
+}
+
+func (h *ExternalHook) Name() string { return h.name }
+
+// FailClosed reports whether failures block instead of allow.
+func (h *ExternalHook) FailClosed() bool { return h.failClosed }
+
+// Event is the Fenix event the hook handles.
+func (h *ExternalHook) Event() hooks.Event { return h.spec.event }
+
+// Dialect is the dialect of the settings file the hook came from.
+func (h *ExternalHook) Dialect() Dialect { return h.dialect }
+
+// Type is "command" or "http".
+func (h *ExternalHook) Type() string { return h.transport.kind() }
+
+// Timeout is the hook's own timeout.
+func (h *ExternalHook) Timeout() time.Duration { return h.timeout }
+
+func (h *ExternalHook) HandlesEvent(ev hooks.Event) bool { return ev == h.spec.event }
+
+// UsesTranscript tells the worker to materialize the transcript file
+// before the hook runs.
+func (h *ExternalHook) UsesTranscript() bool { return true }
+
+// merge folds a duplicate handler (same event, dialect and command or URL)
+// into h, as Claude Code runs identical handlers once: h then runs when any
+// of their selectors matches, fails closed if either does and waits for the
+// longer timeout.
+func (h *ExternalHook) merge(other *ExternalHook) {
+	h.selectors = append(h.selectors, other.selectors...)
+	h.failClosed = h.failClosed || other.failClosed
+	h.timeout = max(h.timeout, other.timeout)
+}
+
+// dedupKey identifies handlers Claude Code would deduplicate.
+func (h *ExternalHook) dedupKey() string {
+	return h.eventName + "\x00" + string(h.dialect) + "\x00" + h.transport.identity()
+}
+
+// matchesTool applies the selectors to a tool call: some group's matcher
+// must match one of the tool's names and its "if" rule, when set, the call.
+func (h *ExternalHook) matchesTool(tool string, args map[string]any, root string) bool {
+	names := toolNamesFor(h.dialect, tool)
+	ruleNames := append(append([]string{}, ToolNames(tool)...), tool)
+	for _, s := range h.selectors {
+		if !s.matcher.Match(names...) {
+			continue
+		}
+		if s.rule == nil || s.rule.matches(ruleNames, tool, args, root) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesSubject applies the selectors to a non-tool event. A handler with
+// an "if" rule never runs on these events, as in Claude Code; events
+// without matcher support ignore the matcher.
+func (h *ExternalHook) matchesSubject(subject string, hasSubject bool) bool {
+	for _, s := range h.selectors {
+		if s.rule != nil {
+			continue
+		}
+		if !hasSubject || s.matcher.Match(subject) {
+			return true
+		}
+	}
+	return false
+}
+
+// environment is what the hook's process sees besides the worker's own
+// environment (exec-form placeholders use it too).
+func (h *ExternalHook) environment(s hooks.Session) map[string]string {
+	env := map[string]string{
+		"FENIX_HOOK_EVENT": h.eventName,
+		"FENIX_SESSION_ID": s.SessionID,
+		"FENIX_HOOKS_DIR":  h.paths.Dir,
+	}
+	project := h.paths.ProjectDir
+	if project == "" {
+		project = s.WorkspaceRoot
+	}
+	if project != "" {
+		env["CLAUDE_PROJECT_DIR"] = project
+	}
+	if s.WorkspaceRoot != "" {
+		env["FENIX_WORKSPACE_ROOT"] = s.WorkspaceRoot
+	}
+	if h.paths.PluginRoot != "" {
+		env["CLAUDE_PLUGIN_ROOT"] = h.paths.PluginRoot
+	}
+	if h.paths.PluginData != "" {
+		env["CLAUDE_PLUGIN_DATA"] = h.paths.PluginData
+	}
+	return env
+}
+
+func (h *ExternalHook) workDir(s hooks.Session) string {
+	if d := s.WorkDir(); d != "" {
+		return d
+	}
+	return h.paths.Dir
+}
+
+// exchange sends the event and interprets the answer. An error is a hook
+// failure: it could not start, timed out, was cancelled, or answered with
+// something that is neither a decision nor a block.
+func (h *ExternalHook) exchange(ctx context.Context, s hooks.Session, in map[string]any) (verdict, error) {
+	payload, err := json.Marshal(in)
+	if err != nil {
+		return verdict{}, fmt.Errorf("hook %q: encoding the %s event as JSON: %w", h.name, h.eventName, err)
+	}
+	if h.async {
+		go h.runDetached(s, payload)
+		return verdict{}, nil
+	}
+	runCtx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	o, err := h.transport.call(runCtx, h, s, payload)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return verdict{}, fmt.Errorf("hook %q: %s %q was cancelled (%v)", h.name, h.transport.kind(), h.transport.describe(), ctx.Err())
+		case errors.Is(err, context.DeadlineExceeded) || runCtx.Err() != nil:
+			return verdict{}, fmt.Errorf("hook %q: %s %q timed out after %s", h.name, h.transport.kind(), h.transport.describe(), h.timeout)
+		}
+		return verdict{}, fmt.Errorf("hook %q: %w", h.name, err)
+	}
+	v, err := interpret(o)
+	if err != nil {
+		return verdict{}, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
+	}
+	return v, nil
+}
+
+// runDetached runs an async hook to completion on its own timeout; like
+// Claude Code's, its output is not applied.
+func (h *ExternalHook) runDetached(s hooks.Session, payload []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
+	defer cancel()
+	_, _ = h.transport.call(ctx, h, s, payload)
+}
+
+func (h *ExternalHook) failClosedReason(err error) string {
+	return fmt.Sprintf("guard hook %q failed closed: %v", h.name, err)
+}
+
+// cannotBlock reports a block requested on an event Fenix cannot block, so
+// the request shows in the trace instead of vanishing.
+func (h *ExternalHook) cannotBlock(v verdict) error {
+	blocked, reason := v.topBlock()
+	if v.exit2 {
+		blocked, reason = true, v.blockReason(reason)
+		return fmt.Errorf("hook %q exited with status 2 on %s, which cannot be blocked: %s", h.name, h.eventName, reason)
+	}
+	if blocked {
+		return fmt.Errorf("hook %q asked to block %s, which cannot be blocked: %s", h.name, h.eventName, reason)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,232 @@
+package claudecode
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// ifRule is a handler's "if" field: one Claude Code permission rule, such
+// as "Bash(git *)" or "Edit(*.ts)", that narrows when the handler runs on a
+// tool event. Like Claude Code's, the filter is best-effort and errs on the
+// side of running the hook: a command it cannot parse, or a tool whose
+// rule content it does not understand, runs the hook.
+type ifRule struct {
+	text    string
+	tool    string
+	content string
+	// projectDir anchors "/path" patterns (the settings file's project).
+	projectDir string
+}
+
+var ruleSyntax = regexp.MustCompile(`^\s*([A-Za-z0-9_*.-]+)\s*(?:\((.*)\))?\s*$`)
+
+func parseIfRule(text, projectDir string) (*ifRule, error) {
+	m := ruleSyntax.FindStringSubmatch(text)
+	if m == nil {
+		return nil, fmt.Errorf("\"if\" %q is not a permission rule like Bash(git *) or Edit(*.ts)", text)
+	}
+	return &ifRule{text: text, tool: m[1], content: strings.TrimSpace(m[2]), projectDir: projectDir}, nil
+}
+
+// matches reports whether a call of tool with args matches the rule. names
+// are every name the tool goes by (its Claude Code aliases and its Fenix
+// name); root is the workspace root.
+func (r *ifRule) matches(names []string, tool string, args map[string]any, root string) bool {
+	named := false
+	for _, n := range names {
+		if n == r.tool {
+			named = true
+		}
+	}
+	if !named {
+		return false
+	}
+	if r.content == "" || r.content == "*" {
+		return true
+	}
+	switch tool {
+	case "exec_command", "process_exec":
+		return bashRuleMatches(r.content, str(args, "command_line"))
+	case "workspace_read", "workspace_write", "workspace_edit", "workspace_list", "workspace_search":
+		return r.pathMatches(str(args, "path"), root)
+	case "web_fetch":
+		return domainMatches(r.content, str(args, "url"))
+	case "spawn_subagent":
+		ok, err := doublestar.Match(r.content, str(args, "profile"))
+		return ok || err != nil
+	}
+	// Rule content Fenix cannot evaluate for this tool: run the hook.
+	return true
+}
+
+// bashRuleMatches checks each simple command of a shell command line
+// against a Bash rule's pattern, with leading VAR=value assignments
+// stripped and commands inside $() and backticks included.
+func bashRuleMatches(pattern, command string) bool {
+	pattern = strings.TrimSpace(pattern)
+	prefixRule := strings.HasSuffix(pattern, ":*")
+	if prefixRule {
+		pattern = strings.TrimSuffix(pattern, ":*")
+	}
+	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
+	if err != nil {
+		return true
+	}
+	// A pattern "specifies more than the command name" when it has more
+	// than one word besides wildcards ("git push *", not "rm *").
+	words := 0
+	for _, f := range strings.Fields(pattern) {
+		if f != "*" {
+			words++
+		}
+	}
+	specific := words > 1
+	matched := false
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if matched {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.CmdSubst, *syntax.ParamExp:
+			// Dynamic parts make the command unknowable; a pattern naming
+			// more than the program runs the hook anyway.
+			if specific {
+				matched = true
+			}
+		case *syntax.CallExpr:
+			if len(n.Args) == 0 {
+				return true
+			}
+			words := make([]string, 0, len(n.Args))
+			for _, w := range n.Args {
+				lit := w.Lit()
+				if lit == "" && len(w.Parts) > 0 {
+					lit = unquoted(w)
+				}
+				words = append(words, lit)
+			}
+			if words[0] == "" {
+				matched = true // the program itself is dynamic
+				return false
+			}
+			if commandMatches(pattern, strings.Join(words, " "), prefixRule) {
+				matched = true
+			}
+		}
+		return true
+	})
+	return matched
+}
+
+// unquoted renders a word made of literal and quoted-literal parts; any
+// expansion makes it "".
+func unquoted(w *syntax.Word) string {
+	var b strings.Builder
+	var walk func(parts []syntax.WordPart) bool
+	walk = func(parts []syntax.WordPart) bool {
+		for _, p := range parts {
+			switch p := p.(type) {
+			case *syntax.Lit:
+				b.WriteString(p.Value)
+			case *syntax.SglQuoted:
+				b.WriteString(p.Value)
+			case *syntax.DblQuoted:
+				if !walk(p.Parts) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(w.Parts) {
+		return ""
+	}
+	return b.String()
+}
+
+// commandMatches applies a Bash rule pattern, where "*" matches any run of
+// characters, to one simple command.
+func commandMatches(pattern, command string, prefix bool) bool {
+	re := "^" + strings.ReplaceAll(regexp.QuoteMeta(pattern), `\*`, ".*")
+	if prefix {
+		re += "(\\s.*)?$"
+	} else {
+		re += "$"
+	}
+	// "git *" also matches a bare "git", as Claude Code's word patterns do.
+	if strings.HasSuffix(pattern, " *") && command == strings.TrimSuffix(pattern, " *") {
+		return true
+	}
+	ok, err := regexp.MatchString(re, command)
+	return ok || err != nil
+}
+
+// pathMatches applies a gitignore-style path rule to a workspace path:
+// "//abs" is absolute, "~/p" is under the home directory, "/p" is under the
+// project directory, "./p" and "p" are under the workspace, and a pattern
+// without a slash matches the file name at any depth.
+func (r *ifRule) pathMatches(rel, root string) bool {
+	if rel == "" {
+		rel = "."
+	}
+	abs := filepath.ToSlash(absPath(root, rel))
+	pattern := r.content
+	var target string
+	switch {
+	case strings.HasPrefix(pattern, "//"):
+		pattern, target = pattern[1:], abs
+	case strings.HasPrefix(pattern, "~/"):
+		home, _ := os.UserHomeDir()
+		pattern, target = path.Join(filepath.ToSlash(home), pattern[2:]), abs
+	case strings.HasPrefix(pattern, "/"):
+		base := r.projectDir
+		if base == "" {
+			base = root
+		}
+		pattern, target = path.Join(filepath.ToSlash(base), pattern[1:]), abs
+	default:
+		pattern = strings.TrimPrefix(pattern, "./")
+		target = path.Clean(filepath.ToSlash(rel))
+		if !strings.Contains(pattern, "/") {
+			pattern = "**/" + pattern
+		}
+	}
+	ok, err := doublestar.Match(pattern, target)
+	if err != nil {
+		return true
+	}
+	if ok {
+		return true
+	}
+	// "dir/**" style rules also cover the directory itself.
+	ok, _ = doublestar.Match(pattern, strings.TrimSuffix(target, "/")+"/")
+	return ok
+}
+
+// domainMatches applies "domain:host" (or "domain:*.host") to a URL.
+func domainMatches(content, rawURL string) bool {
+	domain, ok := strings.CutPrefix(content, "domain:")
+	if !ok {
+		return true
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return true
+	}
+	host := strings.ToLower(u.Hostname())
+	domain = strings.ToLower(domain)
+	if suffix, wild := strings.CutPrefix(domain, "*."); wild {
+		return strings.HasSuffix(host, "."+suffix)
+	}
+	return host == domain
+}

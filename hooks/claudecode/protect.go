@@ -1,0 +1,173 @@
+package claudecode
+
+import (
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// protectSource protects the settings file itself and what surrounds it:
+// the whole .claude/ directory of a project file, or the plugin's root.
+func (src *Source) protectSource() {
+	if abs, err := filepath.Abs(src.Path); err == nil {
+		src.Protected = append(src.Protected, abs)
+	}
+	switch {
+	case src.Paths.ProjectDir != "":
+		src.Protected = append(src.Protected, filepath.Join(src.Paths.ProjectDir, ".claude"))
+	case src.Paths.PluginRoot != "":
+		src.Protected = append(src.Protected, src.Paths.PluginRoot)
+	}
+}
+
+// protectCommand protects the files a command hook references.
+func (src *Source) protectCommand(command string, args []string, execForm bool) {
+	vars := map[string]string{"CLAUDE_PROJECT_DIR": src.Paths.ProjectDir, "FENIX_HOOKS_DIR": src.Paths.Dir}
+	if src.Paths.PluginRoot != "" {
+		vars["CLAUDE_PLUGIN_ROOT"] = src.Paths.PluginRoot
+	}
+	if src.Paths.PluginData != "" {
+		vars["CLAUDE_PLUGIN_DATA"] = src.Paths.PluginData
+	}
+	abs, rel := referencedFiles(command, args, execForm, vars)
+	src.Protected = appendNew(src.Protected, abs...)
+	src.ProtectedRelative = appendNew(src.ProtectedRelative, rel...)
+}
+
+func appendNew(list []string, items ...string) []string {
+	for _, it := range items {
+		dup := false
+		for _, have := range list {
+			if have == it {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
+// scriptExtensions mark a word without a slash as a file a hook runs.
+var scriptExtensions = []string{".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php"}
+
+// referencedFiles finds the files a command hook references: every word
+// of the command line (and exec-form program and args) that names a path,
+// after substituting the placeholders this source knows. Absolute paths
+// come back as they are; relative ones are relative to where the command
+// runs, the workspace.
+func referencedFiles(command string, args []string, execForm bool, vars map[string]string) (absolute, relative []string) {
+	var words []string
+	if execForm {
+		words = append([]string{command}, args...)
+		for i, w := range words {
+			words[i] = expandKnown(w, vars)
+		}
+	} else {
+		file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
+		if err != nil {
+			return nil, nil
+		}
+		syntax.Walk(file, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.CallExpr:
+				for _, w := range n.Args {
+					if s, ok := renderWord(w.Parts, vars); ok {
+						words = append(words, s)
+					}
+				}
+			case *syntax.Redirect:
+				if n.Word != nil {
+					if s, ok := renderWord(n.Word.Parts, vars); ok {
+						words = append(words, s)
+					}
+				}
+			}
+			return true
+		})
+	}
+	for _, w := range words {
+		if !looksLikePath(w) {
+			continue
+		}
+		if filepath.IsAbs(w) {
+			absolute = append(absolute, filepath.Clean(w))
+		} else {
+			relative = append(relative, filepath.ToSlash(filepath.Clean(w)))
+		}
+	}
+	return absolute, relative
+}
+
+func looksLikePath(w string) bool {
+	if w == "" || strings.HasPrefix(w, "-") || strings.Contains(w, "://") || strings.ContainsAny(w, " \t\n$`*?") {
+		return false
+	}
+	if strings.Contains(w, "/") {
+		return !strings.HasPrefix(w, "/dev/")
+	}
+	for _, ext := range scriptExtensions {
+		if strings.HasSuffix(w, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// renderWord renders a shell word made of literals, quotes and the known
+// placeholders; a workspace-dependent $CLAUDE_PROJECT_DIR renders as ""
+// so the rest of the path is taken relative to the workspace.
+func renderWord(parts []syntax.WordPart, vars map[string]string) (string, bool) {
+	var b strings.Builder
+	for i, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			s, ok := renderWord(p.Parts, vars)
+			if !ok {
+				return "", false
+			}
+			b.WriteString(s)
+		case *syntax.ParamExp:
+			if p.Param == nil || p.Exp != nil || p.Slice != nil || p.Repl != nil || p.Index != nil {
+				return "", false
+			}
+			v, ok := vars[p.Param.Value]
+			if !ok {
+				return "", false
+			}
+			if v == "" && i == 0 {
+				// Workspace-relative: drop the separator that follows.
+				rest, ok := renderWord(parts[1:], vars)
+				if !ok {
+					return "", false
+				}
+				return strings.TrimPrefix(rest, "/"), true
+			}
+			b.WriteString(v)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// expandKnown substitutes the known placeholders in an exec-form word.
+func expandKnown(w string, vars map[string]string) string {
+	for _, k := range sortedKeys(vars) {
+		v := vars[k]
+		for _, ref := range []string{"${" + k + "}", "$" + k} {
+			if v == "" && strings.HasPrefix(w, ref+"/") {
+				w = strings.TrimPrefix(w, ref+"/")
+			}
+			w = strings.ReplaceAll(w, ref, v)
+		}
+	}
+	return w
+}

@@ -1,0 +1,126 @@
+package claudecode
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// LoadOptions configures loading hook settings files.
+type LoadOptions struct {
+	// HTTPPolicy is the outbound rule for http hooks.
+	HTTPPolicy HTTPPolicy
+	// PluginDataDir holds each plugin's $CLAUDE_PLUGIN_DATA directory
+	// (<PluginDataDir>/<plugin name>); empty leaves it unset.
+	PluginDataDir string
+}
+
+// DialectKey is the top-level settings key that overrides dialect
+// detection: "claude" or "fenix".
+const DialectKey = "fenixDialect"
+
+// ResolveSourcePaths expands the paths a worker was given into settings
+// files, in a defined order: each path in the order given; a project
+// directory (one holding .claude/) gives .claude/settings.json then
+// .claude/settings.local.json; a .claude directory gives the same two; a
+// plugin directory (one holding hooks/hooks.json) gives that file.
+func ResolveSourcePaths(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("hook settings %s: %w", p, err)
+		}
+		if !info.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		claudeDir := filepath.Join(p, ".claude")
+		if filepath.Base(filepath.Clean(p)) == ".claude" {
+			claudeDir = p
+		}
+		var found []string
+		for _, candidate := range []string{
+			filepath.Join(claudeDir, "settings.json"),
+			filepath.Join(claudeDir, "settings.local.json"),
+			filepath.Join(p, "hooks", "hooks.json"),
+		} {
+			if st, err := os.Stat(candidate); err == nil && !st.IsDir() {
+				found = append(found, candidate)
+			}
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("hook settings %s: a directory must hold .claude/settings.json, .claude/settings.local.json or hooks/hooks.json", p)
+		}
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+// LoadSources loads every settings file the paths name, in order (see
+// ResolveSourcePaths). Identical handlers of one event (same command and
+// args, or same URL) run once, as in Claude Code: a later duplicate is
+// folded into the first.
+func LoadSources(paths []string, opts LoadOptions) ([]*Source, error) {
+	files, err := ResolveSourcePaths(paths)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]*ExternalHook{}
+	var out []*Source
+	for _, f := range files {
+		src, err := LoadSource(f, opts)
+		if err != nil {
+			return nil, err
+		}
+		kept := src.Hooks[:0]
+		for _, h := range src.Hooks {
+			eh, ok := h.(*ExternalHook)
+			if !ok {
+				kept = append(kept, h)
+				continue
+			}
+			if first, dup := seen[eh.dedupKey()]; dup {
+				first.merge(eh)
+				src.Warnings = append(src.Warnings, fmt.Sprintf("%s: %s duplicates a handler of %s and runs once", f, eh.transport.describe(), first.sourcePath))
+				continue
+			}
+			seen[eh.dedupKey()] = eh
+			kept = append(kept, h)
+		}
+		src.Hooks = kept
+		out = append(out, src)
+	}
+	return out, nil
+}
+
+// LoadSource reads one hook settings file.
+func LoadSource(path string, opts LoadOptions) (*Source, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading hook settings: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("hook settings %s: %w", path, err)
+	}
+	kind, paths := sourceKindOf(abs)
+	if kind == SourcePlugin && opts.PluginDataDir != "" {
+		paths.PluginData = filepath.Join(opts.PluginDataDir, pluginName(paths.PluginRoot))
+		if err := os.MkdirAll(paths.PluginData, 0o750); err != nil {
+			return nil, fmt.Errorf("hook settings %s: plugin data directory: %w", path, err)
+		}
+	}
+	return ParseSource(data, path, kind, paths, opts)
+}
+
+// LoadCommandHooks reads one hook settings file and returns its hooks.
+func LoadCommandHooks(path string) ([]hooks.AgentHook, error) {
+	src, err := LoadSource(path, LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return src.Hooks, nil
+}

@@ -1,0 +1,117 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// SourceKind says where a hook settings file sits, which decides its
+// default dialect and its $CLAUDE_PROJECT_DIR / $CLAUDE_PLUGIN_ROOT.
+type SourceKind string
+
+const (
+	// SourceProject is <project>/.claude/settings.json.
+	SourceProject SourceKind = "project"
+	// SourceLocal is <project>/.claude/settings.local.json.
+	SourceLocal SourceKind = "local"
+	// SourcePlugin is <plugin>/hooks/hooks.json.
+	SourcePlugin SourceKind = "plugin"
+	// SourceFile is a hook settings file anywhere else.
+	SourceFile SourceKind = "file"
+)
+
+// Source is one loaded hook settings file.
+type Source struct {
+	Path    string
+	Kind    SourceKind
+	Dialect Dialect
+	// DialectReason says how the dialect was chosen, for the worker log.
+	DialectReason string
+	// Data is the file as read.
+	Data  []byte
+	Paths HookPaths
+	Hooks []hooks.AgentHook
+	// Warnings list what the file holds that Fenix does not run.
+	Warnings []string
+	// Protected are absolute paths tools must never write: the file, its
+	// .claude/ directory or plugin root, and every file its hooks reference
+	// by an absolute path.
+	Protected []string
+	// ProtectedRelative are workspace-relative paths its hooks reference
+	// (commands run in the workspace, so "python3 scripts/guard.py" runs
+	// the workspace's scripts/guard.py).
+	ProtectedRelative []string
+}
+
+// Registered describes the source for hooks.Registry.AddSource: its
+// hooks, its bytes for the policy fingerprint, and its kind and dialect as
+// labels.
+func (s *Source) Registered() hooks.Source {
+	return hooks.Source{Path: s.Path, Data: s.Data, Hooks: s.Hooks, Warnings: s.Warnings,
+		Labels:    map[string]string{"kind": string(s.Kind), "dialect": string(s.Dialect)},
+		Protected: s.Protected, ProtectedRelative: s.ProtectedRelative}
+}
+
+// AddFile loads one hook settings file (see LoadSource) and adds its hooks
+// to r in file order, recording the file as a policy source.
+func AddFile(r *hooks.Registry, path string) error {
+	src, err := LoadSource(path, LoadOptions{})
+	if err != nil {
+		return err
+	}
+	r.AddSource(src.Registered())
+	return nil
+}
+
+// sourceKindOf classifies a settings file by where it sits.
+func sourceKindOf(path string) (SourceKind, HookPaths) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	dir := filepath.Dir(abs)
+	paths := HookPaths{Dir: dir}
+	base := filepath.Base(abs)
+	if filepath.Base(dir) == ".claude" {
+		paths.ProjectDir = filepath.Dir(dir)
+		switch base {
+		case "settings.json":
+			return SourceProject, paths
+		case "settings.local.json":
+			return SourceLocal, paths
+		}
+		return SourceFile, paths
+	}
+	if base == "hooks.json" && filepath.Base(dir) == "hooks" {
+		paths.PluginRoot = filepath.Dir(dir)
+		return SourcePlugin, paths
+	}
+	return SourceFile, paths
+}
+
+// pluginName is the plugin's manifest name, else its directory's name.
+func pluginName(root string) string {
+	var manifest struct {
+		Name string `json:"name"`
+	}
+	if raw, err := os.ReadFile(filepath.Join(root, ".claude-plugin", "plugin.json")); err == nil {
+		if json.Unmarshal(raw, &manifest) == nil && manifest.Name != "" {
+			return safeName(manifest.Name)
+		}
+	}
+	return safeName(filepath.Base(root))
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+func safeName(s string) string {
+	s = unsafeChars.ReplaceAllString(s, "_")
+	if s == "" || s == "." || s == ".." {
+		return "_"
+	}
+	return s
+}

@@ -1,0 +1,172 @@
+package claudecode
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// TranscriptWriter writes a session's transcript as a JSONL file in Claude
+// Code's transcript format, so hooks that read transcript_path (Stop hooks
+// checking what the agent did, PreCompact hooks saving the conversation)
+// work unchanged. One file per session under Dir, replaced atomically each
+// time it is written, so a hook never reads half a file.
+type TranscriptWriter struct {
+	Dir string
+
+	mu sync.Mutex
+	// written remembers each file's content hash to skip rewriting it.
+	written map[string]string
+}
+
+// NewTranscriptWriter creates dir if needed.
+func NewTranscriptWriter(dir string) (*TranscriptWriter, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("transcript directory %q: %w", dir, err)
+	}
+	return &TranscriptWriter{Dir: dir, written: map[string]string{}}, nil
+}
+
+// PathFor is the session's transcript file.
+func (w *TranscriptWriter) PathFor(sessionID string) string {
+	sum := sha256.Sum256([]byte(sessionID))
+	name := safeName(sessionID)
+	if len(name) > 80 {
+		name = name[:80]
+	}
+	return filepath.Join(w.Dir, name+"-"+hex.EncodeToString(sum[:4])+".jsonl")
+}
+
+// Ensure makes sure the session's file exists (empty when nothing was
+// written yet) and returns its path.
+func (w *TranscriptWriter) Ensure(sessionID string) (string, error) {
+	p := w.PathFor(sessionID)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o640)
+	if err != nil {
+		return "", fmt.Errorf("transcript %s: %w", p, err)
+	}
+	return p, f.Close()
+}
+
+// Write replaces the session's transcript with msgs and returns its path.
+func (w *TranscriptWriter) Write(s hooks.Session, msgs []contract.Message) (string, error) {
+	p := w.PathFor(s.SessionID)
+	data, err := TranscriptJSONL(s, msgs)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.written == nil {
+		w.written = map[string]string{}
+	}
+	if w.written[p] == hash {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	tmp, err := os.CreateTemp(w.Dir, ".transcript-*")
+	if err != nil {
+		return "", fmt.Errorf("transcript %s: %w", p, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("transcript %s: %w", p, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("transcript %s: %w", p, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o640); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("transcript %s: %w", p, err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("transcript %s: %w", p, err)
+	}
+	w.written[p] = hash
+	return p, nil
+}
+
+// transcriptLine is one line of a Claude Code transcript.
+type transcriptLine struct {
+	Type       string         `json:"type"`
+	UUID       string         `json:"uuid"`
+	ParentUUID *string        `json:"parentUuid"`
+	SessionID  string         `json:"sessionId"`
+	Cwd        string         `json:"cwd,omitempty"`
+	Message    transcriptBody `json:"message"`
+}
+
+type transcriptBody struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+// TranscriptJSONL renders messages as Claude Code transcript lines: user
+// and system text, assistant text and tool_use blocks (tools under their
+// Claude Code names and argument shapes), and tool results as user lines
+// with tool_result blocks.
+func TranscriptJSONL(s hooks.Session, msgs []contract.Message) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var parent *string
+	for i, m := range msgs {
+		line := transcriptLine{SessionID: s.SessionID, Cwd: s.WorkDir(), ParentUUID: parent,
+			UUID: lineUUID(s.SessionID, i)}
+		switch m.Role {
+		case contract.RoleAssistant:
+			line.Type = "assistant"
+			var blocks []any
+			if m.Content != "" {
+				blocks = append(blocks, map[string]any{"type": "text", "text": m.Content})
+			}
+			for _, c := range m.ToolCalls {
+				blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.CallID,
+					"name":  hookToolName(DialectClaude, c.ToolName),
+					"input": hookToolInput(DialectClaude, c.ToolName, hooks.CloneArgs(c.Arguments), s.WorkspaceRoot)})
+			}
+			if blocks == nil {
+				blocks = []any{}
+			}
+			line.Message = transcriptBody{Role: "assistant", Content: blocks}
+		case contract.RoleTool:
+			line.Type = "user"
+			line.Message = transcriptBody{Role: "user", Content: []any{map[string]any{
+				"type": "tool_result", "tool_use_id": m.ToolCallID, "content": m.Content}}}
+		case contract.RoleSystem:
+			line.Type = "system"
+			line.Message = transcriptBody{Role: "system", Content: m.Content}
+		default:
+			line.Type = "user"
+			line.Message = transcriptBody{Role: "user", Content: m.Content}
+		}
+		if err := enc.Encode(line); err != nil {
+			return nil, fmt.Errorf("transcript line %d: %w", i, err)
+		}
+		id := line.UUID
+		parent = &id
+	}
+	return buf.Bytes(), nil
+}
+
+// lineUUID is a stable UUID-shaped identifier for a transcript line, so
+// rewriting the transcript keeps every line's identity.
+func lineUUID(sessionID string, i int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d", sessionID, i)))
+	h := hex.EncodeToString(sum[:16])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
