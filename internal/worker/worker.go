@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -173,7 +172,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	auditStore, err := audit.Open(context.Background(), cfg.AuditDSN)
 	if err != nil {
 		host.Close()
-		return nil, fmt.Errorf("open audit store %s: %w", redactDSN(cfg.AuditDSN), err)
+		return nil, fmt.Errorf("open audit store %s: %w", redact.DSN(cfg.AuditDSN), err)
 	}
 	if cfg.Redactor == nil {
 		cfg.Redactor = redact.Default()
@@ -412,17 +411,6 @@ func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	// Last, so it sees every other hook's rewrite of the output.
 	r.Add(hooks.NewRedactionHook(cfg.Redactor))
 	return r, nil
-}
-
-// redactDSN hides a password in a database URL for messages.
-func redactDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return u.String()
-		}
-	}
-	return dsn
 }
 
 // Start begins polling both queues.
