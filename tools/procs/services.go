@@ -2,7 +2,6 @@ package procs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,6 +95,7 @@ type ManagerConfig struct {
 type Manager struct {
 	cfg      ManagerConfig
 	log      *slog.Logger
+	store    recordStore[serviceRecord]
 	mu       sync.Mutex
 	services map[string]*service
 	closed   bool
@@ -144,79 +143,49 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.LogDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating service log directory %s: %w", cfg.LogDir, err)
+	store, err := openRecordStore[serviceRecord](cfg.LogDir, "process run", "process_run_id")
+	if err != nil {
+		return nil, err
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, services: map[string]*service{}}
+	m := &Manager{cfg: cfg, log: cfg.Logger, store: store, services: map[string]*service{}}
 	m.recover()
 	return m, nil
 }
 
-func (m *Manager) recordName(id string) string { return id + ".json" }
+func (m *Manager) logPathOf(id string) string { return m.store.path(id, ".log") }
 
-func (m *Manager) logPathOf(id string) string { return filepath.Join(m.cfg.LogDir, id+".log") }
+func (r serviceRecord) recordID() string { return r.ID }
 
-func (m *Manager) persist(rec serviceRecord) error {
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(m.cfg.LogDir, m.recordName(rec.ID), raw); err != nil {
-		return fmt.Errorf("persisting process run %s: %w", rec.ID, err)
-	}
-	return nil
+func (r serviceRecord) runningGroup() (*GroupIdentity, bool) { return r.Group, r.Status == StatusRunning }
+
+// closeLost closes and persists the record of a service whose worker is
+// gone.
+func (m *Manager) closeLost(rec serviceRecord) (serviceRecord, error) {
+	rec.Status = StatusStopped
+	rec.Reason = ReasonWorkerLost
+	rec.ExitStatus = nil
+	rec.Signal = ""
+	now := time.Now().UTC()
+	rec.EndedAt = &now
+	rec.Group = nil
+	return rec, m.store.save(rec)
 }
 
-// recover loads the records of earlier workers' services. Those still
-// "running" belonged to a worker that is gone: what is left of their
-// process group is killed and they are closed as stopped/worker_lost.
+// recover lists the services of earlier workers as ended, closing those
+// a lost worker left running (see recordStore.recover).
 func (m *Manager) recover() {
-	removeStaleTemps(m.cfg.LogDir)
-	entries, err := os.ReadDir(m.cfg.LogDir)
-	if err != nil {
-		return
-	}
+	recs := m.store.recover(m.log, m.closeLost)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !resourceIDPattern.MatchString(id) {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join(m.cfg.LogDir, e.Name()))
-		if err != nil {
-			continue
-		}
-		var rec serviceRecord
-		if err := json.Unmarshal(raw, &rec); err != nil || rec.ID != id {
-			m.log.Warn("process run record is corrupt; ignored", "process_run_id", id, "error", err)
-			continue
-		}
-		if rec.Status == StatusRunning {
-			lo := ReapLeftover(rec.Group)
-			logLeftover(m.log, "process_run_id", id, rec.Group, lo)
-			if lo.Outcome == LeftoverOwnerAlive {
-				continue
-			}
-			rec.Status = StatusStopped
-			rec.Reason = ReasonWorkerLost
-			rec.ExitStatus = nil
-			rec.Signal = ""
-			now := time.Now().UTC()
-			rec.EndedAt = &now
-			rec.Group = nil
-			if err := m.persist(rec); err != nil {
-				m.log.Error("closing the record of a lost worker's process run failed", "process_run_id", id, "error", err)
-			}
-		}
+	for _, rec := range recs {
 		info := rec.ServiceInfo
-		info.LogPath = m.logPathOf(id)
+		info.LogPath = m.logPathOf(info.ID)
 		if st, err := os.Stat(info.LogPath); err == nil {
 			info.OutputBytes = st.Size()
 		}
 		s := &service{
 			spec: ServiceSpec{
-				ID: id, CommandLine: info.CommandLine, Dir: info.Dir, Port: info.Port,
+				ID: info.ID, CommandLine: info.CommandLine, Dir: info.Dir, Port: info.Port,
 				CallID: info.CallID, ConversationID: info.ConversationID,
 			},
 			ended:    &info,
@@ -224,9 +193,9 @@ func (m *Manager) recover() {
 			recorded: true,
 		}
 		if info.Port > 0 {
-			s.proxy = newServiceProxy(id, info.Port)
+			s.proxy = newServiceProxy(info.ID, info.Port)
 		}
-		m.services[id] = s
+		m.services[info.ID] = s
 	}
 	m.forgetOldLocked()
 }
@@ -235,7 +204,7 @@ func (m *Manager) recover() {
 func (m *Manager) recordEnd(s *service) {
 	defer m.recorders.Done()
 	<-s.proc.Done()
-	if err := m.persist(serviceRecord{ServiceInfo: s.info()}); err != nil {
+	if err := m.store.save(serviceRecord{ServiceInfo: s.info()}); err != nil {
 		m.log.Warn("process run record not persisted", "process_run_id", s.spec.ID, "error", err)
 	}
 	m.mu.Lock()
@@ -295,7 +264,7 @@ func (m *Manager) Start(spec ServiceSpec) (ServiceInfo, error) {
 		BeforeRun: func(p *Process) error {
 			s = &service{spec: spec, proc: p, logPath: logPath}
 			ident := p.Identity()
-			return m.persist(serviceRecord{ServiceInfo: s.info(), Group: &ident})
+			return m.store.save(serviceRecord{ServiceInfo: s.info(), Group: &ident})
 		},
 	})
 	if err != nil {
@@ -336,7 +305,7 @@ func (m *Manager) forgetOldLocked() {
 	for _, s := range finished[:len(finished)-m.cfg.MaxFinished] {
 		delete(m.services, s.spec.ID)
 		os.Remove(s.logPath)
-		os.Remove(filepath.Join(m.cfg.LogDir, m.recordName(s.spec.ID)))
+		m.store.remove(s.spec.ID)
 	}
 }
 
