@@ -156,7 +156,9 @@ func (m *Manager) logPathOf(id string) string { return m.store.path(id, ".log") 
 
 func (r serviceRecord) recordID() string { return r.ID }
 
-func (r serviceRecord) runningGroup() (*GroupIdentity, bool) { return r.Group, r.Status == StatusRunning }
+func (r serviceRecord) runningGroup() (*GroupIdentity, bool) {
+	return r.Group, r.Status == StatusRunning
+}
 
 // closeLost closes and persists the record of a service whose worker is
 // gone.
