@@ -432,8 +432,7 @@ func TestBeginPersistsTheRunBeforeTheCommandRuns(t *testing.T) {
 	if list := runs.List(10); len(list) != 1 {
 		t.Errorf("a live run is listed once, got %+v", list)
 	}
-	rec := finalRecord(CommandRun{ID: id, CommandLine: "cat", PID: p.PID(), StartedAt: p.StartedAt()}, p)
-	if err := runs.Finish(rec); err != nil {
+	if _, err := runs.Finish(CommandRun{ID: id, CommandLine: "cat", PID: p.PID(), StartedAt: p.StartedAt()}, p); err != nil {
 		t.Fatal(err)
 	}
 	got, err := runs.Get(id)

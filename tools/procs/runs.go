@@ -20,9 +20,9 @@ const (
 	RunKilled   = "killed"
 )
 
-// RunStatus is the final status of a run that ended for reason (empty
+// runStatus is the final status of a run that ended for reason (empty
 // when it exited on its own).
-func RunStatus(reason string) string {
+func runStatus(reason string) string {
 	switch reason {
 	case "":
 		return RunExited
@@ -189,8 +189,11 @@ func (r *Runs) Begin(rec CommandRun, proc *Process) error {
 	return nil
 }
 
-// Finish persists the final record and forgets the live process.
-func (r *Runs) Finish(rec CommandRun) error {
+// Finish completes rec from its ended process, persists it and forgets
+// the live process. It returns the final record, also when persisting it
+// failed.
+func (r *Runs) Finish(rec CommandRun, proc *Process) (CommandRun, error) {
+	rec = finalRecord(rec, proc)
 	err := r.persist(rec)
 	r.mu.Lock()
 	delete(r.live, rec.ID)
@@ -200,7 +203,7 @@ func (r *Runs) Finish(rec CommandRun) error {
 	if prune {
 		r.prune()
 	}
-	return err
+	return rec, err
 }
 
 // StopAll stops every running command's process group (worker shutdown).
@@ -236,7 +239,7 @@ func (r *Runs) StopAll(reason string, grace time.Duration) {
 // finalRecord is rec completed from its ended process.
 func finalRecord(rec CommandRun, proc *Process) CommandRun {
 	exit := proc.Exit()
-	rec.Status = RunStatus(exit.Reason)
+	rec.Status = runStatus(exit.Reason)
 	code := exit.Code
 	rec.ExitStatus = &code
 	rec.Signal = exit.Signal
@@ -299,9 +302,6 @@ func captureOf(t *Tail) StreamCapture {
 	data, start := t.Last(0)
 	return StreamCapture{Data: data, Start: start, Total: start + int64(len(data))}
 }
-
-// CaptureOf snapshots a tail.
-func CaptureOf(t *Tail) StreamCapture { return captureOf(t) }
 
 // persist writes output first and the record last, so a finished record
 // always has its output next to it. Each file is replaced atomically.
