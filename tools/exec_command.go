@@ -113,12 +113,9 @@ type commandPlan struct {
 // planCommand resolves the call's arguments against the workspace and the
 // host's exec settings.
 func planCommand(env *Env, h *Host, a ExecCommandArgs) (commandPlan, error) {
-	p := commandPlan{commandLine: a.CommandLine, cwd: a.Cwd}
-	if p.cwd == "" {
-		p.cwd = "."
-	}
+	p := commandPlan{commandLine: a.CommandLine}
 	var err error
-	if p.dir, err = env.Workspace.Resolve(p.cwd); err != nil {
+	if p.cwd, p.dir, err = resolveCwd(env, a.Cwd); err != nil {
 		return commandPlan{}, err
 	}
 	if p.env, err = h.commandEnv(execCommandName, env.Workspace.Dir(), a.Env); err != nil {
@@ -254,6 +251,19 @@ func commandResult(h *Host, p commandPlan, rec procs.CommandRun, proc *procs.Pro
 	return res
 }
 
+// resolveCwd resolves a command's working directory in the workspace;
+// cwd is as given, "." when empty, and dir the absolute path.
+func resolveCwd(env *Env, given string) (cwd, dir string, err error) {
+	cwd = given
+	if cwd == "" {
+		cwd = "."
+	}
+	dir, err = env.Workspace.Resolve(cwd)
+	return cwd, dir, err
+}
+
+// cwdLabel is how a run's working directory is shown: cleaned when it is
+// a valid workspace path.
 func cwdLabel(cwd string) string {
 	if cleaned, err := workspace.Clean(cwd); err == nil {
 		return cleaned
