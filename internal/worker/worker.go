@@ -336,7 +336,7 @@ func snapshotter(host *tools.Host) *operator.Snapshotter {
 		}),
 		ProcessRuns: operator.RunListerFunc(func(_ context.Context, scope operator.Scope) ([]operator.RunSummary, error) {
 			var out []operator.RunSummary
-			for _, p := range host.Processes() {
+			for _, p := range host.ProcessRuns() {
 				if p.ConversationID != "" && p.ConversationID != scope.ConversationID {
 					continue
 				}

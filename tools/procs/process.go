@@ -1,33 +1,3 @@
-// Package procs runs shell commands for tools: each command runs in its own
-// process group under resource limits, its output is captured into bounded
-// buffers, and stopping it (timeout, cancellation, a limit, shutdown) kills
-// the whole group: SIGTERM first, SIGKILL after a short grace.
-//
-// What is enforced, and how:
-//
-//   - RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_NOFILE and RLIMIT_AS are applied with
-//     prlimit(2) to the command's shell before it runs anything: the shell
-//     waits on a gate pipe until the limits are in place, so there is no
-//     window in which the command runs unlimited.
-//   - The process count is enforced by a watchdog that counts the members of
-//     the process group and kills the group past Limits.MaxProcesses. When
-//     the worker is not root, RLIMIT_NPROC (the user's current task count
-//     plus MaxProcesses) is applied too, so the kernel refuses forks before
-//     the watchdog sees them. Root ignores RLIMIT_NPROC, so for a root
-//     worker the watchdog is the guard.
-//   - Output beyond Limits.MaxOutputBytes kills the group; only the last
-//     Spec.KeepBytes of each stream are kept in memory.
-//   - When the group leader exits, the rest of the group is killed, so a
-//     command leaves nothing behind in its group.
-//   - When the worker itself dies (SIGKILL, a crash), Pdeathsig kills the
-//     group leader, but the rest of the group runs on. Registries (Runs,
-//     Manager) persist every group's identity (Spec.BeforeRun) before the
-//     command runs, and the next worker opening them kills such leftovers
-//     after checking they are the recorded group (ReapLeftover).
-//
-// Not covered: a process that leaves the group (setsid, setpgid) escapes the
-// group kill and the watchdog. Run the worker in a container or a cgroup
-// with pids.max for a hard boundary.
 package procs
 
 import (

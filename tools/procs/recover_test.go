@@ -64,7 +64,7 @@ func fakeWorker(mode, dataDir, workDir string) error {
 		}
 		pgid = p.PID()
 	case "service":
-		m, err := NewManager(ManagerConfig{LogDir: dataDir, Logger: quiet})
+		m, err := OpenServices(ServicesConfig{LogDir: dataDir, Logger: quiet})
 		if err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func TestRestartReapsTheServiceGroupOfAKilledWorker(t *testing.T) {
 	pgid, sleepPID := crashFakeWorker(t, "service", dataDir)
 
 	logger, logs := captureLog()
-	m, err := NewManager(ManagerConfig{LogDir: dataDir, Logger: logger})
+	m, err := OpenServices(ServicesConfig{LogDir: dataDir, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
