@@ -4,11 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"strconv"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+
+	"github.com/fenixrt/fenix/redact"
 )
 
 const postgresSchema = `CREATE TABLE IF NOT EXISTS agent_audit_log (
@@ -61,7 +62,7 @@ var postgresDialect = dialect{
 // OpenPostgres opens the PostgreSQL audit log at dsn (a postgres:// URL)
 // and creates the table if it does not exist.
 func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
-	location := redactDSN(dsn)
+	location := redact.DSN(dsn)
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("audit postgres store %s: %w", location, err)
@@ -75,13 +76,4 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
 		return nil, fmt.Errorf("audit postgres store %s: creating table %s: %w", location, TableName, err)
 	}
 	return newSQLStore(db, postgresDialect, location), nil
-}
-
-// redactDSN keeps host and database for error messages, never the password.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable postgres DSN)"
-	}
-	return u.Redacted()
 }

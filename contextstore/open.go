@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/fenixrt/fenix/redact"
 )
 
 // Setting is the worker setting that selects the store.
@@ -40,5 +42,5 @@ func Open(ctx context.Context, spec string, opts Options) (Store, error) {
 	case filepath.IsAbs(spec):
 		return NewFS(spec)
 	}
-	return nil, fmt.Errorf("%s=%q: want postgres://..., an absolute directory or file:///dir (empty: <data-dir>/contexts)", Setting, redactDSN(spec))
+	return nil, fmt.Errorf("%s=%q: want postgres://..., an absolute directory or file:///dir (empty: <data-dir>/contexts)", Setting, redact.DSN(spec))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/redact"
 )
 
 // DefaultMaxBlobBytes is the default size limit of one stored message list.
@@ -75,7 +75,7 @@ type PostgresOptions struct {
 // OpenPostgres connects to dsn (a postgres:// URL) and creates the store's
 // tables if they do not exist.
 func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*Postgres, error) {
-	location := redactDSN(dsn)
+	location := redact.DSN(dsn)
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("context store %s: %w", location, err)
@@ -368,13 +368,4 @@ func WithRun(ctx context.Context, run string) context.Context {
 func runFrom(ctx context.Context) string {
 	run, _ := ctx.Value(runKey{}).(string)
 	return run
-}
-
-// redactDSN keeps host and database for messages, never the password.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparseable DSN)"
-	}
-	return u.Host + u.Path
 }

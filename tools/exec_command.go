@@ -63,7 +63,7 @@ type ExecCommandResult struct {
 
 func execCommandTool() Definition {
 	return Define(Spec{
-		Name:           "exec_command",
+		Name:           execCommandName,
 		Description:    "Run a shell command in the workspace and return its exit status and output. Output streams while it runs; the command is killed on timeout or cancellation.",
 		RegistryBacked: true,
 		NeedsWorkspace: true,
@@ -73,95 +73,136 @@ func execCommandTool() Definition {
 }
 
 func executeCommand(ctx context.Context, env *Env, a ExecCommandArgs) (ExecCommandResult, error) {
-	const tool = "exec_command"
-	h, err := requireHost(env, tool)
+	h, err := requireHost(env, execCommandName)
 	if err != nil {
 		return ExecCommandResult{}, err
 	}
-	cwd := a.Cwd
-	if cwd == "" {
-		cwd = "."
-	}
-	dir, err := env.Workspace.Resolve(cwd)
+	plan, err := planCommand(env, h, a)
 	if err != nil {
 		return ExecCommandResult{}, err
 	}
-	vars, err := h.commandEnv(tool, env.Workspace.Dir(), a.Env)
+	rec, proc, err := startCommandRun(env, h, plan)
 	if err != nil {
 		return ExecCommandResult{}, err
 	}
-	timeout := h.cfg.Exec.DefaultTimeout
+	env.reportResource(rec.ID)
+	ctxErr := superviseCommand(ctx, env, proc, plan.timeout, h.cfg.Exec.KillGrace)
+	rec, err = h.runs.Finish(rec, proc)
+	if err != nil && env.Logger != nil {
+		env.Logger.Warn("command run record not persisted", "command_run_id", rec.ID, "error", err)
+	}
+	if ctxErr != nil {
+		return ExecCommandResult{}, commandInterrupted(rec, ctxErr)
+	}
+	return commandResult(h, plan, rec, proc), nil
+}
+
+const execCommandName = "exec_command"
+
+// commandPlan is how one exec_command call runs: where, with what
+// environment, for how long and under which limits.
+type commandPlan struct {
+	commandLine string
+	cwd         string // as given, "." by default
+	dir         string // resolved in the workspace
+	env         []string
+	timeout     time.Duration
+	limits      procs.Limits
+}
+
+// planCommand resolves the call's arguments against the workspace and the
+// host's exec settings.
+func planCommand(env *Env, h *Host, a ExecCommandArgs) (commandPlan, error) {
+	p := commandPlan{commandLine: a.CommandLine}
+	var err error
+	if p.cwd, p.dir, err = resolveCwd(env, a.Cwd); err != nil {
+		return commandPlan{}, err
+	}
+	if p.env, err = h.commandEnv(execCommandName, env.Workspace.Dir(), a.Env); err != nil {
+		return commandPlan{}, err
+	}
+	p.timeout = h.cfg.Exec.DefaultTimeout
 	if a.TimeoutSeconds > 0 {
-		timeout = min(time.Duration(a.TimeoutSeconds)*time.Second, h.cfg.Exec.MaxTimeout)
+		p.timeout = min(time.Duration(a.TimeoutSeconds)*time.Second, h.cfg.Exec.MaxTimeout)
 	}
-	limits := h.cfg.Exec.Limits
-	if limits.CPUSeconds == 0 {
-		limits.CPUSeconds = int((timeout + time.Second - 1) / time.Second)
+	p.limits = h.cfg.Exec.Limits
+	if p.limits.CPUSeconds == 0 {
+		p.limits.CPUSeconds = int((p.timeout + time.Second - 1) / time.Second)
 	}
+	return p, nil
+}
+
+// startCommandRun mints the run's ID and starts the command. The run is on
+// disk, as running, before the command runs: if the worker dies, the next
+// one on this data directory reaps it.
+func startCommandRun(env *Env, h *Host, p commandPlan) (procs.CommandRun, *procs.Process, error) {
 	id, err := NewResourceID(ResourceCommandRun, h.ID)
 	if err != nil {
-		return ExecCommandResult{}, fenixerr.Runtime("minting a command run ID: %v", err)
+		return procs.CommandRun{}, nil, fenixerr.Runtime("minting a command run ID: %v", err)
 	}
 	var rec procs.CommandRun
 	proc, err := procs.Start(procs.Spec{
-		CommandLine: a.CommandLine,
-		Dir:         dir,
-		Env:         vars,
-		Limits:      limits,
+		CommandLine: p.commandLine,
+		Dir:         p.dir,
+		Env:         p.env,
+		Limits:      p.limits,
 		KeepBytes:   h.cfg.Exec.KeepBytes,
-		// The run is on disk, as running, before the command runs: if the
-		// worker dies, the next one on this data directory reaps it.
-		BeforeRun: func(p *procs.Process) error {
+		BeforeRun: func(proc *procs.Process) error {
 			rec = procs.CommandRun{
 				ID:             id,
-				CommandLine:    a.CommandLine,
-				Cwd:            cwdLabel(cwd),
+				CommandLine:    p.commandLine,
+				Cwd:            cwdLabel(p.cwd),
 				CallID:         env.CallID,
 				ConversationID: env.ConversationID,
 				TurnID:         env.TurnID,
-				TimeoutSeconds: int(timeout / time.Second),
-				PID:            p.PID(),
-				StartedAt:      p.StartedAt().UTC(),
+				TimeoutSeconds: int(p.timeout / time.Second),
+				PID:            proc.PID(),
+				StartedAt:      proc.StartedAt().UTC(),
 			}
-			return h.runs.Begin(rec, p)
+			return h.runs.Begin(rec, proc)
 		},
 	})
 	if err != nil {
-		return ExecCommandResult{}, fenixerr.New(fenixerr.TypeToolUnavailable, "exec_command could not start %q: %v", a.CommandLine, err).WithTool(tool)
+		return procs.CommandRun{}, nil, fenixerr.New(fenixerr.TypeToolUnavailable, "exec_command could not start %q: %v", p.commandLine, err).WithTool(execCommandName)
 	}
-	env.reportResource(id)
+	return rec, proc, nil
+}
 
+// superviseCommand streams the command's output and heartbeats until it
+// ends, killing it at its timeout or when ctx ends. It returns why ctx
+// ended, or nil when the command ended first.
+func superviseCommand(ctx context.Context, env *Env, proc *procs.Process, timeout, grace time.Duration) error {
 	streams := []*outputStream{
 		{name: "stdout", tail: proc.Stdout()},
 		{name: "stderr", tail: proc.Stderr()},
 	}
+	defer func() {
+		for _, s := range streams {
+			s.flush(env, true)
+		}
+	}()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	flushTicker := time.NewTicker(progressInterval)
 	defer flushTicker.Stop()
 	beatTicker := time.NewTicker(heartbeatInterval)
 	defer beatTicker.Stop()
-
-	var ctxErr error
-wait:
 	for {
 		select {
 		case <-proc.Done():
-			break wait
+			return nil
 		case <-deadline.C:
-			proc.Stop(procs.ReasonTimeout, h.cfg.Exec.KillGrace)
-			break wait
+			proc.Stop(procs.ReasonTimeout, grace)
+			return nil
 		case <-ctx.Done():
-			ctxErr = ctx.Err()
-			reason := procs.ReasonCanceled
+			ctxErr, reason := ctx.Err(), procs.ReasonCanceled
 			if env.contactLost() {
 				// Nobody can receive this call's result any more: the run
 				// is an orphan, and is recorded as one.
-				reason = procs.ReasonWorkerLost
-				ctxErr = context.Cause(ctx)
+				ctxErr, reason = context.Cause(ctx), procs.ReasonWorkerLost
 			}
-			proc.Stop(reason, h.cfg.Exec.KillGrace)
-			break wait
+			proc.Stop(reason, grace)
+			return ctxErr
 		case <-flushTicker.C:
 			for _, s := range streams {
 				s.flush(env, false)
@@ -170,38 +211,28 @@ wait:
 			env.heartbeat()
 		}
 	}
-	for _, s := range streams {
-		s.flush(env, true)
-	}
+}
 
+// commandInterrupted is the error of a call whose context ended before
+// its command did.
+func commandInterrupted(rec procs.CommandRun, ctxErr error) error {
+	switch {
+	case rec.Reason == procs.ReasonWorkerLost:
+		return fenixerr.New(fenixerr.TypeWorkerLost, "exec_command %s: this worker lost contact with Temporal (%v), so the call's result could not be recorded; its process group was killed", rec.ID, ctxErr).WithTool(execCommandName).WithCause(ctxErr)
+	case errors.Is(ctxErr, context.DeadlineExceeded):
+		return fenixerr.New(fenixerr.TypeToolTimeout, "exec_command %s ran past the activity deadline; its process group was killed", rec.ID).WithTool(execCommandName).WithCause(ctxErr)
+	default:
+		return fenixerr.New(fenixerr.TypeCanceled, "exec_command %s was canceled; its process group was killed", rec.ID).WithTool(execCommandName).WithCause(ctxErr)
+	}
+}
+
+// commandResult is the call's result for a finished run.
+func commandResult(h *Host, p commandPlan, rec procs.CommandRun, proc *procs.Process) ExecCommandResult {
 	exit := proc.Exit()
-	rec.Status = procs.RunStatus(exit.Reason)
-	code := exit.Code
-	rec.ExitStatus = &code
-	rec.Signal = exit.Signal
-	rec.Reason = exit.Reason
-	finished := exit.EndedAt.UTC()
-	rec.FinishedAt = &finished
-	rec.Stdout = procs.CaptureOf(proc.Stdout())
-	rec.Stderr = procs.CaptureOf(proc.Stderr())
-	if err := h.runs.Finish(rec); err != nil && env.Logger != nil {
-		env.Logger.Warn("command run record not persisted", "command_run_id", id, "error", err)
-	}
-
-	if ctxErr != nil {
-		if exit.Reason == procs.ReasonWorkerLost {
-			return ExecCommandResult{}, fenixerr.New(fenixerr.TypeWorkerLost, "exec_command %s: this worker lost contact with Temporal (%v), so the call's result could not be recorded; its process group was killed", id, ctxErr).WithTool(tool).WithCause(ctxErr)
-		}
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return ExecCommandResult{}, fenixerr.New(fenixerr.TypeToolTimeout, "exec_command %s ran past the activity deadline; its process group was killed", id).WithTool(tool).WithCause(ctxErr)
-		}
-		return ExecCommandResult{}, fenixerr.New(fenixerr.TypeCanceled, "exec_command %s was canceled; its process group was killed", id).WithTool(tool).WithCause(ctxErr)
-	}
-
 	res := ExecCommandResult{
-		CommandRunID:   id,
+		CommandRunID:   rec.ID,
 		HostID:         h.ID,
-		CommandLine:    a.CommandLine,
+		CommandLine:    rec.CommandLine,
 		Cwd:            rec.Cwd,
 		Status:         rec.Status,
 		ExitStatus:     exit.Code,
@@ -211,15 +242,28 @@ wait:
 		PID:            rec.PID,
 		DurationMS:     exit.EndedAt.Sub(exit.StartedAt).Milliseconds(),
 		StartedAt:      rec.StartedAt,
-		FinishedAt:     finished,
-		MaxProcesses:   limits.MaxProcesses,
-		MaxOutputBytes: limits.MaxOutputBytes,
+		FinishedAt:     *rec.FinishedAt,
+		MaxProcesses:   p.limits.MaxProcesses,
+		MaxOutputBytes: p.limits.MaxOutputBytes,
 	}
 	res.Stdout, res.StdoutBytes, res.StdoutTruncated = tailText(proc.Stdout(), h.cfg.Exec.ResultBytes)
 	res.Stderr, res.StderrBytes, res.StderrTruncated = tailText(proc.Stderr(), h.cfg.Exec.ResultBytes)
-	return res, nil
+	return res
 }
 
+// resolveCwd resolves a command's working directory in the workspace;
+// cwd is as given, "." when empty, and dir the absolute path.
+func resolveCwd(env *Env, given string) (cwd, dir string, err error) {
+	cwd = given
+	if cwd == "" {
+		cwd = "."
+	}
+	dir, err = env.Workspace.Resolve(cwd)
+	return cwd, dir, err
+}
+
+// cwdLabel is how a run's working directory is shown: cleaned when it is
+// a valid workspace path.
 func cwdLabel(cwd string) string {
 	if cleaned, err := workspace.Clean(cwd); err == nil {
 		return cleaned

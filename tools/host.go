@@ -257,7 +257,7 @@ type Host struct {
 
 	cfg          HostConfig
 	runs         *procs.Runs
-	services     *procs.Manager
+	services     *procs.Services
 	fetchClient  *http.Client
 	searchClient *http.Client
 	proxyServer  *http.Server
@@ -310,7 +310,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	services, err := procs.NewManager(procs.ManagerConfig{
+	services, err := procs.OpenServices(procs.ServicesConfig{
 		LogDir:      filepath.Join(dataDir, "processes"),
 		KeepBytes:   cfg.Services.KeepBytes,
 		LogMaxBytes: cfg.Services.LogMaxBytes,
@@ -456,9 +456,9 @@ func (h *Host) CommandRuns(limit int) []procs.RunSummary {
 	return h.runs.List(limit)
 }
 
-// Processes describes the background services on this host (for the
-// operator snapshot).
-func (h *Host) Processes() []procs.ServiceInfo {
+// ProcessRuns describes the process runs (background services) on this
+// host (for the operator snapshot).
+func (h *Host) ProcessRuns() []procs.ServiceInfo {
 	if h == nil || h.services == nil {
 		return nil
 	}

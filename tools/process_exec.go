@@ -52,7 +52,7 @@ const earlyExitWindow = 300 * time.Millisecond
 
 func processExecTool() Definition {
 	return Define(Spec{
-		Name:           "process_exec",
+		Name:           processExecName,
 		Description:    "Start a long-running background service in the workspace. With a port, it is reachable through the worker's reverse proxy at /proxy/<process_run_id>/.",
 		RegistryBacked: true,
 		NeedsWorkspace: true,
@@ -61,19 +61,44 @@ func processExecTool() Definition {
 	}, startService, projectServiceStart)
 }
 
+const processExecName = "process_exec"
+
 func startService(ctx context.Context, env *Env, a ProcessExecArgs) (ProcessExecResult, error) {
-	const tool = "process_exec"
-	h, err := requireHost(env, tool)
+	h, err := requireHost(env, processExecName)
 	if err != nil {
 		return ProcessExecResult{}, err
 	}
-	cwd := a.Cwd
-	if cwd == "" {
-		cwd = "."
-	}
-	dir, err := env.Workspace.Resolve(cwd)
+	cwd, info, err := launchService(env, h, a)
 	if err != nil {
 		return ProcessExecResult{}, err
+	}
+	env.reportResource(info.ID)
+	res := ProcessExecResult{
+		ProcessRunID: info.ID,
+		HostID:       h.ID,
+		CommandLine:  a.CommandLine,
+		Cwd:          cwdLabel(cwd),
+		PID:          info.PID,
+		Port:         a.Port,
+		StartedAt:    info.StartedAt.UTC(),
+	}
+	stopBeats := keepAlive(env)
+	defer stopBeats()
+	if res.Ready, res.ReadyTimeoutMS, err = awaitServiceStart(ctx, h, info.ID, a); err != nil {
+		return ProcessExecResult{}, err
+	}
+	if err := describeStartedService(h, &res); err != nil {
+		return ProcessExecResult{}, err
+	}
+	return res, nil
+}
+
+// launchService starts the service in the workspace under a new process
+// run ID; it returns the working directory as given and the service.
+func launchService(env *Env, h *Host, a ProcessExecArgs) (string, procs.ServiceInfo, error) {
+	cwd, dir, err := resolveCwd(env, a.Cwd)
+	if err != nil {
+		return "", procs.ServiceInfo{}, err
 	}
 	extra := map[string]string{}
 	if a.Port > 0 {
@@ -82,13 +107,13 @@ func startService(ctx context.Context, env *Env, a ProcessExecArgs) (ProcessExec
 	for k, v := range a.Env {
 		extra[k] = v
 	}
-	vars, err := h.commandEnv(tool, env.Workspace.Dir(), extra)
+	vars, err := h.commandEnv(processExecName, env.Workspace.Dir(), extra)
 	if err != nil {
-		return ProcessExecResult{}, err
+		return "", procs.ServiceInfo{}, err
 	}
 	id, err := NewResourceID(ResourceProcessRun, h.ID)
 	if err != nil {
-		return ProcessExecResult{}, fenixerr.Runtime("minting a process run ID: %v", err)
+		return "", procs.ServiceInfo{}, fenixerr.Runtime("minting a process run ID: %v", err)
 	}
 	info, err := h.services.Start(procs.ServiceSpec{
 		ID:             id,
@@ -102,61 +127,60 @@ func startService(ctx context.Context, env *Env, a ProcessExecArgs) (ProcessExec
 	})
 	switch {
 	case errors.Is(err, procs.ErrPortInUse):
-		return ProcessExecResult{}, fenixerr.Validation("process_exec: %v", err).WithTool(tool).WithCode("port_in_use")
+		return "", procs.ServiceInfo{}, fenixerr.Validation("process_exec: %v", err).WithTool(processExecName).WithCode("port_in_use")
 	case errors.Is(err, procs.ErrLimitReached):
-		return ProcessExecResult{}, fenixerr.New(fenixerr.TypeToolUnavailable, "process_exec: %v", err).WithTool(tool).WithCode("too_many_services")
+		return "", procs.ServiceInfo{}, fenixerr.New(fenixerr.TypeToolUnavailable, "process_exec: %v", err).WithTool(processExecName).WithCode("too_many_services")
 	case err != nil:
-		return ProcessExecResult{}, fenixerr.New(fenixerr.TypeToolUnavailable, "process_exec could not start %q: %v", a.CommandLine, err).WithTool(tool)
+		return "", procs.ServiceInfo{}, fenixerr.New(fenixerr.TypeToolUnavailable, "process_exec could not start %q: %v", a.CommandLine, err).WithTool(processExecName)
 	}
-	env.reportResource(id)
+	return cwd, info, nil
+}
 
-	res := ProcessExecResult{
-		ProcessRunID: id,
-		HostID:       h.ID,
-		CommandLine:  a.CommandLine,
-		Cwd:          cwdLabel(cwd),
-		PID:          info.PID,
-		Port:         a.Port,
-		StartedAt:    info.StartedAt.UTC(),
-	}
-	stopBeats := keepAlive(env)
-	defer stopBeats()
+// awaitServiceStart waits, with a port, until the port answers (ready)
+// or the ready timeout passes, and without one for the early-exit window.
+// A call canceled meanwhile stops the service, so it is not left running
+// unowned.
+func awaitServiceStart(ctx context.Context, h *Host, id string, a ProcessExecArgs) (ready bool, readyTimeoutMS int64, err error) {
 	if a.Port > 0 {
 		wait := 15 * time.Second
 		if a.ReadyTimeoutSeconds > 0 {
 			wait = time.Duration(a.ReadyTimeoutSeconds) * time.Second
 		}
-		res.ReadyTimeoutMS = wait.Milliseconds()
-		if res.Ready, err = h.services.WaitReady(ctx, id, wait); err != nil {
-			return ProcessExecResult{}, fenixerr.Runtime("waiting for process run %s: %v", id, err).WithTool(tool)
+		readyTimeoutMS = wait.Milliseconds()
+		if ready, err = h.services.WaitReady(ctx, id, wait); err != nil {
+			return false, 0, fenixerr.Runtime("waiting for process run %s: %v", id, err).WithTool(processExecName)
 		}
 	} else if _, err := h.services.WaitExit(ctx, id, earlyExitWindow); err != nil {
-		// The call was canceled while the service started: do not leave it
-		// running unowned.
 		_, _ = h.services.Stop(id)
-		return ProcessExecResult{}, fenixerr.New(fenixerr.TypeCanceled, "process_exec was canceled; process run %s was stopped", id).WithTool(tool).WithCause(err)
+		return false, 0, fenixerr.New(fenixerr.TypeCanceled, "process_exec was canceled; process run %s was stopped", id).WithTool(processExecName).WithCause(err)
 	}
 	if ctx.Err() != nil {
 		_, _ = h.services.Stop(id)
-		return ProcessExecResult{}, fenixerr.New(fenixerr.TypeCanceled, "process_exec was canceled; process run %s was stopped", id).WithTool(tool).WithCause(ctx.Err())
+		return false, 0, fenixerr.New(fenixerr.TypeCanceled, "process_exec was canceled; process run %s was stopped", id).WithTool(processExecName).WithCause(ctx.Err())
 	}
+	return ready, readyTimeoutMS, nil
+}
 
-	info, err = h.services.Info(id)
+// describeStartedService fills in what the service is now: its status,
+// the start of its output and, while it serves its port, the proxy path.
+func describeStartedService(h *Host, res *ProcessExecResult) error {
+	id := res.ProcessRunID
+	info, err := h.services.Info(id)
 	if err != nil {
-		return ProcessExecResult{}, fenixerr.Runtime("process run %s vanished: %v", id, err).WithTool(tool)
+		return fenixerr.Runtime("process run %s vanished: %v", id, err).WithTool(processExecName)
 	}
 	res.Status = info.Status
 	res.ExitStatus = info.ExitStatus
 	if data, start, _, err := h.services.Output(id, startupOutputBytes); err == nil {
 		res.Output = procs.ValidText(data, start > 0)
 	}
-	if a.Port > 0 && info.Status == procs.StatusRunning {
+	if res.Port > 0 && info.Status == procs.StatusRunning {
 		if base := h.ProxyBaseURL(); base != "" {
 			res.ProxyPath = procs.ProxyPath(id)
 			res.ProxyURL = base + res.ProxyPath
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // keepAlive heartbeats every few seconds until stopped.

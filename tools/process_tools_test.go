@@ -128,7 +128,7 @@ func TestProcessExecProjections(t *testing.T) {
 	}
 	t.Run("Close stops every service", func(t *testing.T) {
 		var pids []int
-		for _, info := range r.host.Processes() {
+		for _, info := range r.host.ProcessRuns() {
 			if info.Status == procs.StatusRunning {
 				pids = append(pids, info.PID)
 			}
@@ -142,7 +142,7 @@ func TestProcessExecProjections(t *testing.T) {
 				t.Fatalf("group %d has %d processes after Close", pid, n)
 			}
 		}
-		for _, info := range r.host.Processes() {
+		for _, info := range r.host.ProcessRuns() {
 			if info.Status == procs.StatusRunning {
 				t.Fatalf("%s still running after Close", info.ID)
 			}

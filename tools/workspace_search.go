@@ -66,21 +66,9 @@ func workspaceSearchTool() Definition {
 }
 
 func searchWorkspace(ctx context.Context, env *Env, a WorkspaceSearchArgs) (WorkspaceSearchResult, error) {
-	expr := a.Pattern
-	if !a.Regex {
-		expr = regexp.QuoteMeta(expr)
-	}
-	if a.CaseInsensitive {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
+	re, err := compileSearch(a)
 	if err != nil {
-		return WorkspaceSearchResult{}, fenixerr.Validation("pattern %q is not a valid RE2 regular expression: %v", a.Pattern, err).WithCode("invalid_pattern")
-	}
-	if a.Glob != "" {
-		if _, err := path.Match(a.Glob, ""); err != nil {
-			return WorkspaceSearchResult{}, fenixerr.Validation("glob %q is malformed: %v", a.Glob, err).WithCode("invalid_glob")
-		}
+		return WorkspaceSearchResult{}, err
 	}
 	info, start, err := env.Workspace.Stat(a.Path)
 	if err != nil {
@@ -90,78 +78,115 @@ func searchWorkspace(ctx context.Context, env *Env, a WorkspaceSearchArgs) (Work
 	if limit == 0 {
 		limit = 100
 	}
-	res := WorkspaceSearchResult{Pattern: a.Pattern, Path: start, Matches: []SearchMatch{}}
-	var scannedBytes int64
-	matchedFiles := map[string]bool{}
+	s := &searcher{
+		env: env, re: re, limit: limit, matchedFiles: map[string]bool{},
+		res: WorkspaceSearchResult{Pattern: a.Pattern, Path: start, Matches: []SearchMatch{}},
+	}
+	if !info.IsDir() {
+		if err := s.scan(start); err != nil && err != fs.SkipAll {
+			return WorkspaceSearchResult{}, err
+		}
+	} else if err := s.walk(ctx, start, a.Glob); err != nil {
+		return WorkspaceSearchResult{}, fenixerr.As(err)
+	}
+	s.res.FilesMatched = len(s.matchedFiles)
+	return s.res, nil
+}
 
-	scan := func(p string) error {
-		if res.FilesScanned >= searchMaxFiles || scannedBytes >= searchMaxTotalBytes {
+// compileSearch checks the pattern and glob and compiles the pattern.
+func compileSearch(a WorkspaceSearchArgs) (*regexp.Regexp, error) {
+	expr := a.Pattern
+	if !a.Regex {
+		expr = regexp.QuoteMeta(expr)
+	}
+	if a.CaseInsensitive {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fenixerr.Validation("pattern %q is not a valid RE2 regular expression: %v", a.Pattern, err).WithCode("invalid_pattern")
+	}
+	if a.Glob != "" {
+		if _, err := path.Match(a.Glob, ""); err != nil {
+			return nil, fenixerr.Validation("glob %q is malformed: %v", a.Glob, err).WithCode("invalid_glob")
+		}
+	}
+	return re, nil
+}
+
+// searcher collects the matches of one workspace_search call within its
+// limits.
+type searcher struct {
+	env          *Env
+	re           *regexp.Regexp
+	limit        int
+	res          WorkspaceSearchResult
+	scannedBytes int64
+	matchedFiles map[string]bool
+}
+
+// walk scans the regular files under start that match glob, skipping .git
+// directories below start. Symlinks are not followed and devices, FIFOs
+// and sockets are never opened.
+func (s *searcher) walk(ctx context.Context, start, glob string) error {
+	return fs.WalkDir(s.env.Workspace.FS(), start, func(p string, d fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			if p == start {
+				return err
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" && p != start {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !globMatches(glob, p) {
+			return nil
+		}
+		return s.scan(p)
+	})
+}
+
+// scan adds the matching lines of one file; fs.SkipAll once a limit is
+// reached.
+func (s *searcher) scan(p string) error {
+	res := &s.res
+	if res.FilesScanned >= searchMaxFiles || s.scannedBytes >= searchMaxTotalBytes {
+		res.Truncated = true
+		return fs.SkipAll
+	}
+	r, err := s.env.Workspace.ReadFile(p, searchMaxFileBytes)
+	if err != nil {
+		// Vanished or not a regular file any more: not a search result.
+		return nil
+	}
+	if r.Truncated {
+		res.SkippedLarge++
+		return nil
+	}
+	if bytes.IndexByte(r.Content[:min(len(r.Content), binarySniffBytes)], 0) >= 0 {
+		res.SkippedBinary++
+		return nil
+	}
+	res.FilesScanned++
+	s.scannedBytes += int64(len(r.Content))
+	for i, line := range bytes.Split(r.Content, []byte("\n")) {
+		if !s.re.Match(line) {
+			continue
+		}
+		if len(res.Matches) >= s.limit {
 			res.Truncated = true
 			return fs.SkipAll
 		}
-		r, err := env.Workspace.ReadFile(p, searchMaxFileBytes)
-		if err != nil {
-			// Vanished or not a regular file any more: not a search result.
-			return nil
-		}
-		if r.Truncated {
-			res.SkippedLarge++
-			return nil
-		}
-		if bytes.IndexByte(r.Content[:min(len(r.Content), binarySniffBytes)], 0) >= 0 {
-			res.SkippedBinary++
-			return nil
-		}
-		res.FilesScanned++
-		scannedBytes += int64(len(r.Content))
-		for i, line := range bytes.Split(r.Content, []byte("\n")) {
-			if !re.Match(line) {
-				continue
-			}
-			if len(res.Matches) >= limit {
-				res.Truncated = true
-				return fs.SkipAll
-			}
-			matchedFiles[p] = true
-			res.Matches = append(res.Matches, SearchMatch{Path: p, Line: i + 1, Text: clipLine(line)})
-		}
-		return nil
+		s.matchedFiles[p] = true
+		res.Matches = append(res.Matches, SearchMatch{Path: p, Line: i + 1, Text: clipLine(line)})
 	}
-
-	if !info.IsDir() {
-		if err := scan(start); err != nil && err != fs.SkipAll {
-			return WorkspaceSearchResult{}, err
-		}
-	} else {
-		err = fs.WalkDir(env.Workspace.FS(), start, func(p string, d fs.DirEntry, err error) error {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err != nil {
-				if p == start {
-					return err
-				}
-				return nil
-			}
-			if d.IsDir() {
-				if d.Name() == ".git" && p != start {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			// Symlinks are not followed and devices, FIFOs and sockets
-			// are never opened.
-			if !d.Type().IsRegular() || !globMatches(a.Glob, p) {
-				return nil
-			}
-			return scan(p)
-		})
-		if err != nil {
-			return WorkspaceSearchResult{}, fenixerr.As(err)
-		}
-	}
-	res.FilesMatched = len(matchedFiles)
-	return res, nil
+	return nil
 }
 
 func globMatches(glob, p string) bool {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -33,6 +32,7 @@ import (
 	"github.com/fenixrt/fenix/hooks/claudecode"
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/netguard"
+	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/tools/memory"
 	"github.com/fenixrt/fenix/tools/procs"
@@ -135,7 +135,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		return nil, err
 	}
 	if w.audit, err = audit.Open(context.Background(), cfg.AuditDSN); err != nil {
-		return nil, fmt.Errorf("open audit store %s: %w", redactDSN(cfg.AuditDSN), err)
+		return nil, fmt.Errorf("open audit store %s: %w", redact.DSN(cfg.AuditDSN), err)
 	}
 	cleanup.add(func() { w.audit.Close() })
 	hookRegistry, err := buildHooks(cfg, w.audit)
@@ -296,7 +296,7 @@ func snapshotter(host *tools.Host) *operator.Snapshotter {
 		}),
 		ProcessRuns: operator.RunListerFunc(func(_ context.Context, scope operator.Scope) ([]operator.RunSummary, error) {
 			var out []operator.RunSummary
-			for _, p := range host.Processes() {
+			for _, p := range host.ProcessRuns() {
 				if p.ConversationID != "" && p.ConversationID != scope.ConversationID {
 					continue
 				}
@@ -371,17 +371,6 @@ func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	// Last, so it sees every other hook's rewrite of the output.
 	r.Add(builtin.NewRedactionHook(cfg.Redactor))
 	return r, nil
-}
-
-// redactDSN hides a password in a database URL for messages.
-func redactDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return u.String()
-		}
-	}
-	return dsn
 }
 
 // Start begins polling both queues.

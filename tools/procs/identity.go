@@ -1,11 +1,7 @@
 package procs
 
 import (
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -143,50 +139,5 @@ func logLeftover(log *slog.Logger, kind, id string, g *GroupIdentity, lo Leftove
 		log.Info("record of a command that ran before a reboot closed as worker_lost", attrs...)
 	default:
 		log.Info("record of a lost worker's command closed as worker_lost; nothing was left running", attrs...)
-	}
-}
-
-// writeFileAtomic writes data to dir/name through a uniquely named temp
-// file and a rename, so readers see the old or the new file, never a part,
-// and concurrent writers of one name do not trip over each other.
-func writeFileAtomic(dir, name string, data []byte) error {
-	f, err := os.CreateTemp(dir, name+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("renaming %s: %w", tmp, err)
-	}
-	return nil
-}
-
-// staleTempAge is how old a temp file must be before it is taken for the
-// remains of a crashed write.
-const staleTempAge = time.Minute
-
-// removeStaleTemps deletes temp files a crashed writer left in dir.
-func removeStaleTemps(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".tmp") {
-			continue
-		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTempAge {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
 	}
 }

@@ -1,33 +1,3 @@
-// Package procs runs shell commands for tools: each command runs in its own
-// process group under resource limits, its output is captured into bounded
-// buffers, and stopping it (timeout, cancellation, a limit, shutdown) kills
-// the whole group: SIGTERM first, SIGKILL after a short grace.
-//
-// What is enforced, and how:
-//
-//   - RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_NOFILE and RLIMIT_AS are applied with
-//     prlimit(2) to the command's shell before it runs anything: the shell
-//     waits on a gate pipe until the limits are in place, so there is no
-//     window in which the command runs unlimited.
-//   - The process count is enforced by a watchdog that counts the members of
-//     the process group and kills the group past Limits.MaxProcesses. When
-//     the worker is not root, RLIMIT_NPROC (the user's current task count
-//     plus MaxProcesses) is applied too, so the kernel refuses forks before
-//     the watchdog sees them. Root ignores RLIMIT_NPROC, so for a root
-//     worker the watchdog is the guard.
-//   - Output beyond Limits.MaxOutputBytes kills the group; only the last
-//     Spec.KeepBytes of each stream are kept in memory.
-//   - When the group leader exits, the rest of the group is killed, so a
-//     command leaves nothing behind in its group.
-//   - When the worker itself dies (SIGKILL, a crash), Pdeathsig kills the
-//     group leader, but the rest of the group runs on. Registries (Runs,
-//     Manager) persist every group's identity (Spec.BeforeRun) before the
-//     command runs, and the next worker opening them kills such leftovers
-//     after checking they are the recorded group (ReapLeftover).
-//
-// Not covered: a process that leaves the group (setsid, setpgid) escapes the
-// group kill and the watchdog. Run the worker in a container or a cgroup
-// with pids.max for a hard boundary.
 package procs
 
 import (
@@ -136,7 +106,9 @@ type Process struct {
 // ErrUnsupported is returned where process groups and prlimit are missing.
 var ErrUnsupported = errors.New("running commands needs Linux (process groups, prlimit, /proc)")
 
-// Start runs spec.CommandLine with sh -c in a new process group.
+// Start runs spec.CommandLine with sh -c in a new process group. The
+// shell waits at a start gate until the limits are applied and BeforeRun
+// agreed, so nothing of the command runs unguarded.
 func Start(spec Spec) (*Process, error) {
 	if !supported {
 		return nil, ErrUnsupported
@@ -144,72 +116,23 @@ func Start(spec Spec) (*Process, error) {
 	if spec.CommandLine == "" {
 		return nil, errors.New("command line is empty")
 	}
-	if spec.KeepBytes <= 0 {
-		spec.KeepBytes = 1 << 20
-	}
-	if spec.WatchInterval <= 0 {
-		spec.WatchInterval = 50 * time.Millisecond
-	}
-	if spec.Env == nil {
-		spec.Env = []string{}
-	}
-
-	var opened []*os.File
-	closeAll := func() {
-		for _, f := range opened {
-			f.Close()
-		}
-	}
-	pipe := func() (*os.File, *os.File, error) {
-		r, w, err := os.Pipe()
-		if err == nil {
-			opened = append(opened, r, w)
-		}
-		return r, w, err
-	}
-	gateR, gateW, err := pipe()
+	spec = spec.withDefaults()
+	files, err := openStartFiles(spec)
 	if err != nil {
-		return nil, fmt.Errorf("creating the start gate pipe: %w", err)
+		return nil, err
 	}
-	outR, outW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, fmt.Errorf("creating the stdout pipe: %w", err)
-	}
-	errR, errW := outR, outW
-	if !spec.CombineOutput {
-		if errR, errW, err = pipe(); err != nil {
-			closeAll()
-			return nil, fmt.Errorf("creating the stderr pipe: %w", err)
-		}
-	}
-	var log *cappedLog
-	if spec.LogPath != "" {
-		f, err := os.OpenFile(spec.LogPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("creating the output log %s: %w", spec.LogPath, err)
-		}
-		log = &cappedLog{f: f, max: spec.LogMaxBytes}
-	}
-
 	cmd := exec.Command(Shell, "-c", gateScript, "fenix-sh", spec.CommandLine)
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
-	cmd.Stdout = outW
-	cmd.Stderr = errW
-	cmd.ExtraFiles = []*os.File{gateR}
+	cmd.Stdout = files.outW
+	cmd.Stderr = files.errW
+	cmd.ExtraFiles = []*os.File{files.gateR}
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
-		closeAll()
-		log.Close()
+		files.closeAll()
 		return nil, fmt.Errorf("starting %s: %w", Shell, err)
 	}
-	gateR.Close()
-	outW.Close()
-	if !spec.CombineOutput {
-		errW.Close()
-	}
+	files.closeChildEnds()
 
 	p := &Process{
 		spec:    spec,
@@ -219,48 +142,138 @@ func Start(spec Spec) (*Process, error) {
 		started: time.Now(),
 		stdout:  NewTail(spec.KeepBytes),
 		stderr:  NewTail(spec.KeepBytes),
-		log:     log,
+		log:     files.log,
 		done:    make(chan struct{}),
 	}
-	abort := func(err error) (*Process, error) {
-		// The shell still waits at the gate: nothing of the command ran.
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-		gateW.Close()
-		_ = cmd.Wait()
-		outR.Close()
-		if !spec.CombineOutput {
-			errR.Close()
-		}
-		log.Close()
+	if err := p.guard(); err != nil {
+		p.abortAtGate(files)
 		return nil, err
 	}
-	if err := applyLimits(p.pid, spec.Limits); err != nil {
-		return abort(fmt.Errorf("applying resource limits: %w", err))
+	p.openGate(files)
+	return p, nil
+}
+
+// withDefaults fills in the unset fields of spec.
+func (spec Spec) withDefaults() Spec {
+	if spec.KeepBytes <= 0 {
+		spec.KeepBytes = 1 << 20
 	}
-	if spec.BeforeRun != nil {
-		if err := spec.BeforeRun(p); err != nil {
-			return abort(err)
+	if spec.WatchInterval <= 0 {
+		spec.WatchInterval = 50 * time.Millisecond
+	}
+	if spec.Env == nil {
+		spec.Env = []string{}
+	}
+	return spec
+}
+
+// startFiles are the pipes and the log a process starts with. The shell
+// reads one line from the gate pipe before it runs the command.
+type startFiles struct {
+	combined     bool
+	gateR, gateW *os.File
+	outR, outW   *os.File
+	// errR and errW are outR and outW when output is combined.
+	errR, errW *os.File
+	log        *cappedLog
+	opened     []*os.File
+}
+
+func openStartFiles(spec Spec) (*startFiles, error) {
+	f := &startFiles{combined: spec.CombineOutput}
+	pipe := func(what string) (*os.File, *os.File, error) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			f.closeAll()
+			return nil, nil, fmt.Errorf("creating the %s pipe: %w", what, err)
+		}
+		f.opened = append(f.opened, r, w)
+		return r, w, nil
+	}
+	var err error
+	if f.gateR, f.gateW, err = pipe("start gate"); err != nil {
+		return nil, err
+	}
+	if f.outR, f.outW, err = pipe("stdout"); err != nil {
+		return nil, err
+	}
+	f.errR, f.errW = f.outR, f.outW
+	if !f.combined {
+		if f.errR, f.errW, err = pipe("stderr"); err != nil {
+			return nil, err
 		}
 	}
+	if spec.LogPath != "" {
+		lf, err := os.OpenFile(spec.LogPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			f.closeAll()
+			return nil, fmt.Errorf("creating the output log %s: %w", spec.LogPath, err)
+		}
+		f.log = &cappedLog{f: lf, max: spec.LogMaxBytes}
+	}
+	return f, nil
+}
 
+// closeAll closes everything, when the shell did not start.
+func (f *startFiles) closeAll() {
+	for _, file := range f.opened {
+		file.Close()
+	}
+	f.log.Close()
+}
+
+// closeChildEnds closes the ends the started shell holds its own copies of.
+func (f *startFiles) closeChildEnds() {
+	f.gateR.Close()
+	f.outW.Close()
+	if !f.combined {
+		f.errW.Close()
+	}
+}
+
+// guard applies the resource limits and asks BeforeRun, while the shell
+// waits at the gate.
+func (p *Process) guard() error {
+	if err := applyLimits(p.pid, p.spec.Limits); err != nil {
+		return fmt.Errorf("applying resource limits: %w", err)
+	}
+	if p.spec.BeforeRun != nil {
+		return p.spec.BeforeRun(p)
+	}
+	return nil
+}
+
+// abortAtGate kills the shell still waiting at the gate: nothing of the
+// command ran.
+func (p *Process) abortAtGate(f *startFiles) {
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	f.gateW.Close()
+	_ = p.cmd.Wait()
+	f.outR.Close()
+	if !f.combined {
+		f.errR.Close()
+	}
+	f.log.Close()
+}
+
+// openGate starts reading the output and the watchdogs, then lets the
+// command run: it starts with every guard in place.
+func (p *Process) openGate(f *startFiles) {
 	var readers sync.WaitGroup
 	readers.Add(1)
-	go p.pump(outR, p.stdout, &readers)
-	if !spec.CombineOutput {
+	go p.pump(f.outR, p.stdout, &readers)
+	if !f.combined {
 		readers.Add(1)
-		go p.pump(errR, p.stderr, &readers)
+		go p.pump(f.errR, p.stderr, &readers)
 	}
-	go p.supervise(outR, errR, &readers)
-	if spec.Limits.MaxProcesses > 0 {
+	go p.supervise(f.outR, f.errR, &readers)
+	if p.spec.Limits.MaxProcesses > 0 {
 		go p.watchProcessCount()
 	}
-
-	// Open the gate last: the command starts with every guard in place.
-	if _, err := io.WriteString(gateW, "go\n"); err != nil {
+	if _, err := io.WriteString(f.gateW, "go\n"); err != nil {
 		p.Kill(ReasonStopped)
 	}
-	gateW.Close()
-	return p, nil
+	f.gateW.Close()
 }
 
 // PID is the process ID of the group leader, which is also the group ID.

@@ -64,7 +64,7 @@ func fakeWorker(mode, dataDir, workDir string) error {
 		}
 		pgid = p.PID()
 	case "service":
-		m, err := NewManager(ManagerConfig{LogDir: dataDir, Logger: quiet})
+		m, err := OpenServices(ServicesConfig{LogDir: dataDir, Logger: quiet})
 		if err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func TestRestartReapsTheServiceGroupOfAKilledWorker(t *testing.T) {
 	pgid, sleepPID := crashFakeWorker(t, "service", dataDir)
 
 	logger, logs := captureLog()
-	m, err := NewManager(ManagerConfig{LogDir: dataDir, Logger: logger})
+	m, err := OpenServices(ServicesConfig{LogDir: dataDir, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,8 +432,7 @@ func TestBeginPersistsTheRunBeforeTheCommandRuns(t *testing.T) {
 	if list := runs.List(10); len(list) != 1 {
 		t.Errorf("a live run is listed once, got %+v", list)
 	}
-	rec := finalRecord(CommandRun{ID: id, CommandLine: "cat", PID: p.PID(), StartedAt: p.StartedAt()}, p)
-	if err := runs.Finish(rec); err != nil {
+	if _, err := runs.Finish(CommandRun{ID: id, CommandLine: "cat", PID: p.PID(), StartedAt: p.StartedAt()}, p); err != nil {
 		t.Fatal(err)
 	}
 	got, err := runs.Get(id)

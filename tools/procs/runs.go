@@ -1,15 +1,12 @@
 package procs
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 )
@@ -23,9 +20,9 @@ const (
 	RunKilled   = "killed"
 )
 
-// RunStatus is the final status of a run that ended for reason (empty
+// runStatus is the final status of a run that ended for reason (empty
 // when it exited on its own).
-func RunStatus(reason string) string {
+func runStatus(reason string) string {
 	switch reason {
 	case "":
 		return RunExited
@@ -99,9 +96,9 @@ func (r CommandRun) Summary() RunSummary {
 // are reaped: what is left of their process group is killed and they are
 // closed as killed/worker_lost. Only the newest Keep runs are kept.
 type Runs struct {
-	dir  string
-	keep int
-	log  *slog.Logger
+	store recordStore[CommandRun]
+	keep  int
+	log   *slog.Logger
 
 	mu       sync.Mutex
 	live     map[string]liveRun
@@ -140,41 +137,31 @@ func OpenRuns(cfg RunsConfig) (*Runs, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating command-run directory %s: %w", cfg.Dir, err)
+	store, err := openRecordStore[CommandRun](cfg.Dir, "command run", "command_run_id")
+	if err != nil {
+		return nil, err
 	}
-	r := &Runs{dir: cfg.Dir, keep: cfg.Keep, log: cfg.Logger, live: map[string]liveRun{}}
-	removeStaleTemps(r.dir)
-	r.recover()
+	r := &Runs{store: store, keep: cfg.Keep, log: cfg.Logger, live: map[string]liveRun{}}
+	r.store.recover(r.log, r.closeLost)
 	r.prune()
 	return r, nil
 }
 
-// recover closes every run recorded as running by a worker that is gone,
-// killing what is left of its process group (see ReapLeftover).
-func (r *Runs) recover() {
-	for _, id := range r.newestFiles() {
-		rec, err := r.loadMeta(id)
-		if err != nil || rec.Status != RunRunning {
-			continue
-		}
-		lo := ReapLeftover(rec.Group)
-		logLeftover(r.log, "command_run_id", id, rec.Group, lo)
-		if lo.Outcome == LeftoverOwnerAlive {
-			continue
-		}
-		rec.Status = RunKilled
-		rec.Reason = ReasonWorkerLost
-		rec.ExitStatus = nil
-		rec.Signal = ""
-		now := time.Now().UTC()
-		rec.FinishedAt = &now
-		// The output lived in the lost worker's memory.
-		rec.Stdout, rec.Stderr = StreamCapture{}, StreamCapture{}
-		if err := r.persist(rec); err != nil {
-			r.log.Error("closing the record of a lost worker's command run failed", "command_run_id", id, "error", err)
-		}
-	}
+func (r CommandRun) recordID() string { return r.ID }
+
+func (r CommandRun) runningGroup() (*GroupIdentity, bool) { return r.Group, r.Status == RunRunning }
+
+// closeLost closes and persists the record of a run whose worker is gone.
+func (r *Runs) closeLost(rec CommandRun) (CommandRun, error) {
+	rec.Status = RunKilled
+	rec.Reason = ReasonWorkerLost
+	rec.ExitStatus = nil
+	rec.Signal = ""
+	now := time.Now().UTC()
+	rec.FinishedAt = &now
+	// The output lived in the lost worker's memory.
+	rec.Stdout, rec.Stderr = StreamCapture{}, StreamCapture{}
+	return rec, r.persist(rec)
 }
 
 // Begin records a started run whose output is read from proc until
@@ -193,7 +180,7 @@ func (r *Runs) Begin(rec CommandRun, proc *Process) error {
 	}
 	r.live[rec.ID] = liveRun{rec: rec, proc: proc}
 	r.mu.Unlock()
-	if err := r.persistMeta(rec); err != nil {
+	if err := r.store.save(rec); err != nil {
 		r.mu.Lock()
 		delete(r.live, rec.ID)
 		r.mu.Unlock()
@@ -202,8 +189,11 @@ func (r *Runs) Begin(rec CommandRun, proc *Process) error {
 	return nil
 }
 
-// Finish persists the final record and forgets the live process.
-func (r *Runs) Finish(rec CommandRun) error {
+// Finish completes rec from its ended process, persists it and forgets
+// the live process. It returns the final record, also when persisting it
+// failed.
+func (r *Runs) Finish(rec CommandRun, proc *Process) (CommandRun, error) {
+	rec = finalRecord(rec, proc)
 	err := r.persist(rec)
 	r.mu.Lock()
 	delete(r.live, rec.ID)
@@ -213,7 +203,7 @@ func (r *Runs) Finish(rec CommandRun) error {
 	if prune {
 		r.prune()
 	}
-	return err
+	return rec, err
 }
 
 // StopAll stops every running command's process group (worker shutdown).
@@ -249,7 +239,7 @@ func (r *Runs) StopAll(reason string, grace time.Duration) {
 // finalRecord is rec completed from its ended process.
 func finalRecord(rec CommandRun, proc *Process) CommandRun {
 	exit := proc.Exit()
-	rec.Status = RunStatus(exit.Reason)
+	rec.Status = runStatus(exit.Reason)
 	code := exit.Code
 	rec.ExitStatus = &code
 	rec.Signal = exit.Signal
@@ -291,14 +281,14 @@ func (r *Runs) List(limit int) []RunSummary {
 	}
 	r.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].StartedAt.After(out[j].StartedAt) })
-	for _, id := range r.newestFiles() {
+	for _, id := range r.store.newest() {
 		if limit > 0 && len(out) >= limit {
 			break
 		}
 		if live[id] {
 			continue
 		}
-		if rec, err := r.loadMeta(id); err == nil {
+		if rec, err := r.store.load(id); err == nil {
 			out = append(out, rec.Summary())
 		}
 	}
@@ -313,13 +303,8 @@ func captureOf(t *Tail) StreamCapture {
 	return StreamCapture{Data: data, Start: start, Total: start + int64(len(data))}
 }
 
-// CaptureOf snapshots a tail.
-func CaptureOf(t *Tail) StreamCapture { return captureOf(t) }
-
-func (r *Runs) path(id, ext string) string { return filepath.Join(r.dir, id+ext) }
-
-// persist writes output first and metadata last, so a finished metadata
-// file always has its output next to it. Each file is replaced atomically.
+// persist writes output first and the record last, so a finished record
+// always has its output next to it. Each file is replaced atomically.
 func (r *Runs) persist(rec CommandRun) error {
 	if !resourceIDPattern.MatchString(rec.ID) {
 		return fmt.Errorf("command run ID %q is malformed", rec.ID)
@@ -328,45 +313,15 @@ func (r *Runs) persist(rec CommandRun) error {
 		ext  string
 		data []byte
 	}{{".stdout", rec.Stdout.Data}, {".stderr", rec.Stderr.Data}} {
-		if err := writeFileAtomic(r.dir, rec.ID+f.ext, f.data); err != nil {
-			return fmt.Errorf("persisting command run %s: %w", rec.ID, err)
+		if err := r.store.saveFile(rec.ID, f.ext, f.data); err != nil {
+			return err
 		}
 	}
-	return r.persistMeta(rec)
-}
-
-// persistMeta atomically writes the metadata file alone.
-func (r *Runs) persistMeta(rec CommandRun) error {
-	if !resourceIDPattern.MatchString(rec.ID) {
-		return fmt.Errorf("command run ID %q is malformed", rec.ID)
-	}
-	meta, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(r.dir, rec.ID+".json", meta); err != nil {
-		return fmt.Errorf("persisting command run %s: %w", rec.ID, err)
-	}
-	return nil
-}
-
-func (r *Runs) loadMeta(id string) (CommandRun, error) {
-	raw, err := os.ReadFile(r.path(id, ".json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return CommandRun{}, fmt.Errorf("%w: command run %q is not known on this host (it may have been pruned)", ErrNotFound, id)
-	}
-	if err != nil {
-		return CommandRun{}, err
-	}
-	var rec CommandRun
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		return CommandRun{}, fmt.Errorf("command run %s record is corrupt: %w", id, err)
-	}
-	return rec, nil
+	return r.store.save(rec)
 }
 
 func (r *Runs) load(id string) (CommandRun, error) {
-	rec, err := r.loadMeta(id)
+	rec, err := r.store.load(id)
 	if err != nil {
 		return rec, err
 	}
@@ -374,7 +329,7 @@ func (r *Runs) load(id string) (CommandRun, error) {
 		name string
 		c    *StreamCapture
 	}{{"stdout", &rec.Stdout}, {"stderr", &rec.Stderr}} {
-		data, err := os.ReadFile(r.path(id, "."+f.name))
+		data, err := os.ReadFile(r.store.path(id, "."+f.name))
 		// A running record has no output files: its output is in the
 		// memory of the worker running it.
 		if err != nil && !(errors.Is(err, os.ErrNotExist) && rec.Status == RunRunning) {
@@ -383,34 +338,6 @@ func (r *Runs) load(id string) (CommandRun, error) {
 		f.c.Data = data
 	}
 	return rec, nil
-}
-
-// newestFiles lists persisted run IDs, newest first.
-func (r *Runs) newestFiles() []string {
-	entries, err := os.ReadDir(r.dir)
-	if err != nil {
-		return nil
-	}
-	type item struct {
-		id  string
-		mod time.Time
-	}
-	var items []item
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !resourceIDPattern.MatchString(id) {
-			continue
-		}
-		if info, err := e.Info(); err == nil {
-			items = append(items, item{id, info.ModTime()})
-		}
-	}
-	sort.Slice(items, func(i, j int) bool { return items[i].mod.After(items[j].mod) })
-	ids := make([]string, len(items))
-	for i, it := range items {
-		ids[i] = it.id
-	}
-	return ids
 }
 
 // prune deletes the oldest runs beyond keep. Running runs are neither
@@ -423,7 +350,7 @@ func (r *Runs) prune() {
 	}
 	r.mu.Unlock()
 	var ids []string
-	for _, id := range r.newestFiles() {
+	for _, id := range r.store.newest() {
 		if !live[id] {
 			ids = append(ids, id)
 		}
@@ -432,8 +359,6 @@ func (r *Runs) prune() {
 		return
 	}
 	for _, id := range ids[r.keep:] {
-		for _, ext := range []string{".json", ".stdout", ".stderr"} {
-			os.Remove(r.path(id, ext))
-		}
+		r.store.remove(id, ".stdout", ".stderr")
 	}
 }

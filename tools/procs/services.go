@@ -2,7 +2,6 @@ package procs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,8 +67,8 @@ type ServiceInfo struct {
 	ConversationID string     `json:"conversation_id,omitempty"`
 }
 
-// ManagerConfig configures a Manager.
-type ManagerConfig struct {
+// ServicesConfig configures OpenServices.
+type ServicesConfig struct {
 	// LogDir receives one capped log file per service.
 	LogDir string
 	// KeepBytes of output are kept in memory per service (default 256 KiB).
@@ -83,20 +81,22 @@ type ManagerConfig struct {
 	MaxFinished int
 	// KillGrace is the SIGTERM-to-SIGKILL grace on stop (default 2s).
 	KillGrace time.Duration
-	// Logger receives what NewManager reaped from a lost worker (default
+	// Logger receives what OpenServices reaped from a lost worker (default
 	// slog.Default()).
 	Logger *slog.Logger
 }
 
-// Manager supervises background services on one host. Each service has a
+// Services supervises the process runs of one host: background services
+// started by process_exec. Each service has a
 // record next to its log (<LogDir>/<id>.json), written as "running" with
 // its process group's identity before the service runs and rewritten when
-// it ends. NewManager reaps the services a lost worker left running (it
+// it ends. OpenServices reaps the services a lost worker left running (it
 // kills what is left of their process groups and closes them as
 // stopped/worker_lost) and lists the services of earlier workers as ended.
-type Manager struct {
-	cfg      ManagerConfig
+type Services struct {
+	cfg      ServicesConfig
 	log      *slog.Logger
+	store    recordStore[serviceRecord]
 	mu       sync.Mutex
 	services map[string]*service
 	closed   bool
@@ -121,8 +121,9 @@ type serviceRecord struct {
 	Group *GroupIdentity `json:"group,omitempty"`
 }
 
-// NewManager creates the log directory and an empty manager.
-func NewManager(cfg ManagerConfig) (*Manager, error) {
+// OpenServices creates the log directory and recovers the process runs of
+// earlier workers (see Services).
+func OpenServices(cfg ServicesConfig) (*Services, error) {
 	if cfg.LogDir == "" {
 		return nil, errors.New("service manager needs a log directory")
 	}
@@ -144,79 +145,51 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.LogDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating service log directory %s: %w", cfg.LogDir, err)
+	store, err := openRecordStore[serviceRecord](cfg.LogDir, "process run", "process_run_id")
+	if err != nil {
+		return nil, err
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, services: map[string]*service{}}
+	m := &Services{cfg: cfg, log: cfg.Logger, store: store, services: map[string]*service{}}
 	m.recover()
 	return m, nil
 }
 
-func (m *Manager) recordName(id string) string { return id + ".json" }
+func (m *Services) logPathOf(id string) string { return m.store.path(id, ".log") }
 
-func (m *Manager) logPathOf(id string) string { return filepath.Join(m.cfg.LogDir, id+".log") }
+func (r serviceRecord) recordID() string { return r.ID }
 
-func (m *Manager) persist(rec serviceRecord) error {
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(m.cfg.LogDir, m.recordName(rec.ID), raw); err != nil {
-		return fmt.Errorf("persisting process run %s: %w", rec.ID, err)
-	}
-	return nil
+func (r serviceRecord) runningGroup() (*GroupIdentity, bool) {
+	return r.Group, r.Status == StatusRunning
 }
 
-// recover loads the records of earlier workers' services. Those still
-// "running" belonged to a worker that is gone: what is left of their
-// process group is killed and they are closed as stopped/worker_lost.
-func (m *Manager) recover() {
-	removeStaleTemps(m.cfg.LogDir)
-	entries, err := os.ReadDir(m.cfg.LogDir)
-	if err != nil {
-		return
-	}
+// closeLost closes and persists the record of a service whose worker is
+// gone.
+func (m *Services) closeLost(rec serviceRecord) (serviceRecord, error) {
+	rec.Status = StatusStopped
+	rec.Reason = ReasonWorkerLost
+	rec.ExitStatus = nil
+	rec.Signal = ""
+	now := time.Now().UTC()
+	rec.EndedAt = &now
+	rec.Group = nil
+	return rec, m.store.save(rec)
+}
+
+// recover lists the services of earlier workers as ended, closing those
+// a lost worker left running (see recordStore.recover).
+func (m *Services) recover() {
+	recs := m.store.recover(m.log, m.closeLost)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !resourceIDPattern.MatchString(id) {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join(m.cfg.LogDir, e.Name()))
-		if err != nil {
-			continue
-		}
-		var rec serviceRecord
-		if err := json.Unmarshal(raw, &rec); err != nil || rec.ID != id {
-			m.log.Warn("process run record is corrupt; ignored", "process_run_id", id, "error", err)
-			continue
-		}
-		if rec.Status == StatusRunning {
-			lo := ReapLeftover(rec.Group)
-			logLeftover(m.log, "process_run_id", id, rec.Group, lo)
-			if lo.Outcome == LeftoverOwnerAlive {
-				continue
-			}
-			rec.Status = StatusStopped
-			rec.Reason = ReasonWorkerLost
-			rec.ExitStatus = nil
-			rec.Signal = ""
-			now := time.Now().UTC()
-			rec.EndedAt = &now
-			rec.Group = nil
-			if err := m.persist(rec); err != nil {
-				m.log.Error("closing the record of a lost worker's process run failed", "process_run_id", id, "error", err)
-			}
-		}
+	for _, rec := range recs {
 		info := rec.ServiceInfo
-		info.LogPath = m.logPathOf(id)
+		info.LogPath = m.logPathOf(info.ID)
 		if st, err := os.Stat(info.LogPath); err == nil {
 			info.OutputBytes = st.Size()
 		}
 		s := &service{
 			spec: ServiceSpec{
-				ID: id, CommandLine: info.CommandLine, Dir: info.Dir, Port: info.Port,
+				ID: info.ID, CommandLine: info.CommandLine, Dir: info.Dir, Port: info.Port,
 				CallID: info.CallID, ConversationID: info.ConversationID,
 			},
 			ended:    &info,
@@ -224,18 +197,18 @@ func (m *Manager) recover() {
 			recorded: true,
 		}
 		if info.Port > 0 {
-			s.proxy = newServiceProxy(id, info.Port)
+			s.proxy = newServiceProxy(info.ID, info.Port)
 		}
-		m.services[id] = s
+		m.services[info.ID] = s
 	}
 	m.forgetOldLocked()
 }
 
 // recordEnd persists a service's final state once it ends.
-func (m *Manager) recordEnd(s *service) {
+func (m *Services) recordEnd(s *service) {
 	defer m.recorders.Done()
 	<-s.proc.Done()
-	if err := m.persist(serviceRecord{ServiceInfo: s.info()}); err != nil {
+	if err := m.store.save(serviceRecord{ServiceInfo: s.info()}); err != nil {
 		m.log.Warn("process run record not persisted", "process_run_id", s.spec.ID, "error", err)
 	}
 	m.mu.Lock()
@@ -245,7 +218,7 @@ func (m *Manager) recordEnd(s *service) {
 
 // Start launches a service. It refuses a port that something already
 // listens on, so the proxy only ever reaches what the service itself binds.
-func (m *Manager) Start(spec ServiceSpec) (ServiceInfo, error) {
+func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 	if !resourceIDPattern.MatchString(spec.ID) {
 		return ServiceInfo{}, fmt.Errorf("process run ID %q is malformed", spec.ID)
 	}
@@ -295,7 +268,7 @@ func (m *Manager) Start(spec ServiceSpec) (ServiceInfo, error) {
 		BeforeRun: func(p *Process) error {
 			s = &service{spec: spec, proc: p, logPath: logPath}
 			ident := p.Identity()
-			return m.persist(serviceRecord{ServiceInfo: s.info(), Group: &ident})
+			return m.store.save(serviceRecord{ServiceInfo: s.info(), Group: &ident})
 		},
 	})
 	if err != nil {
@@ -322,7 +295,7 @@ func (s *service) startedAt() time.Time {
 
 // forgetOldLocked drops the oldest finished services beyond MaxFinished,
 // with their logs and records.
-func (m *Manager) forgetOldLocked() {
+func (m *Services) forgetOldLocked() {
 	var finished []*service
 	for _, s := range m.services {
 		if !s.running() && s.recorded {
@@ -336,11 +309,11 @@ func (m *Manager) forgetOldLocked() {
 	for _, s := range finished[:len(finished)-m.cfg.MaxFinished] {
 		delete(m.services, s.spec.ID)
 		os.Remove(s.logPath)
-		os.Remove(filepath.Join(m.cfg.LogDir, m.recordName(s.spec.ID)))
+		m.store.remove(s.spec.ID)
 	}
 }
 
-func (m *Manager) lookup(id string) (*service, error) {
+func (m *Services) lookup(id string) (*service, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.services[id]
@@ -351,7 +324,7 @@ func (m *Manager) lookup(id string) (*service, error) {
 }
 
 // Info describes one service.
-func (m *Manager) Info(id string) (ServiceInfo, error) {
+func (m *Services) Info(id string) (ServiceInfo, error) {
 	s, err := m.lookup(id)
 	if err != nil {
 		return ServiceInfo{}, err
@@ -361,7 +334,7 @@ func (m *Manager) Info(id string) (ServiceInfo, error) {
 
 // Output returns the last at most max bytes of a service's output, the
 // stream offset of the first byte and the total output so far.
-func (m *Manager) Output(id string, max int) ([]byte, int64, int64, error) {
+func (m *Services) Output(id string, max int) ([]byte, int64, int64, error) {
 	s, err := m.lookup(id)
 	if err != nil {
 		return nil, 0, 0, err
@@ -402,7 +375,7 @@ func tailFile(path string, max, keep int) ([]byte, int64, int64, error) {
 
 // WaitReady waits until the service accepts TCP connections on its port,
 // exits, or timeout passes. It reports whether the port answered.
-func (m *Manager) WaitReady(ctx context.Context, id string, timeout time.Duration) (bool, error) {
+func (m *Services) WaitReady(ctx context.Context, id string, timeout time.Duration) (bool, error) {
 	s, err := m.lookup(id)
 	if err != nil {
 		return false, err
@@ -433,7 +406,7 @@ func (m *Manager) WaitReady(ctx context.Context, id string, timeout time.Duratio
 }
 
 // WaitExit waits up to d for the service to exit and reports whether it did.
-func (m *Manager) WaitExit(ctx context.Context, id string, d time.Duration) (bool, error) {
+func (m *Services) WaitExit(ctx context.Context, id string, d time.Duration) (bool, error) {
 	s, err := m.lookup(id)
 	if err != nil {
 		return false, err
@@ -454,7 +427,7 @@ func (m *Manager) WaitExit(ctx context.Context, id string, d time.Duration) (boo
 }
 
 // List describes every known service, oldest first.
-func (m *Manager) List() []ServiceInfo {
+func (m *Services) List() []ServiceInfo {
 	m.mu.Lock()
 	list := make([]*service, 0, len(m.services))
 	for _, s := range m.services {
@@ -476,7 +449,7 @@ func (m *Manager) List() []ServiceInfo {
 
 // Stop kills a service's process group (SIGTERM, then SIGKILL after the
 // grace) and returns its final state. Stopping a finished service is a no-op.
-func (m *Manager) Stop(id string) (ServiceInfo, error) {
+func (m *Services) Stop(id string) (ServiceInfo, error) {
 	s, err := m.lookup(id)
 	if err != nil {
 		return ServiceInfo{}, err
@@ -489,7 +462,7 @@ func (m *Manager) Stop(id string) (ServiceInfo, error) {
 
 // Close stops every running service, in parallel, refuses new ones and
 // returns once their final records are written.
-func (m *Manager) Close() {
+func (m *Services) Close() {
 	m.mu.Lock()
 	m.closed = true
 	list := make([]*service, 0, len(m.services))
@@ -579,7 +552,7 @@ func newServiceProxy(id string, port int) *httputil.ReverseProxy {
 
 // ProxyHandler serves /proxy/<process_run_id>/... by forwarding to the
 // service's loopback port while the service runs.
-func (m *Manager) ProxyHandler() http.Handler {
+func (m *Services) ProxyHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, "/proxy/")
 		id, _, hasSlash := strings.Cut(rest, "/")

@@ -86,13 +86,7 @@ func (t *Tail) Since(off int64, max int) ([]byte, int64) {
 	t.mu.Lock()
 	data, start := t.kept()
 	t.mu.Unlock()
-	if off > start {
-		skip := off - start
-		if skip >= int64(len(data)) {
-			return nil, start + int64(len(data))
-		}
-		data, start = data[skip:], off
-	}
+	data, start = fromOffset(data, start, off)
 	if max > 0 && len(data) > max {
 		start += int64(len(data) - max)
 		data = data[len(data)-max:]
@@ -112,17 +106,24 @@ func (t *Tail) ReadAt(off int64, max int) ([]byte, int64) {
 // Window selects at most max bytes starting at stream offset off from data,
 // whose first byte is at stream offset start.
 func Window(data []byte, start, off int64, max int) ([]byte, int64) {
-	if off > start {
-		skip := off - start
-		if skip >= int64(len(data)) {
-			return nil, start + int64(len(data))
-		}
-		data, start = data[skip:], off
-	}
+	data, start = fromOffset(data, start, off)
 	if max > 0 && len(data) > max {
 		data = data[:max]
 	}
 	return data, start
+}
+
+// fromOffset drops the bytes of data (whose first byte is at stream offset
+// start) before stream offset off; past the end it is empty at the end.
+func fromOffset(data []byte, start, off int64) ([]byte, int64) {
+	if off <= start {
+		return data, start
+	}
+	skip := off - start
+	if skip >= int64(len(data)) {
+		return nil, start + int64(len(data))
+	}
+	return data[skip:], off
 }
 
 // ValidText turns captured bytes into valid UTF-8 for JSON. When the bytes
