@@ -15,9 +15,15 @@ import (
 // symlink swapped in after resolveLinks cannot redirect the write.
 const noLinks = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 
-// openRootFD opens the root as an O_PATH descriptor for fd-relative walks.
-func openRootFD(abs string) (int, error) {
-	return unix.Open(abs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// rootFD duplicates the descriptor of the directory root has open, so
+// the fd-relative walk starts at the very directory os.Root confines to.
+func rootFD(root *os.Root) (int, error) {
+	f, err := root.Open(".")
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	return unix.Dup(int(f.Fd()))
 }
 
 func closeFD(fd int) error { return unix.Close(fd) }

@@ -8,7 +8,7 @@ import (
 	"syscall"
 )
 
-func openRootFD(string) (int, error) { return -1, nil }
+func rootFD(*os.Root) (int, error) { return -1, nil }
 
 func closeFD(int) error { return nil }
 

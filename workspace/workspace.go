@@ -65,7 +65,7 @@ func Open(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fenixerr.Validation("workspace root %q cannot be opened: %v", abs, err).WithCause(err)
 	}
-	fd, err := openRootFD(abs)
+	fd, err := rootFD(root)
 	if err != nil {
 		root.Close()
 		return nil, fenixerr.Validation("workspace root %q cannot be opened: %v", abs, err).WithCause(err)
