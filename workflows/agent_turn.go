@@ -289,6 +289,9 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 	if call.ToolName == activities.SubagentToolName {
 		return t.runSubagent(ctx, step, call)
 	}
+	if err := t.oversizedArguments(call); err != nil {
+		return t.observeFailure(ctx, step, boundedCall(call), err, 0)
+	}
 	reviewed, err := runPure[activities.ReviewToolCallResult](ctx, t.session, activities.StageReviewToolCall,
 		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
 		activities.ReviewToolCallInput{ToolCall: call, AgentContext: t.req.AgentContext})

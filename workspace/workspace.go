@@ -166,6 +166,8 @@ func translate(rel string, err error) error {
 		return fenixerr.WorkspaceEscape("path %q is a symlink loop or a symlink where none is allowed", rel).WithCause(err)
 	case errors.Is(err, syscall.ENOTDIR):
 		return fenixerr.Validation("path %q goes through something that is not a directory", rel).WithCause(err)
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return fenixerr.Validation("path %q is too long for the file system", preview(rel)).WithCode("name_too_long").WithCause(err)
 	case errors.Is(err, syscall.EISDIR):
 		return fenixerr.Validation("path %q is a directory", rel).WithCode("is_directory").WithCause(err)
 	}
@@ -436,6 +438,14 @@ func (w *Workspace) Resolve(rel string) (string, error) {
 		return "", fenixerr.Validation("path %q is not a directory", cleaned)
 	}
 	return filepath.Join(w.dir, filepath.FromSlash(cleaned)), nil
+}
+
+// preview shortens a path for an error message.
+func preview(p string) string {
+	if len(p) > 200 {
+		return p[:200] + "…"
+	}
+	return p
 }
 
 // String is the root path, for messages.
