@@ -36,7 +36,11 @@ func TruncateText(s string, max int) string {
 
 // BoundMap returns m when its JSON is at most max bytes; otherwise a copy
 // whose long strings are truncated to EchoStringBytes and whose other
-// large values are replaced by a note of their size.
+// large values are replaced by a note of their size. The copy does not
+// depend on map iteration order (keys are visited sorted), so it is safe
+// in workflow code.
+//
+//workflowcheck:ignore
 func BoundMap(m map[string]any, max int) map[string]any {
 	raw, err := json.Marshal(m)
 	if err == nil && len(raw) <= max {

@@ -37,10 +37,10 @@ func runBounded(t *testing.T, queue, id string, a map[string]any) contract.Resul
 	defer cancel()
 	var res contract.Result
 	if err := run.Get(ctx, &res); err != nil {
-		desc, derr := server.Client().DescribeWorkflowExecution(context.Background(), id, run.GetRunID())
+		desc, derr := server.Client().DescribeWorkflow(context.Background(), id, run.GetRunID())
 		status := "unknown"
 		if derr == nil {
-			status = desc.WorkflowExecutionInfo.Status.String()
+			status = desc.Status.String()
 		}
 		why := lastTaskFailure(t, id, run.GetRunID())
 		_ = server.Client().TerminateWorkflow(context.Background(), id, run.GetRunID(), "test gave up")

@@ -106,9 +106,7 @@ func TestWorkspaceWriteSymlinkRaceOnDevServer(t *testing.T) {
 // Two calls of one model answer with the same call ID both run, each with
 // its own audit row.
 func TestAgentTurnDuplicateCallIDsOnDevServer(t *testing.T) {
-	w := startWorker(t, withScripts(t, filepath.Join("..", "..", "..", "workflows", "testdata", "scripts", "agent.json")),
-		func(c *worker.Config) { c.Hooks = []hooks.AgentHook{testtools.PolicyHook{}} })
-	req := agentTurnRequest(t, "duplicate", map[string]any{"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}}})
+	w, req := duplicateScript(t, "duplicate")
 	res := runTurn(t, w.queue, req)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.ElementsMatch(t, []string{"dup-1", "dup-1#2"}, executedCallIDs(res.Trace))
@@ -119,9 +117,7 @@ func TestAgentTurnDuplicateCallIDsOnDevServer(t *testing.T) {
 // Two calls sharing an ID that both need approval: each waits under its
 // own ID, and the decision for one does not answer the other.
 func TestAgentTurnDuplicateCallIDApprovalsOnDevServer(t *testing.T) {
-	w := startWorker(t, withScripts(t, filepath.Join("..", "..", "..", "workflows", "testdata", "scripts", "agent.json")),
-		func(c *worker.Config) { c.Hooks = []hooks.AgentHook{testtools.PolicyHook{}} })
-	req := agentTurnRequest(t, "duplicate_ask", map[string]any{"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}}})
+	w, req := duplicateScript(t, "duplicate_ask")
 	id := req["logical_work_id"].(string)
 	run := startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, id, req)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -149,6 +145,14 @@ func TestAgentTurnDuplicateCallIDApprovalsOnDevServer(t *testing.T) {
 	assert.Equal(t, []string{"ask-dup"}, executedCallIDs(res.Trace), "only the allowed call ran")
 	assert.Equal(t, 1, auditCount(t, w.Audit(), id, audit.EventToolCall))
 	assert.Equal(t, 1, auditCount(t, w.Audit(), id, audit.EventToolFailure))
+}
+
+// duplicateScript starts a worker with the test policy and the workflow
+// tests' scripts, and an AgentTurn request for script (calculator only).
+func duplicateScript(t *testing.T, script string) (*testWorker, map[string]any) {
+	w := startWorker(t, withScripts(t, filepath.Join("..", "..", "..", "workflows", "testdata", "scripts", "agent.json")),
+		func(c *worker.Config) { c.Hooks = []hooks.AgentHook{testtools.PolicyHook{}} })
+	return w, agentTurnRequest(t, script, map[string]any{"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}}})
 }
 
 func executedCallIDs(trace []contract.TraceEntry) []string {
