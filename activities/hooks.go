@@ -189,6 +189,7 @@ func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInp
 		return fail[HookSummaryResult](err)
 	}
 	a.recordDecisions(ev, sum.Decisions)
+	boundSummary(&sum)
 	return HookSummaryResult{Summary: sum, Trace: summaryTrace(ev, sum)}, nil
 }
 
@@ -244,6 +245,7 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 	registry := a.hookRegistry()
 	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
 	res := registry.RunPreToolUse(ctx, ev)
+	boundPreToolUse(&res)
 	a.recordDecisions(hooks.EventPreToolUse, res.Decisions)
 	trace := contract.Trace(StagePreToolUse,
 		"tool_name", ev.ToolName,
@@ -285,6 +287,7 @@ func (a *Activities) RunPermissionRequestHooks(ctx context.Context, ev hooks.Per
 	registry := a.hookRegistry()
 	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
 	res := registry.RunPermissionRequest(ctx, ev)
+	boundPermissionRequest(&res)
 	a.recordDecisions(hooks.EventPermissionRequest, res.Decisions)
 	if res.Settled() {
 		a.metrics().PermissionDecision(string(res.Decision.Kind), "hook")
@@ -318,6 +321,7 @@ func (a *Activities) RunPostToolUseHooks(ctx context.Context, ev hooks.PostToolU
 		return fail[PostToolUseHooksResult](err)
 	}
 	res := a.hookRegistry().RunPostToolUse(ctx, ev)
+	boundPostToolUse(&res)
 	a.recordDecisions(hooks.EventPostToolUse, res.Decisions)
 	trace := contract.Trace(StagePostToolUse,
 		"tool_name", ev.ToolName,
@@ -359,6 +363,7 @@ func (a *Activities) RunUserPromptSubmitHooks(ctx context.Context, ev hooks.User
 		return fail[UserPromptSubmitHooksResult](err)
 	}
 	res := a.hookRegistry().RunUserPromptSubmit(ctx, ev)
+	boundUserPromptSubmit(&res)
 	a.recordDecisions(hooks.EventUserPromptSubmit, res.Decisions)
 	trace := contract.Trace(StageUserPromptSubmit,
 		"blocked", res.Blocked,
@@ -387,6 +392,7 @@ func (a *Activities) RunStopHooks(ctx context.Context, ev hooks.StopEvent) (Stop
 		return fail[StopHooksResult](err)
 	}
 	res := a.hookRegistry().RunStop(ctx, ev)
+	boundStop(&res)
 	a.recordDecisions(hooks.EventStop, res.Decisions)
 	trace := contract.Trace(StageStop,
 		"continue", res.Continue,
@@ -416,6 +422,7 @@ func (a *Activities) RunPostToolBatchHooks(ctx context.Context, ev hooks.PostToo
 		return fail[PostToolBatchHooksResult](err)
 	}
 	res := a.hookRegistry().RunPostToolBatch(ctx, ev)
+	boundPostToolBatch(&res)
 	a.recordDecisions(hooks.EventPostToolBatch, res.Decisions)
 	trace := contract.Trace(StagePostToolBatch,
 		"calls", len(ev.Calls),
@@ -439,6 +446,7 @@ func (a *Activities) RunPermissionDeniedHooks(ctx context.Context, ev hooks.Perm
 		return fail[PermissionDeniedHooksResult](err)
 	}
 	res := a.hookRegistry().RunPermissionDenied(ctx, ev)
+	boundPermissionDenied(&res)
 	a.recordDecisions(hooks.EventPermissionDenied, res.Decisions)
 	trace := contract.Trace(StagePermissionDenied,
 		"tool_name", ev.ToolName,

@@ -98,6 +98,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, llm.ToTemporal(err)
 	}
 	resp.Message.Role = contract.RoleAssistant
+	// Repeated call IDs are renamed here too, so the transcript's
+	// assistant message names the IDs the tool results answer.
+	renamed := contract.UniqueCallIDs(resp.Message.ToolCalls)
 	a.metrics().ModelTokens(TokenKindPrompt, resp.Usage.PromptTokens)
 	a.metrics().ModelTokens(TokenKindCompletion, resp.Usage.CompletionTokens)
 	set, err := contextstore.Pack(ctx, a.Contexts, append(slices.Clip(transcript), resp.Message), a.InlineLimit)
@@ -114,6 +117,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		"duration_ms", time.Since(started).Milliseconds(), "prompt_messages", len(prompt))
 	if len(resp.MalformedToolCalls) > 0 {
 		trace.Fields["malformed_tool_calls"] = resp.MalformedToolCalls
+	}
+	if len(renamed) > 0 {
+		trace.Fields["renamed_call_ids"] = renamed
 	}
 	return CallModelResult{Message: resp.Message, FinishReason: resp.FinishReason, Usage: resp.Usage, Transcript: set, Trace: trace}, nil
 }

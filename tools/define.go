@@ -143,6 +143,7 @@ func Define[A any, R any](spec Spec, execute func(ctx context.Context, env *Env,
 			TimeoutSeconds:   int(spec.Timeout / time.Second),
 			HeartbeatSeconds: int(spec.Heartbeat / time.Second),
 			Schema:           schemaJSON,
+			MaxArgBytes:      spec.MaxArgBytes,
 		},
 		validate: func(args map[string]any) error {
 			_, err := decode(args)

@@ -44,6 +44,9 @@ type Descriptor struct {
 	// HeartbeatSeconds, when > 0, is the heartbeat timeout of a long tool.
 	HeartbeatSeconds int             `json:"heartbeat_seconds,omitempty"`
 	Schema           json.RawMessage `json:"schema"`
+	// MaxArgBytes is the largest JSON encoding of the arguments the tool
+	// accepts (Spec.MaxArgBytes); kept out of history.
+	MaxArgBytes int `json:"-"`
 }
 
 // Definition is one registry entry.

@@ -162,3 +162,27 @@ func TestWorkspaceReadProjection(t *testing.T) {
 		})
 	}
 }
+
+// A hard link to a hook script or to the settings is refused by
+// workspace_write and workspace_edit, and the protected file is unchanged.
+func TestWorkspaceWritesRefuseHardLinks(t *testing.T) {
+	r := newRig(t)
+	guard, settings := "#!/bin/sh\necho blocked >&2\nexit 2\n", `{"hooks":{"PreToolUse":[]}}`
+	r.write(t, ".claude/hooks/guard.sh", guard)
+	r.write(t, ".claude/settings.json", settings)
+	for link, target := range map[string]string{"notes.txt": ".claude/hooks/guard.sh", "cfg.json": ".claude/settings.json"} {
+		if err := os.Link(filepath.Join(r.dir, target), filepath.Join(r.dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err := r.call(t, "workspace_write", map[string]any{"path": "notes.txt", "content": "exit 0\n"})
+	errorIs(t, err, fenixerr.ErrWorkspaceEscape, "protected_path")
+	_, _, err = r.call(t, "workspace_edit", map[string]any{"path": "cfg.json", "old_string": `"PreToolUse":[]`, "new_string": `"Other":[]`})
+	errorIs(t, err, fenixerr.ErrWorkspaceEscape, "protected_path")
+	if got := r.read(t, ".claude/hooks/guard.sh"); got != guard {
+		t.Errorf("guard.sh = %q", got)
+	}
+	if got := r.read(t, ".claude/settings.json"); got != settings {
+		t.Errorf("settings.json = %q", got)
+	}
+}

@@ -254,9 +254,7 @@ type toolBatch struct {
 func (t *turnRun) runTools(step int, calls []contract.ToolCall) (toolBatch, error) {
 	results := make([]toolResult, len(calls))
 	batch := toolBatch{calls: make([]contract.ToolCall, len(calls)), messages: make([]contract.Message, len(calls)), failed: make([]bool, len(calls))}
-	wg := workflow.NewWaitGroup(t.ctx)
-	for i := range calls {
-		call := calls[i]
+	for i, call := range calls {
 		if call.CallID == "" {
 			call.CallID = fmt.Sprintf("call-%d-%d", step, i+1)
 		}
@@ -264,6 +262,11 @@ func (t *turnRun) runTools(step int, calls []contract.ToolCall) (toolBatch, erro
 			call.Arguments = map[string]any{}
 		}
 		batch.calls[i] = call
+	}
+	t.uniqueCallIDs(step, batch.calls)
+	wg := workflow.NewWaitGroup(t.ctx)
+	for i := range batch.calls {
+		call := batch.calls[i]
 		wg.Add(1)
 		workflow.Go(t.stageCtx, func(ctx workflow.Context) {
 			defer wg.Done()
@@ -286,6 +289,9 @@ func (t *turnRun) runTools(step int, calls []contract.ToolCall) (toolBatch, erro
 func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall) toolResult {
 	if call.ToolName == activities.SubagentToolName {
 		return t.runSubagent(ctx, step, call)
+	}
+	if err := t.oversizedArguments(call); err != nil {
+		return t.observeFailure(ctx, step, boundedCall(call), err, 0)
 	}
 	reviewed, err := runPure[activities.ReviewToolCallResult](ctx, t.session, activities.StageReviewToolCall,
 		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,

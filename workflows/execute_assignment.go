@@ -208,6 +208,10 @@ func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 	if r.shape < shapeFastPath {
 		r.upsert(setAttr(SearchAttrToolName, call.ToolName))
 	}
+	if err := r.oversizedArguments(call); err != nil {
+		r.toolFailed(r.stageCtx, boundedCall(call), err, 0, 0)
+		return nil, err
+	}
 
 	reviewed, err := runPure[activities.ReviewToolCallResult](r.stageCtx, r.session, activities.StageReviewToolCall,
 		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,

@@ -286,6 +286,15 @@ func scenarios() []scenario {
 			req["execution"] = map[string]any{"stages": "regular"}
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-claude-regular", req)
 		}},
+		// Bounded payloads and unique call IDs (fenix-shape 3).
+		{"bounded_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-bounded-calculator", calculatorAssignment())
+		}},
+		{"bounded_blocked.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-bounded-blocked",
+				withTool(map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+		}},
+		{"bounded_agent_turn_duplicate_call_ids.json", agentScenario("duplicate", 5, nil)},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {

@@ -31,6 +31,9 @@ func (s *session) report(r contract.Report) {
 	r.ConversationID = s.id.ConversationID
 	r.TurnID = s.id.TurnID
 	r.OccurredAt = workflow.Now(s.ctx).UTC()
+	if s.shape >= shapeBounded {
+		r = r.Bounded()
+	}
 	s.reports = append(s.reports, r)
 	if s.reportTo == nil || s.reportTo.WorkflowID == "" {
 		return

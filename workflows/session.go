@@ -297,7 +297,7 @@ func (s *session) handleError(in activities.HandleErrorInput) contract.Failure {
 
 // failureInput classifies a run error for HandleError.
 func (s *session) failureInput(err error, inv *contract.ToolInvocation) activities.HandleErrorInput {
-	in := activities.HandleErrorInput{LogicalWorkID: s.id.LogicalWorkID, AttemptNo: s.id.AttemptNo, ToolInvocation: inv}
+	in := activities.HandleErrorInput{LogicalWorkID: s.id.LogicalWorkID, AttemptNo: s.id.AttemptNo, ToolInvocation: s.boundedInvocation(inv)}
 	var se *stageError
 	switch {
 	case s.isCanceled(err):

@@ -30,8 +30,12 @@ const (
 	// turn, deferred calls skipping PermissionRequest hooks, and the
 	// transcript in every hook event.
 	shapeClaudeHooks workflow.Version = 2
+	// shapeBounded: repeated call IDs in one model answer renamed before
+	// any call runs, and payloads that repeat tool arguments or hook
+	// context bounded (see bounds.go).
+	shapeBounded workflow.Version = 3
 
-	shapeLatest = shapeClaudeHooks
+	shapeLatest = shapeBounded
 )
 
 // readVersions sets what the run's versions enable. The order of the

@@ -154,7 +154,12 @@ func (b *Bases) Open(root string) (*Workspace, error) {
 		}
 		return nil, fenixerr.Validation("workspace root %q cannot be opened: %v", root, err).WithCause(err)
 	}
-	return &Workspace{dir: resolved, root: sub}, nil
+	fd, err := rootFD(sub)
+	if err != nil {
+		sub.Close()
+		return nil, fenixerr.Validation("workspace root %q cannot be opened: %v", root, err).WithCause(err)
+	}
+	return &Workspace{dir: resolved, root: sub, rootFD: fd}, nil
 }
 
 // DefaultBases is the allow-list when FENIX_WORKSPACE_BASES is not set: the

@@ -43,8 +43,13 @@ var protectedPrefixes = []string{
 type Workspace struct {
 	dir  string
 	root *os.Root
+	// rootFD is the root as an O_PATH descriptor for fd-relative opens.
+	rootFD int
 	// extra are further protected paths, relative to the root.
 	extra []string
+	// extraAbs are the absolute protected paths given to Protect, inside
+	// the workspace or not: a hard link to one is refused by inode.
+	extraAbs []string
 }
 
 // Open opens dir as a workspace root. dir must be an existing directory.
@@ -60,7 +65,12 @@ func Open(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fenixerr.Validation("workspace root %q cannot be opened: %v", abs, err).WithCause(err)
 	}
-	return &Workspace{dir: abs, root: root}, nil
+	fd, err := rootFD(root)
+	if err != nil {
+		root.Close()
+		return nil, fenixerr.Validation("workspace root %q cannot be opened: %v", abs, err).WithCause(err)
+	}
+	return &Workspace{dir: abs, root: root, rootFD: fd}, nil
 }
 
 // Protect adds protected paths: absolute ones (kept when they lie inside
@@ -71,6 +81,7 @@ func (w *Workspace) Protect(absolute, relative []string) {
 	if real, err := filepath.EvalSymlinks(w.dir); err == nil && real != w.dir {
 		roots = append(roots, real)
 	}
+	w.extraAbs = append(w.extraAbs, absolute...)
 	for _, p := range absolute {
 		for _, root := range roots {
 			rel, err := filepath.Rel(root, p)
@@ -102,7 +113,7 @@ func (w *Workspace) isProtected(rel string) bool {
 func (w *Workspace) Dir() string { return w.dir }
 
 // Close releases the root handle.
-func (w *Workspace) Close() error { return w.root.Close() }
+func (w *Workspace) Close() error { return errors.Join(w.root.Close(), closeFD(w.rootFD)) }
 
 // FS exposes the workspace as a read-only fs.FS, still confined.
 func (w *Workspace) FS() fs.FS { return w.root.FS() }
@@ -155,6 +166,8 @@ func translate(rel string, err error) error {
 		return fenixerr.WorkspaceEscape("path %q is a symlink loop or a symlink where none is allowed", rel).WithCause(err)
 	case errors.Is(err, syscall.ENOTDIR):
 		return fenixerr.Validation("path %q goes through something that is not a directory", rel).WithCause(err)
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return fenixerr.Validation("path %q is too long for the file system", preview(rel)).WithCode("name_too_long").WithCause(err)
 	case errors.Is(err, syscall.EISDIR):
 		return fenixerr.Validation("path %q is a directory", rel).WithCode("is_directory").WithCause(err)
 	}
@@ -220,10 +233,13 @@ func requireRegular(rel string, info fs.FileInfo) error {
 }
 
 // WriteFile writes data to a regular file, creating parent directories.
-// Protected paths (also when reached through a symlink) and non-regular
-// existing targets (devices, FIFOs, sockets, directories) are refused.
+// Protected paths (also when reached through a symlink or a hard link) and
+// non-regular existing targets (devices, FIFOs, sockets, directories) are
+// refused. The target is resolved first, then opened beneath the root
+// without following any symlink (openat2 on Linux), so a symlink swapped
+// in between fails the write instead of redirecting it.
 func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, error) {
-	cleaned, err := w.writableTarget(rel)
+	cleaned, target, err := w.writableTarget(rel)
 	if err != nil {
 		return "", err
 	}
@@ -233,34 +249,33 @@ func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, 
 	if int64(len(data)) > maxBytes {
 		return "", fenixerr.PayloadTooLarge("write to %q of %d bytes exceeds the limit of %d bytes", cleaned, len(data), maxBytes)
 	}
-	if dir := path.Dir(cleaned); dir != "." {
-		if err := w.root.MkdirAll(dir, 0o755); err != nil {
-			return "", translate(dir, err)
-		}
-	}
-	// Stat follows an in-root symlink, so a link to a FIFO or device is
-	// refused here instead of blocking in open.
-	if info, err := w.root.Stat(cleaned); err == nil {
-		if err := requireRegular(cleaned, info); err != nil {
-			return "", err
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", translate(cleaned, err)
-	}
-	f, err := w.root.OpenFile(cleaned, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o644)
+	f, err := w.openForWrite(target)
 	if err != nil {
+		if errors.Is(err, errNotRegular) {
+			if info, serr := w.root.Lstat(target); serr == nil {
+				return "", requireRegular(cleaned, info)
+			}
+		}
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EXDEV) {
+			return "", fenixerr.WorkspaceEscape("path %q changed while it was being written: a symlink appeared on the way to %q, and writes never follow one that was not there when the path was checked", cleaned, target).WithCause(err)
+		}
 		return "", translate(cleaned, err)
 	}
+	defer f.Close()
 	info, err := f.Stat()
 	if err == nil {
 		err = requireRegular(cleaned, info)
 	}
+	if err == nil {
+		err = w.refuseProtectedInode(cleaned, info)
+	}
 	if err != nil {
-		f.Close()
 		return "", err
 	}
+	if err := f.Truncate(0); err != nil {
+		return "", translate(cleaned, err)
+	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
 		return "", translate(cleaned, err)
 	}
 	if err := f.Close(); err != nil {
@@ -271,25 +286,28 @@ func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, 
 
 // writableTarget cleans rel and refuses the root itself and protected
 // paths, including a protected file reached through in-root symlinks.
-func (w *Workspace) writableTarget(rel string) (string, error) {
-	cleaned, err := Clean(rel)
+func (w *Workspace) writableTarget(rel string) (cleaned, target string, err error) {
+	cleaned, err = Clean(rel)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if cleaned == "." {
-		return "", fenixerr.Validation("path %q is the workspace root, not a file", rel)
+		return "", "", fenixerr.Validation("path %q is the workspace root, not a file", rel)
 	}
 	if w.isProtected(cleaned) {
-		return "", protectedError(cleaned, cleaned)
+		return "", "", protectedError(cleaned, cleaned)
 	}
-	target, err := w.resolveLinks(cleaned)
+	target, err = w.resolveLinks(cleaned)
 	if err != nil {
-		return "", err
+		return "", "", err
+	}
+	if target == "." {
+		return "", "", fenixerr.Validation("path %q resolves to the workspace root, not a file", rel)
 	}
 	if w.isProtected(target) {
-		return "", protectedError(cleaned, target)
+		return "", "", protectedError(cleaned, target)
 	}
-	return cleaned, nil
+	return cleaned, target, nil
 }
 
 func protectedError(rel, target string) error {
@@ -420,6 +438,14 @@ func (w *Workspace) Resolve(rel string) (string, error) {
 		return "", fenixerr.Validation("path %q is not a directory", cleaned)
 	}
 	return filepath.Join(w.dir, filepath.FromSlash(cleaned)), nil
+}
+
+// preview shortens a path for an error message.
+func preview(p string) string {
+	if len(p) > 200 {
+		return p[:200] + "…"
+	}
+	return p
 }
 
 // String is the root path, for messages.

@@ -1,0 +1,79 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// bigHook answers every PreToolUse and PostToolUse with ~1 MiB of context
+// and, on PreToolUse, a ~1 MiB block reason when asked to block.
+type bigHook struct {
+	hooks.Base
+	name  string
+	block bool
+}
+
+func (h bigHook) Name() string { return h.name }
+
+func (h bigHook) PreToolUse(context.Context, hooks.PreToolUseEvent) (hooks.PreToolUseAction, error) {
+	if h.block {
+		return hooks.Block(strings.Repeat("r", 1<<20)), nil
+	}
+	return hooks.AddContext(strings.Repeat("c", 1<<20)), nil
+}
+
+func (h bigHook) PostToolUse(context.Context, hooks.PostToolUseEvent) (hooks.PostToolUseAction, error) {
+	return hooks.PostToolUseAction{Kind: hooks.KindContinue, AdditionalContext: strings.Repeat("p", 1<<20)}, nil
+}
+
+func resultSize(t *testing.T, v any) int {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(raw)
+}
+
+// Two hooks' ~1 MiB of context each, and a ~1 MiB block reason, come back
+// from the stages bounded, far below the 2 MB payload limit; arguments
+// and content no hook changed are not repeated.
+func TestHookStageResultsAreBounded(t *testing.T) {
+	r := hooks.NewRegistry()
+	r.Add(bigHook{name: "one"})
+	r.Add(bigHook{name: "two"})
+	a := &Activities{Hooks: r, DefaultWorkspaceRoot: t.TempDir()}
+	ctx := context.Background()
+	args := map[string]any{"content": strings.Repeat("a", 1<<20)}
+	pre, err := a.RunPreToolUseHooks(ctx, hooks.PreToolUseEvent{ToolName: "workspace_write", CallID: "c", ToolInput: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := resultSize(t, pre); n > 200<<10 {
+		t.Errorf("PreToolUse result is %d bytes", n)
+	}
+	if pre.Result.FinalArgs != nil || !strings.Contains(pre.Result.AdditionalContext, "[truncated by Fenix: ") {
+		t.Errorf("PreToolUse: final args %d, context %q…", len(pre.Result.FinalArgs), pre.Result.AdditionalContext[:40])
+	}
+	post, err := a.RunPostToolUseHooks(ctx, hooks.PostToolUseEvent{ToolName: "workspace_write", CallID: "c", ToolInput: args, Content: strings.Repeat("o", 1<<20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := resultSize(t, post); n > 200<<10 || post.Result.FinalContent != "" {
+		t.Errorf("PostToolUse result is %d bytes (final content %d)", n, len(post.Result.FinalContent))
+	}
+
+	blocking := hooks.NewRegistry()
+	blocking.Add(bigHook{name: "guard", block: true})
+	a.Hooks = blocking
+	blocked, err := a.RunPreToolUseHooks(ctx, hooks.PreToolUseEvent{ToolName: "workspace_write", CallID: "c", ToolInput: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !blocked.Result.Blocked() || len(blocked.Result.Action.Reason) > maxHookReasonBytes+100 {
+		t.Errorf("blocked = %v with a %d-byte reason", blocked.Result.Blocked(), len(blocked.Result.Action.Reason))
+	}
+}

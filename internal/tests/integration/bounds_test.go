@@ -1,0 +1,218 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/audit"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// runBounded runs an assignment and requires that it ends with a result:
+// completed, or failed with a typed error. A run the server terminated, or
+// whose workflow task keeps failing, fails the test with the reason.
+func runBounded(t *testing.T, queue, id string, a map[string]any) contract.Result {
+	t.Helper()
+	raw, err := json.Marshal(a)
+	require.NoError(t, err)
+	run, err := server.Client().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+		ID: id, TaskQueue: queue, WorkflowExecutionTimeout: 2 * time.Minute,
+	}, workflows.ExecuteAssignmentWorkflow, json.RawMessage(raw))
+	require.NoError(t, err, "%s: start (%d bytes of input)", id, len(raw))
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	var res contract.Result
+	if err := run.Get(ctx, &res); err != nil {
+		desc, derr := server.Client().DescribeWorkflow(context.Background(), id, run.GetRunID())
+		status := "unknown"
+		if derr == nil {
+			status = desc.Status.String()
+		}
+		why := lastTaskFailure(t, id, run.GetRunID())
+		_ = server.Client().TerminateWorkflow(context.Background(), id, run.GetRunID(), "test gave up")
+		t.Fatalf("%s ended without a result (%s): %v%s", id, status, err, why)
+	}
+	switch res.Status {
+	case contract.StatusCompleted:
+	case contract.StatusFailed:
+		require.NotNil(t, res.Error, id)
+		require.NotEmpty(t, res.Error.ErrorType, "%s: failed without a typed error", id)
+	default:
+		t.Fatalf("%s ended %s", id, res.Status)
+	}
+	return res
+}
+
+// lastTaskFailure names the last workflow task failure, if any.
+func lastTaskFailure(t *testing.T, id, runID string) string {
+	iter := server.Client().GetWorkflowHistory(context.Background(), id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	last := ""
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			break
+		}
+		if f := e.GetWorkflowTaskFailedEventAttributes(); f != nil {
+			last = fmt.Sprintf("; workflow task failed: %s %s", f.Cause, f.GetFailure().GetMessage())
+		}
+		if f := e.GetWorkflowExecutionTerminatedEventAttributes(); f != nil {
+			last = "; terminated: " + f.Reason
+		}
+	}
+	return last
+}
+
+// maxArgs fills every string property of a tool's schema to its maxLength
+// (4 KiB where none is given), keeping the whole under limit bytes.
+func maxArgs(t *testing.T, d tools.Descriptor, limit int) map[string]any {
+	var schema struct {
+		Properties map[string]struct {
+			Type      string `json:"type"`
+			MaxLength int    `json:"maxLength"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(d.Schema, &schema), d.Name)
+	args := map[string]any{}
+	budget := limit - 1024
+	for name, p := range schema.Properties {
+		if p.Type != "string" {
+			continue
+		}
+		n := p.MaxLength
+		if n == 0 {
+			n = 4 << 10
+		}
+		n = min(n, budget)
+		if n <= 0 {
+			break
+		}
+		args[name] = strings.Repeat("a", n)
+		budget -= n + len(name) + 8
+	}
+	return args
+}
+
+// Every tool fed its maximum sizes, and arguments near the server's 2 MB
+// blob limit, ends completed or failed with a typed error: never
+// terminated by the server, never a workflow task failing forever.
+func TestEveryToolAtItsMaximumSizesEndsWithAResult(t *testing.T) {
+	w := startWorker(t)
+	registry := tools.Builtin()
+	names := registry.Names()
+	for _, d := range registry.Descriptors() {
+		limit := d.MaxArgBytes
+		if limit == 0 {
+			limit = tools.DefaultMaxArgumentBytes
+		}
+		cases := map[string]map[string]any{
+			"max":  maxArgs(t, d, limit),
+			"over": {"path": "x", "content": strings.Repeat("b", 1_900_000)},
+		}
+		for kind, args := range cases {
+			id := fmt.Sprintf("bounds-%s-%s", d.Name, kind)
+			a := assignment(id, map[string]any{"call_id": id, "tool_name": d.Name, "arguments": args}, names...)
+			res := runBounded(t, w.queue, id, a)
+			if kind == "over" {
+				require.Equal(t, contract.StatusFailed, res.Status, id)
+				assert.Equal(t, fenixerr.TypePayloadTooLarge, res.Error.ErrorType, "%s: %s", id, res.Error.LastErrorSummary)
+			}
+			t.Logf("%s: %s %s", id, res.Status, errorType(res))
+		}
+	}
+	// The schema maximum of workspace_write is written, and the kernel
+	// gets the result.
+	id := "bounds-write-1mib"
+	content := strings.Repeat("w", 1<<20)
+	res := runBounded(t, w.queue, id, assignment(id, map[string]any{"call_id": id, "tool_name": "workspace_write",
+		"arguments": map[string]any{"path": "big.txt", "content": content}}, "workspace_write"))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	b, err := os.ReadFile(filepath.Join(w.workspace, "big.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, len(content), len(b))
+
+	// Reading it back at workspace_read's maximum: the content is in the
+	// result once, and every copy in reports and markers is bounded.
+	id = "bounds-read-1mib"
+	res = runBounded(t, w.queue, id, assignment(id, map[string]any{"call_id": id, "tool_name": "workspace_read",
+		"arguments": map[string]any{"path": "big.txt", "max_bytes": 1 << 20}}, "workspace_read"))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, strings.Repeat("w", 1<<19))
+}
+
+func errorType(res contract.Result) string {
+	if res.Error == nil {
+		return ""
+	}
+	return res.Error.ErrorType + ": " + preview(res.Error.LastErrorSummary)
+}
+
+func preview(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}
+
+// Two PreToolUse hooks each returning ~1 MB of additionalContext, a
+// PostToolUse hook returning as much, and a block with ~1 MB of stderr:
+// every run ends with a result, an audit row and SessionStop.
+func TestMaximumHookOutputEndsWithAResult(t *testing.T) {
+	dir := t.TempDir()
+	big := func(event string) string {
+		return fmt.Sprintf(`#!/bin/sh
+cat >/dev/null
+printf '{"hookSpecificOutput":{"hookEventName":"%s","additionalContext":"'
+head -c 1000000 /dev/zero | tr '\0' c
+printf '"}}'
+`, event)
+	}
+	scripts := map[string]string{
+		"pre1.sh": big("PreToolUse"), "pre2.sh": big("PreToolUse"), "post.sh": big("PostToolUse"),
+		"block.sh": "#!/bin/sh\ncat >/dev/null\nhead -c 1040000 /dev/zero | tr '\\0' r >&2\nexit 2\n",
+	}
+	for name, body := range scripts {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755))
+	}
+	command := func(name string) map[string]any {
+		return map[string]any{"type": "command", "command": filepath.Join(dir, name), "timeout": 20}
+	}
+	settings := map[string]any{"hooks": map[string]any{
+		"PreToolUse": []any{
+			map[string]any{"matcher": "calculator", "hooks": []any{command("pre1.sh"), command("pre2.sh")}},
+			map[string]any{"matcher": "workspace_read", "hooks": []any{command("block.sh")}},
+		},
+		"PostToolUse": []any{map[string]any{"matcher": "calculator", "hooks": []any{command("post.sh")}}},
+	}}
+	raw, _ := json.Marshal(settings)
+	path := filepath.Join(dir, "hooks.json")
+	require.NoError(t, os.WriteFile(path, raw, 0o644))
+	w := startWorker(t, withHooksFile(path))
+
+	calc := runBounded(t, w.queue, "bounds-hooks-calculator", assignment("bounds-hooks-calculator", map[string]any{
+		"call_id": "big-context", "tool_name": "calculator", "arguments": map[string]any{"expression": "6 * 7"}}))
+	require.Equal(t, contract.StatusCompleted, calc.Status, "%+v", calc.Error)
+	assert.Contains(t, calc.Output.Content, "42")
+	assert.Equal(t, 1, auditCount(t, w.Audit(), "bounds-hooks-calculator", audit.EventToolCall))
+	assert.Equal(t, 1, auditCount(t, w.Audit(), "bounds-hooks-calculator", audit.EventSessionStop))
+
+	blocked := runBounded(t, w.queue, "bounds-hooks-blocked", assignment("bounds-hooks-blocked", map[string]any{
+		"call_id": "big-reason", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}))
+	require.Equal(t, contract.StatusFailed, blocked.Status)
+	assert.Equal(t, fenixerr.TypeToolBlocked, blocked.Error.ErrorType)
+	assert.Equal(t, 1, auditCount(t, w.Audit(), "bounds-hooks-blocked", audit.EventToolFailure))
+	assert.Equal(t, 1, auditCount(t, w.Audit(), "bounds-hooks-blocked", audit.EventSessionStop))
+}

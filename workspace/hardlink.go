@@ -1,0 +1,90 @@
+package workspace
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"syscall"
+
+	"github.com/fenixrt/fenix/fenixerr"
+)
+
+// errNotRegular is openForWrite's refusal of an existing device, FIFO or
+// socket; WriteFile turns it into the error naming the file's type.
+var errNotRegular = errors.New("not a regular file")
+
+// maxProtectedScan bounds the walk of protected directories for a write
+// to a file with more than one link.
+const maxProtectedScan = 20000
+
+type fileID struct{ dev, ino uint64 }
+
+func idOf(info fs.FileInfo) (fileID, bool) {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(st.Dev), ino: st.Ino}, true
+}
+
+// refuseProtectedInode refuses a write whose opened file is a protected
+// file under another name: a hard link to a hook script or to the
+// settings. Only a file with more than one link can be one, so the walk of
+// the protected set runs only then.
+func (w *Workspace) refuseProtectedInode(rel string, opened fs.FileInfo) error {
+	st, ok := opened.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink <= 1 {
+		return nil
+	}
+	id, _ := idOf(opened)
+	if name, found := w.protectedWithID(id); found {
+		return fenixerr.WorkspaceEscape("path %q is a hard link to protected path %q (git hooks, git config, .claude/, hook settings and the scripts hooks run are not writable by tools under any name)", rel, name).WithCode("protected_path")
+	}
+	return nil
+}
+
+// protectedWithID finds the protected file with the given device and
+// inode: under the protected prefixes and the extra paths inside the
+// root (files, symlinks inside the root followed), and the absolute extra
+// paths wherever they are.
+func (w *Workspace) protectedWithID(id fileID) (string, bool) {
+	match := func(info fs.FileInfo) bool {
+		got, ok := idOf(info)
+		return ok && got == id
+	}
+	scanned := 0
+	var found string
+	visit := func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if scanned++; scanned > maxProtectedScan {
+			return fs.SkipAll
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := w.root.Stat(p)
+		if err == nil && match(info) {
+			found = p
+			return fs.SkipAll
+		}
+		return nil
+	}
+	for _, p := range append(append([]string{}, protectedPrefixes...), w.extra...) {
+		if _, err := w.root.Lstat(p); err != nil {
+			continue
+		}
+		_ = fs.WalkDir(w.root.FS(), path.Clean(p), visit)
+		if found != "" {
+			return found, true
+		}
+	}
+	for _, p := range w.extraAbs {
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && match(info) {
+			return p, true
+		}
+	}
+	return "", false
+}
