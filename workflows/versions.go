@@ -30,8 +30,13 @@ const (
 	// turn, deferred calls skipping PermissionRequest hooks, and the
 	// transcript in every hook event.
 	shapeClaudeHooks workflow.Version = 2
+	// shapeInbox: the AwaitingDecision search attribute while a call
+	// waits for a human, and each human or timeout decision recorded with
+	// who, when, the arguments hash and the policy fingerprint (trace and
+	// a record_permission_decision stage writing the audit row).
+	shapeInbox workflow.Version = 3
 
-	shapeLatest = shapeClaudeHooks
+	shapeLatest = shapeInbox
 )
 
 // readVersions sets what the run's versions enable. The order of the
