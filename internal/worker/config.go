@@ -105,6 +105,8 @@ type ProcessConfig struct {
 	// InboxTokens are the approvals inbox's "name=token,..." pairs
 	// (FENIX_INBOX_TOKENS); the inbox needs one beyond loopback.
 	InboxTokens string
+	// UIURL is the Temporal Web UI the inbox links runs to (FENIX_UI_URL).
+	UIURL string
 }
 
 // ContextStoreConfig selects and tunes the context store.
@@ -245,6 +247,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	cfg.WorkspaceBases = workspace.ParseList(workspaceBases)
 	cfg.Process.InboxTokens = getenv("FENIX_INBOX_TOKENS")
+	cfg.Process.UIURL = getenv("FENIX_UI_URL")
 	if cfg.InboxURL == "" {
 		cfg.InboxURL = defaultInboxURL(cfg.Process.HTTPAddr)
 	}
