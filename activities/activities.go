@@ -11,10 +11,10 @@ import (
 	"log/slog"
 
 	"github.com/fenixrt/fenix/agent/compaction"
-	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/agent/llm"
 	"github.com/fenixrt/fenix/agent/prompt"
 	"github.com/fenixrt/fenix/agent/skills"
+	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
