@@ -286,6 +286,43 @@ func scenarios() []scenario {
 			req["execution"] = map[string]any{"stages": "regular"}
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-claude-regular", req)
 		}},
+		// Shape inbox: AwaitingDecision upserts, decisions with decider and
+		// arguments hash, the record_permission_decision stage.
+		{"inbox_permission_allowed.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-inbox-permission",
+				withTool(map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			return run, decideFromInbox(ctx, c, run, "ask-1", workflows.DecisionAllow)
+		}},
+		{"inbox_permission_denied.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-inbox-denied",
+				withTool(map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			return run, decideFromInbox(ctx, c, run, "ask-1", workflows.DecisionDeny)
+		}},
+		{"inbox_permission_timeout.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := withTool(map[string]any{"call_id": "ask-2", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}})
+			a["approval"] = map[string]any{"timeout_seconds": 1}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-inbox-timeout", a)
+		}},
+		{"inbox_canceled_while_waiting.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-inbox-cancel",
+				withTool(map[string]any{"call_id": "ask-3", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+				return nil, err
+			}
+			return run, c.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
+		}},
+		{"inbox_agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+			return decideFromInbox(ctx, c, run, "ask-1", workflows.DecisionAllow)
+		})},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {
@@ -343,6 +380,32 @@ func decidePermission(ctx context.Context, c client.Client, run client.WorkflowR
 		WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateName: workflows.UpdateDecidePermission,
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 		Args:         []any{workflows.PermissionDecision{CallID: callID, Decision: workflows.DecisionAllow, Reason: "recorded approval"}},
+	})
+	if err != nil {
+		return err
+	}
+	return handle.Get(ctx, nil)
+}
+
+// decideFromInbox decides like the inbox: on the arguments hash the
+// pending query shows, naming the decider.
+func decideFromInbox(ctx context.Context, c client.Client, run client.WorkflowRun, callID, decision string) error {
+	if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+		return err
+	}
+	v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.QueryPendingPermissions)
+	if err != nil {
+		return err
+	}
+	var pending []workflows.PendingPermission
+	if err := v.Get(&pending); err != nil || len(pending) != 1 {
+		return fmt.Errorf("pending permissions of %s: %v (%d)", run.GetID(), err, len(pending))
+	}
+	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateName: workflows.UpdateDecidePermission,
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{workflows.PermissionDecision{CallID: callID, Decision: decision, Reason: "recorded decision",
+			ArgsHash: pending[0].ArgsHash, DecidedBy: "recorder"}},
 	})
 	if err != nil {
 		return err
