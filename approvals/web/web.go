@@ -183,7 +183,7 @@ func (h *handler) viewer(w http.ResponseWriter, r *http.Request) (string, error)
 		}
 		return h.cfg.LocalName, nil
 	}
-	if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet {
+	if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet && r.URL.Path == "/" {
 		if _, ok := h.lookup(t); !ok {
 			return "", errors.New("the inbox token in the link is not valid")
 		}
@@ -191,9 +191,15 @@ func (h *handler) viewer(w http.ResponseWriter, r *http.Request) (string, error)
 			Secure: r.TLS != nil, MaxAge: int((30 * 24 * time.Hour).Seconds())})
 		q := r.URL.Query()
 		q.Del("token")
-		u := *r.URL
-		u.RawQuery = q.Encode()
-		http.Redirect(w, r, "."+strings.TrimPrefix(u.RequestURI(), r.URL.Path), http.StatusSeeOther)
+		// Relative to the page as the browser sees it: the handler may
+		// be mounted under a prefix it does not know, so http.Redirect,
+		// which resolves against the stripped path, would lose it.
+		target := "./"
+		if len(q) > 0 {
+			target += "?" + q.Encode()
+		}
+		w.Header().Set("Location", target)
+		w.WriteHeader(http.StatusSeeOther)
 		return "", nil
 	}
 	token := ""
