@@ -288,22 +288,8 @@ func scenarios() []scenario {
 		}},
 		// Shape inbox: AwaitingDecision upserts, decisions with decider and
 		// arguments hash, the record_permission_decision stage.
-		{"inbox_permission_allowed.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-inbox-permission",
-				withTool(map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
-			if err != nil {
-				return nil, err
-			}
-			return run, decideFromInbox(ctx, c, run, "ask-1", workflows.DecisionAllow)
-		}},
-		{"inbox_permission_denied.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-inbox-denied",
-				withTool(map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
-			if err != nil {
-				return nil, err
-			}
-			return run, decideFromInbox(ctx, c, run, "ask-1", workflows.DecisionDeny)
-		}},
+		{"inbox_permission_allowed.json", inboxScenario("replay-inbox-permission", workflows.DecisionAllow)},
+		{"inbox_permission_denied.json", inboxScenario("replay-inbox-denied", workflows.DecisionDeny)},
 		{"inbox_permission_timeout.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			a := withTool(map[string]any{"call_id": "ask-2", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}})
 			a["approval"] = map[string]any{"timeout_seconds": 1}
@@ -385,6 +371,20 @@ func decidePermission(ctx context.Context, c client.Client, run client.WorkflowR
 		return err
 	}
 	return handle.Get(ctx, nil)
+}
+
+// inboxScenario starts a calculator call the test policy asks about and
+// decides it from the inbox.
+func inboxScenario(id, decision string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		a := calculatorAssignment()
+		a["tool_call"] = map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}
+		run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+		if err != nil {
+			return nil, err
+		}
+		return run, decideFromInbox(ctx, c, run, "ask-1", decision)
+	}
 }
 
 // decideFromInbox decides like the inbox: on the arguments hash the

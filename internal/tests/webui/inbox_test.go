@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -20,11 +18,8 @@ import (
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/hooks"
-	"github.com/fenixrt/fenix/internal/harness/devserver"
 	"github.com/fenixrt/fenix/internal/harness/testtools"
 	"github.com/fenixrt/fenix/internal/observability"
-	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -39,19 +34,8 @@ func TestInboxApproveAndDenyInTheBrowser(t *testing.T) {
 	chromium := chromiumPath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cliPath, err := devserver.CLIPath(ctx, true, os.Stderr)
-	require.NoError(t, err)
-	srv, err := devserver.Start(ctx, devserver.Options{CLIPath: cliPath, EnableUI: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Stop() })
-
-	queue := fmt.Sprintf("fenix-inbox-%d", os.Getpid())
-	w, err := worker.New(srv.Client(), worker.Config{TaskQueue: queue, DataDir: t.TempDir(), DefaultWorkspaceRoot: t.TempDir(),
-		Namespace: srv.Namespace, Hooks: []hooks.AgentHook{testtools.PolicyHook{}},
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	require.NoError(t, err)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	srv, w := startServerAndWorkerWith(t, testtools.PolicyHook{})
+	queue := w.queue
 
 	const token = "alice-browser-token-0123456789"
 	h, err := web.New(web.Config{Inbox: &approvals.Inbox{Client: srv.Client(), Namespace: srv.Namespace, UIBase: srv.UIURL},
