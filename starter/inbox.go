@@ -60,6 +60,11 @@ func cmdPending(ctx context.Context, c *cli, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, err
 	}
+	if *asJSON && fs.NArg() == 1 {
+		// One run's form keeps its array shape (a superset of
+		// pending_permissions' fields).
+		return exitOK, writeJSON(c.stdout, l.Calls)
+	}
 	if *asJSON {
 		return exitOK, writeJSON(c.stdout, l)
 	}
@@ -79,13 +84,13 @@ func printListing(c *cli, l approvals.Listing) {
 		return
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REF\tWAITING\tEXPIRES IN\tCONVERSATION\tTOOL\tARGUMENTS\tASKS")
+	fmt.Fprintln(tw, "REF\tCALL\tWAITING\tEXPIRES IN\tCONVERSATION\tTOOL\tARGUMENTS\tASKS")
 	for _, call := range l.Calls {
 		asks := call.Permission
 		if call.RequestedBy != "" {
 			asks += " (hook " + call.RequestedBy + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", call.Ref, age(call.WaitingSeconds), age(call.ExpiresInSeconds),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", call.Ref, call.CallID, age(call.WaitingSeconds), age(call.ExpiresInSeconds),
 			orDash(call.ConversationID), call.ToolName, call.Summary, asks)
 	}
 	_ = tw.Flush()
