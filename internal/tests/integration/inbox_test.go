@@ -165,6 +165,13 @@ func TestInboxAcrossRunsSurvivesAWorkerRestart(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, `no call waiting for a decision matches reference "deadbeef"`)
 
+	// A decision on arguments other than the waiting call's is refused by
+	// the run, which keeps waiting.
+	out, code = runBinary(t, "starter", nil, "approve", "-args-hash", "sha256:"+strings.Repeat("0", 64), approveID, "call-approve")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "was made on arguments sha256:0000")
+	assert.Contains(t, out, "but the waiting call's arguments are "+approve.ArgsHash)
+
 	out, code = runBinary(t, "starter", nil, "approve", "-reason", "checked the sum", approve.Ref)
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "Allowed: call call-approve")
