@@ -37,6 +37,28 @@ func scenarios() []scenario {
 		}
 		return a
 	}
+	// A calculator call the test policy asks about, denied by a 1s expiry.
+	timeoutScenario := func(id string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := withTool(map[string]any{"call_id": "ask-2", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}})
+			a["approval"] = map[string]any{"timeout_seconds": 1}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+		}
+	}
+	// The same call, canceled while it waits.
+	cancelWhileWaitingScenario := func(id string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id,
+				withTool(map[string]any{"call_id": "ask-3", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+				return nil, err
+			}
+			return run, c.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
+		}
+	}
 	return []scenario{
 		{"execute_assignment_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-calculator", calculatorAssignment())
@@ -101,22 +123,8 @@ func scenarios() []scenario {
 			}
 			return run, handle.Get(ctx, nil)
 		}},
-		{"governed_permission_timeout.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			a := withTool(map[string]any{"call_id": "ask-2", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}})
-			a["approval"] = map[string]any{"timeout_seconds": 1}
-			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-timeout", a)
-		}},
-		{"governed_canceled_while_waiting.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-cancel",
-				withTool(map[string]any{"call_id": "ask-3", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
-			if err != nil {
-				return nil, err
-			}
-			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
-				return nil, err
-			}
-			return run, c.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
-		}},
+		{"governed_permission_timeout.json", timeoutScenario("replay-governed-timeout")},
+		{"governed_canceled_while_waiting.json", cancelWhileWaitingScenario("replay-governed-cancel")},
 		{"governed_skills_catalog.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "skills_catalog.json"))
 			if err != nil {
@@ -290,22 +298,8 @@ func scenarios() []scenario {
 		// arguments hash, the record_permission_decision stage.
 		{"inbox_permission_allowed.json", inboxScenario("replay-inbox-permission", workflows.DecisionAllow)},
 		{"inbox_permission_denied.json", inboxScenario("replay-inbox-denied", workflows.DecisionDeny)},
-		{"inbox_permission_timeout.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			a := withTool(map[string]any{"call_id": "ask-2", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}})
-			a["approval"] = map[string]any{"timeout_seconds": 1}
-			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-inbox-timeout", a)
-		}},
-		{"inbox_canceled_while_waiting.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-inbox-cancel",
-				withTool(map[string]any{"call_id": "ask-3", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
-			if err != nil {
-				return nil, err
-			}
-			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
-				return nil, err
-			}
-			return run, c.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
-		}},
+		{"inbox_permission_timeout.json", timeoutScenario("replay-inbox-timeout")},
+		{"inbox_canceled_while_waiting.json", cancelWhileWaitingScenario("replay-inbox-cancel")},
 		{"inbox_agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
 			return decideFromInbox(ctx, c, run, "ask-1", workflows.DecisionAllow)
 		})},
