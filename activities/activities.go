@@ -14,6 +14,7 @@ import (
 	"github.com/fenixrt/fenix/agent/llm"
 	"github.com/fenixrt/fenix/agent/prompt"
 	"github.com/fenixrt/fenix/agent/skills"
+	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
@@ -75,6 +76,11 @@ type Activities struct {
 	// Redactor removes secrets from tool results and streamed output
 	// before they reach history; nil redacts nothing.
 	Redactor *redact.Redactor
+	// Audit records permission decisions; nil records none.
+	Audit audit.Store
+	// InboxURL is the approvals inbox that permission_prompt
+	// notifications link to; empty adds no link.
+	InboxURL string
 }
 
 func (a *Activities) metrics() Recorder {

@@ -180,7 +180,7 @@ func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInp
 			sum = r.RunSubagentStop(ctx, e)
 		}
 	case in.Notification != nil:
-		e := *in.Notification
+		e := a.withInboxLink(ctx, *in.Notification)
 		if e.Session, err = session(e.Session); err == nil {
 			sum = r.RunNotification(ctx, e)
 		}

@@ -62,7 +62,7 @@ func (r Row) Validate() error {
 		return fmt.Errorf("audit row for event %q has no session_id", r.Event)
 	case r.Event == "":
 		return fmt.Errorf("audit row for session %q has no event", r.SessionID)
-	case (r.Event == EventToolCall || r.Event == EventToolFailure) && r.CallID == "":
+	case (r.Event == EventToolCall || r.Event == EventToolFailure || r.Event == EventPermissionDecision) && r.CallID == "":
 		return fmt.Errorf("audit row %s for tool %q in session %q has no call_id: it would collide with every other call", r.Event, r.ToolName, r.SessionID)
 	}
 	return nil

@@ -228,53 +228,6 @@ func firstLine(s string) string {
 	return s
 }
 
-func cmdDecide(decision string) func(ctx context.Context, c *cli, args []string) (int, error) {
-	return func(ctx context.Context, c *cli, args []string) (int, error) {
-		fs := flag.NewFlagSet(decision, flag.ContinueOnError)
-		fs.SetOutput(c.stderr)
-		reason := fs.String("reason", "decided from the starter", "reason recorded in the trace and audit log")
-		if err := fs.Parse(args); err != nil || fs.NArg() != 2 {
-			return exitUsage, usageError{"expected WORKFLOW_ID CALL_ID"}
-		}
-		conn, err := connect(ctx)
-		if err != nil {
-			return exitFailed, err
-		}
-		defer conn.Close()
-		handle, err := conn.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-			WorkflowID: fs.Arg(0), UpdateName: workflows.UpdateDecidePermission, WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{workflows.PermissionDecision{CallID: fs.Arg(1), Decision: decision, Reason: *reason}},
-		})
-		if err != nil {
-			return exitFailed, fmt.Errorf("%s %s on %s: %w", decision, fs.Arg(1), fs.Arg(0), err)
-		}
-		var out workflows.PermissionDecisionResult
-		if err := handle.Get(ctx, &out); err != nil {
-			return exitFailed, fmt.Errorf("%s %s on %s: %w", decision, fs.Arg(1), fs.Arg(0), err)
-		}
-		fmt.Fprintf(c.stdout, "%s: call %s of %s\n", strings.ToUpper(decision[:1])+decision[1:]+"ed", out.CallID, fs.Arg(0))
-		return exitOK, nil
-	}
-}
-
-func cmdPending(ctx context.Context, c *cli, args []string) (int, error) {
-	pending, asJSON, err := query[[]workflows.PendingPermission](ctx, workflows.QueryPendingPermissions, c, args)
-	if err != nil {
-		return exitFailed, err
-	}
-	if asJSON {
-		return exitOK, writeJSON(c.stdout, pending)
-	}
-	if len(pending) == 0 {
-		fmt.Fprintln(c.stdout, "No tool call is waiting for a permission decision.")
-	}
-	for _, p := range pending {
-		args, _ := json.Marshal(p.Arguments)
-		fmt.Fprintf(c.stdout, "%s  %s  permission %q  until %s  args %s\n", p.CallID, p.ToolName, p.Permission, p.Deadline.Format(time.RFC3339), args)
-	}
-	return exitOK, nil
-}
-
 func cmdMetrics(ctx context.Context, c *cli, args []string) (int, error) {
 	m, _, err := query[contract.Metrics](ctx, workflows.QueryMetrics, c, args)
 	if err != nil {

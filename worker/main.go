@@ -79,7 +79,11 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	ready := &observability.Readiness{}
-	stopOps, err := startOps(cfg.Process, metrics, ready, logger)
+	inbox, err := inboxHandler(c, namespace, cfg.Process, logger)
+	if err != nil {
+		return err
+	}
+	stopOps, err := startOps(cfg.Process, metrics, ready, inbox, logger)
 	if err != nil {
 		return err
 	}
@@ -116,7 +120,7 @@ func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metri
 
 // startOps serves /metrics, /healthz, /readyz and, with a codec, /codec/
 // on the configured address; the returned func stops it.
-func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *observability.Readiness, logger *slog.Logger) (func(), error) {
+func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *observability.Readiness, inbox http.Handler, logger *slog.Logger) (func(), error) {
 	if cfg.HTTPAddr == "off" {
 		return func() {}, nil
 	}
@@ -128,11 +132,14 @@ func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *o
 		}
 		mux.Handle("/codec/", http.StripPrefix("/codec", codecHandler))
 	}
+	if inbox != nil {
+		mux.Handle("/inbox/", inbox)
+	}
 	ops, err := observability.StartOpsServer(cfg.HTTPAddr, mux, logger)
 	if err != nil {
 		return nil, err
 	}
-	logger.Info("operational endpoints listening", "addr", ops.Addr(), "paths", "/metrics /healthz /readyz /codec/")
+	logger.Info("operational endpoints listening", "addr", ops.Addr(), "paths", "/metrics /healthz /readyz /codec/ /inbox/")
 	return func() { shutdownWithin(5*time.Second, ops.Shutdown) }, nil
 }
 

@@ -34,9 +34,15 @@ type PendingPermission struct {
 	Arguments   map[string]any `json:"arguments"`
 	RequestedAt time.Time      `json:"requested_at"`
 	Deadline    time.Time      `json:"deadline"`
+	// Since shapeInbox: what the inbox shows and a decision must match.
+	ConversationID    string `json:"conversation_id,omitempty"`
+	TurnID            string `json:"turn_id,omitempty"`
+	ArgsHash          string `json:"args_hash,omitempty"`
+	PolicyFingerprint string `json:"policy_fingerprint,omitempty"`
 
-	decided  bool
-	decision PermissionDecision
+	decided   bool
+	decision  PermissionDecision
+	decidedAt time.Time
 }
 
 // PermissionDecisionResult is the decide_permission update's answer.
@@ -89,6 +95,7 @@ func (s *session) registerGovernance(initial contract.Metrics) error {
 			p := s.findPending(d.CallID)
 			p.decided = true
 			p.decision = d
+			p.decidedAt = workflow.Now(ctx).UTC()
 			s.setDetails()
 			return PermissionDecisionResult{CallID: d.CallID, Decision: d.Decision, Accepted: true}, nil
 		},
@@ -103,7 +110,7 @@ func (s *session) registerGovernance(initial contract.Metrics) error {
 			if p.decided {
 				return fmt.Errorf("tool call %q was already decided: %s", d.CallID, p.decision.Decision)
 			}
-			return nil
+			return checkArgsHash(p, d)
 		}})
 }
 
@@ -261,7 +268,7 @@ func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, s
 	if !res.NeedsPermission() {
 		return out, nil
 	}
-	decision, err := s.decidePermission(ctx, call, *res.PermissionRequired, approvalTimeout)
+	decision, err := s.decidePermission(ctx, call, *res.PermissionRequired, approvalTimeout, pre.PolicyFingerprint)
 	if err != nil {
 		return governedCall{}, err
 	}
@@ -290,7 +297,7 @@ type permissionOutcome struct {
 // until decide_permission, the timeout (deny) or a cancel.
 // A deferred call (a PreToolUse hook's "defer") skips PermissionRequest
 // hooks: the decision comes from outside the run.
-func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall, req hooks.PermissionRequirement, timeout time.Duration) (permissionOutcome, error) {
+func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall, req hooks.PermissionRequirement, timeout time.Duration, fingerprint string) (permissionOutcome, error) {
 	if !(s.gov.claudeHooks && req.Deferred) {
 		hookRes, err := runRepeatable[activities.PermissionRequestHooksResult](ctx, s, activities.StagePermissionRequest,
 			stageOptions("PermissionRequest: "+call.ToolName, hookStageTimeout), acts.RunPermissionRequestHooks,
@@ -323,6 +330,10 @@ func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall,
 	now := workflow.Now(s.ctx).UTC()
 	p := &PendingPermission{CallID: call.CallID, ToolName: call.ToolName, Permission: req.Permission, RequestedBy: req.Hook,
 		Arguments: call.Arguments, RequestedAt: now, Deadline: now.Add(timeout)}
+	if s.shape >= shapeInbox {
+		p.ConversationID, p.TurnID = s.id.ConversationID, s.id.TurnID
+		p.ArgsHash, p.PolicyFingerprint = ArgumentsHash(call.Arguments), fingerprint
+	}
 	s.gov.pending = append(s.gov.pending, p)
 	s.currentStage = activities.StagePermissionDecision
 	s.setDetails()
@@ -330,8 +341,10 @@ func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall,
 		CallID: call.CallID, ToolName: call.ToolName, Status: "waiting_for_permission", RequestPayload: call}})
 	s.notifyPermissionPending(ctx, call, req)
 
+	s.markAwaiting()
 	s.flushAttrs()
 	decided, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return p.decided || s.cancelled })
+	s.unmarkAwaiting(p)
 	if s.cancelled {
 		return permissionOutcome{}, errCanceledBetweenStages
 	}
@@ -342,9 +355,10 @@ func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall,
 	if !decided {
 		p.decided = true
 		p.decision = PermissionDecision{CallID: call.CallID, Decision: DecisionDeny, Reason: fmt.Sprintf("no decision within %s", timeout)}
+		p.decidedAt = workflow.Now(ctx).UTC()
 		decidedBy = "timeout"
 	}
-	s.addTrace(permissionTrace(call, p.decision.Decision, p.decision.Reason, decidedBy))
+	s.recordDecision(ctx, call, p, decidedBy)
 	s.setDetails()
 	return permissionOutcome{allowed: p.decision.Decision == DecisionAllow, reason: p.decision.Reason, decidedBy: decidedBy}, nil
 }

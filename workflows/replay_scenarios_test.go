@@ -37,6 +37,28 @@ func scenarios() []scenario {
 		}
 		return a
 	}
+	// A calculator call the test policy asks about, denied by a 1s expiry.
+	timeoutScenario := func(id string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := withTool(map[string]any{"call_id": "ask-2", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}})
+			a["approval"] = map[string]any{"timeout_seconds": 1}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+		}
+	}
+	// The same call, canceled while it waits.
+	cancelWhileWaitingScenario := func(id string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id,
+				withTool(map[string]any{"call_id": "ask-3", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+				return nil, err
+			}
+			return run, c.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
+		}
+	}
 	return []scenario{
 		{"execute_assignment_calculator.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-calculator", calculatorAssignment())
@@ -101,22 +123,8 @@ func scenarios() []scenario {
 			}
 			return run, handle.Get(ctx, nil)
 		}},
-		{"governed_permission_timeout.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			a := withTool(map[string]any{"call_id": "ask-2", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}})
-			a["approval"] = map[string]any{"timeout_seconds": 1}
-			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-timeout", a)
-		}},
-		{"governed_canceled_while_waiting.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-governed-cancel",
-				withTool(map[string]any{"call_id": "ask-3", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
-			if err != nil {
-				return nil, err
-			}
-			if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
-				return nil, err
-			}
-			return run, c.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
-		}},
+		{"governed_permission_timeout.json", timeoutScenario("replay-governed-timeout")},
+		{"governed_canceled_while_waiting.json", cancelWhileWaitingScenario("replay-governed-cancel")},
 		{"governed_skills_catalog.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "skills_catalog.json"))
 			if err != nil {
@@ -295,6 +303,15 @@ func scenarios() []scenario {
 				withTool(map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
 		}},
 		{"bounded_agent_turn_duplicate_call_ids.json", agentScenario("duplicate", 5, nil)},
+		// Shape inbox (fenix-shape 4): AwaitingDecision upserts, decisions with decider and
+		// arguments hash, the record_permission_decision stage.
+		{"inbox_permission_allowed.json", inboxScenario("replay-inbox-permission", workflows.DecisionAllow)},
+		{"inbox_permission_denied.json", inboxScenario("replay-inbox-denied", workflows.DecisionDeny)},
+		{"inbox_permission_timeout.json", timeoutScenario("replay-inbox-timeout")},
+		{"inbox_canceled_while_waiting.json", cancelWhileWaitingScenario("replay-inbox-cancel")},
+		{"inbox_agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+			return decideFromInbox(ctx, c, run, "ask-1", workflows.DecisionAllow)
+		})},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {
@@ -352,6 +369,46 @@ func decidePermission(ctx context.Context, c client.Client, run client.WorkflowR
 		WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateName: workflows.UpdateDecidePermission,
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 		Args:         []any{workflows.PermissionDecision{CallID: callID, Decision: workflows.DecisionAllow, Reason: "recorded approval"}},
+	})
+	if err != nil {
+		return err
+	}
+	return handle.Get(ctx, nil)
+}
+
+// inboxScenario starts a calculator call the test policy asks about and
+// decides it from the inbox.
+func inboxScenario(id, decision string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		a := calculatorAssignment()
+		a["tool_call"] = map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}
+		run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+		if err != nil {
+			return nil, err
+		}
+		return run, decideFromInbox(ctx, c, run, "ask-1", decision)
+	}
+}
+
+// decideFromInbox decides like the inbox: on the arguments hash the
+// pending query shows, naming the decider.
+func decideFromInbox(ctx context.Context, c client.Client, run client.WorkflowRun, callID, decision string) error {
+	if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+		return err
+	}
+	v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.QueryPendingPermissions)
+	if err != nil {
+		return err
+	}
+	var pending []workflows.PendingPermission
+	if err := v.Get(&pending); err != nil || len(pending) != 1 {
+		return fmt.Errorf("pending permissions of %s: %v (%d)", run.GetID(), err, len(pending))
+	}
+	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateName: workflows.UpdateDecidePermission,
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{workflows.PermissionDecision{CallID: callID, Decision: decision, Reason: "recorded decision",
+			ArgsHash: pending[0].ArgsHash, DecidedBy: "recorder"}},
 	})
 	if err != nil {
 		return err

@@ -16,11 +16,14 @@ var (
 	SearchAttrTurnID           = temporal.NewSearchAttributeKeyKeyword("TurnId")
 	SearchAttrToolName         = temporal.NewSearchAttributeKeyKeyword("ToolName")
 	SearchAttrAssignmentStatus = temporal.NewSearchAttributeKeyKeyword("AssignmentStatus")
+	// SearchAttrAwaitingDecision is AwaitingDecisionValue while a call of
+	// the run waits for decide_permission, unset otherwise.
+	SearchAttrAwaitingDecision = temporal.NewSearchAttributeKeyKeyword("AwaitingDecision")
 )
 
 // SearchAttributeKeys lists them, for registration.
 func SearchAttributeKeys() []temporal.SearchAttributeKeyKeyword {
-	return []temporal.SearchAttributeKeyKeyword{SearchAttrConversationID, SearchAttrTurnID, SearchAttrToolName, SearchAttrAssignmentStatus}
+	return []temporal.SearchAttributeKeyKeyword{SearchAttrConversationID, SearchAttrTurnID, SearchAttrToolName, SearchAttrAssignmentStatus, SearchAttrAwaitingDecision}
 }
 
 var searchAttributesEnabled atomic.Bool
@@ -98,4 +101,8 @@ type attrUpdate struct {
 
 func setAttr(key temporal.SearchAttributeKeyKeyword, value string) attrUpdate {
 	return attrUpdate{key: key.GetName(), update: key.ValueSet(value)}
+}
+
+func unsetAttr(key temporal.SearchAttributeKeyKeyword) attrUpdate {
+	return attrUpdate{key: key.GetName(), update: key.ValueUnset()}
 }

@@ -35,7 +35,13 @@ const (
 	// context bounded (see bounds.go).
 	shapeBounded workflow.Version = 3
 
-	shapeLatest = shapeBounded
+	// shapeInbox: the AwaitingDecision search attribute while a call
+	// waits for a human, and each human or timeout decision recorded with
+	// who, when, the arguments hash and the policy fingerprint (trace and
+	// a record_permission_decision stage writing the audit row).
+	shapeInbox workflow.Version = 4
+
+	shapeLatest = shapeInbox
 )
 
 // readVersions sets what the run's versions enable. The order of the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -80,6 +81,10 @@ type Config struct {
 	// Redactor removes secrets from tool output (default redact.Default();
 	// pass an empty one to disable).
 	Redactor *redact.Redactor
+	// InboxURL is the approvals inbox page that permission_prompt
+	// notifications link to (FENIX_INBOX_URL; default: the worker's own
+	// /inbox/ when its HTTP server is on); empty adds no link.
+	InboxURL string
 
 	// Process settings, used by the worker command around New.
 	Process ProcessConfig
@@ -97,6 +102,11 @@ type ProcessConfig struct {
 	// Codec encrypts payloads; nil leaves them in the clear.
 	Codec       *codec.Codec
 	CodecServer codec.ServerConfig
+	// InboxTokens are the approvals inbox's "name=token,..." pairs
+	// (FENIX_INBOX_TOKENS); the inbox needs one beyond loopback.
+	InboxTokens string
+	// UIURL is the Temporal Web UI the inbox links runs to (FENIX_UI_URL).
+	UIURL string
 }
 
 // ContextStoreConfig selects and tunes the context store.
@@ -224,6 +234,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.Int64Var(&cfg.Contexts.MaxBlobBytes, "context-max-bytes", env.bytes("FENIX_CONTEXT_MAX_BYTES", contextstore.DefaultMaxBlobBytes), "largest message list the shared context store accepts (env FENIX_CONTEXT_MAX_BYTES)")
 	fs.DurationVar(&cfg.Contexts.Retention, "context-retention", env.duration("FENIX_CONTEXT_RETENTION", DefaultContextRetention), "the shared context store keeps what was stored or read within this window, whatever its runs' state (env FENIX_CONTEXT_RETENTION)")
 	fs.DurationVar(&cfg.Contexts.GCInterval, "context-gc-interval", env.duration("FENIX_CONTEXT_GC_INTERVAL", DefaultContextGCInterval), "how often this worker collects the shared context store's blobs no open run references; negative disables (env FENIX_CONTEXT_GC_INTERVAL)")
+	fs.StringVar(&cfg.InboxURL, "inbox-url", getenv("FENIX_INBOX_URL"), "approvals inbox page linked from permission_prompt notifications (env FENIX_INBOX_URL; default http://<http-addr>/inbox/)")
 	fs.StringVar(&cfg.AuditDSN, "audit-dsn", getenv("FENIX_AUDIT_DSN"), "audit store: postgres://... or a SQLite file (env FENIX_AUDIT_DSN; default <data-dir>/audit.db)")
 	fs.StringVar(&cfg.Process.LogFormat, "log-format", env.or("FENIX_LOG_FORMAT", "json"), "log format: json or text (env FENIX_LOG_FORMAT)")
 	fs.StringVar(&cfg.Process.LogLevel, "log-level", env.or("FENIX_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env FENIX_LOG_LEVEL)")
@@ -235,6 +246,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 		return Config{}, err
 	}
 	cfg.WorkspaceBases = workspace.ParseList(workspaceBases)
+	cfg.Process.InboxTokens = getenv("FENIX_INBOX_TOKENS")
+	cfg.Process.UIURL = getenv("FENIX_UI_URL")
+	if cfg.InboxURL == "" {
+		cfg.InboxURL = defaultInboxURL(cfg.Process.HTTPAddr)
+	}
 	redactor, err := buildRedactor(redactPatterns, noRedact)
 	if err != nil {
 		return Config{}, err
@@ -257,6 +273,8 @@ OPENAI_API_KEY), FENIX_MODEL, FENIX_SCRIPT_FILE (scripted provider).
 Payload encryption: FENIX_CODEC_KEY or FENIX_CODEC_KEY_FILE, and the codec
 server's FENIX_CODEC_AUTH_TOKEN, FENIX_CODEC_UI_ORIGIN, FENIX_CODEC_NAMESPACES.
 Tracing: OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT.
+Approvals inbox (/inbox/): FENIX_INBOX_TOKENS ("name=token,..."; required
+when the HTTP address is not loopback), FENIX_INBOX_URL.
 
 Flags:
 `
@@ -324,4 +342,19 @@ func defaultDataDir(getenv func(string) string) string {
 		return filepath.Join(home, ".local", "state", "fenix")
 	}
 	return filepath.Join(os.TempDir(), "fenix")
+}
+
+// defaultInboxURL is the inbox the worker's own HTTP server serves.
+func defaultInboxURL(httpAddr string) string {
+	if httpAddr == "" || httpAddr == "off" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(httpAddr)
+	if err != nil {
+		return ""
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/inbox/"
 }

@@ -37,6 +37,24 @@ func TestLoadConfig(t *testing.T) {
 					t.Errorf("TaskQueue = %q, want flag-q", c.TaskQueue)
 				}
 			}},
+		{name: "inbox link follows the HTTP address", args: []string{"-http-addr", "0.0.0.0:9191"}, env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_INBOX_TOKENS": "a=0123456789abcdef"},
+			check: func(t *testing.T, c Config) {
+				if c.InboxURL != "http://localhost:9191/inbox/" || c.Process.InboxTokens != "a=0123456789abcdef" {
+					t.Errorf("InboxURL = %q, tokens %q", c.InboxURL, c.Process.InboxTokens)
+				}
+			}},
+		{name: "no inbox link without the HTTP server", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_HTTP_ADDR": "off"},
+			check: func(t *testing.T, c Config) {
+				if c.InboxURL != "" {
+					t.Errorf("InboxURL = %q, want none", c.InboxURL)
+				}
+			}},
+		{name: "explicit inbox link", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_INBOX_URL": "https://inbox.example/"},
+			check: func(t *testing.T, c Config) {
+				if c.InboxURL != "https://inbox.example/" {
+					t.Errorf("InboxURL = %q", c.InboxURL)
+				}
+			}},
 		{name: "bad duration names its variable", env: map[string]string{"FENIX_CONTEXT_GC_INTERVAL": "soon"}, wantErr: `FENIX_CONTEXT_GC_INTERVAL="soon"`},
 		{name: "bad size names its variable", env: map[string]string{"FENIX_CONTEXT_MAX_BYTES": "-1"}, wantErr: `FENIX_CONTEXT_MAX_BYTES="-1"`},
 		{name: "unknown flag", args: []string{"-nope"}, wantErr: "flag provided but not defined"},

@@ -167,6 +167,8 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		Model:                cfg.Model,
 		Metrics:              cfg.Recorder,
 		Redactor:             cfg.Redactor,
+		Audit:                w.audit,
+		InboxURL:             cfg.InboxURL,
 		Assembler: &prompt.Assembler{
 			Skills:               catalog,
 			ProfilesDir:          cfg.ProfilesDir,

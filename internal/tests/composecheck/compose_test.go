@@ -405,8 +405,8 @@ func TestSearchAttributeJobMatchesCode(t *testing.T) {
 	for key := range devserver.SearchAttributes().GetUntypedValues() {
 		want[key.GetName()] = key.GetValueType()
 	}
-	if len(want) != 4 {
-		t.Errorf("devserver declares %d search attributes, this test expects ConversationId, TurnId, ToolName, AssignmentStatus", len(want))
+	if len(want) != 5 {
+		t.Errorf("devserver declares %d search attributes, this test expects ConversationId, TurnId, ToolName, AssignmentStatus, AwaitingDecision", len(want))
 	}
 	for name, vt := range want {
 		if got[name] != vt {

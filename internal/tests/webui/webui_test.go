@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
 	"github.com/fenixrt/fenix/internal/harness/testenv"
 	"github.com/fenixrt/fenix/internal/worker"
@@ -174,6 +175,18 @@ func chromiumPath(t *testing.T) string {
 // startServerAndWorker starts a dev server with the Web UI and an
 // in-process worker on its own task queue.
 func startServerAndWorker(t *testing.T) (*devserver.Server, string) {
+	srv, w := startServerAndWorkerWith(t)
+	return srv, w.queue
+}
+
+// testWorker is an in-process worker and its queue.
+type testWorker struct {
+	*worker.Worker
+	queue string
+}
+
+// startServerAndWorkerWith is startServerAndWorker with Go hooks.
+func startServerAndWorkerWith(t *testing.T, agentHooks ...hooks.AgentHook) (*devserver.Server, testWorker) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -193,12 +206,13 @@ func startServerAndWorker(t *testing.T) (*devserver.Server, string) {
 		DataDir:              t.TempDir(),
 		DefaultWorkspaceRoot: ws,
 		Namespace:            srv.Namespace,
+		Hooks:                agentHooks,
 		Logger:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return srv, queue
+	return srv, testWorker{Worker: w, queue: queue}
 }
 
 // run is a completed assignment.

@@ -1,0 +1,173 @@
+package web_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/approvals"
+	"github.com/fenixrt/fenix/approvals/approvalstest"
+	"github.com/fenixrt/fenix/approvals/web"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+const aliceToken = "alice-token-0123456789"
+
+func server(t *testing.T, tokens map[string]string) (*httptest.Server, *approvalstest.Client) {
+	args := map[string]any{"expression": "6 * 7"}
+	fake := &approvalstest.Client{Runs: []*approvalstest.Run{{WorkflowID: "wf-1", RunID: "run-1", Pending: []workflows.PendingPermission{{
+		CallID: "call-1", ToolName: "calculator", Permission: "run_calculator", Arguments: args, ArgsHash: workflows.ArgumentsHash(args),
+		RequestedAt: time.Now().Add(-time.Minute), Deadline: time.Now().Add(time.Hour)}}}}}
+	h, err := web.New(web.Config{Inbox: &approvals.Inbox{Client: fake, Namespace: "default"}, Tokens: tokens,
+		ListenAddr: "127.0.0.1:0", LocalName: "local-op"})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/inbox/", http.StripPrefix("/inbox", h))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, fake
+}
+
+var csrfRe = regexp.MustCompile(`const csrf = "([0-9a-f]+)"`)
+
+func page(t *testing.T, c *http.Client, u string) string {
+	resp, err := c.Get(u)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
+	return string(raw)
+}
+
+func decideForm(csrf, hash string) url.Values {
+	return url.Values{"csrf": {csrf}, "workflow_id": {"wf-1"}, "run_id": {"run-1"}, "call_id": {"call-1"},
+		"args_hash": {hash}, "decision": {"allow"}, "reason": {"fine"}}
+}
+
+func post(t *testing.T, c *http.Client, u string, form url.Values, header map[string]string) (int, map[string]any) {
+	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+func TestTokenlessInboxRefusesToListenBeyondLoopback(t *testing.T) {
+	_, err := web.New(web.Config{Inbox: &approvals.Inbox{}, ListenAddr: "0.0.0.0:9090"})
+	assert.ErrorIs(t, err, web.ErrNeedsToken)
+	assert.ErrorContains(t, err, "FENIX_INBOX_TOKENS")
+	_, err = web.New(web.Config{Inbox: &approvals.Inbox{}, ListenAddr: "0.0.0.0:9090", Tokens: map[string]string{aliceToken: "alice"}})
+	assert.NoError(t, err)
+}
+
+func TestParseTokens(t *testing.T) {
+	got, err := web.ParseTokens(" alice=" + aliceToken + ", bob=bob-token-0123456789 ")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{aliceToken: "alice", "bob-token-0123456789": "bob"}, got)
+	for spec, want := range map[string]string{
+		"alice=short":                          "at least 16",
+		"justatoken0123456789":                 "is not name=token",
+		"a=" + aliceToken + ",b=" + aliceToken: `of "a" and "b" are the same`,
+	} {
+		_, err := web.ParseTokens(spec)
+		assert.ErrorContains(t, err, want, spec)
+		assert.NotContains(t, err.Error(), aliceToken, "errors never echo a token")
+	}
+}
+
+func TestLoopbackInboxDecidesWithCSRFTokenOnly(t *testing.T) {
+	srv, fake := server(t, nil)
+	c := srv.Client()
+	body := page(t, c, srv.URL+"/inbox/")
+	m := csrfRe.FindStringSubmatch(body)
+	require.Len(t, m, 2, "the page carries its CSRF token")
+	hash := workflows.ArgumentsHash(map[string]any{"expression": "6 * 7"})
+
+	status, out := post(t, c, srv.URL+"/inbox/api/decide", decideForm("", hash), nil)
+	assert.Equal(t, http.StatusForbidden, status)
+	assert.Contains(t, out["error"], "CSRF token")
+
+	status, _ = post(t, c, srv.URL+"/inbox/api/decide", decideForm(m[1], hash), map[string]string{"Sec-Fetch-Site": "cross-site"})
+	assert.Equal(t, http.StatusForbidden, status, "a cross-site form post is refused even with a token")
+	status, _ = post(t, c, srv.URL+"/inbox/api/decide", decideForm(m[1], hash), map[string]string{"Origin": "https://evil.example"})
+	assert.Equal(t, http.StatusForbidden, status)
+
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/inbox/api/pending", nil)
+	req.Host = "rebound.evil.example"
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a tokenless inbox answers only to loopback host names")
+
+	require.Empty(t, fake.Updates)
+	status, out = post(t, c, srv.URL+"/inbox/api/decide", decideForm(m[1], hash), map[string]string{"Sec-Fetch-Site": "same-origin"})
+	require.Equal(t, http.StatusOK, status, "%v", out)
+	sent, _ := fake.LastDecision()
+	assert.Equal(t, "local-op", sent.DecidedBy)
+	assert.Equal(t, hash, sent.ArgsHash)
+	assert.Equal(t, "fine", sent.Reason)
+}
+
+func TestTokenInboxNamesTheDeciderAndTradesTheLinkTokenForACookie(t *testing.T) {
+	srv, fake := server(t, map[string]string{aliceToken: "alice"})
+	c := srv.Client()
+	resp, err := c.Get(srv.URL + "/inbox/api/pending")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	noFollow := *c
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err = noFollow.Get(srv.URL + "/inbox/?token=" + aliceToken + "&workflow=wf-1&call=call-1")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	assert.NotContains(t, resp.Header.Get("Location"), "token", "the token leaves the address bar")
+	assert.Contains(t, resp.Header.Get("Location"), "call=call-1")
+	cookie := resp.Cookies()[0]
+	assert.True(t, cookie.HttpOnly)
+	assert.Equal(t, http.SameSiteStrictMode, cookie.SameSite)
+
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/inbox/api/pending", nil)
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	resp, err = c.Do(req)
+	require.NoError(t, err)
+	var l approvals.Listing
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&l))
+	resp.Body.Close()
+	require.Len(t, l.Calls, 1)
+
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	u, _ := url.Parse(srv.URL)
+	jar.SetCookies(u, []*http.Cookie{cookie})
+	withCookie := *c
+	withCookie.Jar = jar
+	m := csrfRe.FindStringSubmatch(page(t, &withCookie, srv.URL+"/inbox/"))
+	require.Len(t, m, 2)
+
+	status, out := post(t, c, srv.URL+"/inbox/api/decide", decideForm(m[1], l.Calls[0].ArgsHash), map[string]string{"Cookie": cookie.Name + "=" + cookie.Value})
+	require.Equal(t, http.StatusOK, status, "%v", out)
+	assert.Equal(t, "alice", out["decided_by"])
+	sent, _ := fake.LastDecision()
+	assert.Equal(t, "alice", sent.DecidedBy)
+}

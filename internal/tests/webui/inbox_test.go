@@ -1,0 +1,130 @@
+package webui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/approvals"
+	"github.com/fenixrt/fenix/approvals/web"
+	"github.com/fenixrt/fenix/audit"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/harness/testtools"
+	"github.com/fenixrt/fenix/internal/observability"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// TestInboxApproveAndDenyInTheBrowser: a person opens the inbox link
+// with their token, sees a waiting call, sees a second one appear without
+// reloading, approves the first with a reason, denies the second, and both
+// runs continue; the decisions name the token's owner.
+func TestInboxApproveAndDenyInTheBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("webui: skipped in -short mode (needs the Temporal dev server and Chromium)")
+	}
+	chromium := chromiumPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	srv, w := startServerAndWorkerWith(t, testtools.PolicyHook{})
+	queue := w.queue
+
+	const token = "alice-browser-token-0123456789"
+	h, err := web.New(web.Config{Inbox: &approvals.Inbox{Client: srv.Client(), Namespace: srv.Namespace, UIBase: srv.UIURL},
+		Tokens: map[string]string{token: "alice"}, ListenAddr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/inbox/", http.StripPrefix("/inbox", h))
+	ops, err := observability.StartOpsServer("127.0.0.1:0", mux, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ops.Shutdown(context.Background()) })
+
+	start := func(name, expr string) client.WorkflowRun {
+		a := map[string]any{
+			"logical_work_id": "inbox-" + name, "attempt_no": 1, "conversation_id": "conv-" + name, "turn_id": "turn-1",
+			"context_messages": []map[string]any{{"role": "user", "content": "compute"}},
+			"agent_context":    map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}},
+			"model_context":    map[string]any{"likely_model": "gpt-test"},
+			"tool_call":        map[string]any{"call_id": "ask-" + name, "tool_name": "calculator", "arguments": map[string]any{"expression": expr}},
+			"approval":         map[string]any{"timeout_seconds": 7 * 24 * 3600},
+		}
+		raw, _ := json.Marshal(a)
+		run, err := srv.Client().ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "inbox-" + name, TaskQueue: queue},
+			workflows.ExecuteAssignmentWorkflow, json.RawMessage(raw))
+		require.NoError(t, err)
+		return run
+	}
+	sum := start("sum", "20 + 22")
+
+	b := startBrowser(t, chromium)
+	link := fmt.Sprintf("http://%s/inbox/?token=%s", ops.Addr(), token)
+	b.step("open the inbox link", chromedp.Navigate(link))
+	location := pollValue[string](b, "token traded for a cookie", `location.search.includes("token") ? false : location.href`)
+	assert.NotContains(t, location, token)
+	viewer := pollValue[string](b, "signed in", `document.getElementById("viewer").textContent`)
+	require.Equal(t, "alice", viewer)
+	row := pollValue[string](b, "the first call is listed", `(() => {
+		const r = document.querySelector('.call[data-call-id="ask-sum"]');
+		return r ? r.innerText : false;
+	})()`)
+	for _, want := range []string{"calculator", `expression="20 + 22"`, "test_approval", "hook test_policy", "Policy fingerprint", "conv-sum", "expires in 6d 23h"} {
+		assert.Contains(t, row, want)
+	}
+	href := pollValue[string](b, "Web UI link", `document.querySelector('.call[data-call-id="ask-sum"] a.webui').href`)
+	assert.Equal(t, approvals.RunURL(srv.UIURL, srv.Namespace, "inbox-sum", sum.GetRunID()), href)
+
+	// A second call appears without a reload; the reason typed into the
+	// first row survives the refresh.
+	b.step("type a reason for the first call", chromedp.SendKeys(chromedp.CSS(`.call[data-call-id="ask-sum"] input.reason`), "sum checked"))
+	product := start("product", "6 * 7")
+	pollValue[bool](b, "the second call appears without a reload", `document.querySelectorAll(".call").length === 2`)
+	args := pollValue[string](b, "full arguments", `document.querySelector('.call[data-call-id="ask-product"] pre.args').textContent`)
+	assert.JSONEq(t, `{"expression": "6 * 7"}`, args)
+	b.screenshot("inbox.png")
+
+	b.step("approve the first call", chromedp.Click(chromedp.CSS(`.call[data-call-id="ask-sum"] button.approve`)))
+	status := pollValue[string](b, "approval confirmed", `(() => {
+		const s = document.getElementById("status");
+		return s.textContent.includes("ask-sum") || s.className === "error" ? s.textContent : false;
+	})()`)
+	require.Contains(t, status, "allow: call ask-sum")
+	require.Contains(t, status, "by alice")
+
+	b.step("give a reason to deny", chromedp.SendKeys(chromedp.CSS(`.call[data-call-id="ask-product"] input.reason`), "not now"))
+	b.step("deny the second call", chromedp.Click(chromedp.CSS(`.call[data-call-id="ask-product"] button.deny`)))
+	status = pollValue[string](b, "denial confirmed", `(() => {
+		const s = document.getElementById("status");
+		return s.textContent.includes("ask-product") || s.className === "error" ? s.textContent : false;
+	})()`)
+	require.Contains(t, status, "deny: call ask-product")
+	pollValue[bool](b, "the inbox empties", `document.querySelectorAll(".call").length === 0 && document.getElementById("count").textContent.startsWith("0 calls")`)
+	b.screenshot("inbox-empty.png")
+
+	var approved, denied contract.Result
+	require.NoError(t, sum.Get(ctx, &approved))
+	require.NoError(t, product.Get(ctx, &denied))
+	require.Equal(t, contract.StatusCompleted, approved.Status, "%+v", approved.Error)
+	assert.Equal(t, "The calculator returned 42.", approved.Output.Content)
+	require.Equal(t, contract.StatusFailed, denied.Status)
+	assert.Equal(t, fenixerr.TypePermissionDenied, denied.Error.ErrorType)
+	assert.Contains(t, denied.Error.LastErrorSummary, "not now")
+
+	for id, want := range map[string]string{"inbox-sum": "sum checked", "inbox-product": "not now"} {
+		rows, err := w.Audit().Query(ctx, audit.Filter{SessionID: id, Event: audit.EventPermissionDecision})
+		require.NoError(t, err)
+		require.Len(t, rows, 1, id)
+		d, err := audit.ParseDecision(rows[0])
+		require.NoError(t, err)
+		assert.Equal(t, "alice", d.Decider, id)
+		assert.Equal(t, want, d.Reason, id)
+		assert.NotEmpty(t, d.PolicyFingerprint, id)
+	}
+}

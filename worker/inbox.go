@@ -1,0 +1,39 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/approvals"
+	"github.com/fenixrt/fenix/approvals/web"
+	"github.com/fenixrt/fenix/internal/worker"
+)
+
+// inboxHandler is the approvals inbox for the operational HTTP server,
+// nil when it is off or would listen beyond loopback without a token
+// (logged: metrics on 0.0.0.0 keep working without an inbox).
+func inboxHandler(c client.Client, namespace string, cfg worker.ProcessConfig, logger *slog.Logger) (http.Handler, error) {
+	if cfg.HTTPAddr == "off" {
+		return nil, nil
+	}
+	tokens, err := web.ParseTokens(cfg.InboxTokens)
+	if err != nil {
+		return nil, err
+	}
+	if namespace == "" {
+		namespace = client.DefaultNamespace
+	}
+	h, err := web.New(web.Config{Inbox: &approvals.Inbox{Client: c, Namespace: namespace, UIBase: cfg.UIURL},
+		Tokens: tokens, ListenAddr: cfg.HTTPAddr, LocalName: "local operator (loopback)", Logger: logger})
+	if errors.Is(err, web.ErrNeedsToken) {
+		logger.Warn("approvals inbox not served", "reason", err.Error())
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return http.StripPrefix("/inbox", h), nil
+}

@@ -1,0 +1,105 @@
+package workflows_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/fenixrt/fenix/audit"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+func withAudit(t *testing.T, h *harness) audit.Store {
+	store, err := audit.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "audit.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	h.acts.Audit = store
+	return store
+}
+
+func decideAs(h *harness, d workflows.PermissionDecision) *updateOutcome {
+	out := &updateOutcome{}
+	h.env.UpdateWorkflow(workflows.UpdateDecidePermission, "decide-"+d.DecidedBy+d.ArgsHash, &testsuite.TestUpdateCallback{
+		OnAccept:   func() { out.accepted = true },
+		OnReject:   func(err error) { out.rejected = err },
+		OnComplete: func(any, error) {},
+	}, d)
+	return out
+}
+
+func decisionRows(t *testing.T, store audit.Store) []audit.Decision {
+	rows, err := store.Query(context.Background(), audit.Filter{Event: audit.EventPermissionDecision})
+	require.NoError(t, err)
+	var out []audit.Decision
+	for _, r := range rows {
+		d, err := audit.ParseDecision(r)
+		require.NoError(t, err)
+		out = append(out, d)
+	}
+	return out
+}
+
+func TestDecisionOnChangedArgumentsIsRefusedAndTheRightOneIsRecorded(t *testing.T) {
+	h := withHook(t, &scriptedHook{pre: requirePermission})
+	store := withAudit(t, h)
+	var pending []workflows.PendingPermission
+	var stale, good *updateOutcome
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(workflows.QueryPendingPermissions)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&pending))
+		stale = decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "mallory",
+			ArgsHash: workflows.ArgumentsHash(map[string]any{"expression": "6 * 7"})})
+		good = decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "alice",
+			Reason: "2 + 2 is fine", ArgsHash: pending[0].ArgsHash})
+	}, time.Hour)
+	a := calculatorAssignment()
+	a["approval"] = map[string]any{"timeout_seconds": 2 * 24 * 3600}
+	res := h.executeAssignment(t, a)
+
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	require.Len(t, pending, 1)
+	assert.Equal(t, workflows.ArgumentsHash(map[string]any{"expression": "2 + 2"}), pending[0].ArgsHash)
+	assert.NotEmpty(t, pending[0].PolicyFingerprint, "the inbox shows the policy that asked")
+	assert.Equal(t, "conv-1", pending[0].ConversationID)
+	require.Error(t, stale.rejected)
+	assert.Contains(t, stale.rejected.Error(), "made on arguments sha256:")
+	assert.Contains(t, stale.rejected.Error(), "list the call again")
+	assert.True(t, good.accepted)
+
+	tr := findTrace(res.Trace, "permission_decision")
+	require.NotNil(t, tr)
+	assert.Equal(t, "alice", tr.Get("decider"))
+	assert.Equal(t, pending[0].ArgsHash, tr.Get("args_hash"))
+	assert.Equal(t, pending[0].PolicyFingerprint, tr.Get("policy_fingerprint"))
+	at, err := time.Parse(time.RFC3339Nano, tr.Get("decided_at").(string))
+	require.NoError(t, err)
+	assert.Equal(t, time.Hour, at.Sub(pending[0].RequestedAt).Round(time.Minute), "decided at workflow time, an hour after asking")
+
+	rows := decisionRows(t, store)
+	require.Len(t, rows, 1)
+	assert.Equal(t, audit.Decision{Decision: "allow", Decider: "alice", Source: "decide_permission", At: at,
+		ArgsHash: pending[0].ArgsHash, PolicyFingerprint: pending[0].PolicyFingerprint, Reason: "2 + 2 is fine"}, rows[0])
+}
+
+func TestExpiredDecisionIsAuditedAsTimeout(t *testing.T) {
+	h := withHook(t, &scriptedHook{pre: requirePermission})
+	store := withAudit(t, h)
+	a := calculatorAssignment()
+	a["approval"] = map[string]any{"timeout_seconds": 3 * 24 * 3600}
+	res := h.executeAssignment(t, a)
+
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Contains(t, res.Error.LastErrorSummary, "no decision within 72h0m0s")
+	rows := decisionRows(t, store)
+	require.Len(t, rows, 1)
+	assert.Equal(t, "deny", rows[0].Decision)
+	assert.Equal(t, "timeout", rows[0].Decider)
+	assert.Equal(t, "timeout", findTrace(res.Trace, "permission_decision").Get("decider"))
+}
