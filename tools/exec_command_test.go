@@ -227,8 +227,15 @@ func TestHostCloseKillsRunningCommands(t *testing.T) {
 		}
 		done <- p
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(r.host.CommandRuns(1)) == 0 && time.Now().Before(deadline) {
+	// Close only once the shell has printed "up": before that its trap is
+	// not set yet, and SIGTERM alone would end it (status 143).
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if runs := r.host.CommandRuns(1); len(runs) > 0 {
+			if p, _ := r.mustCall(t, "command_run_read", map[string]any{"command_run_id": runs[0].ID}); strings.Contains(p.Content, "stdout:\nup") {
+				break
+			}
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	r.host.Close()
@@ -280,7 +287,7 @@ func TestExecCommandOrphanedByLostContactIsRecordedAsWorkerLost(t *testing.T) {
 	}
 	r.env.ContactLost = nil
 	p, _ := r.mustCall(t, "command_run_read", map[string]any{"command_run_id": runs[0].ID})
-	if p.Metadata["reason"] != procs.ReasonWorkerLost || !strings.Contains(p.Content, "lost contact with Temporal") || !strings.Contains(p.Content, "up") {
+	if p.Metadata["reason"] != procs.ReasonWorkerLost || !strings.Contains(p.Content, "lost contact with Temporal") || !strings.Contains(p.Content, "stdout:\nup") {
 		t.Errorf("command_run_read = %q %v", p.Content, p.Metadata)
 	}
 }
