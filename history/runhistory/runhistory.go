@@ -41,6 +41,7 @@ const (
 	TypeCallModel           = "CallModel"
 	TypeLifecycleHooks      = "RunLifecycleHooks"
 	localActivityMarkerName = "LocalActivity"
+	versionMarkerName       = "Version"
 )
 
 // Workflow types whose runs carry tool calls.
@@ -158,6 +159,9 @@ type Run struct {
 	Updates      []Update
 	// Closed is set when history holds the run's closing event.
 	Closed bool
+	// Versions are the run's workflow.GetVersion markers: change ID to
+	// version.
+	Versions map[string]int
 
 	input   *commonpb.Payloads
 	request *contract.AgentTurnRequest
@@ -269,6 +273,7 @@ func Parse(workflowID, runID string, events []*historypb.HistoryEvent, dc conver
 			if s := r.localActivity(e); s != nil {
 				r.Stages = append(r.Stages, s)
 			}
+			r.version(e)
 		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 			a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes()
 			children[e.GetEventId()] = len(r.Children)
@@ -312,6 +317,23 @@ func (r *Run) localActivity(e *historypb.HistoryEvent) *Stage {
 		s.Outcome, s.failure, s.result = OutcomeFailed, f, nil
 	}
 	return s
+}
+
+// version records a Version marker (workflow.GetVersion).
+func (r *Run) version(e *historypb.HistoryEvent) {
+	a := e.GetMarkerRecordedEventAttributes()
+	if a.GetMarkerName() != versionMarkerName {
+		return
+	}
+	var changeID string
+	var version int
+	if r.dc.FromPayloads(a.GetDetails()["change-id"], &changeID) != nil || r.dc.FromPayloads(a.GetDetails()["version"], &version) != nil {
+		return
+	}
+	if r.Versions == nil {
+		r.Versions = map[string]int{}
+	}
+	r.Versions[changeID] = version
 }
 
 // assignSteps numbers AgentTurn steps: each step starts with PrepareTurn,
