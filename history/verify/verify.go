@@ -461,4 +461,3 @@ func compact(args map[string]any) string {
 	}
 	return string(b)
 }
-
