@@ -324,7 +324,7 @@ func TestPolicyWhatIfAndRewind(t *testing.T) {
 	// Rewinding past the exec_command that ran is refused, naming it.
 	out, code = runBinary(t, "starter", nil, "rewind", prefix+"exec-1", "-to", "pre_tool_use")
 	require.Equal(t, 1, code, out)
-	assert.True(t, containsAll(out, "exec_command exec-1 (event", "ran and is not idempotent", "-allow-rerun"), out)
+	assert.True(t, containsAll(out, "exec_command exec-1 (event", "ran and has side effects", "-allow-rerun"), out)
 	assert.Equal(t, execRun.GetRunID(), mustDescribe(t, prefix+"exec-1"), "a refused rewind must not reset")
 	out, code = runBinary(t, "starter", nil, "rewind", prefix+"exec-1", "-to", "pre_tool_use", "-allow-rerun", "-dry-run")
 	require.Equal(t, 0, code, out)
