@@ -39,6 +39,7 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 	query := fs.String("query", "", "visibility query narrowing the runs, e.g. \"ConversationId = 'conv-1'\"")
 	since := fs.Duration("since", 24*time.Hour, "replay runs closed within this long")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
+	wide := fs.Bool("wide", false, "print full reasons, the recorded policy and Web UI links (the table may exceed 120 columns)")
 	concurrency := fs.Int("concurrency", 8, "histories fetched and replayed at once")
 	workspace := fs.String("workspace-root", envOr("FENIX_WORKSPACE_ROOT", ""), "where command hooks run for sessions without a workspace, as on the worker (env FENIX_WORKSPACE_ROOT)")
 	workspaceBases := fs.String("workspace-bases", envOr("FENIX_WORKSPACE_BASES", ""), "directories (separated by \":\") a session's workspace must resolve inside before its hooks run, as on the worker (env FENIX_WORKSPACE_BASES; default: the workspace root)")
@@ -87,7 +88,7 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 	if *asJSON {
 		err = policydiff.WriteJSON(c.stdout, rep, link)
 	} else {
-		err = policydiff.WriteText(c.stdout, rep, link)
+		err = policydiff.WriteText(c.stdout, rep, link, *wide)
 	}
 	if err != nil {
 		return exitFailed, err

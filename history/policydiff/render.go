@@ -21,36 +21,87 @@ func changeLabel(r Result) string {
 	return fmt.Sprintf("%s → %s", r.Recorded.Outcome, r.Candidate.Outcome)
 }
 
-// WriteText prints the changed calls as a table, then which policies made
-// the recorded decisions, then the summary line.
-func WriteText(w io.Writer, rep Report, link Link) error {
+// MaxWidth bounds the table's lines unless WriteText is asked for -wide
+// output.
+const MaxWidth = 120
+
+// column caps of the narrow table, in runes; with two spaces between
+// columns the widest row is MaxWidth - 1.
+var narrowCaps = []int{13, 22, 4, 12, 16, 18, 18}
+
+// WriteText prints the changed calls as a table, then the skipped calls
+// by reason, which policies made the recorded decisions, and the summary
+// line. The table keeps within MaxWidth columns, reasons cut; wide prints
+// full reasons, the recorded policy and each run's Web UI address.
+func WriteText(w io.Writer, rep Report, link Link, wide bool) error {
 	changes := rep.Changes()
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "No recorded call changes its verdict under the candidate policy.")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "CHANGE\tWORKFLOW\tSTEP\tCALL\tTOOL\tRECORDED\tRECORDED POLICY\tCANDIDATE\tWEB UI")
+		header := []string{"CHANGE", "WORKFLOW", "STEP", "CALL", "TOOL", "RECORDED", "CANDIDATE"}
+		if wide {
+			header = []string{"CHANGE", "WORKFLOW", "STEP", "CALL", "TOOL", "RECORDED", "RECORDED POLICY", "CANDIDATE", "WEB UI"}
+		}
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
 		for _, r := range changes {
 			step := "-"
 			if r.Step > 0 {
 				step = strconv.Itoa(r.Step)
 			}
-			recorded := r.Recorded.String()
+			recorded := r.Recorded.text(wide)
 			if r.HumanDecision != "" {
 				recorded += ", then " + r.HumanDecision
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", changeLabel(r), r.WorkflowID, step, r.ToolCall.CallID, r.ToolCall.ToolName,
-				recorded, orNone(r.Recorded.PolicyFingerprint), r.Candidate.String(), link(r.WorkflowID, r.RunID))
+			row := []string{changeLabel(r), r.WorkflowID, step, r.ToolCall.CallID, r.ToolCall.ToolName, recorded, r.Candidate.text(wide)}
+			if wide {
+				row = []string{row[0], row[1], row[2], row[3], row[4], row[5], orNone(r.Recorded.PolicyFingerprint), row[6], link(r.WorkflowID, r.RunID)}
+			} else {
+				for i := range row {
+					row[i] = shorten(row[i], narrowCaps[i])
+				}
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if !wide {
+			fmt.Fprintln(w, "(-wide: full reasons, the recorded policy and Web UI links)")
+		}
 		fmt.Fprintln(w)
 	}
+	writeSkips(w, rep.Summary.Skips, wide)
 	fmt.Fprintf(w, "Recorded verdicts by policy: %s.\n", policyCounts(rep.Summary.RecordedPolicies))
 	fmt.Fprintf(w, "Candidate verdicts by policy: %s.\n", policyCounts(candidatePolicies(rep)))
 	_, err := fmt.Fprintln(w, rep.Summary.Line())
 	return err
+}
+
+// writeSkips lists why calls could not be re-decided, most frequent first.
+func writeSkips(w io.Writer, skips map[string]int, wide bool) {
+	if len(skips) == 0 {
+		return
+	}
+	reasons := make([]string, 0, len(skips))
+	for r := range skips {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		if skips[reasons[i]] != skips[reasons[j]] {
+			return skips[reasons[i]] > skips[reasons[j]]
+		}
+		return reasons[i] < reasons[j]
+	})
+	fmt.Fprintln(w, "Skipped, not re-decided faithfully here:")
+	for _, r := range reasons {
+		line := fmt.Sprintf("  %d × %s", skips[r], r)
+		if !wide {
+			line = shorten(line, MaxWidth)
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w)
 }
 
 // Line is the summary: "N calls replayed, A newly blocked, B newly
@@ -64,7 +115,7 @@ func (s Summary) Line() string {
 	parts = append(parts, fmt.Sprintf("%d unchanged", s.Unchanged))
 	line := strings.Join(parts, ", ")
 	if s.Skipped > 0 {
-		line += fmt.Sprintf(" (%d skipped: no recorded verdict)", s.Skipped)
+		line += fmt.Sprintf(" (%d skipped: not re-decided faithfully here)", s.Skipped)
 	}
 	return line
 }
@@ -127,13 +178,29 @@ type jsonChange struct {
 	WebUI         string  `json:"web_ui"`
 }
 
+// jsonSkip is one skipped call in -json output.
+type jsonSkip struct {
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id"`
+	CallID     string `json:"call_id"`
+	ToolName   string `json:"tool_name"`
+	Reason     string `json:"reason"`
+}
+
 // WriteJSON prints the same as WriteText as one JSON object:
-// {"changes": [...], "summary": {...}}.
+// {"changes": [...], "skipped": [...], "summary": {...}}.
 func WriteJSON(w io.Writer, rep Report, link Link) error {
 	out := struct {
 		Changes []jsonChange `json:"changes"`
+		Skipped []jsonSkip   `json:"skipped"`
 		Summary Summary      `json:"summary"`
-	}{Changes: []jsonChange{}, Summary: rep.Summary}
+	}{Changes: []jsonChange{}, Skipped: []jsonSkip{}, Summary: rep.Summary}
+	for _, r := range rep.Results {
+		if r.Change == ChangeSkipped {
+			out.Skipped = append(out.Skipped, jsonSkip{WorkflowID: r.WorkflowID, RunID: r.RunID, CallID: r.ToolCall.CallID,
+				ToolName: r.ToolCall.ToolName, Reason: r.SkipReason})
+		}
+	}
 	for _, r := range rep.Changes() {
 		out.Changes = append(out.Changes, jsonChange{Change: r.Change, WorkflowID: r.WorkflowID, RunID: r.RunID, WorkflowType: r.WorkflowType,
 			Step: r.Step, CallID: r.ToolCall.CallID, ToolName: r.ToolCall.ToolName, Arguments: r.ToolCall.Arguments,

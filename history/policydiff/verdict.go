@@ -163,7 +163,16 @@ func sameArgs(a, b map[string]any) bool {
 
 // String renders a verdict for the table: "allow", "ask: hook \"h\" (approve
 // deploys)", "block: review ToolNotVisibleError", ….
-func (v Verdict) String() string {
+func (v Verdict) String() string { return v.text(false) }
+
+// text renders a verdict, reasons cut unless full.
+func (v Verdict) text(full bool) string {
+	cut := func(s string, n int) string {
+		if full {
+			return s
+		}
+		return shorten(s, n)
+	}
 	switch v.Outcome {
 	case OutcomeAllow:
 		s := "allow"
@@ -171,19 +180,19 @@ func (v Verdict) String() string {
 			s += fmt.Sprintf(": permission hook %q", v.DecidedBy)
 		}
 		if len(v.UpdatedInput) > 0 {
-			s += fmt.Sprintf(", input %s", shorten(compactJSON(v.UpdatedInput), 40))
+			s += fmt.Sprintf(", input %s", cut(compactJSON(v.UpdatedInput), 40))
 		}
 		return s
 	case OutcomeAsk:
-		return fmt.Sprintf("ask: hook %q (%s)", v.DecidedBy, shorten(v.Reason, 50))
+		return fmt.Sprintf("ask: hook %q (%s)", v.DecidedBy, cut(v.Reason, 50))
 	case OutcomeBlock:
 		switch v.Stage {
 		case StageReview:
 			return fmt.Sprintf("block: review %s", v.DecidedBy)
 		case StagePermissionRequest:
-			return fmt.Sprintf("block: permission hook %q: %s", v.DecidedBy, shorten(v.Reason, 50))
+			return fmt.Sprintf("block: permission hook %q: %s", v.DecidedBy, cut(v.Reason, 50))
 		}
-		return fmt.Sprintf("block: hook %q: %s", v.DecidedBy, shorten(v.Reason, 50))
+		return fmt.Sprintf("block: hook %q: %s", v.DecidedBy, cut(v.Reason, 50))
 	}
 	return string(v.Outcome)
 }

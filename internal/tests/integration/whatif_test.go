@@ -226,7 +226,7 @@ func TestPolicyWhatIfAndRewind(t *testing.T) {
 	auditBefore, err := workerA.Audit().Count(ctx, audit.Filter{})
 	require.NoError(t, err)
 	hookLogB := filepath.Join(dir, "policy-b", "calls.log")
-	out, code := runBinary(t, "starter", nil, "policy-diff", "-hooks-file", policyB, "-query", narrow)
+	out, code := runBinary(t, "starter", nil, "policy-diff", "-hooks-file", policyB, "-query", narrow, "-wide")
 	t.Logf("starter policy-diff -hooks-file %s -query %q (exit %d):\n%s", policyB, narrow, code, out)
 	require.Equal(t, 1, code, "a policy that changes verdicts exits 1")
 
