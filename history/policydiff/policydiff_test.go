@@ -305,7 +305,9 @@ func TestNarrowTableFitsIn120Columns(t *testing.T) {
 	rep.Results = append(rep.Results, r)
 	rep.Summary.Skips = map[string]int{"the recorded workspace cannot be used here: " + long: 2}
 	var narrow, wide bytes.Buffer
-	link := func(id, run string) string { return "http://localhost:8233/namespaces/default/workflows/" + id + "/" + run + "/history" }
+	link := func(id, run string) string {
+		return "http://localhost:8233/namespaces/default/workflows/" + id + "/" + run + "/history"
+	}
 	if err := WriteText(&narrow, rep, link, false); err != nil {
 		t.Fatal(err)
 	}

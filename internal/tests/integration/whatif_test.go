@@ -89,6 +89,7 @@ func startPolicyWorker(t *testing.T, queue, hooksFile string) *policyWorker {
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	require.NoError(t, err)
+	t.Cleanup(func() { verifyQueue(t, queue) })
 	require.NoError(t, w.Start())
 	pw := &policyWorker{Worker: w, workspace: ws, stop: sync.OnceFunc(w.Stop)}
 	t.Cleanup(pw.stop)
