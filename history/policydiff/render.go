@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,49 +26,90 @@ func changeLabel(r Result) string {
 // output.
 const MaxWidth = 120
 
-// column caps of the narrow table, in runes; with two spaces between
-// columns the widest row is MaxWidth - 1.
-var narrowCaps = []int{13, 22, 4, 12, 16, 18, 18}
+// fitColumns cuts cells until a table's rows, with gap runes between
+// columns, fit in width: first column first down to firstMin runes (the
+// workflow ID: the call ID and the run's link still name it), then every
+// column to a common cap, the largest that fits.
+func fitColumns(rows [][]string, gap, width, first, firstMin int) {
+	if len(rows) == 0 {
+		return
+	}
+	natural := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			natural[i] = max(natural[i], len([]rune(c)))
+		}
+	}
+	total := func(limit int) int {
+		sum := gap * (len(natural) - 1)
+		for _, n := range natural {
+			sum += min(n, limit)
+		}
+		return sum
+	}
+	if over := total(slices.Max(natural)) - width; over > 0 {
+		natural[first] = max(firstMin, natural[first]-over, 1)
+	}
+	limit := slices.Max(natural)
+	for limit > 1 && total(limit) > width {
+		limit--
+	}
+	for _, r := range rows {
+		for i := range r {
+			n := limit
+			if i == first {
+				n = min(limit, natural[first])
+			}
+			r[i] = shorten(r[i], n)
+		}
+	}
+}
 
 // WriteText prints the changed calls as a table, then the skipped calls
 // by reason, which policies made the recorded decisions, and the summary
-// line. The table keeps within MaxWidth columns, reasons cut; wide prints
-// full reasons, the recorded policy and each run's Web UI address.
+// line. The table names who decided and keeps within MaxWidth columns,
+// cutting the widest cells; wide adds the reasons, the recorded policy and
+// each run's Web UI address.
 func WriteText(w io.Writer, rep Report, link Link, wide bool) error {
 	changes := rep.Changes()
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "No recorded call changes its verdict under the candidate policy.")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		header := []string{"CHANGE", "WORKFLOW", "STEP", "CALL", "TOOL", "RECORDED", "CANDIDATE"}
+		rows := [][]string{{"CHANGE", "WORKFLOW", "STEP", "CALL", "TOOL", "RECORDED", "CANDIDATE"}}
 		if wide {
-			header = []string{"CHANGE", "WORKFLOW", "STEP", "CALL", "TOOL", "RECORDED", "RECORDED POLICY", "CANDIDATE", "WEB UI"}
+			rows[0] = []string{"CHANGE", "WORKFLOW", "STEP", "CALL", "TOOL", "RECORDED", "RECORDED POLICY", "CANDIDATE", "WEB UI"}
 		}
-		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		reasons := reasonsNone
+		if wide {
+			reasons = reasonsFull
+		}
 		for _, r := range changes {
 			step := "-"
 			if r.Step > 0 {
 				step = strconv.Itoa(r.Step)
 			}
-			recorded := r.Recorded.text(wide)
+			recorded := r.Recorded.text(reasons)
 			if r.HumanDecision != "" {
 				recorded += ", then " + r.HumanDecision
 			}
-			row := []string{changeLabel(r), r.WorkflowID, step, r.ToolCall.CallID, r.ToolCall.ToolName, recorded, r.Candidate.text(wide)}
+			row := []string{changeLabel(r), r.WorkflowID, step, r.ToolCall.CallID, r.ToolCall.ToolName, recorded, r.Candidate.text(reasons)}
 			if wide {
 				row = []string{row[0], row[1], row[2], row[3], row[4], row[5], orNone(r.Recorded.PolicyFingerprint), row[6], link(r.WorkflowID, r.RunID)}
-			} else {
-				for i := range row {
-					row[i] = shorten(row[i], narrowCaps[i])
-				}
 			}
+			rows = append(rows, row)
+		}
+		if !wide {
+			fitColumns(rows, 2, MaxWidth, 1, 16)
+		}
+		for _, row := range rows {
 			fmt.Fprintln(tw, strings.Join(row, "\t"))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		if !wide {
-			fmt.Fprintln(w, "(-wide: full reasons, the recorded policy and Web UI links)")
+			fmt.Fprintln(w, "(-wide: the reasons, the recorded policy and Web UI links)")
 		}
 		fmt.Fprintln(w)
 	}
