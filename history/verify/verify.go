@@ -386,12 +386,19 @@ func (c *checker) violate(ex execution, problem string) {
 
 // children checks every subagent start against its call's allow.
 func (c *checker) children() error {
-	req, err := c.run.Request()
-	if err != nil {
-		return err
+	if len(c.run.Children) == 0 {
+		return nil
 	}
+	// A malformed input fails the run before any stage; one that still
+	// started children is a violation for each, not a reason to stop.
+	req, reqErr := c.run.Request()
 	prefix := strings.TrimSuffix(workflows.SubagentWorkflowID(req.LogicalWorkID, req.AttemptNo, "x"), "x")
 	for _, ch := range c.run.Children {
+		if reqErr != nil {
+			c.rep.Executions++
+			c.violate(execution{tool: activities.SubagentToolName, eventID: ch.EventID}, fmt.Sprintf("started subagent %s, but the run's input does not decode: %v", ch.WorkflowID, reqErr))
+			continue
+		}
 		if ch.WorkflowType != workflows.AgentTurnWorkflow {
 			continue
 		}

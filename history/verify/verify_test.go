@@ -90,6 +90,26 @@ func TestExecutionsAreFoundInEveryShape(t *testing.T) {
 	}
 }
 
+// TestMalformedInputIsNotAnError: a run whose input is not an assignment
+// fails before any stage; the check reads it without an error.
+func TestMalformedInputIsNotAnError(t *testing.T) {
+	events := readEvents(t, filepath.Join(corpus, "execute_assignment_invalid.json"))
+	rep := check(t, "invalid", events)
+	if rep.Executions != 0 || len(rep.Violations) != 0 {
+		t.Fatalf("%+v", rep)
+	}
+	dc := converter.GetDefaultDataConverter()
+	events = readEvents(t, filepath.Join(corpus, "fast_path_calculator.json"))
+	p, err := dc.ToPayloads(map[string]any{"attempt_no": "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events[0].GetWorkflowExecutionStartedEventAttributes().Input = p
+	if rep := check(t, "bad-input", events); rep.Executions != 1 || len(rep.Violations) != 0 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
 // TestHandEditedHistoryIsReported: testdata/execute_after_block.json is
 // fast_path_calculator.json with its PreToolUse verdict edited into a
 // block; the ExecuteTool after it must be named.
