@@ -59,7 +59,7 @@ func TestCorpusRunsNoToolWithoutAnAllow(t *testing.T) {
 			ungoverned++
 		}
 	}
-	t.Logf("%d histories, %d executions checked (%d in runs from before lifecycle hooks)", len(files), executions, ungoverned)
+	t.Logf("%d histories, %d executions checked (%d of the runs with executions predate lifecycle hooks)", len(files), executions, ungoverned)
 	if executions < 30 {
 		t.Fatalf("only %d executions checked in %d histories: the check is not finding ExecuteTool stages", executions, len(files))
 	}
