@@ -56,6 +56,7 @@ var commands = []command{
 	{"demo", "[flags]", "start a dev server and a worker, run a sample assignment, print its result and Web UI link", cmdDemo},
 	{"bench", "[-n N] [-concurrency 1,20]", "measure ExecuteAssignment against a bare workflow on a fresh dev server", cmdBench},
 	{"policy-diff", "-hooks-file FILE [flags]", "re-decide recorded tool calls under a candidate policy; exit 1 when any verdict changes", cmdPolicyDiff},
+	{"verify", "[-query Q] [-since D] [-json]", "check that every executed tool call followed a passed review, a PreToolUse allow and any asked-for grant; exit 1 when one did not", cmdVerify},
 	{"rewind", "WORKFLOW_ID -to STAGE [flags]", "reset a run to the workflow task before a stage (compact, review, pre_tool_use, permission, step)", cmdRewind},
 }
 

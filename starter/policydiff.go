@@ -6,13 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strings"
 	"time"
-
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/history/policydiff"
@@ -44,6 +39,7 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 	query := fs.String("query", "", "visibility query narrowing the runs, e.g. \"ConversationId = 'conv-1'\"")
 	since := fs.Duration("since", 24*time.Hour, "replay runs closed within this long")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
+	wide := fs.Bool("wide", false, "print full reasons, the recorded policy and Web UI links (the table may exceed 120 columns)")
 	concurrency := fs.Int("concurrency", 8, "histories fetched and replayed at once")
 	workspace := fs.String("workspace-root", envOr("FENIX_WORKSPACE_ROOT", ""), "where command hooks run for sessions without a workspace, as on the worker (env FENIX_WORKSPACE_ROOT)")
 	workspaceBases := fs.String("workspace-bases", envOr("FENIX_WORKSPACE_BASES", ""), "directories (separated by \":\") a session's workspace must resolve inside before its hooks run, as on the worker (env FENIX_WORKSPACE_BASES; default: the workspace root)")
@@ -92,7 +88,7 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 	if *asJSON {
 		err = policydiff.WriteJSON(c.stdout, rep, link)
 	} else {
-		err = policydiff.WriteText(c.stdout, rep, link)
+		err = policydiff.WriteText(c.stdout, rep, link, *wide)
 	}
 	if err != nil {
 		return exitFailed, err
@@ -106,47 +102,24 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 // listClosedToolRuns lists closed ExecuteAssignment and AgentTurn runs
 // from visibility, by workflow ID.
 func listClosedToolRuns(ctx context.Context, conn *connection, since time.Time, narrow string) ([]policydiff.RunRef, error) {
-	q := fmt.Sprintf("(WorkflowType = '%s' OR WorkflowType = '%s') AND ExecutionStatus != 'Running' AND CloseTime >= '%s'",
-		workflows.ExecuteAssignmentWorkflow, workflows.AgentTurnWorkflow, since.UTC().Format(time.RFC3339Nano))
+	q := fmt.Sprintf("ExecutionStatus != 'Running' AND CloseTime >= '%s'", since.UTC().Format(time.RFC3339Nano))
 	if narrow != "" {
 		q += " AND (" + narrow + ")"
 	}
-	var refs []policydiff.RunRef
-	var token []byte
-	for {
-		resp, err := conn.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: conn.namespace, Query: q, NextPageToken: token})
-		if err != nil {
-			return nil, fmt.Errorf("listing runs (query %s): %w", q, err)
-		}
-		for _, e := range resp.GetExecutions() {
-			refs = append(refs, policydiff.RunRef{WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId()})
-		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
-			break
-		}
+	runs, err := runhistory.List(ctx, conn.Client, conn.namespace, runhistory.ToolRunsQuery(q))
+	if err != nil {
+		return nil, err
 	}
-	// A stable order, so the same histories always print the same table.
-	sort.Slice(refs, func(i, j int) bool {
-		if refs[i].WorkflowID != refs[j].WorkflowID {
-			return refs[i].WorkflowID < refs[j].WorkflowID
-		}
-		return refs[i].RunID < refs[j].RunID
-	})
+	refs := make([]policydiff.RunRef, len(runs))
+	for i, r := range runs {
+		refs[i] = policydiff.RunRef(r)
+	}
 	return refs, nil
 }
 
 // fetchRun reads one run's full history.
 func (conn *connection) fetchRun(ctx context.Context, ref policydiff.RunRef) (*runhistory.Run, error) {
-	var events []*historypb.HistoryEvent
-	iter := conn.GetWorkflowHistory(ctx, ref.WorkflowID, ref.RunID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		e, err := iter.Next()
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, e)
-	}
-	return runhistory.Parse(ref.WorkflowID, ref.RunID, events, conn.dc)
+	return runhistory.Fetch(ctx, conn.Client, ref.WorkflowID, ref.RunID, conn.dc)
 }
 
 // noAuditStore stands in for the audit log in a re-evaluation: the audit

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/fenixrt/fenix/history/policydiff"
 	"github.com/fenixrt/fenix/history/rewind"
 	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workflows"
 )
 
 // cmdRewind resets a run to the workflow task before a stage. Exit 0: reset
@@ -21,7 +23,8 @@ func cmdRewind(ctx context.Context, c *cli, args []string) (int, error) {
 	callID := fs.String("call", "", "tool call of review, pre_tool_use and permission (needed when the run has several)")
 	step := fs.Int("step", 0, "AgentTurn step: required with -to step, narrows the other stages")
 	reason := fs.String("reason", "", "why, recorded in the reset and in the new run's rewound_from trace entry")
-	allowRerun := fs.Bool("allow-rerun", false, "rewind even though side-effecting tools that already ran will run again")
+	allowRerun := fs.Bool("allow-rerun", false, "rewind even though tools with side effects (writes included) that already ran will run again")
+	discardPending := fs.Bool("discard-pending", false, "rewind a running run even though it waits for a permission decision (the request is dropped)")
 	runID := fs.String("run-id", "", "run to rewind (default: the workflow's current run)")
 	dryRun := fs.Bool("dry-run", false, "print the plan (and the event ID for the Web UI's reset) without resetting")
 	// The workflow ID may come before the flags, as in the usage line.
@@ -61,11 +64,17 @@ func cmdRewind(ctx context.Context, c *cli, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, fmt.Errorf("reading %s (run %s): %w", workflowID, *runID, err)
 	}
-	plan, err := rewind.Locate(run, target, builtinIdempotency)
+	plan, err := rewind.Locate(run, target, builtinSideEffects)
 	if err != nil {
 		return exitFailed, err
 	}
+	if plan.Running {
+		plan.AwaitingPermission = conn.awaitingPermission(ctx, plan)
+	}
 	printPlan(c, plan)
+	if err := plan.CheckRunning(*discardPending); err != nil {
+		return exitFailed, err
+	}
 	if err := plan.Check(*allowRerun); err != nil {
 		return exitFailed, err
 	}
@@ -111,10 +120,33 @@ func printPlan(c *cli, p rewind.Plan) {
 	for _, r := range p.Reruns {
 		fmt.Fprintf(c.stdout, "Would run again: %s\n", r)
 	}
+	if p.Running {
+		fmt.Fprintf(c.stdout, "The run is still running: rewinding terminates it (status Terminated, its pending activities and timers dropped) and goes on in a new run.\n")
+	}
+	for _, id := range p.AwaitingPermission {
+		fmt.Fprintf(c.stdout, "Waiting for a permission decision: call %s (the reset drops the request)\n", id)
+	}
 }
 
-// builtinIdempotency resolves tools whose review is not in history.
-func builtinIdempotency(name string) (bool, bool) {
+// awaitingPermission asks a running run which calls wait for permission
+// (its pending_permissions query); when no worker answers, history says.
+func (conn *connection) awaitingPermission(ctx context.Context, p rewind.Plan) []string {
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v, err := conn.QueryWorkflow(qctx, p.WorkflowID, p.RunID, workflows.QueryPendingPermissions)
+	var pending []workflows.PendingPermission
+	if err != nil || v.Get(&pending) != nil {
+		return p.AwaitingPermission
+	}
+	ids := make([]string, len(pending))
+	for i, pp := range pending {
+		ids[i] = pp.CallID
+	}
+	return ids
+}
+
+// builtinSideEffects resolves tools whose review is not in history.
+func builtinSideEffects(name string) (bool, bool) {
 	d, ok := tools.Builtin().Lookup(name)
-	return d.Idempotent, ok
+	return d.Local, ok
 }

@@ -2,6 +2,8 @@ package policydiff
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/fenixrt/fenix/fenixerr"
@@ -38,6 +40,11 @@ func (p *Policy) Evaluate(ctx context.Context, c Call) Verdict {
 	}
 	sv := stageVerdicts{fingerprint: p.Hooks.PolicyFingerprint(agent.AllowedToolNames)}
 	if _, err := p.Tools.Review(c.ToolCall, agent); err != nil {
+		if errors.Is(err, fenixerr.ErrUnsupportedTool) && !errors.Is(err, fenixerr.ErrToolNotVisible) {
+			// A tool only the recording worker has (an MCP or test tool):
+			// this registry cannot review it, whatever the policy.
+			return skipped(sv.fingerprint, fmt.Sprintf("tool %q is not registered here, only on the worker that ran it", c.ToolCall.ToolName))
+		}
 		sv.reviewErr = fenixerr.As(err)
 		return sv.verdict()
 	}
@@ -53,10 +60,12 @@ func (p *Policy) Evaluate(ctx context.Context, c Call) Verdict {
 		session.Cwd = session.WorkspaceRoot
 	}
 	// A root outside the bases fails the run before any stage on the
-	// worker; here it blocks the call before its hooks run in that root.
+	// worker, so a recorded verdict means the worker allowed it: here it
+	// is this environment that differs (a deployment check, not the
+	// policy), and hooks must not run somewhere else instead.
 	if err := p.checkWorkspace(&session); err != nil {
-		sv.reviewErr = fenixerr.As(err)
-		return sv.verdict()
+		return skipped(sv.fingerprint, "the recorded workspace cannot be used here ("+fenixerr.As(err).Message+
+			"); give -workspace-root/-workspace-bases as on the worker, or run policy-diff where it runs")
 	}
 	pre := p.Hooks.RunPreToolUse(ctx, hooks.PreToolUseEvent{Session: session, ToolName: c.ToolCall.ToolName, CallID: c.ToolCall.CallID,
 		ToolInput: c.ToolCall.Arguments, Step: c.Step, Cancelled: c.cancelled, CancelReason: c.cancelReason})
@@ -71,6 +80,12 @@ func (p *Policy) Evaluate(ctx context.Context, c Call) Verdict {
 		sv.permission = &perm
 	}
 	return sv.verdict()
+}
+
+// skipped is the verdict on a call this environment cannot re-decide
+// faithfully; reason says why.
+func skipped(fingerprint, reason string) Verdict {
+	return Verdict{Outcome: OutcomeUndecided, Reason: reason, PolicyFingerprint: fingerprint}
 }
 
 // checkWorkspace resolves the session's workspace root and cwd through the

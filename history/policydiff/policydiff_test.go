@@ -259,7 +259,7 @@ func TestRender(t *testing.T) {
 	rep := replayCorpus(t, policyWith(t, freezeHook{tool: "calculator"}))
 	link := func(id, run string) string { return "ui/" + id + "/" + run }
 	var text bytes.Buffer
-	if err := WriteText(&text, rep, link); err != nil {
+	if err := WriteText(&text, rep, link, true); err != nil {
 		t.Fatal(err)
 	}
 	out := text.String()
@@ -292,6 +292,60 @@ func TestRender(t *testing.T) {
 	}
 	if len(decoded.Changes) != len(rep.Changes()) || decoded.Summary.Replayed != rep.Summary.Replayed {
 		t.Errorf("JSON has %d changes and %d replayed, want %d and %d", len(decoded.Changes), decoded.Summary.Replayed, len(rep.Changes()), rep.Summary.Replayed)
+	}
+}
+
+// TestNarrowTableFitsIn120Columns: the default table cuts every cell, so
+// long workflow IDs, call IDs and reasons keep each line within MaxWidth.
+func TestNarrowTableFitsIn120Columns(t *testing.T) {
+	rep := replayCorpus(t, policyWith(t, freezeHook{tool: "calculator"}))
+	long := strings.Repeat("x", 200)
+	r := rep.Changes()[0]
+	r.WorkflowID, r.ToolCall.CallID, r.Recorded.Reason = "wf-"+long, "call-"+long, long
+	r.Candidate = Verdict{Outcome: OutcomeBlock, Stage: StagePreToolUse, DecidedBy: long, Reason: long}
+	rep.Results = append(rep.Results, r)
+	rep.Summary.Skips = map[string]int{"the recorded workspace cannot be used here: " + long: 2}
+	var narrow, wide bytes.Buffer
+	link := func(id, run string) string {
+		return "http://localhost:8233/namespaces/default/workflows/" + id + "/" + run + "/history"
+	}
+	if err := WriteText(&narrow, rep, link, false); err != nil {
+		t.Fatal(err)
+	}
+	// The table and the skip reasons; the policy counts below list
+	// fingerprints, one per policy.
+	for _, line := range strings.Split(narrow.String(), "\n") {
+		if strings.Contains(line, "verdicts by policy") {
+			continue
+		}
+		if n := len([]rune(line)); n > MaxWidth {
+			t.Errorf("line of %d columns:\n%s", n, line)
+		}
+	}
+	if !strings.Contains(narrow.String(), "-wide") || !strings.Contains(narrow.String(), "2 × the recorded workspace cannot be used here") {
+		t.Errorf("narrow output lacks the -wide hint or the skip reason:\n%s", narrow.String())
+	}
+	if err := WriteText(&wide, rep, link, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(wide.String(), long) || !strings.Contains(wide.String(), "RECORDED POLICY") || !strings.Contains(wide.String(), "/history") {
+		t.Errorf("-wide output cut a reason or lacks the policy and link columns")
+	}
+}
+
+// TestSamePolicyNeverChanges: a different verdict under the very policy
+// that recorded the call (same fingerprint) is this environment's doing:
+// skipped with the reason, not reported as a change.
+func TestSamePolicyNeverChanges(t *testing.T) {
+	r := Result{Call: Call{Recorded: Verdict{Outcome: OutcomeAllow, PolicyFingerprint: "fp1"}},
+		Candidate: Verdict{Outcome: OutcomeBlock, Stage: StagePreToolUse, DecidedBy: "guard", PolicyFingerprint: "fp1"}}
+	r.Change = Compare(r.Recorded, r.Candidate)
+	if reason := skipReason(&r); r.Change != ChangeSkipped || !strings.Contains(reason, "fingerprint fp1") {
+		t.Fatalf("change %s, reason %q; want skipped naming the fingerprint", r.Change, reason)
+	}
+	r.Candidate.PolicyFingerprint, r.Change = "fp2", ChangeNewlyBlocked
+	if reason := skipReason(&r); r.Change != ChangeNewlyBlocked || reason != "" {
+		t.Fatalf("another policy: change %s, reason %q; want newly blocked", r.Change, reason)
 	}
 }
 

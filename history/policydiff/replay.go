@@ -26,10 +26,13 @@ type Result struct {
 	Call
 	Candidate Verdict `json:"candidate"`
 	Change    Change  `json:"change"`
+	// SkipReason says why a skipped call could not be re-decided.
+	SkipReason string `json:"skip_reason,omitempty"`
 }
 
 // Summary counts the replay. Replayed = NewlyBlocked + NewlyAllowed +
-// InputChanged + Unchanged; skipped calls had no recorded verdict.
+// InputChanged + Unchanged; skipped calls could not be re-decided
+// faithfully (Skips counts them by reason).
 type Summary struct {
 	Runs         int `json:"runs"`
 	Replayed     int `json:"replayed"`
@@ -38,6 +41,8 @@ type Summary struct {
 	InputChanged int `json:"input_changed"`
 	Unchanged    int `json:"unchanged"`
 	Skipped      int `json:"skipped"`
+	// Skips counts the skipped calls by reason.
+	Skips map[string]int `json:"skips,omitempty"`
 	// RecordedPolicies counts the replayed calls by the fingerprint of the
 	// policy that decided them ("" for verdicts recorded without one).
 	RecordedPolicies map[string]int `json:"recorded_policies"`
@@ -122,14 +127,37 @@ func ReplayRun(ctx context.Context, p *Policy, run *runhistory.Run) ([]Result, e
 	for i, c := range calls {
 		candidate := p.Evaluate(ctx, c)
 		out[i] = Result{Call: c, Candidate: candidate, Change: Compare(c.Recorded, candidate)}
+		out[i].SkipReason = skipReason(&out[i])
 	}
 	return out, nil
+}
+
+// skipReason says why a call is skipped, and skips a change the policy
+// cannot have made: the policy that recorded the verdict (same
+// fingerprint) deciding otherwise here means this environment differs,
+// not the policy.
+func skipReason(r *Result) string {
+	switch {
+	case r.Change == ChangeSkipped && r.Recorded.Outcome == OutcomeUndecided:
+		return "no recorded verdict (the run was canceled between stages or is still running)"
+	case r.Change == ChangeSkipped:
+		return r.Candidate.Reason
+	case r.Change != ChangeUnchanged && r.Recorded.PolicyFingerprint != "" && r.Recorded.PolicyFingerprint == r.Candidate.PolicyFingerprint:
+		r.Change = ChangeSkipped
+		return fmt.Sprintf("the recorded policy (fingerprint %s) decides otherwise here: its hooks depend on this environment, which is not the worker's",
+			r.Recorded.PolicyFingerprint)
+	}
+	return ""
 }
 
 func (s *Summary) count(res Result) {
 	switch res.Change {
 	case ChangeSkipped:
 		s.Skipped++
+		if s.Skips == nil {
+			s.Skips = map[string]int{}
+		}
+		s.Skips[res.SkipReason]++
 		return
 	case ChangeNewlyBlocked:
 		s.NewlyBlocked++

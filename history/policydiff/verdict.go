@@ -161,9 +161,27 @@ func sameArgs(a, b map[string]any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// String renders a verdict for the table: "allow", "ask: hook \"h\" (approve
-// deploys)", "block: review ToolNotVisibleError", ….
-func (v Verdict) String() string {
+// String renders a verdict with its reasons cut: "allow", "ask: hook
+// \"h\" (approve deploys)", "block: review ToolNotVisibleError", ….
+func (v Verdict) String() string { return v.text(reasonsCut) }
+
+// How much of a verdict's reasons text renders.
+const (
+	reasonsNone = iota // the narrow table: who decided, not why
+	reasonsCut
+	reasonsFull
+)
+
+func (v Verdict) text(reasons int) string {
+	why := func(format, s string, n int) string {
+		switch reasons {
+		case reasonsNone:
+			return ""
+		case reasonsCut:
+			s = shorten(s, n)
+		}
+		return fmt.Sprintf(format, s)
+	}
 	switch v.Outcome {
 	case OutcomeAllow:
 		s := "allow"
@@ -171,19 +189,22 @@ func (v Verdict) String() string {
 			s += fmt.Sprintf(": permission hook %q", v.DecidedBy)
 		}
 		if len(v.UpdatedInput) > 0 {
-			s += fmt.Sprintf(", input %s", shorten(compactJSON(v.UpdatedInput), 40))
+			s += why(", input %s", compactJSON(v.UpdatedInput), 40)
+			if reasons == reasonsNone {
+				s += ", input changed"
+			}
 		}
 		return s
 	case OutcomeAsk:
-		return fmt.Sprintf("ask: hook %q (%s)", v.DecidedBy, shorten(v.Reason, 50))
+		return fmt.Sprintf("ask: hook %q", v.DecidedBy) + why(" (%s)", v.Reason, 50)
 	case OutcomeBlock:
 		switch v.Stage {
 		case StageReview:
 			return fmt.Sprintf("block: review %s", v.DecidedBy)
 		case StagePermissionRequest:
-			return fmt.Sprintf("block: permission hook %q: %s", v.DecidedBy, shorten(v.Reason, 50))
+			return fmt.Sprintf("block: permission hook %q", v.DecidedBy) + why(": %s", v.Reason, 50)
 		}
-		return fmt.Sprintf("block: hook %q: %s", v.DecidedBy, shorten(v.Reason, 50))
+		return fmt.Sprintf("block: hook %q", v.DecidedBy) + why(": %s", v.Reason, 50)
 	}
 	return string(v.Outcome)
 }

@@ -24,8 +24,10 @@ func (r *cwdRecorder) PreToolUse(_ context.Context, ev hooks.PreToolUseEvent) (h
 }
 
 // TestEvaluateChecksTheWorkspaceBeforeHooksRun: a recorded session whose
-// workspace is outside the bases is blocked without running a hook there,
-// as the worker refuses the run; one inside runs its hooks in its root.
+// workspace is outside this environment's bases is skipped, naming the
+// setting, without running a hook anywhere (the worker allowed it, so the
+// environment differs, not the policy); one inside runs its hooks in its
+// root.
 func TestEvaluateChecksTheWorkspaceBeforeHooksRun(t *testing.T) {
 	rec := &cwdRecorder{}
 	p := policyWith(t, rec)
@@ -36,8 +38,11 @@ func TestEvaluateChecksTheWorkspaceBeforeHooksRun(t *testing.T) {
 		session:      hooks.Session{SessionID: "s", WorkspaceRoot: "/etc", Cwd: "/etc"},
 	}
 	v := p.Evaluate(context.Background(), call)
-	if v.Outcome != OutcomeBlock || v.DecidedBy != "WorkspaceEscapeError" || !strings.Contains(v.Reason, workspace.BasesSetting) {
-		t.Fatalf("verdict = %+v, want a block naming %s", v, workspace.BasesSetting)
+	if v.Outcome != OutcomeUndecided || !strings.Contains(v.Reason, workspace.BasesSetting) || !strings.Contains(v.Reason, "-workspace-bases") {
+		t.Fatalf("verdict = %+v, want it skipped, naming %s and -workspace-bases", v, workspace.BasesSetting)
+	}
+	if Compare(Verdict{Outcome: OutcomeAllow}, v) != ChangeSkipped {
+		t.Fatalf("a deployment check counted as a change")
 	}
 	if len(rec.cwds) != 0 {
 		t.Fatalf("hooks ran in %v", rec.cwds)

@@ -82,7 +82,7 @@ func (r Rerun) String() string {
 	if r.Pending {
 		state = "may be running"
 	}
-	return fmt.Sprintf("%s %s (event %d) %s and is not idempotent", r.Name, r.CallID, r.EventID, state)
+	return fmt.Sprintf("%s %s (event %d) %s and has side effects: it would run again, over whatever changed since", r.Name, r.CallID, r.EventID, state)
 }
 
 // Plan is a located rewind.
@@ -103,11 +103,19 @@ type Plan struct {
 	AlsoRerun []string `json:"also_rerun,omitempty"`
 	// Reruns are the side effects a reset would repeat.
 	Reruns []Rerun `json:"reruns,omitempty"`
+	// Running is set when the run had not closed: a reset terminates it.
+	Running bool `json:"running,omitempty"`
+	// AwaitingPermission lists the calls the running run waits on a
+	// permission decision for; a reset drops those requests.
+	AwaitingPermission []string `json:"awaiting_permission,omitempty"`
 }
 
-// Idempotency says whether a tool may run twice; ok is false for a tool
-// it does not know (treated as side-effecting).
-type Idempotency func(tool string) (idempotent, ok bool)
+// SideEffects says whether a tool is free of side effects (it only reads
+// or computes: tools.Descriptor.Local); ok is false for a tool it does not
+// know (treated as side-effecting). Idempotent is not enough: a write that
+// is safe to retry at once still overwrites, when rerun later, whatever
+// changed in between.
+type SideEffects func(tool string) (free, ok bool)
 
 // RerunError refuses a rewind that would repeat side effects.
 type RerunError struct {
@@ -126,7 +134,7 @@ func (e *RerunError) Error() string {
 // Locate finds the target's stage in a run and plans the reset: the reset
 // point and every side effect after it. known resolves tools whose review
 // is not in history.
-func Locate(run *runhistory.Run, t Target, known Idempotency) (Plan, error) {
+func Locate(run *runhistory.Run, t Target, known SideEffects) (Plan, error) {
 	activityType, ok := activityOf[t.Stage]
 	if !ok {
 		return Plan{}, fmt.Errorf("unknown stage %q: use one of %s", t.Stage, stageList())
@@ -166,6 +174,10 @@ func Locate(run *runhistory.Run, t Target, known Idempotency) (Plan, error) {
 	}
 	p.AlsoRerun = countRepeats(also)
 	p.Reruns = reruns(run, p.ResetEventID, known)
+	p.Running = !run.Closed
+	if p.Running {
+		p.AwaitingPermission = AwaitingPermission(run)
+	}
 	return p, nil
 }
 
@@ -177,11 +189,90 @@ func (p Plan) Check(allowRerun bool) error {
 	return nil
 }
 
+// PendingError refuses to rewind a run that waits for a permission
+// decision: the reset would terminate it and drop the request.
+type PendingError struct {
+	Plan Plan
+}
+
+func (e *PendingError) Error() string {
+	return fmt.Sprintf("%s (run %s) is waiting for a permission decision on %s: rewinding terminates the run and drops the request; "+
+		"decide it first (starter approve/deny) or pass -discard-pending", e.Plan.WorkflowID, e.Plan.RunID, strings.Join(e.Plan.AwaitingPermission, ", "))
+}
+
+// CheckRunning refuses a running run that waits for a permission
+// decision, unless discardPending.
+func (p Plan) CheckRunning(discardPending bool) error {
+	if p.Running && len(p.AwaitingPermission) > 0 && !discardPending {
+		return &PendingError{Plan: p}
+	}
+	return nil
+}
+
+// AwaitingPermission lists, from history, the calls of an open run whose
+// PreToolUse asked for permission and that nothing has decided yet: no
+// PermissionRequest hook settled them, no decide_permission update
+// answered them, they did not execute, and the run has not moved on to a
+// later step (a timeout denies and moves on).
+func AwaitingPermission(run *runhistory.Run) []string {
+	if run.Closed {
+		return nil
+	}
+	decided := map[string]bool{}
+	for _, u := range run.Updates {
+		var d struct {
+			CallID string `json:"call_id"`
+		}
+		if u.Decode(&d) == nil {
+			decided[d.CallID] = true
+		}
+	}
+	lastStep := 0
+	for _, s := range run.Stages {
+		lastStep = max(lastStep, s.Step)
+	}
+	var out []string
+	for i, s := range run.Stages {
+		if s.Type != runhistory.TypePreToolUse || s.Step != lastStep || decided[s.CallID] {
+			continue
+		}
+		var res activities.PreToolUseHooksResult
+		if ok, err := s.DecodeResult(&res); !ok || err != nil || !res.Result.NeedsPermission() {
+			continue
+		}
+		if !settledLater(run.Stages[i+1:], s.CallID) {
+			out = append(out, s.CallID)
+		}
+	}
+	return out
+}
+
+// settledLater reports whether a permission hook settled the call or the
+// call went on to execute.
+func settledLater(later []*runhistory.Stage, callID string) bool {
+	for _, s := range later {
+		if s.CallID != callID {
+			continue
+		}
+		switch s.Type {
+		case runhistory.TypeExecuteTool, runhistory.TypePostToolUse:
+			return true
+		case runhistory.TypePermissionRequest:
+			var res activities.PermissionRequestHooksResult
+			if ok, err := s.DecodeResult(&res); ok && err == nil && res.Result.Settled() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // reruns lists side effects recorded after the reset point: tools run as
-// regular activities (a local ExecuteTool is idempotent by construction)
-// that started, or may have, and are not idempotent; and subagents.
-func reruns(run *runhistory.Run, resetEventID int64, known Idempotency) []Rerun {
-	idempotent := reviewedIdempotency(run)
+// regular activities (a local ExecuteTool is free of side effects by
+// construction) that started, or may have, and are not free of side
+// effects — idempotent writes included; and subagents.
+func reruns(run *runhistory.Run, resetEventID int64, known SideEffects) []Rerun {
+	pure := reviewedSideEffects(run)
 	var out []Rerun
 	for _, s := range run.StagesOf(runhistory.TypeExecuteTool) {
 		if s.EventID <= resetEventID || s.Local {
@@ -193,12 +284,15 @@ func reruns(run *runhistory.Run, resetEventID int64, known Idempotency) []Rerun 
 		var in activities.ExecuteToolInput
 		_, _ = s.DecodeInput(&in)
 		tool := in.ToolCall.ToolName
-		safe, ok := idempotent[s.CallID]
-		if !ok && known != nil {
-			safe, ok = known(tool)
-		}
-		if ok && safe {
+		// Histories from before descriptors recorded "local" read false:
+		// what the tool is today counts too.
+		if pure[s.CallID] {
 			continue
+		}
+		if known != nil {
+			if free, ok := known(tool); ok && free {
+				continue
+			}
 		}
 		if tool == "" {
 			tool = "a tool"
@@ -214,13 +308,14 @@ func reruns(run *runhistory.Run, resetEventID int64, known Idempotency) []Rerun 
 	return out
 }
 
-// reviewedIdempotency reads each call's tool descriptor from its review.
-func reviewedIdempotency(run *runhistory.Run) map[string]bool {
+// reviewedSideEffects reads from each call's review whether its tool is
+// free of side effects.
+func reviewedSideEffects(run *runhistory.Run) map[string]bool {
 	out := map[string]bool{}
 	for _, s := range run.StagesOf(runhistory.TypeReviewToolCall) {
 		var res activities.ReviewToolCallResult
 		if ok, err := s.DecodeResult(&res); ok && err == nil && res.Tool.Name != "" {
-			out[s.CallID] = res.Tool.Idempotent
+			out[s.CallID] = res.Tool.Local
 		}
 	}
 	return out

@@ -7,6 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	commonpb "go.temporal.io/api/common/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/history/runhistory"
 	"github.com/fenixrt/fenix/tools"
 )
@@ -27,7 +32,7 @@ func load(t *testing.T, name string) *runhistory.Run {
 // builtin resolves tools whose review is not in history.
 func builtin(name string) (bool, bool) {
 	d, ok := tools.Builtin().Lookup(name)
-	return d.Idempotent, ok
+	return d.Local, ok
 }
 
 func TestLocateMapsStagesToTheirWorkflowTask(t *testing.T) {
@@ -69,7 +74,7 @@ func TestLocateMapsStagesToTheirWorkflowTask(t *testing.T) {
 				p.ActivityType, p.StageEventID, p.Local, p.ResetEventID, p.AlsoRerun, tc.activity, tc.stage, tc.local, tc.reset, tc.alsoRerun)
 		}
 		if len(p.Reruns) != 0 || p.Check(false) != nil {
-			t.Errorf("%s %+v: reruns %v, want none (only idempotent tools ran after the reset point)", tc.file, tc.target, p.Reruns)
+			t.Errorf("%s %+v: reruns %v, want none (only tools free of side effects ran after the reset point)", tc.file, tc.target, p.Reruns)
 		}
 	}
 }
@@ -89,7 +94,7 @@ func TestRewindPastASideEffectIsRefused(t *testing.T) {
 			}
 			err = p.Check(false)
 			var refused *RerunError
-			if !errors.As(err, &refused) || !strings.Contains(err.Error(), fmt.Sprintf("exec_command exec-1 (event %d) ran and is not idempotent", shape.eventID)) ||
+			if !errors.As(err, &refused) || !strings.Contains(err.Error(), fmt.Sprintf("exec_command exec-1 (event %d) ran and has side effects", shape.eventID)) ||
 				!strings.Contains(err.Error(), "-allow-rerun") {
 				t.Errorf("%s %s: Check = %v, want a refusal naming exec_command and -allow-rerun", shape.file, target.Stage, err)
 			}
@@ -112,7 +117,7 @@ func TestRewindPastASideEffectIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Reruns) != 1 || p.Reruns[0].Name != "test_sleep" {
-		t.Errorf("reruns = %+v, want test_sleep (not idempotent per its review)", p.Reruns)
+		t.Errorf("reruns = %+v, want test_sleep (not free of side effects per its review)", p.Reruns)
 	}
 }
 
@@ -154,4 +159,154 @@ func TestFastPathStepSharesItsTask(t *testing.T) {
 	if len(p.Reruns) != 0 {
 		t.Errorf("reruns %v: local tools are idempotent", p.Reruns)
 	}
+}
+
+// asTool turns governed_exec_command.json's exec_command call into a call
+// of another regular tool, with the descriptor its review records today.
+func asTool(t *testing.T, d tools.Descriptor) *runhistory.Run {
+	t.Helper()
+	events, err := runhistory.ReadJSONFile(filepath.Join("../../workflows/testdata", "governed_exec_command.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := converter.GetDefaultDataConverter()
+	recode := func(payloads **commonPayloads, v any, edit func()) {
+		if err := dc.FromPayloads(*payloads, v); err != nil {
+			t.Fatal(err)
+		}
+		edit()
+		p, err := dc.ToPayloads(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*payloads = p
+	}
+	args := map[string]any{"path": "notes.txt", "content": "v1"}
+	for _, e := range events {
+		switch a := e.GetActivityTaskScheduledEventAttributes(); a.GetActivityType().GetName() {
+		case runhistory.TypeExecuteTool:
+			var in activities.ExecuteToolInput
+			recode(&a.Input, &in, func() { in.ToolCall.ToolName, in.ToolCall.Arguments = d.Name, args })
+		}
+		if c := e.GetActivityTaskCompletedEventAttributes(); c != nil && scheduledType(events, c.GetScheduledEventId()) == runhistory.TypeReviewToolCall {
+			var res activities.ReviewToolCallResult
+			recode(&c.Result, &res, func() { res.ToolCall.ToolName, res.ToolCall.Arguments, res.Tool = d.Name, args, d })
+		}
+	}
+	run, err := runhistory.Parse("edited-"+d.Name, "run-1", events, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+type commonPayloads = commonpb.Payloads
+
+func scheduledType(events []*historypb.HistoryEvent, id int64) string {
+	for _, e := range events {
+		if e.GetEventId() == id {
+			return e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+		}
+	}
+	return ""
+}
+
+// TestIdempotentWritesAreSideEffects: workspace_write, workspace_edit,
+// memory_write and process_stop are idempotent (safe to retry at once)
+// but a rewind past them overwrites what changed since: each is listed
+// and needs -allow-rerun; a read is not.
+func TestIdempotentWritesAreSideEffects(t *testing.T) {
+	reg := tools.Builtin()
+	for _, name := range []string{"workspace_write", "workspace_edit", "memory_write", "process_stop"} {
+		d, ok := reg.Lookup(name)
+		if !ok {
+			t.Fatalf("no built-in %s", name)
+		}
+		if name != "workspace_edit" && !d.Idempotent {
+			t.Fatalf("%s is no longer idempotent: this test no longer covers the case", name)
+		}
+		p, err := Locate(asTool(t, d.Descriptor), Target{Stage: StagePreToolUse}, builtin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Reruns) != 1 || p.Reruns[0].Name != name || p.Reruns[0].EventID != 37 {
+			t.Errorf("%s: reruns = %+v, want %s at event 37", name, p.Reruns, name)
+		}
+		var refused *RerunError
+		if err := p.Check(false); !errors.As(err, &refused) || !strings.Contains(err.Error(), name+" exec-1 (event 37) ran and has side effects") {
+			t.Errorf("%s: Check = %v, want a refusal naming it", name, err)
+		}
+	}
+	read, _ := reg.Lookup("workspace_read")
+	if p, err := Locate(asTool(t, read.Descriptor), Target{Stage: StagePreToolUse}, builtin); err != nil || len(p.Reruns) != 0 {
+		t.Errorf("workspace_read: reruns %v (%v), want none: it only reads", p.Reruns, err)
+	}
+}
+
+// truncated is a recorded history cut before an event: the run as a
+// reader saw it while it was still open.
+func truncated(t *testing.T, name string, before int64) *runhistory.Run {
+	t.Helper()
+	events, err := runhistory.ReadJSONFile(filepath.Join("../../workflows/testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []*historypb.HistoryEvent
+	for _, e := range events {
+		if e.GetEventId() < before {
+			kept = append(kept, e)
+		}
+	}
+	run, err := runhistory.Parse(name, "run-1", kept, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// TestRewindingARunningRun: a plan for an open run says it is running;
+// one waiting for a permission decision is refused without
+// -discard-pending; a decided or closed one is not waiting.
+func TestRewindingARunningRun(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		before int64
+		target Target
+	}{
+		{"fast_path_permission_allowed.json", 19, Target{Stage: StagePreToolUse}},
+		{"governed_permission_allowed.json", 47, Target{Stage: StagePermission}},
+		{"claude_hooks_agent_turn_permission.json", 27, Target{Stage: StagePreToolUse}},
+	} {
+		p, err := Locate(truncated(t, tc.file, tc.before), tc.target, builtin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.Running || strings.Join(p.AwaitingPermission, ",") != "ask-1" {
+			t.Fatalf("%s: running %v, awaiting %v; want running, awaiting ask-1", tc.file, p.Running, p.AwaitingPermission)
+		}
+		var pending *PendingError
+		if err := p.CheckRunning(false); !errors.As(err, &pending) || !strings.Contains(err.Error(), "waiting for a permission decision on ask-1") ||
+			!strings.Contains(err.Error(), "-discard-pending") {
+			t.Errorf("%s: CheckRunning = %v", tc.file, err)
+		}
+		if err := p.CheckRunning(true); err != nil {
+			t.Errorf("%s: -discard-pending still refused: %v", tc.file, err)
+		}
+		// Once decided (the update is in history), nothing waits.
+		decided, err := Locate(truncated(t, tc.file, tc.before+2), tc.target, builtin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !decided.Running || len(decided.AwaitingPermission) != 0 || decided.CheckRunning(false) != nil {
+			t.Errorf("%s after the decision: running %v, awaiting %v", tc.file, decided.Running, decided.AwaitingPermission)
+		}
+	}
+	closed, err := Locate(load(t, "fast_path_permission_allowed.json"), Target{Stage: StagePreToolUse}, builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if closed.Running || len(closed.AwaitingPermission) != 0 {
+		t.Errorf("closed run: running %v, awaiting %v", closed.Running, closed.AwaitingPermission)
+	}
+
 }

@@ -10,15 +10,19 @@
 package runhistory
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
@@ -41,6 +45,7 @@ const (
 	TypeCallModel           = "CallModel"
 	TypeLifecycleHooks      = "RunLifecycleHooks"
 	localActivityMarkerName = "LocalActivity"
+	versionMarkerName       = "Version"
 )
 
 // Workflow types whose runs carry tool calls.
@@ -158,6 +163,9 @@ type Run struct {
 	Updates      []Update
 	// Closed is set when history holds the run's closing event.
 	Closed bool
+	// Versions are the run's workflow.GetVersion markers: change ID to
+	// version.
+	Versions map[string]int
 
 	input   *commonpb.Payloads
 	request *contract.AgentTurnRequest
@@ -269,6 +277,7 @@ func Parse(workflowID, runID string, events []*historypb.HistoryEvent, dc conver
 			if s := r.localActivity(e); s != nil {
 				r.Stages = append(r.Stages, s)
 			}
+			r.version(e)
 		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 			a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes()
 			children[e.GetEventId()] = len(r.Children)
@@ -312,6 +321,23 @@ func (r *Run) localActivity(e *historypb.HistoryEvent) *Stage {
 		s.Outcome, s.failure, s.result = OutcomeFailed, f, nil
 	}
 	return s
+}
+
+// version records a Version marker (workflow.GetVersion).
+func (r *Run) version(e *historypb.HistoryEvent) {
+	a := e.GetMarkerRecordedEventAttributes()
+	if a.GetMarkerName() != versionMarkerName {
+		return
+	}
+	var changeID string
+	var version int
+	if r.dc.FromPayloads(a.GetDetails()["change-id"], &changeID) != nil || r.dc.FromPayloads(a.GetDetails()["version"], &version) != nil {
+		return
+	}
+	if r.Versions == nil {
+		r.Versions = map[string]int{}
+	}
+	r.Versions[changeID] = version
 }
 
 // assignSteps numbers AgentTurn steps: each step starts with PrepareTurn,
@@ -490,4 +516,61 @@ func ReadJSONFile(path string) ([]*historypb.HistoryEvent, error) {
 		return nil, fmt.Errorf("%s is not a Temporal history in JSON: %w", path, err)
 	}
 	return h.GetEvents(), nil
+}
+
+// Fetch reads one run's full history from the server and parses it. dc
+// must be the client's data converter.
+func Fetch(ctx context.Context, c client.Client, workflowID, runID string, dc converter.DataConverter) (*Run, error) {
+	var events []*historypb.HistoryEvent
+	iter := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, e)
+	}
+	return Parse(workflowID, runID, events, dc)
+}
+
+// Ref names a run.
+type Ref struct {
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id"`
+}
+
+// ToolRunsQuery is the visibility query for ExecuteAssignment and
+// AgentTurn runs, narrowed by extra when it is not empty.
+func ToolRunsQuery(extra string) string {
+	q := fmt.Sprintf("(WorkflowType = '%s' OR WorkflowType = '%s')", workflowExecuteAssignment, workflowAgentTurn)
+	if extra != "" {
+		q += " AND (" + extra + ")"
+	}
+	return q
+}
+
+// List lists the runs a visibility query matches, every page, in a stable
+// order (by workflow ID, then run ID).
+func List(ctx context.Context, c client.Client, namespace, query string) ([]Ref, error) {
+	var refs []Ref
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: namespace, Query: query, NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("listing runs (query %s): %w", query, err)
+		}
+		for _, e := range resp.GetExecutions() {
+			refs = append(refs, Ref{WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId()})
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	sort.Slice(refs, func(i, j int) bool {
+		if refs[i].WorkflowID != refs[j].WorkflowID {
+			return refs[i].WorkflowID < refs[j].WorkflowID
+		}
+		return refs[i].RunID < refs[j].RunID
+	})
+	return refs, nil
 }

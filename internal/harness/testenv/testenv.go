@@ -13,7 +13,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/history/verify"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
 )
 
@@ -68,6 +72,35 @@ func (e *Env) Close() {
 	if e.BinDir != "" {
 		os.RemoveAll(e.BinDir)
 	}
+}
+
+// VerifyRuns checks with history/verify that no tool ran without an allow
+// in the ExecuteAssignment and AgentTurn runs the visibility query matches
+// (every run when it is empty). The error names each run, event and call.
+func VerifyRuns(ctx context.Context, c client.Client, namespace, query string) error {
+	sum, err := verify.Server(ctx, c, nil, namespace, query)
+	if err != nil {
+		return fmt.Errorf("verifying histories (%s): %w", query, err)
+	}
+	return sum.Err()
+}
+
+// VerifyAll checks every run the shared dev server holds, at the end of a
+// test binary: a run from a test that did not check its own is caught
+// here. It returns the exit code: 1 on a violation.
+func (e *Env) VerifyAll(code int) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sum, err := verify.Server(ctx, e.Server.Client(), nil, e.Server.Namespace, "")
+	if err == nil {
+		err = sum.Err()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: no executed call without an allow:", err)
+		return 1
+	}
+	fmt.Println("verify:", sum.Line())
+	return code
 }
 
 // Buffer is a bytes.Buffer safe for a process writing while a test reads.

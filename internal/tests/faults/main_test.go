@@ -57,7 +57,7 @@ func runMain(m *testing.M) int {
 	}
 	defer env.Close()
 	server, cliPath, binDir, repoRoot = env.Server, env.CLIPath, env.BinDir, env.RepoRoot
-	return m.Run()
+	return env.VerifyAll(m.Run())
 }
 
 // newTaskQueue isolates each scenario's workers.

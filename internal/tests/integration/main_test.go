@@ -58,7 +58,7 @@ func runMain(m *testing.M) int {
 	}
 	defer env.Close()
 	server, cliPath, binDir, repoRoot = env.Server, env.CLIPath, env.BinDir, env.RepoRoot
-	return m.Run()
+	return env.VerifyAll(m.Run())
 }
 
 // newTaskQueue isolates each test's worker.
@@ -90,6 +90,17 @@ func withHooksFile(path string) workerOption {
 	return func(c *worker.Config) { c.HooksFile = path }
 }
 
+// verifyQueue fails the test when a run on its task queue executed a tool
+// call without an allow (history/verify), naming the run, event and call.
+func verifyQueue(t *testing.T, queue string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := testenv.VerifyRuns(ctx, server.Client(), server.Namespace, fmt.Sprintf("TaskQueue = '%s'", queue)); err != nil {
+		t.Error(err)
+	}
+}
+
 // startWorker runs an in-process worker on its own task queue.
 func startWorker(t *testing.T, opts ...workerOption) *testWorker {
 	t.Helper()
@@ -108,6 +119,8 @@ func startWorker(t *testing.T, opts ...workerOption) *testWorker {
 	}
 	w, err := worker.New(server.Client(), cfg)
 	require.NoError(t, err)
+	// Registered first, so it runs last: after the worker stopped.
+	t.Cleanup(func() { verifyQueue(t, queue) })
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return &testWorker{Worker: w, queue: queue, workspace: ws, dataDir: dataDir}

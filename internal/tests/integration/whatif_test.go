@@ -89,6 +89,7 @@ func startPolicyWorker(t *testing.T, queue, hooksFile string) *policyWorker {
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	require.NoError(t, err)
+	t.Cleanup(func() { verifyQueue(t, queue) })
 	require.NoError(t, w.Start())
 	pw := &policyWorker{Worker: w, workspace: ws, stop: sync.OnceFunc(w.Stop)}
 	t.Cleanup(pw.stop)
@@ -226,7 +227,7 @@ func TestPolicyWhatIfAndRewind(t *testing.T) {
 	auditBefore, err := workerA.Audit().Count(ctx, audit.Filter{})
 	require.NoError(t, err)
 	hookLogB := filepath.Join(dir, "policy-b", "calls.log")
-	out, code := runBinary(t, "starter", nil, "policy-diff", "-hooks-file", policyB, "-query", narrow)
+	out, code := runBinary(t, "starter", nil, "policy-diff", "-hooks-file", policyB, "-query", narrow, "-wide")
 	t.Logf("starter policy-diff -hooks-file %s -query %q (exit %d):\n%s", policyB, narrow, code, out)
 	require.Equal(t, 1, code, "a policy that changes verdicts exits 1")
 
@@ -324,7 +325,7 @@ func TestPolicyWhatIfAndRewind(t *testing.T) {
 	// Rewinding past the exec_command that ran is refused, naming it.
 	out, code = runBinary(t, "starter", nil, "rewind", prefix+"exec-1", "-to", "pre_tool_use")
 	require.Equal(t, 1, code, out)
-	assert.True(t, containsAll(out, "exec_command exec-1 (event", "ran and is not idempotent", "-allow-rerun"), out)
+	assert.True(t, containsAll(out, "exec_command exec-1 (event", "ran and has side effects", "-allow-rerun"), out)
 	assert.Equal(t, execRun.GetRunID(), mustDescribe(t, prefix+"exec-1"), "a refused rewind must not reset")
 	out, code = runBinary(t, "starter", nil, "rewind", prefix+"exec-1", "-to", "pre_tool_use", "-allow-rerun", "-dry-run")
 	require.Equal(t, 0, code, out)
