@@ -69,15 +69,13 @@ func (r *ifRule) matches(names []string, tool string, args map[string]any, root 
 
 // bashRuleMatches checks each simple command of a shell command line
 // against a Bash rule's pattern, with leading VAR=value assignments
-// stripped and commands inside $() and backticks included.
+// stripped and commands inside $() and backticks included. A command it
+// cannot parse, or whose program is dynamic, matches; so does one with
+// expansions when the pattern names more than the program.
 func bashRuleMatches(pattern, command string) bool {
-	pattern = strings.TrimSpace(pattern)
-	prefixRule := strings.HasSuffix(pattern, ":*")
-	if prefixRule {
-		pattern = strings.TrimSuffix(pattern, ":*")
-	}
-	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
-	if err != nil {
+	pattern, prefixRule := bashPattern(pattern)
+	sc, ok := parseShellCommands(command)
+	if !ok || sc.dynamicProgram {
 		return true
 	}
 	// A pattern "specifies more than the command name" when it has more
@@ -88,19 +86,47 @@ func bashRuleMatches(pattern, command string) bool {
 			words++
 		}
 	}
-	specific := words > 1
-	matched := false
-	syntax.Walk(file, func(n syntax.Node) bool {
-		if matched {
-			return false
+	if sc.expansion && words > 1 {
+		return true
+	}
+	for _, c := range sc.commands {
+		if commandMatches(pattern, c, prefixRule) {
+			return true
 		}
+	}
+	return false
+}
+
+// bashPattern splits the legacy prefix form "git push:*" into its prefix
+// and true.
+func bashPattern(pattern string) (string, bool) {
+	pattern = strings.TrimSpace(pattern)
+	if p, ok := strings.CutSuffix(pattern, ":*"); ok {
+		return p, true
+	}
+	return pattern, false
+}
+
+// shellCommands are the simple commands of a command line, each as its
+// words joined by spaces.
+type shellCommands struct {
+	commands []string
+	// expansion marks a $(), backtick or $VAR anywhere in the line.
+	expansion bool
+	// dynamicProgram marks a command whose program itself is an expansion.
+	dynamicProgram bool
+}
+
+func parseShellCommands(command string) (shellCommands, bool) {
+	var out shellCommands
+	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
+	if err != nil {
+		return out, false
+	}
+	syntax.Walk(file, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.CmdSubst, *syntax.ParamExp:
-			// Dynamic parts make the command unknowable; a pattern naming
-			// more than the program runs the hook anyway.
-			if specific {
-				matched = true
-			}
+			out.expansion = true
 		case *syntax.CallExpr:
 			if len(n.Args) == 0 {
 				return true
@@ -114,16 +140,13 @@ func bashRuleMatches(pattern, command string) bool {
 				words = append(words, lit)
 			}
 			if words[0] == "" {
-				matched = true // the program itself is dynamic
-				return false
+				out.dynamicProgram = true
 			}
-			if commandMatches(pattern, strings.Join(words, " "), prefixRule) {
-				matched = true
-			}
+			out.commands = append(out.commands, strings.Join(words, " "))
 		}
 		return true
 	})
-	return matched
+	return out, true
 }
 
 // unquoted renders a word made of literal and quoted-literal parts; any
