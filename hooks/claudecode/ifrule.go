@@ -73,10 +73,18 @@ func (r *ifRule) matches(names []string, tool string, args map[string]any, root 
 // cannot parse, or whose program is dynamic, matches; so does one with
 // expansions when the pattern names more than the program.
 func bashRuleMatches(pattern, command string) bool {
+	matched, uncertain := bashRuleMatch(pattern, command)
+	return matched || uncertain
+}
+
+// bashRuleMatch tells a command that certainly matches a Bash rule's
+// pattern from one Fenix cannot judge: unparseable, a dynamic program, or
+// an expansion where the pattern names more than the program.
+func bashRuleMatch(pattern, command string) (matched, uncertain bool) {
 	pattern, prefixRule := bashPattern(pattern)
 	sc, ok := parseShellCommands(command)
 	if !ok || sc.dynamicProgram {
-		return true
+		return false, true
 	}
 	// A pattern "specifies more than the command name" when it has more
 	// than one word besides wildcards ("git push *", not "rm *").
@@ -86,15 +94,12 @@ func bashRuleMatches(pattern, command string) bool {
 			words++
 		}
 	}
-	if sc.expansion && words > 1 {
-		return true
-	}
 	for _, c := range sc.commands {
 		if commandMatches(pattern, c, prefixRule) {
-			return true
+			return true, false
 		}
 	}
-	return false
+	return false, sc.expansion && words > 1
 }
 
 // bashPattern splits the legacy prefix form "git push:*" into its prefix

@@ -118,7 +118,7 @@ func (src *Source) parsePermissionRule(text, where, behavior string) (*ifRule, e
 	switch {
 	case strings.HasPrefix(r.tool, "mcp__"), len(FenixToolsFor(r.tool)) > 0, fenixToolName.MatchString(r.tool), r.tool == "*":
 	default:
-		src.warn("%s: rule %q names %q, which is no Fenix tool nor a Claude Code tool Fenix aliases; it never matches", where, text, r.tool)
+		src.warn("%s: rule %q: Fenix has no tool of that name and aliases no Claude Code tool to it; it never matches", where, text)
 		return r, nil
 	}
 	if r.content != "" && r.content != "*" && !specifierKnown(r.tool) {
@@ -206,18 +206,34 @@ func (p *Permissions) Fingerprint() string {
 }
 
 // Evaluate applies Claude Code's order: the first deny rule that matches
-// denies; else the first ask rule asks; else (in plan mode) a tool that
+// denies (one Fenix cannot judge the command line against asks instead);
+// else the first ask rule asks; else (in plan mode) a tool that
 // changes things is denied; else the first allow rule allows; else
 // dontAsk denies what no hook allowed, and every other mode leaves the
 // call to the rest of the pipeline. A session's permission_mode other than
 // "default" overrides the files' defaultMode.
 func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks.PolicyVerdict {
 	call := describeCall(ev.ToolName, ev.ToolInput)
-	for _, behavior := range []string{behaviorDeny, behaviorAsk} {
-		for _, r := range p.rules {
-			if r.behavior == behavior && r.matches(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot) {
-				return r.verdict(call)
-			}
+	var unsure *permissionRule
+	for _, r := range p.rules {
+		if r.behavior != behaviorDeny {
+			continue
+		}
+		matched, uncertain := r.matches(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot)
+		if matched {
+			return r.verdict(call)
+		}
+		if uncertain && unsure == nil {
+			unsure = &r
+		}
+	}
+	if unsure != nil {
+		return hooks.PolicyVerdict{Decision: hooks.KindPermissionRequired, Rule: unsure.rule.text, Source: unsure.source,
+			Reason: fmt.Sprintf("%s may fall under deny rule %q in %s (its command line cannot be read statically); approval is asked", call, unsure.rule.text, unsure.source)}
+	}
+	for _, r := range p.rules {
+		if matched, uncertain := r.matches(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot); r.behavior == behaviorAsk && (matched || uncertain) {
+			return r.verdict(call)
 		}
 	}
 	mode, modeSource := p.mode, p.modeSource

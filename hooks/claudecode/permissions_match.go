@@ -47,14 +47,21 @@ func (r permissionRule) wholeTool() bool {
 // (a command line it cannot parse, a dynamic program, a specifier it does
 // not evaluate for the tool) matches, so a deny or an ask errs on the side
 // of stopping the call.
-func (r permissionRule) matches(tool string, args map[string]any, root string) bool {
+//
+// uncertain marks a command line Fenix cannot judge (unparseable, a
+// dynamic program, an expansion): Claude Code asks about those rather
+// than deny them outright.
+func (r permissionRule) matches(tool string, args map[string]any, root string) (matched, uncertain bool) {
 	if !namesTool(r.rule.tool, tool) {
-		return false
+		return false, false
 	}
 	if r.wholeTool() || !specifierKnown(r.rule.tool) {
-		return true
+		return true, false
 	}
-	return r.rule.matches([]string{r.rule.tool}, tool, args, root)
+	if tool == "exec_command" || tool == "process_exec" {
+		return bashRuleMatch(r.rule.content, str(args, "command_line"))
+	}
+	return r.rule.matches([]string{r.rule.tool}, tool, args, root), false
 }
 
 // allowedBy finds the allow rules that approve a call, or nil. A command
