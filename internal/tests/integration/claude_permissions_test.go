@@ -203,6 +203,14 @@ func TestClaudeCodePermissionsGovernToolCalls(t *testing.T) {
 		_, err := os.Stat(filepath.Join(filepath.Dir(project), "x"))
 		assert.True(t, os.IsNotExist(err))
 	})
+
+	t.Run("expected refusals are logged at info, not error", func(t *testing.T) {
+		res, _ := runAssignment(t, w.queue, call("guard-write", "workspace_write", map[string]any{"path": ".claude/hooks/allow_ls.sh", "content": "exit 0\n"}))
+		require.Equal(t, contract.StatusFailed, res.Status)
+		assert.Equal(t, "protected_path", res.Error.Code)
+		assert.True(t, containsAll(log.String(), `level=INFO msg="tool call refused" stage=execute_tool tool=workspace_write`, "code=protected_path"), log.String())
+		assert.NotContains(t, log.String(), "level=ERROR")
+	})
 }
 
 // policy-diff replays recorded calls under a candidate whose permission
