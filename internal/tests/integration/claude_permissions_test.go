@@ -173,18 +173,10 @@ func TestClaudeCodePermissionsGovernToolCalls(t *testing.T) {
 		ctx := context.Background()
 		id := fmt.Sprintf("perm-push-%d", time.Now().UnixNano())
 		run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, id, call("push", "exec_command", map[string]any{"command_line": "git push origin main"}))
-		var pending []workflows.PendingPermission
-		require.Eventually(t, func() bool {
-			v, err := server.Client().QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.QueryPendingPermissions)
-			return err == nil && v.Get(&pending) == nil && len(pending) == 1
-		}, 30*time.Second, 100*time.Millisecond)
-		assert.Contains(t, pending[0].Permission, `permission rule "Bash(git push:*)" in `+settings)
-		assert.Equal(t, "permissions", pending[0].RequestedBy)
-		handle, err := server.Client().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-			UpdateName: workflows.UpdateDecidePermission, WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{workflows.PermissionDecision{CallID: "call-push", Decision: workflows.DecisionDeny, Reason: "not today"}}})
-		require.NoError(t, err)
-		require.NoError(t, handle.Get(ctx, nil))
+		pending := awaitPermission(t, run)
+		assert.Contains(t, pending.Permission, `permission rule "Bash(git push:*)" in `+settings)
+		assert.Equal(t, "permissions", pending.RequestedBy)
+		decidePermission(t, run, workflows.PermissionDecision{CallID: "call-push", Decision: workflows.DecisionDeny, Reason: "not today"})
 		var res contract.Result
 		require.NoError(t, run.Get(ctx, &res))
 		require.Equal(t, contract.StatusFailed, res.Status)
@@ -240,4 +232,26 @@ func TestPolicyDiffReplaysPermissionRules(t *testing.T) {
 	out, code = runBinary(t, "starter", nil, "policy-diff", "-hooks-file", candidate, "-workspace-root", recorded, "-query", narrow, "-json")
 	require.Equal(t, 1, code, out)
 	assert.Contains(t, out, `denied by permission rule \"Read(./.env)\" in `+filepath.Join(candidate, ".claude", "settings.json"))
+}
+
+// awaitPermission waits until the run waits for exactly one permission
+// decision and returns it.
+func awaitPermission(t *testing.T, run client.WorkflowRun) workflows.PendingPermission {
+	t.Helper()
+	var pending []workflows.PendingPermission
+	require.Eventually(t, func() bool {
+		v, err := server.Client().QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), workflows.QueryPendingPermissions)
+		return err == nil && v.Get(&pending) == nil && len(pending) == 1
+	}, 30*time.Second, 100*time.Millisecond)
+	return pending[0]
+}
+
+// decidePermission answers the run's decide_permission update.
+func decidePermission(t *testing.T, run client.WorkflowRun, d workflows.PermissionDecision) {
+	t.Helper()
+	ctx := context.Background()
+	handle, err := server.Client().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+		UpdateName: workflows.UpdateDecidePermission, WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{d}})
+	require.NoError(t, err)
+	require.NoError(t, handle.Get(ctx, nil))
 }
