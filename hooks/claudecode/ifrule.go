@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"mvdan.cc/sh/v3/syntax"
@@ -81,8 +82,14 @@ func bashRuleMatches(pattern, command string) bool {
 // pattern from one Fenix cannot judge: unparseable, a dynamic program, or
 // an expansion where the pattern names more than the program.
 func bashRuleMatch(pattern, command string) (matched, uncertain bool) {
-	pattern, prefixRule := bashPattern(pattern)
 	sc, ok := parseShellCommands(command)
+	return bashRuleMatchParsed(pattern, sc, ok)
+}
+
+// bashRuleMatchParsed is bashRuleMatch on a command line already parsed
+// (ok false: it could not be).
+func bashRuleMatchParsed(pattern string, sc shellCommands, ok bool) (matched, uncertain bool) {
+	pattern, prefixRule := bashPattern(pattern)
 	if !ok || sc.dynamicProgram {
 		return false, true
 	}
@@ -195,9 +202,20 @@ func commandMatches(pattern, command string, prefix bool) bool {
 	if strings.HasSuffix(pattern, " *") && command == strings.TrimSuffix(pattern, " *") {
 		return true
 	}
-	ok, err := regexp.MatchString(re, command)
-	return ok || err != nil
+	compiled, ok := patternCache.Load(re)
+	if !ok {
+		c, err := regexp.Compile(re)
+		if err != nil {
+			return true
+		}
+		compiled, _ = patternCache.LoadOrStore(re, c)
+	}
+	return compiled.(*regexp.Regexp).MatchString(command)
 }
+
+// patternCache holds the compiled Bash rule patterns: a worker's rules are
+// few and fixed, and every tool call applies them.
+var patternCache sync.Map
 
 // pathMatches applies a gitignore-style path rule to a workspace path:
 // "//abs" is absolute, "~/p" is under the home directory, "/p" is under the

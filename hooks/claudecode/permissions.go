@@ -214,12 +214,13 @@ func (p *Permissions) Fingerprint() string {
 // "default" overrides the files' defaultMode.
 func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks.PolicyVerdict {
 	call := describeCall(ev.ToolName, ev.ToolInput)
+	c := &judgedCall{tool: ev.ToolName, args: ev.ToolInput, root: ev.WorkspaceRoot}
 	var unsure *permissionRule
 	for _, r := range p.rules {
 		if r.behavior != behaviorDeny {
 			continue
 		}
-		matched, uncertain := r.matches(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot)
+		matched, uncertain := r.matches(c)
 		if matched {
 			return r.verdict(call)
 		}
@@ -232,7 +233,10 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 			Reason: fmt.Sprintf("%s may fall under deny rule %q in %s (its command line cannot be read statically); approval is asked", call, unsure.rule.text, unsure.source)}
 	}
 	for _, r := range p.rules {
-		if matched, uncertain := r.matches(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot); r.behavior == behaviorAsk && (matched || uncertain) {
+		if r.behavior != behaviorAsk {
+			continue
+		}
+		if matched, uncertain := r.matches(c); matched || uncertain {
 			return r.verdict(call)
 		}
 	}
@@ -244,7 +248,7 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 		return hooks.PolicyVerdict{Decision: hooks.KindDeny, Rule: "defaultMode plan", Source: modeSource,
 			Reason: fmt.Sprintf("%s is refused: permission mode plan (%s) lets the agent read and plan, not change anything", call, modeSource)}
 	}
-	if used := p.allowedBy(ev.ToolName, ev.ToolInput, ev.WorkspaceRoot); len(used) > 0 {
+	if used := p.allowedBy(c); len(used) > 0 {
 		v := used[0].verdict(call)
 		for _, r := range used[1:] {
 			v.Rule += ", " + r.rule.text

@@ -51,27 +51,49 @@ func (r permissionRule) wholeTool() bool {
 // uncertain marks a command line Fenix cannot judge (unparseable, a
 // dynamic program, an expansion): Claude Code asks about those rather
 // than deny them outright.
-func (r permissionRule) matches(tool string, args map[string]any, root string) (matched, uncertain bool) {
-	if !namesTool(r.rule.tool, tool) {
+func (r permissionRule) matches(c *judgedCall) (matched, uncertain bool) {
+	if !namesTool(r.rule.tool, c.tool) {
 		return false, false
 	}
 	if r.wholeTool() || !specifierKnown(r.rule.tool) {
 		return true, false
 	}
-	if tool == "exec_command" || tool == "process_exec" {
-		return bashRuleMatch(r.rule.content, str(args, "command_line"))
+	if c.isShell() {
+		sc, ok := c.shell()
+		return bashRuleMatchParsed(r.rule.content, sc, ok)
 	}
-	return r.rule.matches([]string{r.rule.tool}, tool, args, root), false
+	return r.rule.matches([]string{r.rule.tool}, c.tool, c.args, c.root), false
+}
+
+// judgedCall is the call the rules judge; its command line is parsed once
+// for all of them.
+type judgedCall struct {
+	tool      string
+	args      map[string]any
+	root      string
+	parsed    bool
+	commands  shellCommands
+	parseable bool
+}
+
+func (c *judgedCall) isShell() bool { return c.tool == "exec_command" || c.tool == "process_exec" }
+
+func (c *judgedCall) shell() (shellCommands, bool) {
+	if !c.parsed {
+		c.commands, c.parseable = parseShellCommands(str(c.args, "command_line"))
+		c.parsed = true
+	}
+	return c.commands, c.parseable
 }
 
 // allowedBy finds the allow rules that approve a call, or nil. A command
 // line is approved only when every simple command in it is, each by some
 // allow rule (so Bash(safe:*) does not approve "safe && other"), and never
 // when it holds an expansion or cannot be parsed.
-func (p *Permissions) allowedBy(tool string, args map[string]any, root string) []permissionRule {
+func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 	var named []permissionRule
 	for _, r := range p.rules {
-		if r.behavior != behaviorAllow || !namesTool(r.rule.tool, tool) {
+		if r.behavior != behaviorAllow || !namesTool(r.rule.tool, c.tool) {
 			continue
 		}
 		if r.wholeTool() {
@@ -84,15 +106,15 @@ func (p *Permissions) allowedBy(tool string, args map[string]any, root string) [
 	if len(named) == 0 {
 		return nil
 	}
-	if tool != "exec_command" && tool != "process_exec" {
+	if !c.isShell() {
 		for _, r := range named {
-			if r.rule.matches([]string{r.rule.tool}, tool, args, root) {
+			if r.rule.matches([]string{r.rule.tool}, c.tool, c.args, c.root) {
 				return []permissionRule{r}
 			}
 		}
 		return nil
 	}
-	sc, ok := parseShellCommands(str(args, "command_line"))
+	sc, ok := c.shell()
 	if !ok || sc.expansion || sc.dynamicProgram || len(sc.commands) == 0 {
 		return nil
 	}

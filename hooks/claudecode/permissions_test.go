@@ -253,3 +253,24 @@ func TestPermissionsLoadErrorsAndWarnings(t *testing.T) {
 		}
 	}
 }
+
+// The rules add microseconds to a call, against milliseconds for a
+// command hook.
+func BenchmarkPermissionsEvaluate(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(briefSettings), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	sources, err := LoadSources([]string{dir}, LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := NewPermissions(sources)
+	ev := call(dir, "exec_command", map[string]any{"command_line": "ls -la && git status"})
+	for b.Loop() {
+		p.Evaluate(ev, false)
+	}
+}
