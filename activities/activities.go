@@ -16,6 +16,7 @@ import (
 	"github.com/fenixrt/fenix/agent/skills"
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/hooks/claudecode"
@@ -133,6 +134,15 @@ func (a *Activities) logger() *slog.Logger {
 		return slog.Default()
 	}
 	return a.Logger
+}
+
+// logRefusal logs an expected refusal (fenixerr.Error.Expected) at info:
+// the Temporal SDK logs it at debug only, and it is no error of Fenix's.
+func (a *Activities) logRefusal(stage string, call contract.ToolCall, err error) {
+	if fe := fenixerr.As(err); fe.Expected() {
+		a.logger().Info("tool call refused", "stage", stage, "tool", call.ToolName, "call_id", call.CallID,
+			"error_type", fe.Type, "code", fe.Code, "reason", fe.Message)
+	}
 }
 
 // fail converts a domain error at the activity boundary.

@@ -259,6 +259,9 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 	if res.Action.Reason != "" {
 		trace.Fields["reason"] = res.Action.Reason
 	}
+	if p := res.Permission; p != nil {
+		trace.Fields["permission_rule"] = map[string]any{"decision": string(p.Decision), "rule": p.Rule, "source": p.Source}
+	}
 	addContextAndHalt(trace, res.AdditionalContext, res.Halt)
 	if res.PermissionRequired != nil {
 		trace.Fields["permission"] = res.PermissionRequired.Permission

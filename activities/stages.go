@@ -51,6 +51,7 @@ func (a *Activities) ReviewToolCall(_ context.Context, in ReviewToolCallInput) (
 	fingerprint := a.hookRegistry().PolicyFingerprint(in.AgentContext.AllowedToolNames)
 	def, err := a.Tools.Review(in.ToolCall, in.AgentContext)
 	if err != nil {
+		a.logRefusal(StageReviewToolCall, in.ToolCall, err)
 		return fail[ReviewToolCallResult](fenixerr.As(err).WithPolicyFingerprint(fingerprint))
 	}
 	queue := ""
@@ -152,6 +153,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 			status = ToolStatusCanceled
 		}
 		a.metrics().ToolCall(in.ToolCall.ToolName, status)
+		a.logRefusal(StageExecuteTool, in.ToolCall, err)
 		return fail[ExecuteToolResult](ctxErr(ctx, err))
 	}
 	a.metrics().ToolCall(in.ToolCall.ToolName, ToolStatusOK)

@@ -225,8 +225,18 @@ func ToTemporal(err error) error {
 	if fe.Type == TypeTransient {
 		return temporal.NewApplicationErrorWithCause(fe.Message, fe.Type, fe.Cause, details)
 	}
+	if fe.Expected() {
+		// The SDK logs a benign activity failure at debug, not error.
+		return temporal.NewApplicationErrorWithOptions(fe.Message, fe.Type, temporal.ApplicationErrorOptions{
+			NonRetryable: true, Cause: fe.Cause, Details: []any{details}, Category: temporal.ApplicationErrorCategoryBenign})
+	}
 	return temporal.NewNonRetryableApplicationError(fe.Message, fe.Type, fe.Cause, details)
 }
+
+// Expected reports a refusal the policy meant to make (a path outside the
+// workspace or protected, a tool not allowed, a blocked or denied call):
+// the system worked, so it is logged at info, not error.
+func (e *Error) Expected() bool { return e.Class == ClassAuthorization }
 
 // FromTemporal turns an error returned to workflow code (usually an
 // ActivityError wrapping an ApplicationError, TimeoutError or CanceledError)

@@ -80,3 +80,29 @@ func TestTemporalRoundTrip(t *testing.T) {
 		t.Errorf("timeouts classify as worker_lost, got %s", got.Type)
 	}
 }
+
+// Expected refusals reach Temporal as benign failures (the SDK logs them
+// at debug, not error); runtime errors do not.
+func TestExpectedRefusalsAreBenign(t *testing.T) {
+	for _, tc := range []struct {
+		err    *Error
+		benign bool
+	}{
+		{WorkspaceEscape("path %q is protected", ".claude/x").WithCode("protected_path"), true},
+		{New(TypeToolBlocked, "blocked by hook"), true},
+		{New(TypePermissionDenied, "denied"), true},
+		{Runtime("disk full"), false},
+	} {
+		var appErr *temporal.ApplicationError
+		if !errors.As(ToTemporal(tc.err), &appErr) {
+			t.Fatalf("%v: not an ApplicationError", tc.err)
+		}
+		if benign := appErr.Category() == temporal.ApplicationErrorCategoryBenign; benign != tc.benign || appErr.Type() != tc.err.Type || !appErr.NonRetryable() {
+			t.Errorf("%s: category benign=%v type=%s non-retryable=%v", tc.err.Type, benign, appErr.Type(), appErr.NonRetryable())
+		}
+		var d Details
+		if err := appErr.Details(&d); err != nil || d.Class != tc.err.Class || d.Code != tc.err.Code {
+			t.Errorf("%s: details %+v, %v", tc.err.Type, d, err)
+		}
+	}
+}

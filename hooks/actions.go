@@ -82,6 +82,14 @@ func RequirePermission(permission, toolName string) PreToolUseAction {
 	return PreToolUseAction{Kind: KindPermissionRequired, Permission: permission, ToolName: toolName}
 }
 
+// AllowCall is an explicit allow (Claude Code's permissionDecision
+// "allow"): the call runs as with Continue, and the trace records the
+// hook as the one that allowed it. It does not outrank another hook's ask
+// or block, nor a deny or ask permission rule.
+func AllowCall(reason string) PreToolUseAction {
+	return PreToolUseAction{Kind: KindAllow, Reason: reason}
+}
+
 // Defer parks the call for a decision from outside the run.
 func Defer(reason, toolName string) PreToolUseAction {
 	return PreToolUseAction{Kind: KindDefer, Permission: reason, ToolName: toolName}

@@ -48,7 +48,14 @@
 //     an opinion and a human is asked. Deny beats allow so that a permissive
 //     hook registered early cannot override a guard registered later.
 //   - Across PreToolUse hooks the precedence is Claude Code's: deny > defer
-//     > ask > allow (a defer outranks any ask).
+//     > ask > allow (a defer outranks any ask). An explicit allow
+//     (AllowCall) is recorded with its hook and overrides nothing.
+//   - A PermissionPolicy (SetPermissionPolicy; Claude Code's permission
+//     rules) judges the call after the hooks, on their final arguments:
+//     its deny blocks even what a hook allowed, its ask asks, its allow is
+//     recorded; a hook's block stands whatever it says.
+//   - A Selective hook that does not apply to an occurrence (its matcher
+//     does not select the tool) is skipped and not listed in decisions.
 //   - UserPromptSubmit: the first block wins and ends the turn; contexts
 //     accumulate. Stop: every hook runs; any block or feedback keeps the
 //     agent going with the joined reasons. PostToolBatch: the first block

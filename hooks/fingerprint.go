@@ -42,6 +42,10 @@ func (r *Registry) PolicyFingerprint(allowedTools []string) string {
 		writeField(h, "source")
 		writeField(h, string(src.Data))
 	}
+	if r.permissions != nil {
+		writeField(h, "permissions")
+		writeField(h, r.permissions.Fingerprint())
+	}
 	for _, e := range r.entries {
 		writeField(h, "hook")
 		writeField(h, e.name)

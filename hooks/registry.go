@@ -52,8 +52,11 @@ type PreToolUseResult struct {
 	DecidedBy string `json:"decided_by,omitempty"`
 	// Halt is set when a hook asked to end the whole turn; the call is
 	// blocked too.
-	Halt      *Halt          `json:"halt,omitempty"`
-	Decisions []HookDecision `json:"decisions"`
+	Halt *Halt `json:"halt,omitempty"`
+	// Permission is the permission rule (or mode) that judged the call,
+	// when one did.
+	Permission *PolicyVerdict `json:"permission_rule,omitempty"`
+	Decisions  []HookDecision `json:"decisions"`
 }
 
 // Blocked reports whether a hook blocked the call.
@@ -125,6 +128,8 @@ type Registry struct {
 	policy  []PolicySource // hook settings files as read, for PolicyFingerprint
 	now     func() time.Time
 	logf    LogFunc
+	// permissions is consulted after the PreToolUse hooks.
+	permissions PermissionPolicy
 }
 
 type entry struct {
@@ -187,6 +192,28 @@ func (r *Registry) subscribers(ev Event) []entry {
 	return out
 }
 
+// Selective is implemented by hooks that run only for some occurrences of
+// an event (a matcher, an "if" rule). The registry asks before calling,
+// and leaves a hook that does not apply out of the decisions and the
+// trace: they list only the hooks that ran.
+type Selective interface {
+	Applies(ev Event, payload any) bool
+}
+
+// subscribersFor is subscribers(ev) without the Selective hooks that do
+// not apply to payload, the event value.
+func (r *Registry) subscribersFor(ev Event, payload any) []entry {
+	all := r.subscribers(ev)
+	out := all[:0]
+	for _, e := range all {
+		if s, ok := e.hook.(Selective); ok && !s.Applies(ev, payload) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // invoke calls one hook method, recovering a panic into onPanic's value and
 // timing the call.
 func invoke[T any](r *Registry, e entry, ev Event, call func() (T, error), onPanic func(p any) T) (T, HookDecision) {
@@ -224,7 +251,7 @@ func failedClosedReason(name string, p any) string {
 func (r *Registry) runAll(ctx context.Context, ev Event, payload any, call func(AgentHook) error) Summary {
 	s := Summary{Event: ev, Decisions: []HookDecision{}}
 	var collected feedback
-	for _, e := range r.subscribers(ev) {
+	for _, e := range r.subscribersFor(ev, payload) {
 		var fb Feedback
 		_, d := invoke(r, e, ev,
 			func() (struct{}, error) {

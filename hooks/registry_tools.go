@@ -19,7 +19,7 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 		res.FinalArgs = map[string]any{}
 	}
 	var contexts []string
-	mutated := false
+	mutated, hookAllowed := false, false
 	block := func(d HookDecision, name, reason string, halt *Halt) PreToolUseResult {
 		d.Kind, d.Reason = KindBlock, reason
 		res.Decisions = append(res.Decisions, d)
@@ -30,7 +30,7 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 		res.AdditionalContext = strings.Join(contexts, "\n")
 		return res
 	}
-	for _, e := range r.subscribers(EventPreToolUse) {
+	for _, e := range r.subscribersFor(EventPreToolUse, ev) {
 		hookEv := ev
 		hookEv.ToolInput = CloneArgs(res.FinalArgs)
 		action, d := invoke(r, e, EventPreToolUse,
@@ -55,8 +55,17 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 				reason = fmt.Sprintf("tool %q blocked by hook %q", ev.ToolName, e.name)
 			}
 			return block(d, e.name, reason, nil)
-		case KindMutateInput, KindPermissionRequired, KindDefer:
+		case KindMutateInput, KindPermissionRequired, KindDefer, KindAllow:
 			var notes []string
+			if kind == KindAllow {
+				// An explicit allow: recorded with its hook; it settles
+				// nothing a later ask or a permission rule says otherwise.
+				hookAllowed = true
+				notes = append(notes, firstNonEmptyNote(action.Reason, "allowed"))
+				if res.DecidedBy == "" {
+					res.DecidedBy = e.name
+				}
+			}
 			if action.UpdatedArgs != nil {
 				res.FinalArgs = CloneArgs(action.UpdatedArgs)
 				res.ArgsMutated = true
@@ -68,7 +77,7 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 				mutated = true
 				notes = append(notes, "added context")
 			}
-			if kind != KindMutateInput {
+			if kind == KindPermissionRequired || kind == KindDefer {
 				req := PermissionRequirement{Permission: action.Permission, ToolName: action.ToolName, Hook: e.name, Deferred: kind == KindDefer}
 				if req.ToolName == "" {
 					req.ToolName = ev.ToolName
@@ -93,7 +102,10 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 		res.Decisions = append(res.Decisions, d)
 	}
 	res.AdditionalContext = strings.Join(contexts, "\n")
+	r.applyPermissions(ev, &res, hookAllowed)
 	switch {
+	case res.Blocked():
+		// A deny rule blocked the call.
 	case res.PermissionRequired != nil && res.PermissionRequired.Deferred:
 		res.Action = Defer(res.PermissionRequired.Permission, res.PermissionRequired.ToolName)
 	case res.PermissionRequired != nil:
@@ -108,6 +120,15 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 		res.Action = Continue()
 	}
 	return res
+}
+
+func firstNonEmptyNote(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // haltFrom completes a hook's Halt with its name and a default reason.
@@ -151,7 +172,7 @@ func (f *feedback) context() string { return strings.Join(f.contexts, "\n") }
 func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) PostToolUseResult {
 	res := PostToolUseResult{FinalContent: ev.Content, Decisions: []HookDecision{}}
 	var fb feedback
-	for _, e := range r.subscribers(EventPostToolUse) {
+	for _, e := range r.subscribersFor(EventPostToolUse, ev) {
 		hookEv := ev
 		hookEv.Content = res.FinalContent
 		hookEv.ToolInput = CloneArgs(ev.ToolInput)
@@ -185,7 +206,7 @@ func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) Post
 // chain; otherwise the first allow wins; otherwise the result is NoOpinion.
 func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionRequestEvent) PermissionRequestResult {
 	res := PermissionRequestResult{Decision: NoOpinion(), Decisions: []HookDecision{}}
-	for _, e := range r.subscribers(EventPermissionRequest) {
+	for _, e := range r.subscribersFor(EventPermissionRequest, ev) {
 		hookEv := ev
 		hookEv.ToolInput = CloneArgs(ev.ToolInput)
 		decision, d := invoke(r, e, EventPermissionRequest,

@@ -25,7 +25,7 @@ type UserPromptSubmitResult struct {
 func (r *Registry) RunUserPromptSubmit(ctx context.Context, ev UserPromptSubmitEvent) UserPromptSubmitResult {
 	res := UserPromptSubmitResult{Decisions: []HookDecision{}}
 	var contexts []string
-	for _, e := range r.subscribers(EventUserPromptSubmit) {
+	for _, e := range r.subscribersFor(EventUserPromptSubmit, ev) {
 		action, d := invoke(r, e, EventUserPromptSubmit,
 			func() (PromptAction, error) { return e.hook.UserPromptSubmit(ctx, ev) },
 			func(p any) PromptAction {
@@ -89,7 +89,7 @@ func (r *Registry) RunStop(ctx context.Context, ev StopEvent) StopResult {
 	res := StopResult{Decisions: []HookDecision{}}
 	var reasons []string
 	var fb feedback
-	for _, e := range r.subscribers(EventStop) {
+	for _, e := range r.subscribersFor(EventStop, ev) {
 		action, d := invoke(r, e, EventStop,
 			func() (StopAction, error) { return e.hook.Stop(ctx, ev) },
 			func(p any) StopAction {
@@ -144,7 +144,7 @@ type PostToolBatchResult struct {
 func (r *Registry) RunPostToolBatch(ctx context.Context, ev PostToolBatchEvent) PostToolBatchResult {
 	res := PostToolBatchResult{Decisions: []HookDecision{}}
 	var contexts []string
-	for _, e := range r.subscribers(EventPostToolBatch) {
+	for _, e := range r.subscribersFor(EventPostToolBatch, ev) {
 		hookEv := ev
 		hookEv.Calls = cloneCalls(ev.Calls)
 		action, d := invoke(r, e, EventPostToolBatch,
@@ -193,7 +193,7 @@ type PermissionDeniedResult struct {
 func (r *Registry) RunPermissionDenied(ctx context.Context, ev PermissionDeniedEvent) PermissionDeniedResult {
 	res := PermissionDeniedResult{Decisions: []HookDecision{}}
 	var contexts []string
-	for _, e := range r.subscribers(EventPermissionDenied) {
+	for _, e := range r.subscribersFor(EventPermissionDenied, ev) {
 		hookEv := ev
 		hookEv.ToolInput = CloneArgs(ev.ToolInput)
 		action, d := invoke(r, e, EventPermissionDenied,

@@ -167,15 +167,20 @@ func outputContent(d Dialect, tool string, v any) (string, error) {
 }
 
 // absPath makes a workspace-relative path absolute, as Claude Code's file
-// tools expect.
+// tools expect, without cleaning it: a hook sees "<root>/../x" for "../x",
+// the path as the agent wrote it, so its own ".." check still fires (the
+// workspace's confinement decides either way).
 func absPath(root, rel string) string {
-	if rel == "" {
-		rel = "."
+	if rel == "" || rel == "." {
+		if root != "" {
+			return root
+		}
+		return "."
 	}
 	if root == "" || filepath.IsAbs(rel) {
 		return rel
 	}
-	return filepath.Join(root, filepath.FromSlash(rel))
+	return strings.TrimSuffix(root, string(filepath.Separator)) + string(filepath.Separator) + filepath.FromSlash(rel)
 }
 
 // relPath maps an absolute path inside the workspace back to a relative

@@ -3,7 +3,9 @@ package claudecode
 import (
 	"github.com/fenixrt/fenix/hooks"
 
+	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -178,5 +180,32 @@ func TestSubagentResponseIsItsAnswer(t *testing.T) {
 	}
 	if got["status"] != "completed" || agentText(got) != "found 3 bugs" {
 		t.Errorf("Agent tool_response = %s", raw)
+	}
+}
+
+// A hook sees a path as the agent wrote it, made absolute but not
+// cleaned, so its own ".." check fires; the workspace still decides.
+func TestHooksSeePathsAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "dotdot.py")
+	if err := os.WriteFile(script, []byte(`#!/usr/bin/env python3
+import json, sys
+p = json.load(sys.stdin)["tool_input"]["file_path"]
+if ".." in p.split("/"):
+    print("refusing a path that climbs out: " + p, file=sys.stderr)
+    sys.exit(2)
+`), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newCommandHook(t, cmdHook{Matcher: "Write", Command: script, Dialect: DialectClaude})
+	ev := hooks.PreToolUseEvent{Session: hooks.Session{WorkspaceRoot: dir}, ToolName: "workspace_write",
+		ToolInput: map[string]any{"path": "../x", "content": "a"}}
+	action, err := h.PreToolUse(context.Background(), ev)
+	want := "refusing a path that climbs out: " + dir + "/../x"
+	if err != nil || action.Kind != hooks.KindBlock || action.Reason != want {
+		t.Errorf("action = %+v, %v; want a block with %q", action, err, want)
+	}
+	if got := hookToolInput(DialectFenix, "workspace_write", ev.ToolInput, dir)["path"]; got != "../x" {
+		t.Errorf("fenix dialect path = %v", got)
 	}
 }

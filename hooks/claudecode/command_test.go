@@ -67,8 +67,8 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
 	h := newCommandHook(t, cmdHook{Command: script})
 
 	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
-	if err != nil || action.Kind != hooks.KindContinue {
-		t.Fatalf("action = %+v, err = %v, want continue", action, err)
+	if err != nil || action.Kind != hooks.KindAllow || action.Reason != "fine" {
+		t.Fatalf("action = %+v, err = %v, want an explicit allow with its reason", action, err)
 	}
 	// The event arrives on stdin in Claude Code's field names, and the
 	// command runs in the workspace.
@@ -161,7 +161,7 @@ func TestCommandHookUpdatedInputAndContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if action.Kind != hooks.KindMutateInput || action.UpdatedArgs["command"] != "ls -la" || action.UpdatedArgs["timeout"] != float64(5) {
+	if action.Kind != hooks.KindAllow || action.UpdatedArgs["command"] != "ls -la" || action.UpdatedArgs["timeout"] != float64(5) {
 		t.Errorf("action = %+v, want the updated input", action)
 	}
 	if action.AdditionalContext != "top\nrepo uses make" {

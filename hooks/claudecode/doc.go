@@ -20,6 +20,14 @@
 //		registry.AddSource(src.Registered())
 //	}
 //
+// A file's "permissions" (allow, ask and deny rules, defaultMode) are
+// merged across the loaded files by NewPermissions into a
+// hooks.PermissionPolicy the registry consults after the PreToolUse hooks:
+//
+//	if p := claudecode.NewPermissions(sources); p != nil {
+//		registry.SetPermissionPolicy(p)
+//	}
+//
 // The package imports the registry core (package hooks); the core knows
 // nothing of this package.
 package claudecode

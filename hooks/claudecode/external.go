@@ -228,11 +228,9 @@ func newExternalHook(cfg ExternalHookConfig, t transport) (*ExternalHook, error)
 	}
 	name := cfg.Name
 	if name == "" {
-		short := t.describe()
-		if len(short) > 60 {
-			short = short[:57] + "..."
-		}
-		name = fmt.Sprintf("%s %s %s", cfg.Event, t.kind(), short)
+		// The whole command or URL: a cut name could not be told apart
+		// from another hook's in a reason or the trace.
+		name = fmt.Sprintf("%s %s %s", cfg.Event, t.kind(), t.describe())
 	}
 	return &ExternalHook{
 		name:       name,

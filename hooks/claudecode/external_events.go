@@ -94,6 +94,11 @@ func (h *ExternalHook) PreToolUse(ctx context.Context, ev hooks.PreToolUseEvent)
 		updated = fenixArgs(h.dialect, ev.ToolName, hso.UpdatedInput, ev.WorkspaceRoot)
 	}
 	contexts := strings.Join(v.contexts(), "\n")
+	if hso.PermissionDecision == "allow" {
+		allow := hooks.AllowCall(firstNonEmpty(hso.PermissionDecisionReason, "allowed"))
+		allow.UpdatedArgs, allow.AdditionalContext = updated, contexts
+		return allow, nil
+	}
 	if hso.PermissionDecision == "ask" {
 		permission := hso.PermissionDecisionReason
 		if permission == "" {
@@ -235,18 +240,7 @@ func (h *ExternalHook) UserPromptSubmit(ctx context.Context, ev hooks.UserPrompt
 // (subagents): a block keeps the agent going with the reason as its next
 // instruction, additionalContext does too, continue: false ends the turn.
 func (h *ExternalHook) Stop(ctx context.Context, ev hooks.StopEvent) (hooks.StopAction, error) {
-	if !h.HandlesEvent(hooks.EventStop) {
-		return hooks.StopAction{Kind: hooks.KindContinue}, nil
-	}
-	switch {
-	case h.spec.scope == mainAgents && ev.IsSubagent, h.spec.scope == subagents && !ev.IsSubagent:
-		return hooks.StopAction{Kind: hooks.KindContinue}, nil
-	}
-	subject, hasSubject := "", false
-	if h.spec.scope == subagents {
-		subject, hasSubject = ev.Profile, true
-	}
-	if !h.matchesSubject(subject, hasSubject) {
+	if !h.Applies(hooks.EventStop, ev) {
 		return hooks.StopAction{Kind: hooks.KindContinue}, nil
 	}
 	in := h.input(ev.Session)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"mvdan.cc/sh/v3/syntax"
@@ -69,16 +70,28 @@ func (r *ifRule) matches(names []string, tool string, args map[string]any, root 
 
 // bashRuleMatches checks each simple command of a shell command line
 // against a Bash rule's pattern, with leading VAR=value assignments
-// stripped and commands inside $() and backticks included.
+// stripped and commands inside $() and backticks included. A command it
+// cannot parse, or whose program is dynamic, matches; so does one with
+// expansions when the pattern names more than the program.
 func bashRuleMatches(pattern, command string) bool {
-	pattern = strings.TrimSpace(pattern)
-	prefixRule := strings.HasSuffix(pattern, ":*")
-	if prefixRule {
-		pattern = strings.TrimSuffix(pattern, ":*")
-	}
-	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
-	if err != nil {
-		return true
+	matched, uncertain := bashRuleMatch(pattern, command)
+	return matched || uncertain
+}
+
+// bashRuleMatch tells a command that certainly matches a Bash rule's
+// pattern from one Fenix cannot judge: unparseable, a dynamic program, or
+// an expansion where the pattern names more than the program.
+func bashRuleMatch(pattern, command string) (matched, uncertain bool) {
+	sc, ok := parseShellCommands(command)
+	return bashRuleMatchParsed(pattern, sc, ok)
+}
+
+// bashRuleMatchParsed is bashRuleMatch on a command line already parsed
+// (ok false: it could not be).
+func bashRuleMatchParsed(pattern string, sc shellCommands, ok bool) (matched, uncertain bool) {
+	pattern, prefixRule := bashPattern(pattern)
+	if !ok || sc.dynamicProgram {
+		return false, true
 	}
 	// A pattern "specifies more than the command name" when it has more
 	// than one word besides wildcards ("git push *", not "rm *").
@@ -88,19 +101,44 @@ func bashRuleMatches(pattern, command string) bool {
 			words++
 		}
 	}
-	specific := words > 1
-	matched := false
-	syntax.Walk(file, func(n syntax.Node) bool {
-		if matched {
-			return false
+	for _, c := range sc.commands {
+		if commandMatches(pattern, c, prefixRule) {
+			return true, false
 		}
+	}
+	return false, sc.expansion && words > 1
+}
+
+// bashPattern splits the legacy prefix form "git push:*" into its prefix
+// and true.
+func bashPattern(pattern string) (string, bool) {
+	pattern = strings.TrimSpace(pattern)
+	if p, ok := strings.CutSuffix(pattern, ":*"); ok {
+		return p, true
+	}
+	return pattern, false
+}
+
+// shellCommands are the simple commands of a command line, each as its
+// words joined by spaces.
+type shellCommands struct {
+	commands []string
+	// expansion marks a $(), backtick or $VAR anywhere in the line.
+	expansion bool
+	// dynamicProgram marks a command whose program itself is an expansion.
+	dynamicProgram bool
+}
+
+func parseShellCommands(command string) (shellCommands, bool) {
+	var out shellCommands
+	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
+	if err != nil {
+		return out, false
+	}
+	syntax.Walk(file, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.CmdSubst, *syntax.ParamExp:
-			// Dynamic parts make the command unknowable; a pattern naming
-			// more than the program runs the hook anyway.
-			if specific {
-				matched = true
-			}
+			out.expansion = true
 		case *syntax.CallExpr:
 			if len(n.Args) == 0 {
 				return true
@@ -114,16 +152,13 @@ func bashRuleMatches(pattern, command string) bool {
 				words = append(words, lit)
 			}
 			if words[0] == "" {
-				matched = true // the program itself is dynamic
-				return false
+				out.dynamicProgram = true
 			}
-			if commandMatches(pattern, strings.Join(words, " "), prefixRule) {
-				matched = true
-			}
+			out.commands = append(out.commands, strings.Join(words, " "))
 		}
 		return true
 	})
-	return matched
+	return out, true
 }
 
 // unquoted renders a word made of literal and quoted-literal parts; any
@@ -167,9 +202,20 @@ func commandMatches(pattern, command string, prefix bool) bool {
 	if strings.HasSuffix(pattern, " *") && command == strings.TrimSuffix(pattern, " *") {
 		return true
 	}
-	ok, err := regexp.MatchString(re, command)
-	return ok || err != nil
+	compiled, ok := patternCache.Load(re)
+	if !ok {
+		c, err := regexp.Compile(re)
+		if err != nil {
+			return true
+		}
+		compiled, _ = patternCache.LoadOrStore(re, c)
+	}
+	return compiled.(*regexp.Regexp).MatchString(command)
 }
+
+// patternCache holds the compiled Bash rule patterns: a worker's rules are
+// few and fixed, and every tool call applies them.
+var patternCache sync.Map
 
 // pathMatches applies a gitignore-style path rule to a workspace path:
 // "//abs" is absolute, "~/p" is under the home directory, "/p" is under the

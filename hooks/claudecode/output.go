@@ -75,8 +75,8 @@ type verdict struct {
 }
 
 // interpret applies Claude Code's output rules: stdout is read as JSON
-// when it starts with "{" and ends with "}", on every exit code; exit 2
-// blocks whatever the JSON says; any other non-zero exit, or unparseable
+// when it starts with "{" and ends with "}"; exit 2 blocks with stderr as
+// the reason and stdout ignored; any other non-zero exit, or unparseable
 // or invalid JSON, is a non-blocking error (the returned error) unless a
 // valid JSON object decided.
 func interpret(o outcome) (verdict, error) {
@@ -96,12 +96,10 @@ func interpret(o outcome) (verdict, error) {
 		}
 		return v, nil
 	case o.exitCode == 2:
-		// Exit 2 blocks even with broken JSON; the JSON's other fields
-		// still count when they parse.
+		// Exit 2 blocks with stderr as the reason; as in Claude Code,
+		// stdout and any JSON in it are ignored.
 		v.exit2 = true
-		if parseErr != nil {
-			v.parsed = nil
-		}
+		v.parsed, v.plainText = nil, ""
 		return v, nil
 	case parseErr != nil:
 		return verdict{}, parseErr
@@ -222,8 +220,8 @@ func (v verdict) topBlock() (bool, string) {
 	return true, v.parsed.Reason
 }
 
-// blockReason picks exit 2's message: the JSON's own blocking reason when
-// it made a blocking decision, else stderr.
+// blockReason picks a block's message: the JSON's reason for a JSON
+// decision (exit 0), stderr for exit 2 (whose stdout is ignored).
 func (v verdict) blockReason(jsonReason string) string {
 	if jsonReason != "" {
 		return jsonReason

@@ -92,14 +92,17 @@ func TestExit2GivesTheReason(t *testing.T) {
 		name, body, want string
 	}{
 		{"stderr", `echo "rm is forbidden here" >&2; exit 2`, "rm is forbidden here"},
-		{"JSON deny reason first", `echo '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"policy 7"}}'; echo "see stderr" >&2; exit 2`, "policy 7"},
-		{"JSON block reason", `echo '{"decision":"block","reason":"legacy no"}'; echo "see stderr" >&2; exit 2`, "legacy no"},
+		// Claude Code ignores stdout, JSON included, on exit 2: stderr is
+		// the reason.
+		{"JSON deny reason ignored", `echo '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"policy 7"}}'; echo "see stderr" >&2; exit 2`, "see stderr"},
+		{"JSON block reason ignored", `echo '{"decision":"block","reason":"legacy no"}'; echo "see stderr" >&2; exit 2`, "see stderr"},
+		{"JSON halt ignored", `echo '{"continue":false,"stopReason":"stop all"}'; echo "only this call" >&2; exit 2`, "only this call"},
 		{"JSON allow cannot override", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'; echo "exit 2 wins" >&2; exit 2`, "exit 2 wins"},
 		{"invalid JSON still blocks", `echo '{"oops":}'; echo "broken but blocked" >&2; exit 2`, "broken but blocked"},
 	}
 	for _, tc := range tests {
 		res := registryOf(scriptHook(t, dir, "PreToolUse", tc.body)).RunPreToolUse(context.Background(), commandPreEvent(dir))
-		if !res.Blocked() || res.Action.Reason != tc.want || res.Decisions[0].Error != "" {
+		if !res.Blocked() || res.Action.Reason != tc.want || res.Decisions[0].Error != "" || res.Halt != nil {
 			t.Errorf("%s: %+v, want blocked with %q", tc.name, res, tc.want)
 		}
 	}

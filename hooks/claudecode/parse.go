@@ -14,6 +14,7 @@ type settingsFile struct {
 	Dialect             string          `json:"fenixDialect"`
 	DisableAllHooks     bool            `json:"disableAllHooks"`
 	AllowedHTTPHookURLs []string        `json:"allowedHttpHookUrls"`
+	Permissions         json.RawMessage `json:"permissions"`
 }
 
 // ParseSource parses settings-file JSON in Claude Code's format:
@@ -46,6 +47,14 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 		src.Warnings = append(src.Warnings, fmt.Sprintf("%s: %s; set %q to \"claude\" or \"fenix\" to say which tool names and argument shapes its scripts expect", path, src.DialectReason, DialectKey))
 	}
 	src.protectSource()
+	if err := src.checkSettingsKeys(data); err != nil {
+		return nil, err
+	}
+	if len(file.Permissions) > 0 && string(file.Permissions) != "null" {
+		if err := src.parsePermissions(file.Permissions); err != nil {
+			return nil, err
+		}
+	}
 	if file.DisableAllHooks {
 		src.Warnings = append(src.Warnings, fmt.Sprintf("%s: disableAllHooks is set: none of its hooks run", path))
 		return src, nil
@@ -171,6 +180,14 @@ func (src *Source) warn(format string, args ...any) {
 
 func (src *Source) addGroup(g eventGroup, policy HTTPPolicy) error {
 	if _, ok := eventSpecFor(src.Dialect, g.event); !ok {
+		if src.skippedEvents[g.event] {
+			return nil // one warning per event and file
+		}
+		if src.skippedEvents == nil {
+			src.skippedEvents = map[string]bool{}
+		}
+		src.skippedEvents[g.event] = true
+		g.where = fmt.Sprintf("%s: hooks.%s", src.Path, g.event)
 		if why, known := claudeOnlyEvents[g.event]; known {
 			src.warn("%s: Claude Code event %q is not fired by Fenix (%s); its hooks are skipped", g.where, g.event, why)
 		} else {

@@ -35,6 +35,8 @@ type Source struct {
 	Data  []byte
 	Paths HookPaths
 	Hooks []hooks.AgentHook
+	// Permissions is the file's "permissions" object, nil when it has none.
+	Permissions *FilePermissions
 	// Warnings list what the file holds that Fenix does not run.
 	Warnings []string
 	// Protected are absolute paths tools must never write: the file, its
@@ -45,6 +47,8 @@ type Source struct {
 	// (commands run in the workspace, so "python3 scripts/guard.py" runs
 	// the workspace's scripts/guard.py).
 	ProtectedRelative []string
+	// skippedEvents are the events already warned about.
+	skippedEvents map[string]bool
 }
 
 // Registered describes the source for hooks.Registry.AddSource: its

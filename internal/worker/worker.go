@@ -365,6 +365,10 @@ func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 				cfg.Logger.Warn("hook settings: "+w, "path", src.Path)
 			}
 		}
+		if p := claudecode.NewPermissions(sources); p != nil {
+			r.SetPermissionPolicy(p)
+			cfg.Logger.Info("loaded permission rules", "default_mode", p.Mode())
+		}
 	}
 	r.Add(builtin.NewAuditLogHook(store, 0, cfg.Logger.Warn))
 	for _, h := range cfg.Hooks {

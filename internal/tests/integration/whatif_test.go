@@ -175,16 +175,8 @@ func TestPolicyWhatIfAndRewind(t *testing.T) {
 
 	askRun := startWorkflow(t, queue, workflows.ExecuteAssignmentWorkflow, prefix+"ask-1", whatIfAssignment("ask-1", conversation,
 		map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "3 * 3"}}))
-	require.Eventually(t, func() bool {
-		v, err := server.Client().QueryWorkflow(ctx, askRun.GetID(), askRun.GetRunID(), workflows.QueryPendingPermissions)
-		var pending []workflows.PendingPermission
-		return err == nil && v.Get(&pending) == nil && len(pending) == 1
-	}, 30*time.Second, 100*time.Millisecond)
-	handle, err := server.Client().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: askRun.GetID(), RunID: askRun.GetRunID(),
-		UpdateName: workflows.UpdateDecidePermission, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{workflows.PermissionDecision{CallID: "ask-1", Decision: workflows.DecisionAllow, Reason: "fine"}}})
-	require.NoError(t, err)
-	require.NoError(t, handle.Get(ctx, nil))
+	awaitPermission(t, askRun)
+	decidePermission(t, askRun, workflows.PermissionDecision{CallID: "ask-1", Decision: workflows.DecisionAllow, Reason: "fine"})
 	var ask contract.Result
 	require.NoError(t, askRun.Get(ctx, &ask))
 	require.Equal(t, contract.StatusCompleted, ask.Status, "%+v", ask.Error)

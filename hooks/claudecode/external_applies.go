@@ -1,0 +1,37 @@
+package claudecode
+
+import "github.com/fenixrt/fenix/hooks"
+
+var _ hooks.Selective = (*ExternalHook)(nil)
+
+// Applies reports whether the hook's matcher and "if" rule select this
+// occurrence of a tool, prompt, batch or stop event, so the registry lists
+// only the hooks that ran. Other events are filtered when the hook runs.
+func (h *ExternalHook) Applies(ev hooks.Event, payload any) bool {
+	if !h.HandlesEvent(ev) {
+		return false
+	}
+	switch e := payload.(type) {
+	case hooks.PreToolUseEvent:
+		return h.matchesTool(e.ToolName, e.ToolInput, e.WorkspaceRoot)
+	case hooks.PostToolUseEvent:
+		return h.matchesTool(e.ToolName, e.ToolInput, e.WorkspaceRoot)
+	case hooks.PermissionRequestEvent:
+		return h.matchesTool(e.ToolName, e.ToolInput, e.WorkspaceRoot)
+	case hooks.PermissionDeniedEvent:
+		return h.matchesTool(e.ToolName, e.ToolInput, e.WorkspaceRoot)
+	case hooks.PostToolUseFailureEvent:
+		return h.matchesTool(e.ToolName, e.ToolInput, e.WorkspaceRoot)
+	case hooks.UserPromptSubmitEvent, hooks.PostToolBatchEvent:
+		return h.matchesSubject("", false)
+	case hooks.StopEvent:
+		switch {
+		case h.spec.scope == mainAgents && e.IsSubagent, h.spec.scope == subagents && !e.IsSubagent:
+			return false
+		case h.spec.scope == subagents:
+			return h.matchesSubject(e.Profile, true)
+		}
+		return h.matchesSubject("", false)
+	}
+	return true
+}

@@ -1,0 +1,148 @@
+package claudecode
+
+import "strings"
+
+// permissionNames are the names a permission rule may call a tool by: its
+// Claude Code names, its Fenix name, and, as Claude Code applies Read rules
+// to every tool that reads files and Edit rules to every tool that edits
+// them, Read for Glob and Grep and Edit for Write.
+func permissionNames(tool string) []string {
+	names := append(append([]string{}, ToolNames(tool)...), tool)
+	switch tool {
+	case "workspace_list", "workspace_search":
+		names = append(names, "Read")
+	case "workspace_write":
+		names = append(names, "Edit")
+	}
+	return names
+}
+
+// namesTool reports whether a rule's tool part names the tool: one of its
+// names, or for MCP tools (mcp__<server>__<tool>) the server alone
+// ("mcp__server") or the server with a wildcard ("mcp__server__*").
+func namesTool(ruleTool, tool string) bool {
+	if ruleTool == "*" {
+		return true
+	}
+	if server, ok := strings.CutPrefix(ruleTool, "mcp__"); ok && !strings.Contains(server, "__") {
+		return strings.HasPrefix(tool, ruleTool+"__")
+	}
+	if prefix, ok := strings.CutSuffix(ruleTool, "__*"); ok && strings.HasPrefix(ruleTool, "mcp__") {
+		return strings.HasPrefix(tool, prefix+"__")
+	}
+	for _, n := range permissionNames(tool) {
+		if n == ruleTool {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeTool reports whether the rule covers every call of its tool.
+func (r permissionRule) wholeTool() bool {
+	return r.rule.content == "" || r.rule.content == "*"
+}
+
+// matches applies a deny or ask rule to a call. What Fenix cannot analyse
+// (a command line it cannot parse, a dynamic program, a specifier it does
+// not evaluate for the tool) matches, so a deny or an ask errs on the side
+// of stopping the call.
+//
+// uncertain marks a command line Fenix cannot judge (unparseable, a
+// dynamic program, an expansion): Claude Code asks about those rather
+// than deny them outright.
+func (r permissionRule) matches(c *judgedCall) (matched, uncertain bool) {
+	if !namesTool(r.rule.tool, c.tool) {
+		return false, false
+	}
+	if r.wholeTool() || !specifierKnown(r.rule.tool) {
+		return true, false
+	}
+	if c.isShell() {
+		sc, ok := c.shell()
+		return bashRuleMatchParsed(r.rule.content, sc, ok)
+	}
+	return r.rule.matches([]string{r.rule.tool}, c.tool, c.args, c.root), false
+}
+
+// judgedCall is the call the rules judge; its command line is parsed once
+// for all of them.
+type judgedCall struct {
+	tool      string
+	args      map[string]any
+	root      string
+	parsed    bool
+	commands  shellCommands
+	parseable bool
+}
+
+func (c *judgedCall) isShell() bool { return c.tool == "exec_command" || c.tool == "process_exec" }
+
+func (c *judgedCall) shell() (shellCommands, bool) {
+	if !c.parsed {
+		c.commands, c.parseable = parseShellCommands(str(c.args, "command_line"))
+		c.parsed = true
+	}
+	return c.commands, c.parseable
+}
+
+// allowedBy finds the allow rules that approve a call, or nil. A command
+// line is approved only when every simple command in it is, each by some
+// allow rule (so Bash(safe:*) does not approve "safe && other"), and never
+// when it holds an expansion or cannot be parsed.
+func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
+	var named []permissionRule
+	for _, r := range p.rules {
+		if r.behavior != behaviorAllow || !namesTool(r.rule.tool, c.tool) {
+			continue
+		}
+		if r.wholeTool() {
+			return []permissionRule{r}
+		}
+		if specifierKnown(r.rule.tool) {
+			named = append(named, r)
+		}
+	}
+	if len(named) == 0 {
+		return nil
+	}
+	if !c.isShell() {
+		for _, r := range named {
+			if r.rule.matches([]string{r.rule.tool}, c.tool, c.args, c.root) {
+				return []permissionRule{r}
+			}
+		}
+		return nil
+	}
+	sc, ok := c.shell()
+	if !ok || sc.expansion || sc.dynamicProgram || len(sc.commands) == 0 {
+		return nil
+	}
+	var used []permissionRule
+	for _, c := range sc.commands {
+		found := false
+		for _, r := range named {
+			pattern, prefix := bashPattern(r.rule.content)
+			if commandMatches(pattern, c, prefix) {
+				found = true
+				if !containsRule(used, r) {
+					used = append(used, r)
+				}
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return used
+}
+
+func containsRule(rules []permissionRule, r permissionRule) bool {
+	for _, x := range rules {
+		if x.rule == r.rule {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,276 @@
+package claudecode
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// project writes <dir>/.claude/<name> and loads every settings file there.
+func project(t *testing.T, dir string, files map[string]string) []*Source {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, ".claude", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sources, err := LoadSources([]string{dir}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sources
+}
+
+func call(root, tool string, args map[string]any) hooks.PreToolUseEvent {
+	return hooks.PreToolUseEvent{Session: hooks.Session{WorkspaceRoot: root}, ToolName: tool, ToolInput: args}
+}
+
+const briefSettings = `{"permissions": {"deny": ["Read(./.env)"], "ask": ["Bash(git push:*)"], "allow": ["Bash(ls:*)"]}}`
+
+func TestPermissionRulesJudgeCallsThroughTheAliases(t *testing.T) {
+	dir := t.TempDir()
+	home, _ := os.UserHomeDir()
+	p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {
+		"deny": ["Read(./.env)", "Edit(/config/**)", "Read(//etc/shadow)", "Read(~/.ssh/**)", "WebFetch(domain:evil.example)", "mcp__vault", "Bash(rm -rf *)"],
+		"ask": ["Bash(git push:*)", "mcp__github__create_pull_request", "Agent(reviewer)"],
+		"allow": ["Bash(ls:*)", "Bash(git status)", "Bash(npm run *)", "Read", "WebFetch(domain:*.example.com)", "mcp__github"]}}`}))
+	if p == nil {
+		t.Fatal("no permissions loaded")
+	}
+	tests := []struct {
+		name string
+		tool string
+		args map[string]any
+		want hooks.Kind
+		rule string
+	}{
+		{"Read rule on workspace_read", "workspace_read", map[string]any{"path": ".env"}, hooks.KindDeny, "Read(./.env)"},
+		{"a path that cleans to .env", "workspace_read", map[string]any{"path": "src/../.env"}, hooks.KindDeny, "Read(./.env)"},
+		{"Read rule covers Grep", "workspace_search", map[string]any{"path": ".env", "pattern": "KEY"}, hooks.KindDeny, "Read(./.env)"},
+		{"other files are read", "workspace_read", map[string]any{"path": "src/main.go"}, hooks.KindAllow, "Read"},
+		{"/ is the project root", "workspace_write", map[string]any{"path": "config/app.yaml"}, hooks.KindDeny, "Edit(/config/**)"},
+		{"Edit rule covers Write", "workspace_edit", map[string]any{"path": "config/a/b.yaml"}, hooks.KindDeny, "Edit(/config/**)"},
+		{"// is absolute", "workspace_read", map[string]any{"path": "/etc/shadow"}, hooks.KindDeny, "Read(//etc/shadow)"},
+		{"~/ is home", "workspace_read", map[string]any{"path": filepath.Join(home, ".ssh", "id_rsa")}, hooks.KindDeny, "Read(~/.ssh/**)"},
+		{"prefix rule", "exec_command", map[string]any{"command_line": "ls -la"}, hooks.KindAllow, "Bash(ls:*)"},
+		{"prefix rule, bare", "exec_command", map[string]any{"command_line": "ls"}, hooks.KindAllow, "Bash(ls:*)"},
+		{"prefix needs a word boundary", "exec_command", map[string]any{"command_line": "lsof -i"}, "", ""},
+		{"ask rule", "exec_command", map[string]any{"command_line": "git push origin main"}, hooks.KindPermissionRequired, "Bash(git push:*)"},
+		{"ask rule inside a compound", "exec_command", map[string]any{"command_line": "ls && git push --force"}, hooks.KindPermissionRequired, "Bash(git push:*)"},
+		{"ask rule on process_exec", "process_exec", map[string]any{"command_line": "git push"}, hooks.KindPermissionRequired, "Bash(git push:*)"},
+		{"deny rule with a wildcard", "exec_command", map[string]any{"command_line": "sudo rm -rf /"}, "", ""},
+		{"deny rule with a wildcard, matched", "exec_command", map[string]any{"command_line": "rm -rf build"}, hooks.KindDeny, "Bash(rm -rf *)"},
+		{"every command of a compound allowed", "exec_command", map[string]any{"command_line": "ls && git status"}, hooks.KindAllow, "Bash(ls:*), Bash(git status)"},
+		{"one command not allowed", "exec_command", map[string]any{"command_line": "ls; curl x"}, "", ""},
+		{"an expansion is never allowed, and may be a denied rm", "exec_command", map[string]any{"command_line": "ls $(cat list)"}, hooks.KindPermissionRequired, "Bash(rm -rf *)"},
+		{"a dynamic program asks", "exec_command", map[string]any{"command_line": "$TOOL -rf build"}, hooks.KindPermissionRequired, "Bash(rm -rf *)"},
+		{"exact command", "exec_command", map[string]any{"command_line": "git status --short"}, "", ""},
+		{"wildcard in the middle", "exec_command", map[string]any{"command_line": "npm run test"}, hooks.KindAllow, "Bash(npm run *)"},
+		{"domain deny", "web_fetch", map[string]any{"url": "https://evil.example/x"}, hooks.KindDeny, "WebFetch(domain:evil.example)"},
+		{"domain allow by wildcard", "web_fetch", map[string]any{"url": "https://docs.example.com/x"}, hooks.KindAllow, "WebFetch(domain:*.example.com)"},
+		{"other domains unjudged", "web_fetch", map[string]any{"url": "https://example.org/"}, "", ""},
+		{"mcp server rule", "mcp__vault__read_secret", map[string]any{}, hooks.KindDeny, "mcp__vault"},
+		{"mcp tool rule", "mcp__github__create_pull_request", map[string]any{}, hooks.KindPermissionRequired, "mcp__github__create_pull_request"},
+		{"mcp server allow", "mcp__github__list_issues", map[string]any{}, hooks.KindAllow, "mcp__github"},
+		{"a server is not a prefix of another", "mcp__githubx__list", map[string]any{}, "", ""},
+		{"subagent profile", "spawn_subagent", map[string]any{"task": "review", "profile": "reviewer"}, hooks.KindPermissionRequired, "Agent(reviewer)"},
+		{"unaliased tools are untouched", "calculator", map[string]any{"expression": "1+1"}, "", ""},
+	}
+	for _, tc := range tests {
+		v := p.Evaluate(call(dir, tc.tool, tc.args), false)
+		if v.Decision != tc.want || v.Rule != tc.rule {
+			t.Errorf("%s: %s %v = %+v, want %q by %q", tc.name, tc.tool, tc.args, v, tc.want, tc.rule)
+		}
+		if v.Decision != "" && (v.Source != filepath.Join(dir, ".claude", "settings.json") || !strings.Contains(v.Reason, strings.Split(tc.rule, ", ")[0])) {
+			t.Errorf("%s: verdict %+v must name its rule and file", tc.name, v)
+		}
+	}
+}
+
+func TestPermissionPrecedenceDenyAskAllow(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPermissions(project(t, dir, map[string]string{
+		"settings.json":       `{"permissions": {"allow": ["Bash(git:*)", "Bash(rm:*)"], "ask": ["Bash(git push:*)"]}}`,
+		"settings.local.json": `{"permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash(git push:*)"]}}`,
+	}))
+	for cmd, want := range map[string]hooks.Kind{
+		"git status":      hooks.KindAllow,
+		"git push":        hooks.KindPermissionRequired, // ask beats a more specific allow
+		"rm -rf build":    hooks.KindDeny,               // deny in one file beats allow in another
+		"git status && x": "",
+	} {
+		if v := p.Evaluate(call(dir, "exec_command", map[string]any{"command_line": cmd}), false); v.Decision != want {
+			t.Errorf("%q = %+v, want %q", cmd, v, want)
+		}
+	}
+}
+
+func TestPermissionModes(t *testing.T) {
+	dir := t.TempDir()
+	// The local file's mode outranks the project's; rules of both count.
+	p := NewPermissions(project(t, dir, map[string]string{
+		"settings.json":       `{"permissions": {"defaultMode": "plan", "allow": ["Bash(ls:*)"]}}`,
+		"settings.local.json": `{"permissions": {"defaultMode": "dontAsk"}}`,
+	}))
+	if p.Mode() != "dontAsk" {
+		t.Fatalf("mode = %q, want the local file's dontAsk", p.Mode())
+	}
+	if v := p.Evaluate(call(dir, "exec_command", map[string]any{"command_line": "ls"}), false); v.Decision != hooks.KindAllow {
+		t.Errorf("dontAsk, allowed by rule: %+v", v)
+	}
+	v := p.Evaluate(call(dir, "exec_command", map[string]any{"command_line": "make"}), false)
+	if v.Decision != hooks.KindDeny || v.Rule != "defaultMode dontAsk" || v.Source != filepath.Join(dir, ".claude", "settings.local.json") {
+		t.Errorf("dontAsk, no rule: %+v", v)
+	}
+	if v := p.Evaluate(call(dir, "exec_command", map[string]any{"command_line": "make"}), true); v.Decision != "" {
+		t.Errorf("dontAsk, a hook allowed it: %+v, want no verdict", v)
+	}
+	// A session's mode overrides the files'.
+	ev := call(dir, "workspace_write", map[string]any{"path": "a.txt"})
+	ev.PermissionMode = "plan"
+	if v := p.Evaluate(ev, false); v.Decision != hooks.KindDeny || v.Rule != "defaultMode plan" {
+		t.Errorf("plan mode, write: %+v", v)
+	}
+	ev = call(dir, "workspace_read", map[string]any{"path": "a.txt"})
+	ev.PermissionMode = "plan"
+	if v := p.Evaluate(ev, false); v.Decision != "" {
+		t.Errorf("plan mode, read: %+v, want no verdict", v)
+	}
+}
+
+func TestPermissionRulesWithHooks(t *testing.T) {
+	dir := t.TempDir()
+	sources := project(t, dir, map[string]string{"settings.json": briefSettings})
+	script := func(name, body string) *ExternalHook {
+		return newCommandHook(t, cmdHook{Matcher: "Bash", Command: writeScript(t, dir, name, body), Dialect: DialectClaude})
+	}
+	allow := script("allow.sh", `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"trusted"}}'`)
+	deny := script("deny.sh", `echo "no ls today" >&2; exit 2`)
+	ask := script("ask.sh", `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}'`)
+	run := func(cmd string, hs ...hooks.AgentHook) hooks.PreToolUseResult {
+		r := hooks.NewRegistry()
+		for _, h := range hs {
+			r.Add(h)
+		}
+		r.SetPermissionPolicy(NewPermissions(sources))
+		return r.RunPreToolUse(context.Background(), call(dir, "exec_command", map[string]any{"command_line": cmd}))
+	}
+	// A hook's deny holds over an allow rule.
+	if res := run("ls", deny); !res.Blocked() || res.Action.Reason != "no ls today" || res.Permission != nil {
+		t.Errorf("hook deny vs allow rule: %+v", res)
+	}
+	// A hook's allow does not skip an ask rule.
+	res := run("git push", allow)
+	if !res.NeedsPermission() || res.DecidedBy != "permissions" || res.Permission.Rule != "Bash(git push:*)" {
+		t.Errorf("hook allow vs ask rule: %+v", res)
+	}
+	// An allow rule does not silence a hook's ask.
+	res = run("ls", ask)
+	if !res.NeedsPermission() || res.DecidedBy != ask.Name() || res.Permission.Decision != hooks.KindAllow {
+		t.Errorf("allow rule vs hook ask: %+v", res)
+	}
+	// An explicit allow is recorded as allow with its hook, the rule next
+	// to it.
+	res = run("ls", allow)
+	if res.Blocked() || res.NeedsPermission() || res.DecidedBy != allow.Name() || len(res.Decisions) != 2 ||
+		res.Decisions[0].Kind != hooks.KindAllow || res.Decisions[0].Reason != "trusted" ||
+		res.Decisions[1].Hook != "permissions" || res.Decisions[1].Kind != hooks.KindAllow {
+		t.Errorf("hook allow + allow rule: %+v", res)
+	}
+	// A hook whose matcher does not select the call is not listed.
+	res = run("ls", newCommandHook(t, cmdHook{Matcher: "Read", Command: "true", Dialect: DialectClaude}))
+	if len(res.Decisions) != 1 || res.Decisions[0].Hook != "permissions" {
+		t.Errorf("unmatched hook listed: %+v", res.Decisions)
+	}
+	// The workspace_read of .env is denied by the rule whatever the hooks.
+	r := hooks.NewRegistry()
+	r.SetPermissionPolicy(NewPermissions(sources))
+	res = r.RunPreToolUse(context.Background(), call(dir, "workspace_read", map[string]any{"path": ".env"}))
+	if !res.Blocked() || res.DecidedBy != "permissions" || !strings.Contains(res.Action.Reason, `"Read(./.env)"`) {
+		t.Errorf("deny rule: %+v", res)
+	}
+}
+
+func TestPermissionsInTheFingerprint(t *testing.T) {
+	fp := func(body string) string {
+		dir := t.TempDir()
+		sources := project(t, dir, map[string]string{"settings.json": body})
+		r := hooks.NewRegistry()
+		for _, s := range sources {
+			r.AddSource(s.Registered())
+		}
+		if p := NewPermissions(sources); p != nil {
+			r.SetPermissionPolicy(p)
+		}
+		return r.PolicyFingerprint(nil)
+	}
+	a, b := fp(briefSettings), fp(strings.Replace(briefSettings, "ls:*", "cat:*", 1))
+	if a == b || a != fp(briefSettings) {
+		t.Errorf("fingerprints %s, %s: must differ with the rules and be stable", a, b)
+	}
+}
+
+func TestPermissionsLoadErrorsAndWarnings(t *testing.T) {
+	dir := t.TempDir()
+	for _, bad := range []string{
+		`{"permissions": {"deny": "Read(./.env)"}}`,
+		`{"permissions": {"deny": ["Read(./.env"]}}`,
+		`{"permissions": {"allow": ["Bash(git push) now"]}}`,
+		`{"permissions": ["Read"]}`,
+	} {
+		path := filepath.Join(dir, "settings.json")
+		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadSource(path, LoadOptions{}); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: err = %v, want an error naming the file", bad, err)
+		}
+	}
+	src := project(t, t.TempDir(), map[string]string{"settings.json": `{
+		"permissions": {"allow": ["NotebookEdit", "WebSearch(cats)"], "defaultMode": "yolo", "additionalDirectories": ["../other"], "denyRead": []},
+		"statusLine": {"type": "command"}, "enabledPlugins": {}, "automaticCodeReview": true, "madeUp": 1, "$schema": "x",
+		"hooks": {"Setup": [{"hooks": []}, {"hooks": []}], "PreToolUse": []}}`})[0]
+	joined := strings.Join(src.Warnings, "\n")
+	for _, want := range []string{`"NotebookEdit"`, `WebSearch(cats)`, `"yolo"`, "additionalDirectories", `permissions.denyRead`,
+		`"statusLine"`, `"enabledPlugins"`, `"automaticCodeReview"`, `"madeUp"`} {
+		if strings.Count(joined, want) != 1 {
+			t.Errorf("warnings must name %s once:\n%s", want, joined)
+		}
+	}
+	if strings.Count(joined, `"Setup"`) != 1 || strings.Contains(joined, "$schema") || strings.Contains(joined, `"permissions"`) {
+		t.Errorf("warnings:\n%s", joined)
+	}
+	for _, w := range src.Warnings {
+		if !strings.Contains(w, src.Path) {
+			t.Errorf("warning %q does not name the file", w)
+		}
+	}
+}
+
+// The rules add microseconds to a call, against milliseconds for a
+// command hook.
+func BenchmarkPermissionsEvaluate(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(briefSettings), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	sources, err := LoadSources([]string{dir}, LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := NewPermissions(sources)
+	ev := call(dir, "exec_command", map[string]any{"command_line": "ls -la && git status"})
+	for b.Loop() {
+		p.Evaluate(ev, false)
+	}
+}

@@ -1,0 +1,81 @@
+package hooks
+
+import "fmt"
+
+// PermissionPolicy is a declarative rule set (Claude Code's "permissions":
+// allow, ask and deny rules with a default mode) that the registry
+// consults after the PreToolUse hooks, on the arguments they settled on.
+// Its verdict combines with theirs by Claude Code's precedence: a hook's
+// block stands whatever the rules say; a deny rule blocks even a call a
+// hook allowed; an ask rule asks even when a hook allowed; an allow rule
+// does not silence a hook's ask.
+type PermissionPolicy interface {
+	// Name labels the policy's decisions in the trace.
+	Name() string
+	// Evaluate judges one call. hookAllowed says a PreToolUse hook
+	// explicitly allowed it (which pre-approves it where the policy's mode
+	// denies what nothing approved).
+	Evaluate(ev PreToolUseEvent, hookAllowed bool) PolicyVerdict
+	// Fingerprint identifies the effective rules for PolicyFingerprint.
+	Fingerprint() string
+}
+
+// PolicyVerdict is a PermissionPolicy's judgement of one call.
+type PolicyVerdict struct {
+	// Decision is KindAllow, KindDeny or KindPermissionRequired (an ask
+	// rule); empty when no rule matched and the mode leaves the call to
+	// the rest of the pipeline.
+	Decision Kind `json:"decision,omitempty"`
+	// Rule is the rule that decided, as written ("Bash(git push:*)"), or
+	// the mode ("defaultMode dontAsk") when no rule matched.
+	Rule string `json:"rule,omitempty"`
+	// Source is the settings file the rule or mode came from.
+	Source string `json:"source,omitempty"`
+	// Reason is what the model and the trace are told.
+	Reason string `json:"reason,omitempty"`
+}
+
+// SetPermissionPolicy installs the policy RunPreToolUse consults after
+// its hooks; nil removes it.
+func (r *Registry) SetPermissionPolicy(p PermissionPolicy) { r.permissions = p }
+
+// PermissionPolicy returns the installed policy, or nil.
+func (r *Registry) PermissionPolicy() PermissionPolicy { return r.permissions }
+
+// applyPermissions combines the policy's verdict with the hooks' result
+// (which did not block): deny blocks, ask requires permission unless a hook
+// already deferred or asked, allow is recorded.
+func (r *Registry) applyPermissions(ev PreToolUseEvent, res *PreToolUseResult, hookAllowed bool) {
+	if r.permissions == nil {
+		return
+	}
+	ev.ToolInput = CloneArgs(res.FinalArgs)
+	v := r.permissions.Evaluate(ev, hookAllowed)
+	if v.Decision == "" {
+		return
+	}
+	res.Permission = &v
+	name := r.permissions.Name()
+	d := HookDecision{Hook: name, Kind: v.Decision, Reason: v.Reason}
+	switch v.Decision {
+	case KindDeny:
+		d.Kind = KindBlock
+		reason := v.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("tool %q denied by permission rule %s", ev.ToolName, v.Rule)
+		}
+		res.Action = Block(reason)
+		res.DecidedBy = name
+		res.PermissionRequired = nil
+	case KindPermissionRequired:
+		if res.PermissionRequired == nil {
+			res.PermissionRequired = &PermissionRequirement{Permission: v.Reason, ToolName: ev.ToolName, Hook: name}
+			res.DecidedBy = name
+		}
+	case KindAllow:
+		if res.DecidedBy == "" {
+			res.DecidedBy = name
+		}
+	}
+	res.Decisions = append(res.Decisions, d)
+}

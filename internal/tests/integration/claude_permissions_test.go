@@ -1,0 +1,257 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// permissionProject writes a project the way users write theirs: a
+// .claude/settings.json with permissions, keys Fenix does not act on, and
+// python3 and bash guards that find themselves through $CLAUDE_PROJECT_DIR.
+func permissionProject(t *testing.T, permissions string) string {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed; the guard scripts are python3 and bash")
+	}
+	project := t.TempDir()
+	files := map[string]string{
+		"README.md": "# demo\n",
+		".env":      "TOKEN=abc\n",
+		".claude/settings.json": `{
+  "$schema": "https://json.schemastore.org/claude-code-settings.json",
+  "permissions": ` + permissions + `,
+  "statusLine": {"type": "command", "command": "echo fenix"},
+  "enabledPlugins": {"formatter@acme": true},
+  "automaticCodeReview": true,
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/path_guard.py"}]},
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/allow_ls.sh"}]},
+      {"matcher": "Read", "hooks": [{"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/read_log.py"}]}
+    ],
+    "Setup": [{"hooks": [{"type": "command", "command": "true"}]}]
+  }
+}`,
+		// Refuses paths that climb out of the project; prints a JSON
+		// verdict too, which Claude Code ignores on exit 2.
+		".claude/hooks/path_guard.py": `import json, os, sys
+data = json.load(sys.stdin)
+path = data["tool_input"].get("file_path", "")
+if ".." in path.split(os.sep):
+    print(json.dumps({"decision": "block", "reason": "stdout is ignored on exit 2"}))
+    print("path climbs out of " + os.environ["CLAUDE_PROJECT_DIR"] + ": " + path, file=sys.stderr)
+    sys.exit(2)
+`,
+		".claude/hooks/allow_ls.sh": `#!/usr/bin/env bash
+input=$(cat)
+case "$input" in
+  *'"command":"ls'*|*'"command": "ls'*)
+    echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ls only reads"}}' ;;
+esac
+exit 0
+`,
+		".claude/hooks/read_log.py": `import json, os, sys
+data = json.load(sys.stdin)
+with open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "reads.log"), "a") as f:
+    f.write(data["tool_input"]["file_path"] + "\n")
+`,
+	}
+	for name, body := range files {
+		path := filepath.Join(project, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o755))
+	}
+	return project
+}
+
+func hookDecisions(e contract.TraceEntry) []map[string]any {
+	var out []map[string]any
+	list, _ := e.Get("hooks").([]any)
+	for _, d := range list {
+		if m, ok := d.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// The brief's project: deny Read(./.env), ask Bash(git push:*), allow
+// Bash(ls:*) govern workspace_read and exec_command on the dev server as
+// Claude Code would, with the verdict, its rule and its file in the trace;
+// hooks see paths as written and exit 2's stderr is the reason.
+func TestClaudeCodePermissionsGovernToolCalls(t *testing.T) {
+	project := permissionProject(t, `{"deny": ["Read(./.env)"], "ask": ["Bash(git push:*)"], "allow": ["Bash(ls:*)"]}`)
+	settings := filepath.Join(project, ".claude", "settings.json")
+	var log lockedBuffer
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+		c.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	tools := []string{"exec_command", "workspace_read", "workspace_write"}
+	call := func(name, tool string, args map[string]any) map[string]any {
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args}, tools...)
+		a["workspace_root"] = project
+		return a
+	}
+	pre := func(t *testing.T, res contract.Result) contract.TraceEntry {
+		t.Helper()
+		e, ok := traceEntry(res, "pre_tool_use")
+		require.True(t, ok, "trace: %v", res.Trace)
+		return e
+	}
+
+	t.Run("keys and events Fenix does not act on warn once at load", func(t *testing.T) {
+		for _, key := range []string{`\"statusLine\"`, `\"enabledPlugins\"`, `\"automaticCodeReview\"`, `\"Setup\"`} {
+			assert.Equal(t, 1, strings.Count(log.String(), key), "%s in\n%s", key, log.String())
+		}
+		assert.NotContains(t, log.String(), `\"permissions\"`)
+	})
+
+	t.Run("deny Read(./.env) refuses workspace_read .env", func(t *testing.T) {
+		res, run := runAssignment(t, w.queue, call("env-read", "workspace_read", map[string]any{"path": ".env"}))
+		require.Equal(t, contract.StatusFailed, res.Status)
+		assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType)
+		assert.Contains(t, res.Error.LastErrorSummary, `permission rule "Read(./.env)" in `+settings)
+		scheduled, _ := activityAttempts(history(t, run))
+		assert.Zero(t, scheduled["ExecuteTool"])
+		e := pre(t, res)
+		assert.Equal(t, "permissions", e.Get("decided_by"))
+		assert.Equal(t, map[string]any{"decision": "deny", "rule": "Read(./.env)", "source": settings}, e.Get("permission_rule"))
+		// The Read hook ran and saw the absolute path, as in Claude Code.
+		logged, err := os.ReadFile(filepath.Join(project, "reads.log"))
+		require.NoError(t, err)
+		assert.Equal(t, filepath.Join(project, ".env")+"\n", string(logged))
+	})
+
+	t.Run("other reads run", func(t *testing.T) {
+		res, _ := runAssignment(t, w.queue, call("readme", "workspace_read", map[string]any{"path": "README.md"}))
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		assert.Nil(t, pre(t, res).Get("permission_rule"))
+	})
+
+	t.Run("allow Bash(ls:*) and the hook's explicit allow are recorded; unmatched hooks are not listed", func(t *testing.T) {
+		res, _ := runAssignment(t, w.queue, call("ls", "exec_command", map[string]any{"command_line": "ls -a"}))
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		assert.Contains(t, res.Output.Content, "README.md")
+		e := pre(t, res)
+		allowHook := `PreToolUse command "$CLAUDE_PROJECT_DIR"/.claude/hooks/allow_ls.sh`
+		assert.Equal(t, allowHook, e.Get("decided_by"))
+		assert.Equal(t, map[string]any{"decision": "allow", "rule": "Bash(ls:*)", "source": settings}, e.Get("permission_rule"))
+		var names []string
+		for _, d := range hookDecisions(e) {
+			names = append(names, fmt.Sprint(d["hook"]))
+			if d["hook"] == allowHook {
+				assert.Equal(t, "allow", d["kind"])
+				assert.Equal(t, "ls only reads", d["reason"])
+			}
+		}
+		assert.Contains(t, names, "permissions")
+		for _, n := range names {
+			assert.NotContains(t, n, "read_log.py", "a Read hook did not run for exec_command")
+			assert.NotContains(t, n, "path_guard.py")
+		}
+	})
+
+	t.Run("ask Bash(git push:*) goes through decide_permission", func(t *testing.T) {
+		ctx := context.Background()
+		id := fmt.Sprintf("perm-push-%d", time.Now().UnixNano())
+		run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, id, call("push", "exec_command", map[string]any{"command_line": "git push origin main"}))
+		pending := awaitPermission(t, run)
+		assert.Contains(t, pending.Permission, `permission rule "Bash(git push:*)" in `+settings)
+		assert.Equal(t, "permissions", pending.RequestedBy)
+		decidePermission(t, run, workflows.PermissionDecision{CallID: "call-push", Decision: workflows.DecisionDeny, Reason: "not today"})
+		var res contract.Result
+		require.NoError(t, run.Get(ctx, &res))
+		require.Equal(t, contract.StatusFailed, res.Status)
+		assert.Equal(t, fenixerr.TypePermissionDenied, res.Error.ErrorType)
+		e := pre(t, res)
+		assert.Equal(t, "permissions", e.Get("decided_by"))
+		assert.Equal(t, map[string]any{"decision": "permission_required", "rule": "Bash(git push:*)", "source": settings}, e.Get("permission_rule"))
+	})
+
+	t.Run("the hook sees ../x as written and exit 2's stderr is the reason", func(t *testing.T) {
+		res, _ := runAssignment(t, w.queue, call("climb", "workspace_write", map[string]any{"path": "../x", "content": "a"}))
+		require.Equal(t, contract.StatusFailed, res.Status)
+		assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType)
+		assert.Contains(t, res.Error.LastErrorSummary, "path climbs out of "+project+": "+project+"/../x")
+		assert.NotContains(t, res.Error.LastErrorSummary, "stdout is ignored")
+		_, err := os.Stat(filepath.Join(filepath.Dir(project), "x"))
+		assert.True(t, os.IsNotExist(err))
+	})
+
+	t.Run("expected refusals are logged at info, not error", func(t *testing.T) {
+		res, _ := runAssignment(t, w.queue, call("guard-write", "workspace_write", map[string]any{"path": ".claude/hooks/allow_ls.sh", "content": "exit 0\n"}))
+		require.Equal(t, contract.StatusFailed, res.Status)
+		assert.Equal(t, "protected_path", res.Error.Code)
+		assert.True(t, containsAll(log.String(), `level=INFO msg="tool call refused" stage=execute_tool tool=workspace_write`, "code=protected_path"), log.String())
+		assert.NotContains(t, log.String(), "level=ERROR")
+	})
+}
+
+// policy-diff replays recorded calls under a candidate whose permission
+// rules would refuse them.
+func TestPolicyDiffReplaysPermissionRules(t *testing.T) {
+	recorded := permissionProject(t, `{"allow": ["Bash(ls:*)"]}`)
+	candidate := permissionProject(t, `{"deny": ["Read(./.env)"], "allow": ["Bash(ls:*)"]}`)
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{recorded}
+		c.DefaultWorkspaceRoot = recorded
+	})
+	conversation := fmt.Sprintf("conv-permdiff-%d", time.Now().UnixNano())
+	a := assignment("env", map[string]any{"call_id": "call-env", "tool_name": "workspace_read", "arguments": map[string]any{"path": ".env"}}, "workspace_read")
+	a["workspace_root"], a["conversation_id"] = recorded, conversation
+	res, run := runTo(t, w.queue, conversation+"-env", a)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+
+	narrow := fmt.Sprintf("ConversationId = '%s'", conversation)
+	require.Eventually(t, func() bool {
+		out, code := runBinary(t, "starter", nil, "policy-diff", "-hooks-file", recorded, "-workspace-root", recorded, "-query", narrow)
+		return code == 0 && strings.Contains(out, "1 calls replayed, 0 newly blocked, 0 newly allowed, 1 unchanged")
+	}, 30*time.Second, 500*time.Millisecond)
+	out, code := runBinary(t, "starter", nil, "policy-diff", "-hooks-file", candidate, "-workspace-root", recorded, "-query", narrow)
+	t.Logf("starter policy-diff -hooks-file %s -query %q (exit %d):\n%s", candidate, narrow, code, out)
+	require.Equal(t, 1, code, out)
+	assert.True(t, containsAll(out, "allow → block", run.GetID(), "workspace_read", `block: hook "permissions"`, "1 newly blocked"), out)
+	out, code = runBinary(t, "starter", nil, "policy-diff", "-hooks-file", candidate, "-workspace-root", recorded, "-query", narrow, "-json")
+	require.Equal(t, 1, code, out)
+	assert.Contains(t, out, `denied by permission rule \"Read(./.env)\" in `+filepath.Join(candidate, ".claude", "settings.json"))
+}
+
+// awaitPermission waits until the run waits for exactly one permission
+// decision and returns it.
+func awaitPermission(t *testing.T, run client.WorkflowRun) workflows.PendingPermission {
+	t.Helper()
+	var pending []workflows.PendingPermission
+	require.Eventually(t, func() bool {
+		v, err := server.Client().QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), workflows.QueryPendingPermissions)
+		return err == nil && v.Get(&pending) == nil && len(pending) == 1
+	}, 30*time.Second, 100*time.Millisecond)
+	return pending[0]
+}
+
+// decidePermission answers the run's decide_permission update.
+func decidePermission(t *testing.T, run client.WorkflowRun, d workflows.PermissionDecision) {
+	t.Helper()
+	ctx := context.Background()
+	handle, err := server.Client().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+		UpdateName: workflows.UpdateDecidePermission, WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{d}})
+	require.NoError(t, err)
+	require.NoError(t, handle.Get(ctx, nil))
+}
