@@ -56,6 +56,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	skillsDir := fs.String("skills-dir", os.Getenv("FENIX_SKILLS_DIR"), "directory with system/, curated/ and installed/ skill roots (env FENIX_SKILLS_DIR; default <data-dir>/skills)")
 	profilesDir := fs.String("profiles-dir", os.Getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
 	hooksFile := fs.String("hooks-file", os.Getenv("FENIX_HOOKS_FILE"), "hook settings in Claude Code's format: settings files, project directories (holding .claude/) or plugin directories (holding hooks/hooks.json), \":\"-separated, loaded in order (env FENIX_HOOKS_FILE)")
+	mcpConfig := fs.String("mcp-config", os.Getenv("FENIX_MCP_CONFIG"), "MCP server configurations in Claude Code's .mcp.json format, \":\"-separated; project directories given to -hooks-file contribute their .mcp.json too (env FENIX_MCP_CONFIG)")
 	hooksHTTPAllow := fs.String("hooks-http-allow", os.Getenv("FENIX_HOOKS_HTTP_ALLOW"), "private or loopback destinations http hooks may reach: CIDRs, IPs, host names (env FENIX_HOOKS_HTTP_ALLOW)")
 	summaryModel := fs.String("summary-model", os.Getenv("FENIX_SUMMARY_MODEL"), "model for summary compaction with summarizer \"model\" (env FENIX_SUMMARY_MODEL)")
 	redactPatterns := fs.String("redact-patterns", os.Getenv("FENIX_REDACT_PATTERNS"), "JSON file of extra secret patterns [{\"name\",\"regex\",\"keep\",\"hints\"}] redacted from tool output (env FENIX_REDACT_PATTERNS)")
@@ -164,6 +165,7 @@ Flags:
 		ProfilesDir:   *profilesDir,
 		HooksFile:     *hooksFile,
 		HookHTTPAllow: *hooksHTTPAllow,
+		MCPConfig:     *mcpConfig,
 		AuditDSN:      *auditDSN,
 		HostConfig:    hostCfg,
 		Model:         model,

@@ -34,6 +34,7 @@ import (
 	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/tools/mcp"
 	"github.com/fenixrt/fenix/tools/memory"
 	"github.com/fenixrt/fenix/tools/procs"
 	"github.com/fenixrt/fenix/workflows"
@@ -98,6 +99,13 @@ type Config struct {
 	// Redactor removes secrets from tool output (default redact.Default();
 	// pass an empty one to disable).
 	Redactor *redact.Redactor
+	// MCPConfig lists .mcp.json files (":"-separated) whose MCP servers
+	// give tools mcp__<server>__<tool>, after the .mcp.json of the project
+	// directories among the hook sources.
+	MCPConfig string
+	// MCPStartWait bounds how long New waits for MCP servers to start
+	// (default mcp.DefaultStartWait); slower ones join later.
+	MCPStartWait time.Duration
 }
 
 // Worker is a running Fenix worker.
@@ -112,6 +120,7 @@ type Worker struct {
 	contexts   contextstore.Store
 	gcStop     context.CancelFunc
 	gcDone     chan struct{}
+	mcp        *mcp.Manager
 }
 
 // WorkflowRegistrar is satisfied by workers and workflow replayers.
@@ -199,6 +208,18 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		host.Close()
 		return nil, err
 	}
+	mcpServers, err := startMCP(cfg, host, store)
+	if err != nil {
+		if closer, ok := store.(interface{ Close() }); ok {
+			closer.Close()
+		}
+		auditStore.Close()
+		host.Close()
+		return nil, err
+	}
+	if mcpServers != nil {
+		registry = registry.WithSources(mcpServers)
+	}
 	estimator := compaction.WordEstimator{}
 	acts := &activities.Activities{
 		Tools:                registry,
@@ -243,7 +264,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	hostWorker := worker.New(c, host.Queue, opts)
 	hostWorker.RegisterActivity(acts)
 
-	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore, contexts: store}, nil
+	return &Worker{cfg: cfg, client: c, shared: shared, hostWorker: hostWorker, Activities: acts, Host: host, audit: auditStore, contexts: store, mcp: mcpServers}, nil
 }
 
 // workspaceBases builds the workspace allow-list and checks that the
@@ -447,6 +468,9 @@ func (w *Worker) Stop() {
 	if err := w.Host.Close(); err != nil {
 		w.cfg.Logger.Warn("stopping host processes failed", "error", err)
 	}
+	if w.mcp != nil {
+		w.mcp.Close()
+	}
 	w.stopContextGC()
 	if err := w.audit.Close(); err != nil {
 		w.cfg.Logger.Warn("closing the audit store failed", "error", err)
@@ -456,6 +480,9 @@ func (w *Worker) Stop() {
 	}
 	w.cfg.Logger.Info("fenix worker stopped", "task_queue", w.cfg.TaskQueue)
 }
+
+// MCP is the worker's MCP servers, nil when none are configured.
+func (w *Worker) MCP() *mcp.Manager { return w.mcp }
 
 // Audit is the worker's audit store.
 func (w *Worker) Audit() audit.Store { return w.audit }

@@ -116,12 +116,12 @@ func startManager(t *testing.T, mcpJSON string, env map[string]string, ready ...
 	return m, reg.WithSources(m), store
 }
 
-func everythingConfig(s mcpservers.Servers, extra string) string {
+func everythingConfig(s mcpservers.Servers, dir string) string {
 	cfg := map[string]any{"mcpServers": map[string]any{
 		"everything": map[string]any{"command": "node", "args": []string{s.Entry("server-everything"), "stdio"},
 			"env": map[string]string{"GREETING": "${GREETING:-hello}", "FROM_WORKER": "${FENIX_TEST_VISIBLE}"}},
 		"memory": map[string]any{"command": "node", "args": []string{s.Entry("server-memory")},
-			"env": map[string]string{"MEMORY_FILE_PATH": "memory.jsonl"}},
+			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
 	}}
 	raw, _ := json.Marshal(cfg)
 	return string(raw)
@@ -144,7 +144,7 @@ func TestRealServersThroughTheRegistry(t *testing.T) {
 	servers := mcpservers.Require(t)
 	os.Setenv("FENIX_TEST_SECRET", "must-not-leak")
 	defer os.Unsetenv("FENIX_TEST_SECRET")
-	m, reg, store := startManager(t, everythingConfig(servers, ""), map[string]string{"FENIX_TEST_VISIBLE": "named"})
+	m, reg, store := startManager(t, everythingConfig(servers, t.TempDir()), map[string]string{"FENIX_TEST_VISIBLE": "named"})
 
 	t.Run("memory round trip", func(t *testing.T) {
 		_, err := call(t, reg, "mcp__memory__create_entities", map[string]any{"entities": []any{

@@ -48,7 +48,9 @@ func newServer(cfg ServerConfig, m *Manager) *server {
 	return &server{cfg: cfg, m: m, firstAttempt: make(chan struct{})}
 }
 
-func (s *server) logger() *slog.Logger { return s.m.opts.Logger.With("mcp_server", s.cfg.Name, "transport", s.cfg.Type) }
+func (s *server) logger() *slog.Logger {
+	return s.m.opts.Logger.With("mcp_server", s.cfg.Name, "transport", s.cfg.Type)
+}
 
 // run connects, serves until the session ends, and reconnects with
 // exponential backoff until ctx ends.

@@ -1,0 +1,80 @@
+package worker
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/tools/mcp"
+)
+
+// mcpPaths are where MCP servers are configured: the project directories
+// among the hook sources (a project's .mcp.json sits beside its .claude/;
+// a settings file .claude/settings*.json names its project too), then the
+// MCPConfig files.
+func mcpPaths(cfg Config) []string {
+	var paths []string
+	var sources []string
+	if cfg.HooksFile != "" {
+		sources = append(sources, filepath.SplitList(cfg.HooksFile)...)
+	}
+	sources = append(sources, cfg.HookSources...)
+	for _, src := range sources {
+		info, err := os.Stat(src)
+		switch {
+		case err != nil:
+			continue // the hook loader reports it
+		case info.IsDir():
+			if _, err := os.Stat(filepath.Join(src, ".claude")); err == nil {
+				paths = append(paths, src)
+			}
+		case filepath.Base(filepath.Dir(src)) == ".claude":
+			paths = append(paths, filepath.Dir(filepath.Dir(src)))
+		}
+	}
+	if cfg.MCPConfig != "" {
+		paths = append(paths, filepath.SplitList(cfg.MCPConfig)...)
+	}
+	return paths
+}
+
+// startMCP loads the MCP server configurations and connects the servers;
+// nil when none are configured. A server that fails is retried in the
+// background; only an unreadable configuration file fails the worker.
+func startMCP(cfg Config, host *tools.Host, store contextstore.Store) (*mcp.Manager, error) {
+	paths := mcpPaths(cfg)
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	loaded, err := mcp.Load(paths, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range loaded.Warnings {
+		cfg.Logger.Warn("MCP config: " + w)
+	}
+	if len(loaded.Servers) == 0 {
+		return nil, nil
+	}
+	m, err := mcp.NewManager(loaded.Servers, mcp.Options{
+		HostID:   host.ID,
+		WorkDir:  cfg.DefaultWorkspaceRoot,
+		Net:      cfg.HostConfig.Fetch,
+		Contexts: store,
+		Logger:   cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("MCP servers: %w", err)
+	}
+	m.Start(cfg.MCPStartWait)
+	for _, st := range m.Status() {
+		if st.Connected {
+			cfg.Logger.Info("MCP server ready", "mcp_server", st.Name, "transport", st.Type, "tools", st.Tools)
+		} else {
+			cfg.Logger.Error("MCP server not ready; its tools are unavailable until it starts", "mcp_server", st.Name, "error", st.LastError)
+		}
+	}
+	return m, nil
+}
