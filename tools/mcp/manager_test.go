@@ -331,3 +331,50 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// server-everything over Streamable HTTP on loopback: the url the config
+// names is reachable through the outbound guard; progress and
+// cancellation work as over stdio.
+func TestStreamableHTTPServer(t *testing.T) {
+	servers := mcpservers.Require(t)
+	url := servers.StartEverythingHTTP(t)
+	cfg := `{"mcpServers": {"web": {"type": "http", "url": "${EVERYTHING_URL}", "headers": {"X-Fenix-Test": "${TOKEN:-t0ken}"}}}}`
+	m, reg, _ := startManager(t, cfg, map[string]string{"EVERYTHING_URL": url}, "web")
+	p, err := call(t, reg, "mcp__web__echo", map[string]any{"message": "over http"}, "mcp__web")
+	if err != nil || p.Content != "Echo: over http" {
+		t.Fatalf("echo = %q, %v", p.Content, err)
+	}
+	if st := statusOf(m, "web"); st.Type != mcp.TransportHTTP || !st.Connected {
+		t.Fatalf("status = %+v", st)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progressed := make(chan struct{}, 1)
+	env := &tools.Env{CallID: "long", Progress: func(contract.ToolOutputChunk) {
+		select {
+		case progressed <- struct{}{}:
+		default:
+		}
+	}}
+	done := make(chan error, 1)
+	go func() {
+		_, err := reg.Execute(ctx, env, contract.ToolCall{CallID: "long", ToolName: "mcp__web__trigger-long-running-operation",
+			Arguments: map[string]any{"duration": 60, "steps": 120}})
+		done <- err
+	}()
+	select {
+	case <-progressed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress notification over http")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the canceled http call did not return")
+	}
+}

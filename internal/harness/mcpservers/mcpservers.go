@@ -10,13 +10,17 @@ import (
 	"context"
 	"fmt"
 	"go/build"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fenixrt/fenix/internal/harness/childproc"
 )
 
 // Packages are the pinned servers the tests run.
@@ -126,4 +130,67 @@ func tail(out []byte) string {
 		out = out[len(out)-2000:]
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// loopbackPreload makes a Node server that listens on a port alone
+// (Express's app.listen(PORT)) listen on 127.0.0.1 only: tests never open
+// ports on other interfaces.
+const loopbackPreload = `const net = require("net");
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  if (typeof args[0] === "number" || (typeof args[0] === "string" && /^\d+$/.test(args[0]))) {
+    if (typeof args[1] !== "string") args.splice(1, 0, "127.0.0.1");
+  } else if (args[0] && typeof args[0] === "object" && args[0].port !== undefined && !args[0].host) {
+    args[0] = Object.assign({}, args[0], { host: "127.0.0.1" });
+  }
+  return listen.apply(this, args);
+};
+`
+
+// StartEverythingHTTP runs server-everything's Streamable HTTP transport
+// on a free loopback port until the test ends and returns its MCP URL.
+func (s Servers) StartEverythingHTTP(tb testing.TB) string {
+	tb.Helper()
+	preload := filepath.Join(tb.TempDir(), "loopback.cjs")
+	if err := os.WriteFile(preload, []byte(loopbackPreload), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(s.Node, "--require", preload, s.Entry("server-everything"), "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &syncWriter{w: &out}, &syncWriter{w: &out}
+	p, err := childproc.Start(cmd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Stop(2 * time.Second) })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return "http://" + addr + "/mcp"
+		}
+		if !p.Running() || time.Now().After(deadline) {
+			tb.Fatalf("server-everything streamableHttp did not listen on %s: %s", addr, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
