@@ -46,6 +46,8 @@ type Source struct {
 	// (commands run in the workspace, so "python3 scripts/guard.py" runs
 	// the workspace's scripts/guard.py).
 	ProtectedRelative []string
+	// mcp runs mcp_tool handlers (LoadOptions.MCP).
+	mcp MCPCaller
 }
 
 // SourceInfo is what a registry records about a source it loaded.

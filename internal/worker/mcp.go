@@ -1,9 +1,11 @@
 package worker
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/tools"
@@ -77,4 +79,30 @@ func startMCP(cfg Config, host *tools.Host, store contextstore.Store) (*mcp.Mana
 		}
 	}
 	return m, nil
+}
+
+// mcpHookCaller runs mcp_tool hook handlers on the worker's MCP servers.
+type mcpHookCaller struct {
+	mu sync.Mutex
+	m  *mcp.Manager
+}
+
+func (c *mcpHookCaller) set(m *mcp.Manager) {
+	c.mu.Lock()
+	c.m = m
+	c.mu.Unlock()
+}
+
+func (c *mcpHookCaller) CallMCPTool(ctx context.Context, server, tool string, args map[string]any) (string, error) {
+	c.mu.Lock()
+	m := c.m
+	c.mu.Unlock()
+	if m == nil {
+		return "", fmt.Errorf("MCP server %q is not configured on this worker (.mcp.json or -mcp-config)", server)
+	}
+	res, err := m.Call(ctx, server, tool, args)
+	if err != nil {
+		return "", err
+	}
+	return res.Text(), nil
 }

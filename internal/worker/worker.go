@@ -187,7 +187,10 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	if cfg.Redactor == nil {
 		cfg.Redactor = redact.Default()
 	}
-	hookRegistry, err := buildHooks(cfg, auditStore)
+	// Hook settings load before the MCP servers start; their mcp_tool
+	// handlers reach the servers through this once they run.
+	mcpHooks := &mcpHookCaller{}
+	hookRegistry, err := buildHooks(cfg, auditStore, mcpHooks)
 	if err != nil {
 		auditStore.Close()
 		host.Close()
@@ -219,6 +222,7 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 	}
 	if mcpServers != nil {
 		registry = registry.WithSources(mcpServers)
+		mcpHooks.set(mcpServers)
 	}
 	estimator := compaction.WordEstimator{}
 	acts := &activities.Activities{
@@ -396,7 +400,7 @@ func openSkills(dir string) (*skills.Catalog, error) {
 // buildHooks assembles the registry in its documented order: the
 // cancellation guard, the command and http hooks of the settings files (in
 // the order given), the audit log, custom Go hooks, then secret redaction.
-func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
+func buildHooks(cfg Config, store audit.Store, mcpTools hooks.MCPCaller) (*hooks.Registry, error) {
 	r := hooks.NewRegistry(hooks.WithLogger(cfg.Logger.Warn))
 	r.Add(hooks.NewCancellationHook())
 	var paths []string
@@ -413,6 +417,7 @@ func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 		sources, err := hooks.LoadSources(paths, hooks.LoadOptions{
 			HTTPPolicy:    hooks.HTTPPolicy{Net: netPolicy},
 			PluginDataDir: filepath.Join(cfg.DataDir, "plugin-data"),
+			MCP:           mcpTools,
 		})
 		if err != nil {
 			return nil, err

@@ -280,3 +280,17 @@ func marshal(v any) (json.RawMessage, error) {
 func progressChunk(callID, text string, offset int64) contract.ToolOutputChunk {
 	return contract.ToolOutputChunk{CallID: callID, Stream: "progress", Text: text, Offset: offset}
 }
+
+// Text is the result as Claude Code hands it to an mcp_tool hook: the
+// text items joined by newlines, other items as "[type]".
+func (r CallResult) Text() string {
+	parts := make([]string, 0, len(r.Content))
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		} else {
+			parts = append(parts, "["+c.Type+"]")
+		}
+	}
+	return strings.Join(parts, "\n")
+}

@@ -226,3 +226,54 @@ func TestMCPToolInsideAgentTurn(t *testing.T) {
 	}
 	assert.True(t, sawEcho, "the MCP tool's projection is in the turn's trace")
 }
+
+// mcp_tool hook handlers (Claude Code's fifth handler type) call the
+// configured servers: a PreToolUse policy kept as files and read through
+// server-filesystem denies by tool name, and SessionStart's echo through
+// server-everything becomes context. A tool with no policy file makes the
+// hook fail (isError), which is non-blocking.
+func TestMCPToolHookHandlers(t *testing.T) {
+	servers := mcpservers.Require(t)
+	project := t.TempDir()
+	policies := filepath.Join(project, "policies")
+	require.NoError(t, os.MkdirAll(policies, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(policies, "mcp__everything__get-env.json"),
+		[]byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"the environment is private"}}`), 0o644))
+	cfg := map[string]any{"mcpServers": map[string]any{
+		"policy":     map[string]any{"command": "node", "args": []string{servers.Entry("server-filesystem"), policies}},
+		"everything": map[string]any{"command": "node", "args": []string{servers.Entry("server-everything"), "stdio"}},
+	}}
+	raw, _ := json.Marshal(cfg)
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), raw, 0o644))
+	settings := map[string]any{"hooks": map[string]any{
+		"SessionStart": []any{map[string]any{"hooks": []any{map[string]any{
+			"type": "mcp_tool", "server": "everything", "tool": "echo", "input": map[string]any{"message": "session ${session_id} starts"}}}}},
+		"PreToolUse": []any{map[string]any{"matcher": "mcp__everything__.*", "hooks": []any{map[string]any{
+			"type": "mcp_tool", "server": "policy", "tool": "read_text_file",
+			"input": map[string]any{"path": policies + "/${tool_name}.json"}}}}},
+	}}
+	raw, _ = json.Marshal(settings)
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), raw, 0o644))
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, w.MCP().WaitReady(ctx))
+
+	res, run := runAssignment(t, w.queue, mcpCall("env", "mcp__everything__get-env", map[string]any{}, "mcp__everything"))
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType)
+	assert.Contains(t, res.Error.LastErrorSummary, "the environment is private")
+	scheduled, _ := activityAttempts(history(t, run))
+	assert.Zero(t, scheduled["ExecuteTool"])
+	start, ok := traceEntry(res, "session_start")
+	require.True(t, ok)
+	assert.Equal(t, "Echo: session "+run.GetID()+" starts", start.Get("additional_context"), "${session_id} is the session (the run)")
+
+	res, _ = runAssignment(t, w.queue, mcpCall("echo", "mcp__everything__echo", map[string]any{"message": "allowed"}, "mcp__everything"))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Equal(t, "Echo: allowed", res.Output.Content)
+}
