@@ -50,10 +50,11 @@ func (r *Registry) lookup(name string) (Definition, error) {
 
 // NameAllowed applies an allow-list the way Claude Code's permission rules
 // name MCP tools: an entry is a tool name, "mcp__<server>" for every tool
-// of that server, or "mcp__<server>__*" likewise.
+// of that server, "mcp__<server>__*" likewise, or "mcp__*" for every MCP
+// tool.
 func NameAllowed(allowed []string, name string) bool {
 	for _, a := range allowed {
-		if a == name {
+		if a == name || (a == "mcp__*" && strings.HasPrefix(name, "mcp__")) {
 			return true
 		}
 		server := strings.TrimSuffix(a, "__*")

@@ -22,6 +22,8 @@ func TestNameAllowedFollowsClaudeCodeMCPRules(t *testing.T) {
 		{[]string{"mcp__memory__read"}, "mcp__memory__read__graph", false},
 		{[]string{"calc"}, "calculator", false},
 		{nil, "mcp__memory__read_graph", false},
+		{[]string{"mcp__*"}, "mcp__memory__read_graph", true},
+		{[]string{"mcp__*"}, "calculator", false},
 	}
 	for _, c := range cases {
 		if got := tools.NameAllowed(c.allowed, c.name); got != c.want {
