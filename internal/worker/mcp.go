@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -46,6 +47,29 @@ func mcpPaths(cfg Config) []string {
 // nil when none are configured. A server that fails is retried in the
 // background; only an unreadable configuration file fails the worker.
 func startMCP(cfg Config, host *tools.Host, store contextstore.Store) (*mcp.Manager, error) {
+	return startMCPServers(cfg, host.ID, store)
+}
+
+// PolicyTools is the registry a worker with cfg reviews calls against:
+// cfg.Tools (default the built-ins) and the tools of its MCP servers,
+// started here under hostID so a replay validates MCP calls against the
+// servers' own schemas. close stops the servers.
+func PolicyTools(cfg Config, hostID string) (registry *tools.Registry, close func(), err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	registry = cfg.Tools
+	if registry == nil {
+		registry = tools.Builtin()
+	}
+	m, err := startMCPServers(cfg, hostID, nil)
+	if err != nil || m == nil {
+		return registry, func() {}, err
+	}
+	return registry.WithSources(m), m.Close, nil
+}
+
+func startMCPServers(cfg Config, hostID string, store contextstore.Store) (*mcp.Manager, error) {
 	paths := mcpPaths(cfg)
 	if len(paths) == 0 {
 		return nil, nil
@@ -61,7 +85,7 @@ func startMCP(cfg Config, host *tools.Host, store contextstore.Store) (*mcp.Mana
 		return nil, nil
 	}
 	m, err := mcp.NewManager(loaded.Servers, mcp.Options{
-		HostID:   host.ID,
+		HostID:   hostID,
 		WorkDir:  cfg.DefaultWorkspaceRoot,
 		Net:      cfg.HostConfig.Fetch,
 		Contexts: store,

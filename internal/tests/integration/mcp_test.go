@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/audit"
@@ -276,4 +278,51 @@ func TestMCPToolHookHandlers(t *testing.T) {
 	res, _ = runAssignment(t, w.queue, mcpCall("echo", "mcp__everything__echo", map[string]any{"message": "allowed"}, "mcp__everything"))
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Equal(t, "Echo: allowed", res.Output.Content)
+}
+
+// policy-diff reviews recorded MCP calls against the servers' own tools
+// (started from -mcp-config) and replays the candidate's mcp__ matchers:
+// an echo newly blocked, a memory read unchanged (not "unsupported").
+func TestPolicyDiffReplaysMCPCalls(t *testing.T) {
+	w, project := startMCPWorker(t)
+	conversation := "conv-mcp-diff-" + fmt.Sprint(time.Now().UnixNano())
+	for _, c := range []struct{ id, tool string }{{"diff-read", "mcp__memory__read_graph"}, {"diff-echo", "mcp__everything__echo"}} {
+		args := map[string]any{}
+		if c.tool == "mcp__everything__echo" {
+			args["message"] = "x"
+		}
+		a := mcpCall(c.id, c.tool, args, "mcp__memory", "mcp__everything")
+		a["conversation_id"] = conversation
+		res, _ := runAssignment(t, w.queue, a)
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	}
+	candidate := filepath.Join(t.TempDir(), "candidate.json")
+	require.NoError(t, os.WriteFile(candidate, []byte(`{"hooks": {"PreToolUse": [{"matcher": "mcp__everything__.*",
+		"hooks": [{"type": "command", "command": "echo 'the everything server is retired' >&2; exit 2"}]}]}}`), 0o644))
+	narrow := fmt.Sprintf("ConversationId = '%s'", conversation)
+	require.Eventually(t, func() bool {
+		resp, err := server.Client().ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: narrow + " AND ExecutionStatus != 'Running'"})
+		return err == nil && len(resp.GetExecutions()) == 2
+	}, 30*time.Second, 200*time.Millisecond)
+
+	out, code := runBinary(t, "starter", nil, "policy-diff", "-hooks-file", candidate,
+		"-mcp-config", filepath.Join(project, ".mcp.json"), "-query", narrow, "-json")
+	require.Equal(t, 1, code, out)
+	var report struct {
+		Changes []struct {
+			Change string `json:"change"`
+			Tool   string `json:"tool"`
+		} `json:"changes"`
+		Summary struct {
+			Replayed  int `json:"replayed"`
+			Unchanged int `json:"unchanged"`
+		} `json:"summary"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &report), out)
+	require.Len(t, report.Changes, 1, out)
+	assert.Equal(t, "newly_blocked", report.Changes[0].Change, out)
+	assert.Contains(t, out, "mcp__everything__echo")
+	assert.Equal(t, 2, report.Summary.Replayed, out)
+	assert.Equal(t, 1, report.Summary.Unchanged, "the memory read is reviewed against the server's tools, not found unsupported: %s", out)
 }
