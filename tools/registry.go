@@ -206,7 +206,14 @@ func (r *Registry) Execute(ctx context.Context, env *Env, call contract.ToolCall
 func (r *Registry) Project(call contract.ToolCall, raw json.RawMessage) (Projection, error) {
 	d, err := r.lookup(call.ToolName)
 	if err != nil {
-		return Projection{}, err
+		p, ok, perr := r.projectWithoutTool(call.ToolName, call.Arguments, raw)
+		if !ok {
+			return Projection{}, err
+		}
+		if perr != nil {
+			return Projection{}, fenixerr.Runtime("projecting the result of tool %q failed: %v", call.ToolName, perr).WithTool(call.ToolName)
+		}
+		return p, nil
 	}
 	p, err := d.project(call.Arguments, raw)
 	if err != nil {

@@ -26,6 +26,25 @@ type Source interface {
 	Definitions() []Definition
 }
 
+// ResultProjector is implemented by sources that can project a result
+// without its tool, so a call that ran is still projected when its tool
+// has since disappeared or its server is restarting.
+type ResultProjector interface {
+	ProjectResult(name string, args map[string]any, raw json.RawMessage) (p Projection, ok bool, err error)
+}
+
+// projectWithoutTool asks the sources that can to project a result.
+func (r *Registry) projectWithoutTool(name string, args map[string]any, raw json.RawMessage) (Projection, bool, error) {
+	for _, s := range r.sources {
+		if rp, ok := s.(ResultProjector); ok {
+			if p, ok, err := rp.ProjectResult(name, args, raw); ok {
+				return p, true, err
+			}
+		}
+	}
+	return Projection{}, false, nil
+}
+
 // WithSources returns a registry that also serves the sources' tools.
 func (r *Registry) WithSources(sources ...Source) *Registry {
 	return &Registry{defs: r.defs, sources: append(append([]Source(nil), r.sources...), sources...)}

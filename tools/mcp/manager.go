@@ -16,6 +16,7 @@ package mcp
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -210,6 +211,17 @@ func (m *Manager) Tool(name string) (tools.Definition, bool, error) {
 		return tools.Definition{}, false, nil
 	}
 	return s.tool(name)
+}
+
+// ProjectResult implements tools.ResultProjector: every MCP result has
+// the same shape, so a call that ran is projected even when its tool has
+// since disappeared or its server is restarting.
+func (m *Manager) ProjectResult(name string, args map[string]any, raw json.RawMessage) (tools.Projection, bool, error) {
+	if m.serverOf(name) == nil {
+		return tools.Projection{}, false, nil
+	}
+	p, err := project(args, raw)
+	return p, true, err
 }
 
 // Definitions implements tools.Source: the tools of connected servers.

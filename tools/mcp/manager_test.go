@@ -302,12 +302,21 @@ func TestFailingServerIsRetriedAndOthersServe(t *testing.T) {
 		if p, err := call(t, reg, "mcp__go__extra", map[string]any{}, "mcp__go"); err != nil || p.Content != "extra ran" {
 			t.Fatalf("extra: %q %v", p.Content, err)
 		}
+		extraCall := contract.ToolCall{CallID: "x", ToolName: "mcp__go__extra", Arguments: map[string]any{}}
+		raw, err := reg.Execute(context.Background(), &tools.Env{Progress: func(contract.ToolOutputChunk) {}}, extraCall)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := call(t, reg, "mcp__go__remove-extra", map[string]any{}, "mcp__go"); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, func() bool { _, ok := reg.Lookup("mcp__go__extra"); return !ok }, "extra gone after tools/list_changed")
 		if _, err := call(t, reg, "mcp__go__extra", map[string]any{}, "mcp__go"); !errors.Is(err, fenixerr.ErrUnsupportedTool) {
 			t.Fatalf("after removal: %v, want UnsupportedToolError", err)
+		}
+		// A call that ran before the removal is still projected.
+		if p, err := reg.Project(extraCall, raw); err != nil || p.Content != "extra ran" {
+			t.Fatalf("projecting a result of a removed tool: %q %v", p.Content, err)
 		}
 	})
 }
