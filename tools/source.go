@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -129,12 +128,7 @@ type DynamicSpec struct {
 // DefineDynamic builds a Definition from a JSON schema. Arguments are
 // checked against the size cap and the schema before Execute sees them.
 func DefineDynamic(spec DynamicSpec) (Definition, error) {
-	if spec.Timeout == 0 {
-		spec.Timeout = 60 * time.Second
-	}
-	if spec.MaxArgBytes == 0 {
-		spec.MaxArgBytes = DefaultMaxArgumentBytes
-	}
+	spec.applyDefaults()
 	doc, err := validator.UnmarshalJSON(bytes.NewReader(spec.Schema))
 	if err != nil {
 		return Definition{}, fmt.Errorf("tool %q: input schema is not JSON: %w", spec.Name, err)
@@ -152,35 +146,12 @@ func DefineDynamic(spec DynamicSpec) (Definition, error) {
 		if args == nil {
 			args = map[string]any{}
 		}
-		raw, err := json.Marshal(args)
-		if err != nil {
-			return fenixerr.Validation("arguments of tool %q are not JSON-encodable: %v", spec.Name, err).WithTool(spec.Name)
-		}
-		if len(raw) > spec.MaxArgBytes {
-			return fenixerr.PayloadTooLarge("arguments of tool %q are %d bytes, over the limit of %d bytes", spec.Name, len(raw), spec.MaxArgBytes).WithTool(spec.Name)
-		}
-		inst, err := validator.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			return fenixerr.Validation("arguments of tool %q are not valid JSON: %v", spec.Name, err).WithTool(spec.Name)
-		}
-		if err := compiled.Validate(inst); err != nil {
-			return fenixerr.Validation("arguments of tool %q do not match its schema: %s", spec.Name, describeSchemaError(err)).WithTool(spec.Name)
-		}
-		return nil
+		_, err := checkArguments(spec.Name, spec.MaxArgBytes, compiled, args)
+		return err
 	}
 	return Definition{
-		Descriptor: Descriptor{
-			Name:             spec.Name,
-			Description:      spec.Description,
-			RegistryBacked:   spec.RegistryBacked,
-			Idempotent:       spec.Idempotent,
-			Local:            spec.Local,
-			NeedsWorkspace:   spec.NeedsWorkspace,
-			TimeoutSeconds:   int(spec.Timeout / time.Second),
-			HeartbeatSeconds: int(spec.Heartbeat / time.Second),
-			Schema:           spec.Schema,
-		},
-		validate: validate,
+		Descriptor: spec.descriptor(spec.Schema),
+		validate:   validate,
 		// Registry.Execute validates before it executes.
 		execute: spec.Execute,
 		project: spec.Project,

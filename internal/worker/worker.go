@@ -203,15 +203,10 @@ func New(c client.Client, cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	transcripts, err := hooks.NewTranscriptWriter(filepath.Join(cfg.DataDir, "transcripts"))
-	if err != nil {
-		if closer, ok := store.(interface{ Close() }); ok {
-			closer.Close()
-		}
-		auditStore.Close()
-		host.Close()
-		return nil, err
+	var mcpServers *mcp.Manager
+	if err == nil {
+		mcpServers, err = startMCP(cfg, host, store)
 	}
-	mcpServers, err := startMCP(cfg, host, store)
 	if err != nil {
 		if closer, ok := store.(interface{ Close() }); ok {
 			closer.Close()

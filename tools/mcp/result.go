@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -266,16 +265,8 @@ func errorText(r CallResult) string {
 	return text
 }
 
-// marshal encodes without HTML escaping (results are never HTML).
-func marshal(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+// marshal encodes as tools encode raw results (no HTML escaping).
+func marshal(v any) (json.RawMessage, error) { return tools.EncodeResult(v) }
 
 func progressChunk(callID, text string, offset int64) contract.ToolOutputChunk {
 	return contract.ToolOutputChunk{CallID: callID, Stream: "progress", Text: text, Offset: offset}

@@ -91,6 +91,19 @@ func mcpStatus(w *testWorker, name string) mcp.ServerStatus {
 	return mcp.ServerStatus{}
 }
 
+// requireRejected runs an assignment that must fail with errType and a
+// message containing want, without ExecuteTool ever being scheduled.
+func requireRejected(t *testing.T, queue string, a map[string]any, errType, want string) (contract.Result, client.WorkflowRun) {
+	t.Helper()
+	res, run := runAssignment(t, queue, a)
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, errType, res.Error.ErrorType)
+	assert.Contains(t, res.Error.LastErrorSummary, want)
+	scheduled, _ := activityAttempts(history(t, run))
+	assert.Zero(t, scheduled["ExecuteTool"], "a rejected call never executes")
+	return res, run
+}
+
 func mcpCall(name, tool string, args map[string]any, allowed ...string) map[string]any {
 	a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args}, allowed...)
 	return a
@@ -122,12 +135,8 @@ func TestMCPServersGovernedOnDevServer(t *testing.T) {
 	})
 
 	t.Run("blocked by the mcp__memory__.* hook, never executed", func(t *testing.T) {
-		res, run := runAssignment(t, w.queue, mcpCall("mem-delete", "mcp__memory__delete_entities", map[string]any{"entityNames": []any{"fenix"}}, "mcp__memory"))
-		require.Equal(t, contract.StatusFailed, res.Status)
-		assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType)
-		assert.Contains(t, res.Error.LastErrorSummary, "deleting memories needs a human review")
-		scheduled, _ := activityAttempts(history(t, run))
-		assert.Zero(t, scheduled["ExecuteTool"])
+		requireRejected(t, w.queue, mcpCall("mem-delete", "mcp__memory__delete_entities", map[string]any{"entityNames": []any{"fenix"}}, "mcp__memory"),
+			fenixerr.TypeToolBlocked, "deleting memories needs a human review")
 	})
 
 	t.Run("not visible outside allowed_tool_names", func(t *testing.T) {
@@ -137,12 +146,8 @@ func TestMCPServersGovernedOnDevServer(t *testing.T) {
 	})
 
 	t.Run("schema of the server's tool enforced at review", func(t *testing.T) {
-		res, run := runAssignment(t, w.queue, mcpCall("sum-bad", "mcp__everything__get-sum", map[string]any{"a": "two", "b": 3}, "mcp__everything"))
-		require.Equal(t, contract.StatusFailed, res.Status)
-		assert.Equal(t, fenixerr.TypeValidation, res.Error.ErrorType)
-		assert.Contains(t, res.Error.LastErrorSummary, "at /a")
-		scheduled, _ := activityAttempts(history(t, run))
-		assert.Zero(t, scheduled["ExecuteTool"])
+		requireRejected(t, w.queue, mcpCall("sum-bad", "mcp__everything__get-sum", map[string]any{"a": "two", "b": 3}, "mcp__everything"),
+			fenixerr.TypeValidation, "at /a")
 	})
 
 	t.Run("approved with decide_permission", func(t *testing.T) {
@@ -265,12 +270,8 @@ func TestMCPToolHookHandlers(t *testing.T) {
 	defer cancel()
 	require.NoError(t, w.MCP().WaitReady(ctx))
 
-	res, run := runAssignment(t, w.queue, mcpCall("env", "mcp__everything__get-env", map[string]any{}, "mcp__everything"))
-	require.Equal(t, contract.StatusFailed, res.Status)
-	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType)
-	assert.Contains(t, res.Error.LastErrorSummary, "the environment is private")
-	scheduled, _ := activityAttempts(history(t, run))
-	assert.Zero(t, scheduled["ExecuteTool"])
+	res, run := requireRejected(t, w.queue, mcpCall("env", "mcp__everything__get-env", map[string]any{}, "mcp__everything"),
+		fenixerr.TypeToolBlocked, "the environment is private")
 	start, ok := traceEntry(res, "session_start")
 	require.True(t, ok)
 	assert.Equal(t, "Echo: session "+run.GetID()+" starts", start.Get("additional_context"), "${session_id} is the session (the run)")
