@@ -116,11 +116,11 @@ func TestMCPServersGovernedOnDevServer(t *testing.T) {
 	w, _ := startMCPWorker(t)
 
 	t.Run("allowed call runs once, pinned to this host, audited", func(t *testing.T) {
-		res, run := runAssignment(t, w.queue, mcpCall("mem-write", "mcp__memory__create_entities", map[string]any{"entities": []any{
+		res, _ := runAssignment(t, w.queue, mcpCall("mem-write", "mcp__memory__create_entities", map[string]any{"entities": []any{
 			map[string]any{"name": "fenix", "entityType": "runtime", "observations": []any{"is durable"}}}}, "mcp__memory"))
 		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 
-		res, run = runAssignment(t, w.queue, mcpCall("mem-read", "mcp__memory__read_graph", map[string]any{}, "mcp__memory__read_graph"))
+		res, run := runAssignment(t, w.queue, mcpCall("mem-read", "mcp__memory__read_graph", map[string]any{}, "mcp__memory__read_graph"))
 		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 		assert.Contains(t, res.Output.Content, "is durable")
 
