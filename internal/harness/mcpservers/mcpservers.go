@@ -15,12 +15,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fenixrt/fenix/internal/harness/childproc"
+	"github.com/fenixrt/fenix/internal/harness/testenv"
 )
 
 // Packages are the pinned servers the tests run.
@@ -163,8 +163,8 @@ func (s Servers) StartEverythingHTTP(tb testing.TB) string {
 	l.Close()
 	cmd := exec.Command(s.Node, "--require", preload, s.Entry("server-everything"), "streamableHttp")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &syncWriter{w: &out}, &syncWriter{w: &out}
+	out := &testenv.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	p, err := childproc.Start(cmd)
 	if err != nil {
 		tb.Fatal(err)
@@ -182,15 +182,4 @@ func (s Servers) StartEverythingHTTP(tb testing.TB) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
