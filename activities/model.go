@@ -124,18 +124,16 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	return CallModelResult{Message: resp.Message, FinishReason: resp.FinishReason, Usage: resp.Usage, Transcript: set, Trace: trace}, nil
 }
 
-// toolSpecs offers the model the allowed tools the registry has, plus
+// toolSpecs offers the model the allowed tools the registry has (an
+// "mcp__<server>" entry stands for each of that server's tools), plus
 // spawn_subagent when it is allowed.
 func (a *Activities) toolSpecs(allowed []string) []llm.ToolSpec {
 	var specs []llm.ToolSpec
-	for _, name := range allowed {
-		if name == SubagentToolName {
-			specs = append(specs, SubagentToolSpec())
-			continue
-		}
-		if d, ok := a.Tools.Lookup(name); ok {
-			specs = append(specs, llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Schema})
-		}
+	if slices.Contains(allowed, SubagentToolName) {
+		specs = append(specs, SubagentToolSpec())
+	}
+	for _, d := range a.Tools.Allowed(allowed) {
+		specs = append(specs, llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Schema})
 	}
 	return specs
 }

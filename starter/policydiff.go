@@ -13,7 +13,6 @@ import (
 	"github.com/fenixrt/fenix/history/policydiff"
 	"github.com/fenixrt/fenix/history/runhistory"
 	"github.com/fenixrt/fenix/internal/worker"
-	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 	workspacepkg "github.com/fenixrt/fenix/workspace"
 )
@@ -24,6 +23,7 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 	fs := flag.NewFlagSet("policy-diff", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	hooksFile := fs.String("hooks-file", "", "candidate hook settings file (Claude Code format), as a worker's -hooks-file")
+	mcpConfig := fs.String("mcp-config", envOr("FENIX_MCP_CONFIG", ""), "MCP server configurations (.mcp.json, \":\"-separated), as a worker's -mcp-config: their servers are started so recorded mcp__ calls are reviewed against their tools (env FENIX_MCP_CONFIG)")
 	var allowed []string
 	allowedSet := false
 	fs.Func("allowed-tools", "candidate allow-list, comma-separated: replaces every call's allowed_tool_names", func(v string) error {
@@ -60,7 +60,12 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, fmt.Errorf("candidate policy: %w", err)
 	}
-	policy := &policydiff.Policy{Tools: tools.Builtin(), Hooks: registry, WorkspaceRoot: *workspace}
+	toolRegistry, closeMCP, err := worker.PolicyTools(worker.Config{HooksFile: *hooksFile, MCPConfig: *mcpConfig, Logger: logger}, "policy-diff")
+	if err != nil {
+		return exitFailed, fmt.Errorf("candidate policy: %w", err)
+	}
+	defer closeMCP()
+	policy := &policydiff.Policy{Tools: toolRegistry, Hooks: registry, WorkspaceRoot: *workspace}
 	if dirs := workspacepkg.ParseList(*workspaceBases); len(dirs) > 0 {
 		if policy.WorkspaceBases, err = workspacepkg.NewBases(workspacepkg.BasesSetting, dirs...); err != nil {
 			return exitUsage, usageError{err.Error()}

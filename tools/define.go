@@ -100,29 +100,14 @@ type Spec struct {
 // generated from A's struct tags (`json`, `jsonschema`) and enforced before
 // the arguments are decoded strictly (unknown fields are refused) into A.
 func Define[A any, R any](spec Spec, execute func(ctx context.Context, env *Env, args A) (R, error), project func(args A, result R) Projection) Definition {
-	if spec.Timeout == 0 {
-		spec.Timeout = 60 * time.Second
-	}
-	if spec.MaxArgBytes == 0 {
-		spec.MaxArgBytes = DefaultMaxArgumentBytes
-	}
+	spec.applyDefaults()
 	schemaJSON, compiled := compileSchema[A](spec.Name)
 
 	decode := func(args map[string]any) (A, error) {
 		var a A
-		raw, err := json.Marshal(args)
+		raw, err := checkArguments(spec.Name, spec.MaxArgBytes, compiled, args)
 		if err != nil {
-			return a, fenixerr.Validation("arguments of tool %q are not JSON-encodable: %v", spec.Name, err).WithTool(spec.Name)
-		}
-		if len(raw) > spec.MaxArgBytes {
-			return a, fenixerr.PayloadTooLarge("arguments of tool %q are %d bytes, over the limit of %d bytes", spec.Name, len(raw), spec.MaxArgBytes).WithTool(spec.Name)
-		}
-		inst, err := validator.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			return a, fenixerr.Validation("arguments of tool %q are not valid JSON: %v", spec.Name, err).WithTool(spec.Name)
-		}
-		if err := compiled.Validate(inst); err != nil {
-			return a, fenixerr.Validation("arguments of tool %q do not match its schema: %s", spec.Name, describeSchemaError(err)).WithTool(spec.Name)
+			return a, err
 		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
@@ -133,18 +118,7 @@ func Define[A any, R any](spec Spec, execute func(ctx context.Context, env *Env,
 	}
 
 	return Definition{
-		Descriptor: Descriptor{
-			Name:             spec.Name,
-			Description:      spec.Description,
-			RegistryBacked:   spec.RegistryBacked,
-			Idempotent:       spec.Idempotent,
-			Local:            spec.Local,
-			NeedsWorkspace:   spec.NeedsWorkspace,
-			TimeoutSeconds:   int(spec.Timeout / time.Second),
-			HeartbeatSeconds: int(spec.Heartbeat / time.Second),
-			Schema:           schemaJSON,
-			MaxArgBytes:      spec.MaxArgBytes,
-		},
+		Descriptor: spec.descriptor(schemaJSON),
 		validate: func(args map[string]any) error {
 			_, err := decode(args)
 			return err
@@ -178,6 +152,54 @@ func Define[A any, R any](spec Spec, execute func(ctx context.Context, env *Env,
 		owner: spec.Owner,
 	}
 }
+
+func (spec *Spec) applyDefaults() {
+	if spec.Timeout == 0 {
+		spec.Timeout = 60 * time.Second
+	}
+	if spec.MaxArgBytes == 0 {
+		spec.MaxArgBytes = DefaultMaxArgumentBytes
+	}
+}
+
+func (spec Spec) descriptor(schema json.RawMessage) Descriptor {
+	return Descriptor{
+		Name:             spec.Name,
+		Description:      spec.Description,
+		RegistryBacked:   spec.RegistryBacked,
+		Idempotent:       spec.Idempotent,
+		Local:            spec.Local,
+		NeedsWorkspace:   spec.NeedsWorkspace,
+		TimeoutSeconds:   int(spec.Timeout / time.Second),
+		HeartbeatSeconds: int(spec.Heartbeat / time.Second),
+		Schema:           schema,
+		MaxArgBytes:      spec.MaxArgBytes,
+	}
+}
+
+// checkArguments encodes a call's arguments and checks them against the
+// size cap and the schema; it returns the encoding.
+func checkArguments(name string, maxBytes int, compiled *validator.Schema, args map[string]any) ([]byte, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fenixerr.Validation("arguments of tool %q are not JSON-encodable: %v", name, err).WithTool(name)
+	}
+	if len(raw) > maxBytes {
+		return nil, fenixerr.PayloadTooLarge("arguments of tool %q are %d bytes, over the limit of %d bytes", name, len(raw), maxBytes).WithTool(name)
+	}
+	inst, err := validator.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fenixerr.Validation("arguments of tool %q are not valid JSON: %v", name, err).WithTool(name)
+	}
+	if err := compiled.Validate(inst); err != nil {
+		return nil, fenixerr.Validation("arguments of tool %q do not match its schema: %s", name, describeSchemaError(err)).WithTool(name)
+	}
+	return raw, nil
+}
+
+// EncodeResult encodes a raw result as executors return it (MCP results
+// use it too).
+func EncodeResult(v any) (json.RawMessage, error) { return marshalResult(v) }
 
 // marshalResult encodes a raw result without HTML escaping: results are
 // never embedded in HTML, and escaping would grow output full of '<' six-fold.

@@ -87,7 +87,8 @@ func register(d Definition) {
 
 // Registry is an immutable set of tools keyed by name.
 type Registry struct {
-	defs map[string]Definition
+	defs    map[string]Definition
+	sources []Source
 }
 
 // NewRegistry builds a registry; duplicate names are an error.
@@ -122,26 +123,44 @@ func Builtin() *Registry {
 
 // Lookup finds a tool by name.
 func (r *Registry) Lookup(name string) (Definition, bool) {
-	d, ok := r.defs[name]
-	return d, ok
+	d, err := r.lookup(name)
+	return d, err == nil
 }
 
 // Names lists tool names, sorted.
 func (r *Registry) Names() []string {
 	names := make([]string, 0, len(r.defs))
-	for n := range r.defs {
-		names = append(names, n)
+	for _, d := range r.all() {
+		names = append(names, d.Name)
 	}
-	sort.Strings(names)
 	return names
 }
 
 // Descriptors lists every tool's descriptor, sorted by name.
 func (r *Registry) Descriptors() []Descriptor {
-	out := make([]Descriptor, 0, len(r.defs))
-	for _, n := range r.Names() {
-		out = append(out, r.defs[n].Descriptor)
+	all := r.all()
+	out := make([]Descriptor, 0, len(all))
+	for _, d := range all {
+		out = append(out, d.Descriptor)
 	}
+	return out
+}
+
+// all lists the fixed tools and the sources' current ones, sorted by name;
+// a source's tool never shadows a fixed one.
+func (r *Registry) all() []Definition {
+	out := make([]Definition, 0, len(r.defs))
+	for _, d := range r.defs {
+		out = append(out, d)
+	}
+	for _, s := range r.sources {
+		for _, d := range s.Definitions() {
+			if _, fixed := r.defs[d.Name]; !fixed {
+				out = append(out, d)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -150,11 +169,11 @@ func (r *Registry) Descriptors() []Descriptor {
 // (ToolNotVisibleError). It also validates the arguments, so a malformed
 // call fails before anything is scheduled.
 func (r *Registry) Review(call contract.ToolCall, agent contract.AgentContext) (Definition, error) {
-	d, ok := r.defs[call.ToolName]
-	if !ok {
-		return Definition{}, fenixerr.UnsupportedTool(call.ToolName)
+	d, err := r.lookup(call.ToolName)
+	if err != nil {
+		return Definition{}, err
 	}
-	if !slices.Contains(agent.AllowedToolNames, call.ToolName) {
+	if !NameAllowed(agent.AllowedToolNames, call.ToolName) {
 		return Definition{}, fenixerr.ToolNotVisible(call.ToolName, agent.Profile)
 	}
 	if err := d.validate(call.Arguments); err != nil {
@@ -165,9 +184,9 @@ func (r *Registry) Review(call contract.ToolCall, agent contract.AgentContext) (
 
 // Execute runs a reviewed call. The raw result is JSON.
 func (r *Registry) Execute(ctx context.Context, env *Env, call contract.ToolCall) (json.RawMessage, error) {
-	d, ok := r.defs[call.ToolName]
-	if !ok {
-		return nil, fenixerr.UnsupportedTool(call.ToolName)
+	d, err := r.lookup(call.ToolName)
+	if err != nil {
+		return nil, err
 	}
 	if err := d.validate(call.Arguments); err != nil {
 		return nil, err
@@ -188,9 +207,16 @@ func (r *Registry) Execute(ctx context.Context, env *Env, call contract.ToolCall
 
 // Project turns a raw result into narrative content.
 func (r *Registry) Project(call contract.ToolCall, raw json.RawMessage) (Projection, error) {
-	d, ok := r.defs[call.ToolName]
-	if !ok {
-		return Projection{}, fenixerr.UnsupportedTool(call.ToolName)
+	d, err := r.lookup(call.ToolName)
+	if err != nil {
+		p, ok, perr := r.projectWithoutTool(call.ToolName, call.Arguments, raw)
+		if !ok {
+			return Projection{}, err
+		}
+		if perr != nil {
+			return Projection{}, fenixerr.Runtime("projecting the result of tool %q failed: %v", call.ToolName, perr).WithTool(call.ToolName)
+		}
+		return p, nil
 	}
 	p, err := d.project(call.Arguments, raw)
 	if err != nil {

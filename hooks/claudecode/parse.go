@@ -28,7 +28,7 @@ type settingsFile struct {
 // without a command and invalid timeouts are errors that name the file and
 // the entry at fault. Hooks come back in file order.
 func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opts LoadOptions) (*Source, error) {
-	src := &Source{Path: path, Kind: kind, Data: data, Paths: paths}
+	src := &Source{Path: path, Kind: kind, Data: data, Paths: paths, mcp: opts.MCP}
 	var file settingsFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&file); err != nil {
@@ -141,6 +141,9 @@ type handlerEntry struct {
 	URL            string            `json:"url"`
 	Headers        map[string]string `json:"headers"`
 	AllowedEnvVars []string          `json:"allowedEnvVars"`
+	Server         string            `json:"server"`
+	Tool           string            `json:"tool"`
+	Input          map[string]any    `json:"input"`
 }
 
 // handlerKeys are the handler fields Fenix reads; ignoredHandlerKeys are
@@ -149,15 +152,12 @@ type handlerEntry struct {
 var (
 	handlerKeys = map[string]bool{"type": true, "command": true, "args": true, "shell": true, "timeout": true,
 		"fail_closed": true, "onFailure": true, "name": true, "if": true, "async": true, "asyncRewake": true,
-		"url": true, "headers": true, "allowedEnvVars": true}
+		"url": true, "headers": true, "allowedEnvVars": true, "server": true, "tool": true, "input": true}
 	ignoredHandlerKeys = map[string]string{
 		"statusMessage": "there is no spinner to show it on",
 		"once":          "Claude Code honours it only in skill frontmatter",
 		"prompt":        "prompt and agent handlers are not run",
 		"model":         "prompt and agent handlers are not run",
-		"server":        "mcp_tool handlers are not run",
-		"tool":          "mcp_tool handlers are not run",
-		"input":         "mcp_tool handlers are not run",
 	}
 )
 
@@ -168,7 +168,7 @@ var claudeOnlyEvents = map[string]string{
 	"ConfigChange": "settings load once at worker start", "CwdChanged": "sessions do not change directory",
 	"FileChanged": "there is no file watcher", "DirectoryAdded": "there are no added directories",
 	"InstructionsLoaded": "prompt sections come from the assignment", "UserPromptExpansion": "there are no slash commands",
-	"Elicitation": "there are no MCP servers", "ElicitationResult": "there are no MCP servers",
+	"Elicitation": "Fenix's MCP client does not offer elicitation", "ElicitationResult": "Fenix's MCP client does not offer elicitation",
 	"WorktreeCreate": "there are no worktrees", "WorktreeRemove": "there are no worktrees",
 	"PreModelSwitch": "the model is fixed per turn", "PostModelSwitch": "the model is fixed per turn",
 	"MessageDisplay": "there is no screen",
@@ -246,7 +246,15 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 	}
 	switch entry.Type {
 	case "command", "http":
-	case "prompt", "agent", "mcp_tool":
+	case "mcp_tool":
+		if src.mcp == nil {
+			if failClosed {
+				return nil, fmt.Errorf("%s: an mcp_tool handler needs MCP servers, this worker has none, and it is set to fail closed: configure the server in .mcp.json or -mcp-config", where)
+			}
+			src.warn("%s: mcp_tool handler skipped: this worker has no MCP servers configured (.mcp.json or -mcp-config)", where)
+			return nil, nil
+		}
+	case "prompt", "agent":
 		if failClosed {
 			return nil, fmt.Errorf("%s: a %q handler cannot run in Fenix, and it is set to fail closed, so skipping it would let everything through: remove it or replace it with a command or http hook", where, entry.Type)
 		}
@@ -275,7 +283,9 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 		}
 	}
 	var h *ExternalHook
-	if entry.Type == "command" {
+	if entry.Type == "mcp_tool" {
+		h, err = NewMCPToolHook(MCPToolHookConfig{ExternalHookConfig: cfg, Server: entry.Server, Tool: entry.Tool, Input: entry.Input, Caller: src.mcp})
+	} else if entry.Type == "command" {
 		if strings.TrimSpace(entry.Command) == "" {
 			return nil, fmt.Errorf("%s: command is missing or empty", where)
 		}

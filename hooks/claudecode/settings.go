@@ -15,6 +15,9 @@ type LoadOptions struct {
 	// PluginDataDir holds each plugin's $CLAUDE_PLUGIN_DATA directory
 	// (<PluginDataDir>/<plugin name>); empty leaves it unset.
 	PluginDataDir string
+	// MCP runs mcp_tool handlers against the worker's MCP servers; nil
+	// skips them with a warning.
+	MCP MCPCaller
 }
 
 // DialectKey is the top-level settings key that overrides dialect

@@ -142,7 +142,7 @@ func TestSettingsFullOfUnusedEventsAndKeysLoadWithWarnings(t *testing.T) {
 	for _, want := range []string{
 		`Claude Code event "Setup" is not fired`, `Claude Code event "ConfigChange" is not fired`,
 		`unknown event "FancyFutureEvent"`, `"statusMessage" is ignored`, `"once" is ignored`,
-		`"prompt" handlers are not run`, `"mcp_tool" handlers are not run`, `"agent" handlers are not run`,
+		`"prompt" handlers are not run`, `mcp_tool handler skipped: this worker has no MCP servers configured`, `"agent" handlers are not run`,
 		`unknown handler field "sparkle"`, `unknown matcher-group field "description"`,
 	} {
 		if !strings.Contains(joined, want) {

@@ -47,6 +47,8 @@ type Source struct {
 	// (commands run in the workspace, so "python3 scripts/guard.py" runs
 	// the workspace's scripts/guard.py).
 	ProtectedRelative []string
+	// mcp runs mcp_tool handlers (LoadOptions.MCP).
+	mcp MCPCaller
 	// skippedEvents are the events already warned about.
 	skippedEvents map[string]bool
 }

@@ -85,6 +85,13 @@ type Config struct {
 	// notifications link to (FENIX_INBOX_URL; default: the worker's own
 	// /inbox/ when its HTTP server is on); empty adds no link.
 	InboxURL string
+	// MCPConfig lists .mcp.json files (":"-separated) whose MCP servers
+	// give tools mcp__<server>__<tool>, after the .mcp.json of the project
+	// directories among the hook sources.
+	MCPConfig string
+	// MCPStartWait bounds how long New waits for MCP servers to start
+	// (default mcp.DefaultStartWait); slower ones join later.
+	MCPStartWait time.Duration
 
 	// Process settings, used by the worker command around New.
 	Process ProcessConfig
@@ -225,6 +232,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.SkillsDir, "skills-dir", getenv("FENIX_SKILLS_DIR"), "directory with system/, curated/ and installed/ skill roots (env FENIX_SKILLS_DIR; default <data-dir>/skills)")
 	fs.StringVar(&cfg.ProfilesDir, "profiles-dir", getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
 	fs.StringVar(&cfg.HooksFile, "hooks-file", getenv("FENIX_HOOKS_FILE"), "hook settings in Claude Code's format: settings files, project directories (holding .claude/) or plugin directories (holding hooks/hooks.json), \":\"-separated, loaded in order (env FENIX_HOOKS_FILE)")
+	fs.StringVar(&cfg.MCPConfig, "mcp-config", getenv("FENIX_MCP_CONFIG"), "MCP server configurations in Claude Code's .mcp.json format, \":\"-separated; project directories given to -hooks-file contribute their .mcp.json too (env FENIX_MCP_CONFIG)")
 	fs.StringVar(&cfg.HookHTTPAllow, "hooks-http-allow", getenv("FENIX_HOOKS_HTTP_ALLOW"), "private or loopback destinations http hooks may reach: CIDRs, IPs, host names (env FENIX_HOOKS_HTTP_ALLOW)")
 	fs.StringVar(&cfg.SummaryModel, "summary-model", getenv("FENIX_SUMMARY_MODEL"), "model for summary compaction with summarizer \"model\" (env FENIX_SUMMARY_MODEL)")
 	fs.StringVar(&redactPatterns, "redact-patterns", getenv("FENIX_REDACT_PATTERNS"), "JSON file of extra secret patterns [{\"name\",\"regex\",\"keep\",\"hints\"}] redacted from tool output (env FENIX_REDACT_PATTERNS)")

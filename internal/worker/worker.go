@@ -34,6 +34,7 @@ import (
 	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/tools/mcp"
 	"github.com/fenixrt/fenix/tools/memory"
 	"github.com/fenixrt/fenix/tools/procs"
 	"github.com/fenixrt/fenix/workflows"
@@ -56,6 +57,7 @@ type Worker struct {
 	contexts   contextstore.Store
 	gcStop     context.CancelFunc
 	gcDone     chan struct{}
+	mcp        *mcp.Manager
 }
 
 // WorkflowRegistrar is satisfied by workers and workflow replayers.
@@ -138,7 +140,10 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		return nil, fmt.Errorf("open audit store %s: %w", redact.DSN(cfg.AuditDSN), err)
 	}
 	cleanup.add(func() { w.audit.Close() })
-	hookRegistry, err := buildHooks(cfg, w.audit)
+	// Hook settings load before the MCP servers start; their mcp_tool
+	// handlers reach the servers through this once they run.
+	mcpHooks := &mcpHookCaller{}
+	hookRegistry, err := buildHooks(cfg, w.audit, mcpHooks)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +154,14 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	transcripts, err := claudecode.NewTranscriptWriter(filepath.Join(cfg.DataDir, "transcripts"))
 	if err != nil {
 		return nil, err
+	}
+	if w.mcp, err = startMCP(cfg, w.Host, w.contexts); err != nil {
+		return nil, err
+	}
+	if w.mcp != nil {
+		cleanup.add(func() { w.mcp.Close() })
+		registry = registry.WithSources(w.mcp)
+		mcpHooks.set(w.mcp)
 	}
 	estimator := compaction.WordEstimator{}
 	return &activities.Activities{
@@ -336,7 +349,7 @@ func openSkills(dir string) (*skills.Catalog, error) {
 // buildHooks assembles the registry in its documented order: the
 // cancellation guard, the command and http hooks of the settings files (in
 // the order given), the audit log, custom Go hooks, then secret redaction.
-func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
+func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller) (*hooks.Registry, error) {
 	r := hooks.NewRegistry(hooks.WithLogger(cfg.Logger.Warn))
 	r.Add(builtin.NewCancellationHook())
 	var paths []string
@@ -353,6 +366,7 @@ func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 		sources, err := claudecode.LoadSources(paths, claudecode.LoadOptions{
 			HTTPPolicy:    claudecode.HTTPPolicy{Net: netPolicy},
 			PluginDataDir: filepath.Join(cfg.DataDir, "plugin-data"),
+			MCP:           mcpTools,
 		})
 		if err != nil {
 			return nil, err
@@ -401,6 +415,9 @@ func (w *Worker) Stop() {
 	if err := w.Host.Close(); err != nil {
 		w.cfg.Logger.Warn("stopping host processes failed", "error", err)
 	}
+	if w.mcp != nil {
+		w.mcp.Close()
+	}
 	w.stopContextGC()
 	if err := w.audit.Close(); err != nil {
 		w.cfg.Logger.Warn("closing the audit store failed", "error", err)
@@ -408,6 +425,9 @@ func (w *Worker) Stop() {
 	closeContextStore(w.contexts)
 	w.cfg.Logger.Info("fenix worker stopped", "task_queue", w.cfg.TaskQueue)
 }
+
+// MCP is the worker's MCP servers, nil when none are configured.
+func (w *Worker) MCP() *mcp.Manager { return w.mcp }
 
 // Audit is the worker's audit store.
 func (w *Worker) Audit() audit.Store { return w.audit }

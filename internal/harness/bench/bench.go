@@ -127,12 +127,16 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	defer os.RemoveAll(workspace)
 
 	c := srv.Client()
+	mcpFile, withMCP, err := mcpConfig(ctx, dataDir)
+	if err != nil {
+		return nil, err
+	}
 	model, err := scriptedModel()
 	if err != nil {
 		return nil, err
 	}
 	w, err := fenixworker.New(c, fenixworker.Config{TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir,
-		DefaultWorkspaceRoot: workspace, Logger: o.Logger, Model: &llm.Router{Scripted: model}})
+		DefaultWorkspaceRoot: workspace, Logger: o.Logger, Model: &llm.Router{Scripted: model}, MCPConfig: mcpFile})
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +149,13 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		return nil, err
 	}
 	defer bare.Stop()
+	if withMCP {
+		bareMCP := newBareMCPWorker(c, w.MCP())
+		if err := bareMCP.Start(); err != nil {
+			return nil, err
+		}
+		defer bareMCP.Stop()
+	}
 
 	// The regular calculator's own activity count, for the bare workflow
 	// that pays the same number of round trips.
@@ -152,7 +163,13 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	scenarios := selectScenarios(allScenarios(regularActivities), o.Only)
+	all := allScenarios(regularActivities)
+	if withMCP {
+		all = append(all, mcpScenarios()...)
+	} else {
+		fmt.Fprintln(o.Out, "MCP scenarios skipped: the npm reference servers are unavailable (node/npm missing or the install failed)")
+	}
+	scenarios := selectScenarios(all, o.Only)
 	fmt.Fprintf(o.Out, "dev server with %s; %d runs per scenario, interleaved in rounds; think time %s\n", config, o.N, o.Think)
 	fmt.Fprintf(o.Out, "the regular-mode calculator schedules %d regular activities\n\n", regularActivities)
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/internal/harness/devserver"
+	"github.com/fenixrt/fenix/internal/harness/mcpservers"
 )
 
 // TestBenchRuns keeps the benchmark working: a few interleaved runs of
@@ -29,7 +30,11 @@ func TestBenchRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 2 * len(allScenarios(0)); len(results) != want {
+	want := 2 * len(allScenarios(0))
+	if _, err := mcpservers.Install(ctx); err == nil {
+		want += 2 * len(mcpScenarios())
+	}
+	if len(results) != want {
 		t.Fatalf("got %d results, want %d", len(results), want)
 	}
 	for _, r := range results {

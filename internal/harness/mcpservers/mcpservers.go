@@ -1,0 +1,185 @@
+// Package mcpservers installs the official MCP reference servers from npm
+// for tests and benchmarks, once, into a cache outside the repository
+// ($(go env GOPATH)/../fenix-npm/mcp-servers, or FENIX_NPM_CACHE), and
+// says where their entry points are. .ci/run installs the same versions
+// ahead of time; a test that calls Require skips with a clear message when
+// node or npm is missing or the install fails.
+package mcpservers
+
+import (
+	"context"
+	"fmt"
+	"go/build"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fenixrt/fenix/internal/harness/childproc"
+	"github.com/fenixrt/fenix/internal/harness/testenv"
+)
+
+// Packages are the pinned servers the tests run.
+var Packages = []string{
+	"@modelcontextprotocol/server-filesystem@2026.8.31",
+	"@modelcontextprotocol/server-memory@2026.8.31",
+	"@modelcontextprotocol/server-everything@2026.8.31",
+}
+
+// Servers locates the installed servers.
+type Servers struct {
+	Dir  string // the npm prefix
+	Node string // the node binary
+}
+
+// Entry is the JavaScript entry point of a server package's binary, e.g.
+// Entry("server-memory") for mcp-server-memory.
+func (s Servers) Entry(pkg string) string {
+	return filepath.Join(s.Dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+}
+
+// CacheDir is where the servers are installed.
+func CacheDir() string {
+	if d := os.Getenv("FENIX_NPM_CACHE"); d != "" {
+		return filepath.Join(d, "mcp-servers")
+	}
+	gopath := build.Default.GOPATH
+	if i := strings.IndexByte(gopath, os.PathListSeparator); i >= 0 {
+		gopath = gopath[:i]
+	}
+	return filepath.Join(filepath.Dir(gopath), "fenix-npm", "mcp-servers")
+}
+
+// Require returns the installed servers, installing them when needed,
+// and skips the test when that is impossible.
+func Require(tb testing.TB) Servers {
+	tb.Helper()
+	s, err := Install(context.Background())
+	if err != nil {
+		tb.Skipf("MCP reference servers from npm are unavailable (%v); install node and npm, or run .ci/run", err)
+	}
+	return s
+}
+
+// Install installs the pinned packages into CacheDir unless they are
+// there already. Concurrent callers (test packages run in parallel) are
+// serialized with a lock file.
+func Install(ctx context.Context) (Servers, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return Servers{}, fmt.Errorf("node is not installed: %w", err)
+	}
+	dir := CacheDir()
+	s := Servers{Dir: dir, Node: node}
+	if installed(s) {
+		return s, nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return Servers{}, fmt.Errorf("npm is not installed: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Servers{}, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return Servers{}, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return Servers{}, err
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if installed(s) {
+		return s, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"fenix-mcp-test-servers","private":true}`+"\n"), 0o644); err != nil {
+			return Servers{}, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	args := append([]string{"install", "--no-audit", "--no-fund", "--save-exact"}, Packages...)
+	cmd := exec.CommandContext(ctx, npm, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return Servers{}, fmt.Errorf("npm install in %s: %v: %s", dir, err, tail(out))
+	}
+	if !installed(s) {
+		return Servers{}, fmt.Errorf("npm install in %s finished but the servers' entry points are missing", dir)
+	}
+	return s, nil
+}
+
+func installed(s Servers) bool {
+	for _, pkg := range []string{"server-filesystem", "server-memory", "server-everything"} {
+		if _, err := os.Stat(s.Entry(pkg)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func tail(out []byte) string {
+	if len(out) > 2000 {
+		out = out[len(out)-2000:]
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// loopbackPreload makes a Node server that listens on a port alone
+// (Express's app.listen(PORT)) listen on 127.0.0.1 only: tests never open
+// ports on other interfaces.
+const loopbackPreload = `const net = require("net");
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  if (typeof args[0] === "number" || (typeof args[0] === "string" && /^\d+$/.test(args[0]))) {
+    if (typeof args[1] !== "string") args.splice(1, 0, "127.0.0.1");
+  } else if (args[0] && typeof args[0] === "object" && args[0].port !== undefined && !args[0].host) {
+    args[0] = Object.assign({}, args[0], { host: "127.0.0.1" });
+  }
+  return listen.apply(this, args);
+};
+`
+
+// StartEverythingHTTP runs server-everything's Streamable HTTP transport
+// on a free loopback port until the test ends and returns its MCP URL.
+func (s Servers) StartEverythingHTTP(tb testing.TB) string {
+	tb.Helper()
+	preload := filepath.Join(tb.TempDir(), "loopback.cjs")
+	if err := os.WriteFile(preload, []byte(loopbackPreload), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(s.Node, "--require", preload, s.Entry("server-everything"), "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	out := &testenv.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	p, err := childproc.Start(cmd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Stop(2 * time.Second) })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return "http://" + addr + "/mcp"
+		}
+		if !p.Running() || time.Now().After(deadline) {
+			tb.Fatalf("server-everything streamableHttp did not listen on %s: %s", addr, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

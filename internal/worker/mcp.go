@@ -1,0 +1,132 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/tools/mcp"
+)
+
+// mcpPaths are where MCP servers are configured: the project directories
+// among the hook sources (a project's .mcp.json sits beside its .claude/;
+// a settings file .claude/settings*.json names its project too), then the
+// MCPConfig files.
+func mcpPaths(cfg Config) []string {
+	var paths []string
+	var sources []string
+	if cfg.HooksFile != "" {
+		sources = append(sources, filepath.SplitList(cfg.HooksFile)...)
+	}
+	sources = append(sources, cfg.HookSources...)
+	for _, src := range sources {
+		info, err := os.Stat(src)
+		switch {
+		case err != nil:
+			continue // the hook loader reports it
+		case info.IsDir():
+			if _, err := os.Stat(filepath.Join(src, ".claude")); err == nil {
+				paths = append(paths, src)
+			}
+		case filepath.Base(filepath.Dir(src)) == ".claude":
+			paths = append(paths, filepath.Dir(filepath.Dir(src)))
+		}
+	}
+	if cfg.MCPConfig != "" {
+		paths = append(paths, filepath.SplitList(cfg.MCPConfig)...)
+	}
+	return paths
+}
+
+// startMCP loads the MCP server configurations and connects the servers;
+// nil when none are configured. A server that fails is retried in the
+// background; only an unreadable configuration file fails the worker.
+func startMCP(cfg Config, host *tools.Host, store contextstore.Store) (*mcp.Manager, error) {
+	return startMCPServers(cfg, host.ID, store)
+}
+
+// PolicyTools is the registry a worker with cfg reviews calls against:
+// cfg.Tools (default the built-ins) and the tools of its MCP servers,
+// started here under hostID so a replay validates MCP calls against the
+// servers' own schemas. close stops the servers.
+func PolicyTools(cfg Config, hostID string) (registry *tools.Registry, close func(), err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	registry = cfg.Tools
+	if registry == nil {
+		registry = tools.Builtin()
+	}
+	m, err := startMCPServers(cfg, hostID, nil)
+	if err != nil || m == nil {
+		return registry, func() {}, err
+	}
+	return registry.WithSources(m), m.Close, nil
+}
+
+func startMCPServers(cfg Config, hostID string, store contextstore.Store) (*mcp.Manager, error) {
+	paths := mcpPaths(cfg)
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	loaded, err := mcp.Load(paths, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range loaded.Warnings {
+		cfg.Logger.Warn("MCP config: " + w)
+	}
+	if len(loaded.Servers) == 0 {
+		return nil, nil
+	}
+	m, err := mcp.NewManager(loaded.Servers, mcp.Options{
+		HostID:   hostID,
+		WorkDir:  cfg.DefaultWorkspaceRoot,
+		Net:      cfg.HostConfig.Fetch,
+		Contexts: store,
+		Logger:   cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("MCP servers: %w", err)
+	}
+	m.Start(cfg.MCPStartWait)
+	for _, st := range m.Status() {
+		if st.Connected {
+			cfg.Logger.Info("MCP server ready", "mcp_server", st.Name, "transport", st.Type, "tools", st.Tools)
+		} else {
+			cfg.Logger.Error("MCP server not ready; its tools are unavailable until it starts", "mcp_server", st.Name, "error", st.LastError)
+		}
+	}
+	return m, nil
+}
+
+// mcpHookCaller runs mcp_tool hook handlers on the worker's MCP servers.
+type mcpHookCaller struct {
+	mu sync.Mutex
+	m  *mcp.Manager
+}
+
+func (c *mcpHookCaller) set(m *mcp.Manager) {
+	c.mu.Lock()
+	c.m = m
+	c.mu.Unlock()
+}
+
+func (c *mcpHookCaller) CallMCPTool(ctx context.Context, server, tool string, args map[string]any) (string, error) {
+	c.mu.Lock()
+	m := c.m
+	c.mu.Unlock()
+	if m == nil {
+		return "", fmt.Errorf("MCP server %q is not configured on this worker (.mcp.json or -mcp-config)", server)
+	}
+	res, err := m.Call(ctx, server, tool, args)
+	if err != nil {
+		return "", err
+	}
+	return res.Text(), nil
+}

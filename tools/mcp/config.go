@@ -1,0 +1,277 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// ConfigFileName is the project file Claude Code reads MCP servers from.
+const ConfigFileName = ".mcp.json"
+
+// maxConfigBytes bounds a .mcp.json file.
+const maxConfigBytes = 1 << 20
+
+// Server transports.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http"
+)
+
+// ServerConfig is one entry of a .mcp.json's mcpServers, with its ${VAR}
+// references expanded.
+type ServerConfig struct {
+	// Name is the server's name as its tools are named
+	// (mcp__<Name>__<tool>): the configured key with characters outside
+	// [A-Za-z0-9_-] replaced by '_', as Claude Code does.
+	Name string
+	// Type is TransportStdio or TransportHTTP.
+	Type    string
+	Command string
+	Args    []string
+	// Env is the whole environment of a stdio server (see Manager).
+	Env map[string]string
+	// Cwd is the stdio server's working directory; relative paths are
+	// resolved against Dir. Empty means the workspace (Options.WorkDir).
+	Cwd     string
+	URL     string
+	Headers map[string]string
+	// Path is the file the entry came from, Dir its directory (the
+	// project directory).
+	Path string
+	Dir  string
+}
+
+// fileFormat is .mcp.json as Claude Code writes it.
+type fileFormat struct {
+	MCPServers map[string]json.RawMessage `json:"mcpServers"`
+}
+
+type serverEntry struct {
+	Type    string            `json:"type"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	Cwd     string            `json:"cwd"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+
+// LoadResult is what Load found: the servers to run, in name order, and
+// warnings about entries it skipped or fixed up.
+type LoadResult struct {
+	Servers  []ServerConfig
+	Warnings []string
+}
+
+// Load reads MCP server configurations. Each path is a .mcp.json file or
+// a project directory (holding .mcp.json; a directory without one is
+// skipped). A server defined again in a later path replaces the earlier
+// definition, with a warning. getenv resolves ${VAR} references (nil:
+// os.LookupEnv). A file that cannot be read or parsed is an error naming
+// it; a single bad entry is skipped with a warning so the other servers
+// still run.
+func Load(paths []string, getenv func(string) (string, bool)) (LoadResult, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	var res LoadResult
+	byName := map[string]ServerConfig{}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		file, optional, err := configFile(p)
+		if err != nil {
+			return LoadResult{}, err
+		}
+		data, err := readBounded(file)
+		if errors.Is(err, fs.ErrNotExist) && optional {
+			continue
+		}
+		if err != nil {
+			return LoadResult{}, fmt.Errorf("MCP config %s: %w", file, err)
+		}
+		servers, warnings, err := Parse(data, file, getenv)
+		if err != nil {
+			return LoadResult{}, err
+		}
+		res.Warnings = append(res.Warnings, warnings...)
+		for _, s := range servers {
+			if prev, dup := byName[s.Name]; dup {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("MCP server %q from %s replaces the one from %s", s.Name, s.Path, prev.Path))
+			}
+			byName[s.Name] = s
+		}
+	}
+	for _, s := range byName {
+		res.Servers = append(res.Servers, s)
+	}
+	sort.Slice(res.Servers, func(i, j int) bool { return res.Servers[i].Name < res.Servers[j].Name })
+	return res, nil
+}
+
+// configFile maps a path to the .mcp.json it names; optional is true for
+// a project directory, which need not have one.
+func configFile(p string) (file string, optional bool, err error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return "", false, fmt.Errorf("MCP config %s: %w", p, err)
+	}
+	if info.IsDir() {
+		return filepath.Join(p, ConfigFileName), true, nil
+	}
+	return p, false, nil
+}
+
+func readBounded(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxConfigBytes {
+		return nil, fmt.Errorf("file is over %d bytes", maxConfigBytes)
+	}
+	return data, nil
+}
+
+// Parse reads one .mcp.json document; path names it in messages.
+func Parse(data []byte, path string, getenv func(string) (string, bool)) ([]ServerConfig, []string, error) {
+	var doc fileFormat
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, nil, fmt.Errorf("MCP config %s is not valid JSON: %w", path, err)
+	}
+	if doc.MCPServers == nil {
+		return nil, nil, fmt.Errorf("MCP config %s has no \"mcpServers\" object", path)
+	}
+	keys := make([]string, 0, len(doc.MCPServers))
+	for k := range doc.MCPServers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []ServerConfig
+	var warnings []string
+	dir := filepath.Dir(path)
+	for _, key := range keys {
+		s, warns, err := parseEntry(key, doc.MCPServers[key], path, dir, getenv)
+		warnings = append(warnings, warns...)
+		if err != nil {
+			warnings = append(warnings, err.Error()+"; the server is skipped")
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, warnings, nil
+}
+
+func parseEntry(key string, raw json.RawMessage, path, dir string, getenv func(string) (string, bool)) (ServerConfig, []string, error) {
+	where := fmt.Sprintf("MCP server %q in %s", key, path)
+	var e serverEntry
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&e); err != nil {
+		return ServerConfig{}, nil, fmt.Errorf("%s is not a valid server entry: %v", where, err)
+	}
+	exp := &expander{getenv: getenv}
+	s := ServerConfig{
+		Name:    NormalizeName(key),
+		Command: exp.expand(e.Command),
+		Cwd:     e.Cwd,
+		URL:     exp.expand(e.URL),
+		Path:    path,
+		Dir:     dir,
+	}
+	for _, a := range e.Args {
+		s.Args = append(s.Args, exp.expand(a))
+	}
+	s.Env = exp.expandMap(e.Env)
+	s.Headers = exp.expandMap(e.Headers)
+	var warnings []string
+	if s.Name != key {
+		warnings = append(warnings, fmt.Sprintf("%s: its tools are named after %q (characters outside [A-Za-z0-9_-] become '_')", where, s.Name))
+	}
+	if len(exp.missing) > 0 {
+		// Claude Code keeps the reference as written and warns.
+		warnings = append(warnings, fmt.Sprintf("%s: environment variables %s are not set; their ${...} references are kept as written", where, strings.Join(exp.missing, ", ")))
+	}
+	switch typ := e.Type; {
+	case typ == "" && e.URL != "" && e.Command == "":
+		return ServerConfig{}, warnings, fmt.Errorf("%s has a url but no \"type\": set \"type\": \"http\"", where)
+	case typ == "" || typ == TransportStdio:
+		s.Type = TransportStdio
+		if s.Command == "" {
+			return ServerConfig{}, warnings, fmt.Errorf("%s has no \"command\"", where)
+		}
+	case typ == TransportHTTP || typ == "streamable-http":
+		s.Type = TransportHTTP
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return ServerConfig{}, warnings, fmt.Errorf("%s has url %q: want an http:// or https:// URL", where, s.URL)
+		}
+	case typ == "sse":
+		return ServerConfig{}, warnings, fmt.Errorf("%s uses the deprecated SSE transport, which Fenix does not support: use \"type\": \"http\" (Streamable HTTP)", where)
+	default:
+		return ServerConfig{}, warnings, fmt.Errorf("%s has unknown type %q: want \"stdio\" or \"http\"", where, typ)
+	}
+	if len(s.Name) == 0 {
+		return ServerConfig{}, warnings, fmt.Errorf("%s has an empty name", where)
+	}
+	return s, warnings, nil
+}
+
+var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// NormalizeName makes a server or tool name safe inside mcp__<server>__<tool>.
+func NormalizeName(name string) string { return nameUnsafe.ReplaceAllString(name, "_") }
+
+// ToolName is the registry name of a server's tool.
+func ToolName(server, tool string) string {
+	return "mcp__" + NormalizeName(server) + "__" + NormalizeName(tool)
+}
+
+// varRef matches ${VAR} and ${VAR:-default}; a bare $VAR is left alone,
+// as in Claude Code.
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+
+type expander struct {
+	getenv  func(string) (string, bool)
+	missing []string
+}
+
+func (x *expander) expand(s string) string {
+	return varRef.ReplaceAllStringFunc(s, func(ref string) string {
+		m := varRef.FindStringSubmatch(ref)
+		if v, ok := x.getenv(m[1]); ok {
+			return v
+		}
+		if strings.Contains(ref, ":-") {
+			return m[2]
+		}
+		x.missing = append(x.missing, m[1])
+		return ref
+	})
+}
+
+func (x *expander) expandMap(in map[string]string) map[string]string {
+	if in == nil {
+		return nil
+	}
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[k] = x.expand(v)
+	}
+	return out
+}

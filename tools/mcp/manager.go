@@ -1,0 +1,285 @@
+// Package mcp makes the tools of MCP servers Fenix tools. A Manager runs
+// the servers of a Claude Code-style .mcp.json (stdio servers as child
+// processes of this worker host, Streamable HTTP servers through the
+// outbound guard), keeps each one's tool list current (tools/list_changed)
+// and serves the tools to the registry (tools.Source) as
+// mcp__<server>__<tool>, so they go through the same governed pipeline as
+// built-in tools: review against allowed_tool_names and the tool's
+// inputSchema, hooks, host-pinned execution, projection, audit.
+//
+// A server that fails to start or initialize is logged with its error and
+// stderr and retried with exponential backoff; a stdio server that exits is
+// restarted the same way. Its tools are unavailable meanwhile
+// (ToolUnavailableError) and every other tool keeps working.
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/netguard"
+	"github.com/fenixrt/fenix/tools"
+)
+
+// Defaults of Options.
+const (
+	DefaultCallTimeout    = 10 * time.Minute
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultStartWait      = 20 * time.Second
+	minBackoff            = time.Second
+	maxBackoff            = time.Minute
+	// heartbeat is an MCP call's heartbeat timeout: a cancel reaches the
+	// call within the worker's heartbeat throttle, a dead worker is
+	// noticed within this.
+	heartbeat = 30 * time.Second
+	// stableAfter is how long a session must have lived for its next
+	// restart to start again from minBackoff.
+	stableAfter = time.Minute
+)
+
+// Options configure a Manager.
+type Options struct {
+	// HostID is this worker host's ID; calls are pinned to it.
+	HostID string
+	// WorkDir is a stdio server's working directory when its config has
+	// no cwd (the worker's default workspace root); empty means the
+	// directory of its .mcp.json.
+	WorkDir string
+	// Net is the outbound policy http servers go through (the worker's
+	// web_fetch policy); the host named in a server's url is added to it.
+	Net netguard.Policy
+	// Contexts stores result content too large for history; nil keeps
+	// large content out of the result with a note instead.
+	Contexts contextstore.Store
+	// InlineLimit is the largest content item kept inline in a result
+	// (default 64 KiB).
+	InlineLimit    int
+	CallTimeout    time.Duration
+	ConnectTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// Manager runs the configured MCP servers. Its methods are safe for
+// concurrent use.
+type Manager struct {
+	opts    Options
+	servers map[string]*server
+	order   []string
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// NewManager prepares the servers; Start connects them.
+func NewManager(configs []ServerConfig, opts Options) (*Manager, error) {
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	if opts.InlineLimit <= 0 {
+		opts.InlineLimit = contextstore.DefaultInlineLimit
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := tools.ValidateHostID(opts.HostID); err != nil {
+		return nil, fmt.Errorf("MCP manager: %w", err)
+	}
+	m := &Manager{opts: opts, servers: map[string]*server{}}
+	for _, c := range configs {
+		if _, dup := m.servers[c.Name]; dup {
+			return nil, fmt.Errorf("MCP server %q is configured twice (%s)", c.Name, c.Path)
+		}
+		m.servers[c.Name] = newServer(c, m)
+		m.order = append(m.order, c.Name)
+	}
+	sort.Strings(m.order)
+	return m, nil
+}
+
+// Start connects every server in the background and waits up to wait
+// (DefaultStartWait when 0) for each first attempt, so a worker that
+// starts serving has the tools of the servers that came up. Servers still
+// failing keep retrying; Start never fails because of them.
+func (m *Manager) Start(wait time.Duration) {
+	if wait <= 0 {
+		wait = DefaultStartWait
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	for _, name := range m.order {
+		s := m.servers[name]
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			s.run(ctx)
+		}()
+	}
+	deadline := time.After(wait)
+	for _, name := range m.order {
+		select {
+		case <-m.servers[name].firstAttempt:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// Close stops every server (stdio children are asked to exit, then killed).
+func (m *Manager) Close() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+	for _, s := range m.servers {
+		s.close()
+	}
+	m.wg.Wait()
+}
+
+// WaitReady blocks until the named servers (all when none are named) are
+// connected, or ctx ends; the error names the servers still down.
+func (m *Manager) WaitReady(ctx context.Context, names ...string) error {
+	if len(names) == 0 {
+		names = m.order
+	}
+	for {
+		var down []string
+		for _, n := range names {
+			s, ok := m.servers[n]
+			if !ok {
+				return fmt.Errorf("MCP server %q is not configured", n)
+			}
+			if st := s.status(); !st.Connected {
+				down = append(down, fmt.Sprintf("%s (%s)", n, st.LastError))
+			}
+		}
+		if len(down) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("MCP servers not connected: %s", strings.Join(down, "; "))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// ServerStatus describes one server for logs, tests and operators.
+type ServerStatus struct {
+	Name      string   `json:"name"`
+	Type      string   `json:"type"`
+	Connected bool     `json:"connected"`
+	Tools     []string `json:"tools"`
+	// Attempts counts connection attempts, Restarts sessions that ended.
+	Attempts  int    `json:"attempts"`
+	Restarts  int    `json:"restarts"`
+	LastError string `json:"last_error,omitempty"`
+	// CancelsSent counts notifications/cancelled written to a stdio server.
+	CancelsSent int `json:"cancels_sent"`
+	// ListChanges counts tools/list_changed notifications handled.
+	ListChanges int `json:"list_changes"`
+	PID         int `json:"pid,omitempty"`
+}
+
+// Status lists every server's state, by name.
+func (m *Manager) Status() []ServerStatus {
+	out := make([]ServerStatus, 0, len(m.order))
+	for _, n := range m.order {
+		out = append(out, m.servers[n].status())
+	}
+	return out
+}
+
+// Tool implements tools.Source: a name under mcp__<server>__ belongs to
+// that server; when the server is down the call cannot be served.
+func (m *Manager) Tool(name string) (tools.Definition, bool, error) {
+	s := m.serverOf(name)
+	if s == nil {
+		return tools.Definition{}, false, nil
+	}
+	return s.tool(name)
+}
+
+// ProjectResult implements tools.ResultProjector: every MCP result has
+// the same shape, so a call that ran is projected even when its tool has
+// since disappeared or its server is restarting.
+func (m *Manager) ProjectResult(name string, args map[string]any, raw json.RawMessage) (tools.Projection, bool, error) {
+	if m.serverOf(name) == nil {
+		return tools.Projection{}, false, nil
+	}
+	p, err := project(args, raw)
+	return p, true, err
+}
+
+// Definitions implements tools.Source: the tools of connected servers.
+func (m *Manager) Definitions() []tools.Definition {
+	var out []tools.Definition
+	for _, n := range m.order {
+		out = append(out, m.servers[n].definitions()...)
+	}
+	return out
+}
+
+// Call runs a server's tool directly, outside the registry (mcp_tool hook
+// handlers use it): tool is the server's own tool name.
+func (m *Manager) Call(ctx context.Context, server, tool string, args map[string]any) (CallResult, error) {
+	s, ok := m.servers[NormalizeName(server)]
+	if !ok {
+		return CallResult{}, fenixerr.New(fenixerr.TypeToolUnavailable, "MCP server %q is not configured on this worker", server)
+	}
+	d, ok, err := s.tool(ToolName(server, tool))
+	if err != nil {
+		return CallResult{}, err
+	}
+	if !ok {
+		return CallResult{}, fenixerr.UnsupportedTool(ToolName(server, tool))
+	}
+	if err := d.Validate(args); err != nil {
+		return CallResult{}, err
+	}
+	return s.call(ctx, &tools.Env{Progress: func(contract.ToolOutputChunk) {}}, tool, args)
+}
+
+// serverOf finds the server owning a registry name.
+func (m *Manager) serverOf(name string) *server {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		return nil
+	}
+	server, _, ok := strings.Cut(rest, "__")
+	if !ok {
+		return nil
+	}
+	return m.servers[server]
+}
+
+// resourceID names the host-owned session of a server, so review pins
+// its calls to this host's queue.
+func (m *Manager) resourceID(server string) string {
+	sum := sha256.Sum256([]byte(server))
+	return "mcp_" + m.opts.HostID + "_" + hex.EncodeToString(sum[:8])
+}
+
+// unavailable is the error of a call to a server that is down.
+func unavailable(name, server, lastErr string) error {
+	msg := fmt.Sprintf("MCP server %q is not connected", server)
+	if lastErr != "" {
+		msg += ": " + lastErr
+	}
+	return fenixerr.New(fenixerr.TypeToolUnavailable, "%s; it is retried with backoff (tool %q)", msg, name).WithTool(name).WithCode("mcp_server_unavailable")
+}
+
+var errClosed = errors.New("MCP manager closed")

@@ -1,0 +1,389 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/harness/mcpservers"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/tools/mcp"
+)
+
+// TestMain doubles as a small Go MCP server (go-sdk) when asked to, for
+// the behaviours the npm servers do not offer on demand: a tool list that
+// changes, and a tool that reports isError.
+func TestMain(m *testing.M) {
+	if os.Getenv("FENIX_TEST_MCP_SERVER") == "1" {
+		runTestServer()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func runTestServer() {
+	server := sdk.NewServer(&sdk.Implementation{Name: "fenix-test", Version: "1"}, nil)
+	type empty struct{}
+	var addExtra func()
+	sdk.AddTool(server, &sdk.Tool{Name: "fail", Description: "always reports an error"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "the disk is full"}}}, nil, nil
+	})
+	sdk.AddTool(server, &sdk.Tool{Name: "add-extra", Description: "adds the tool extra"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
+		addExtra()
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "added"}}}, nil, nil
+	})
+	sdk.AddTool(server, &sdk.Tool{Name: "remove-extra", Description: "removes the tool extra"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
+		server.RemoveTools("extra")
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "removed"}}}, nil, nil
+	})
+	addExtra = func() {
+		sdk.AddTool(server, &sdk.Tool{Name: "extra"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "extra ran"}}}, nil, nil
+		})
+	}
+	if err := server.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+}
+
+// memStore is an in-memory context store.
+type memStore struct {
+	mu   sync.Mutex
+	data map[string][]byte
+}
+
+func (m *memStore) Put(_ context.Context, b []byte) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ref := contextstore.RefFor(b)
+	if m.data == nil {
+		m.data = map[string][]byte{}
+	}
+	m.data[ref] = append([]byte(nil), b...)
+	return ref, nil
+}
+
+func (m *memStore) Get(_ context.Context, ref string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.data[ref]
+	if !ok {
+		return nil, errors.New("not found")
+	}
+	return b, nil
+}
+
+// startManager loads a .mcp.json written into a temporary project and
+// waits for the named servers.
+func startManager(t *testing.T, mcpJSON string, env map[string]string, ready ...string) (*mcp.Manager, *tools.Registry, *memStore) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(mcpJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := mcp.Load([]string{dir}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &memStore{}
+	m, err := mcp.NewManager(loaded.Servers, mcp.Options{HostID: "test-host", WorkDir: dir, Contexts: store, InlineLimit: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start(30 * time.Second)
+	t.Cleanup(m.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.WaitReady(ctx, ready...); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tools.NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, reg.WithSources(m), store
+}
+
+func everythingConfig(s mcpservers.Servers, dir string) string {
+	cfg := map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": "node", "args": []string{s.Entry("server-everything"), "stdio"},
+			"env": map[string]string{"GREETING": "${GREETING:-hello}", "FROM_WORKER": "${FENIX_TEST_VISIBLE}"}},
+		"memory": map[string]any{"command": "node", "args": []string{s.Entry("server-memory")},
+			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+	}}
+	raw, _ := json.Marshal(cfg)
+	return string(raw)
+}
+
+func call(t *testing.T, reg *tools.Registry, name string, args map[string]any, allowed ...string) (tools.Projection, error) {
+	t.Helper()
+	c := contract.ToolCall{CallID: "call-1", ToolName: name, Arguments: args}
+	if _, err := reg.Review(c, contract.AgentContext{Profile: "main", AllowedToolNames: allowed}); err != nil {
+		return tools.Projection{}, err
+	}
+	raw, err := reg.Execute(context.Background(), &tools.Env{CallID: c.CallID, Progress: func(contract.ToolOutputChunk) {}}, c)
+	if err != nil {
+		return tools.Projection{}, err
+	}
+	return reg.Project(c, raw)
+}
+
+func TestRealServersThroughTheRegistry(t *testing.T) {
+	servers := mcpservers.Require(t)
+	os.Setenv("FENIX_TEST_SECRET", "must-not-leak")
+	defer os.Unsetenv("FENIX_TEST_SECRET")
+	m, reg, store := startManager(t, everythingConfig(servers, t.TempDir()), map[string]string{"FENIX_TEST_VISIBLE": "named"})
+
+	t.Run("memory round trip", func(t *testing.T) {
+		_, err := call(t, reg, "mcp__memory__create_entities", map[string]any{"entities": []any{
+			map[string]any{"name": "fenix", "entityType": "runtime", "observations": []any{"runs on Temporal"}}}}, "mcp__memory")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := call(t, reg, "mcp__memory__read_graph", map[string]any{}, "mcp__memory__read_graph")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p.Content, "runs on Temporal") {
+			t.Fatalf("read_graph = %q, want the observation written before", p.Content)
+		}
+	})
+	t.Run("allow-list by server", func(t *testing.T) {
+		_, err := call(t, reg, "mcp__everything__echo", map[string]any{"message": "hi"}, "mcp__memory")
+		if !errors.Is(err, fenixerr.ErrToolNotVisible) {
+			t.Fatalf("err = %v, want ToolNotVisibleError", err)
+		}
+	})
+	t.Run("schema enforced", func(t *testing.T) {
+		_, err := call(t, reg, "mcp__everything__get-sum", map[string]any{"a": "one", "b": 2}, "mcp__everything")
+		if !errors.Is(err, fenixerr.ErrValidation) || !strings.Contains(err.Error(), "/a") {
+			t.Fatalf("err = %v, want a ValidationError naming /a", err)
+		}
+	})
+	t.Run("structured content", func(t *testing.T) {
+		p, err := call(t, reg, "mcp__everything__get-structured-content", map[string]any{"location": "Chicago"}, "mcp__everything")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, ok := p.Metadata["structured_content"].(map[string]any)
+		if !ok || sc["temperature"] == nil {
+			t.Fatalf("metadata = %v, want structured_content with temperature", p.Metadata)
+		}
+		if ann, ok := p.Metadata["annotations"].(*sdk.ToolAnnotations); !ok || !ann.ReadOnlyHint {
+			t.Fatalf("annotations = %#v, want the server's readOnlyHint recorded", p.Metadata["annotations"])
+		}
+	})
+	t.Run("image goes to the context store", func(t *testing.T) {
+		p, err := call(t, reg, "mcp__everything__get-tiny-image", map[string]any{}, "mcp__everything")
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs, _ := p.Metadata["context_refs"].([]string)
+		if len(refs) != 1 || !strings.Contains(p.Content, "[image image/png") {
+			t.Fatalf("projection = %q %v, want one stored image", p.Content, p.Metadata)
+		}
+		if data, err := store.Get(context.Background(), refs[0]); err != nil || !strings.HasPrefix(string(data), "\x89PNG") {
+			t.Fatalf("stored image: %v (%d bytes)", err, len(data))
+		}
+	})
+	t.Run("resource links", func(t *testing.T) {
+		p, err := call(t, reg, "mcp__everything__get-resource-links", map[string]any{"count": 2}, "mcp__everything")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(p.Content, "[resource link") != 2 {
+			t.Fatalf("projection = %q, want two resource links", p.Content)
+		}
+	})
+	t.Run("environment is only what the config names", func(t *testing.T) {
+		p, err := call(t, reg, "mcp__everything__get-env", map[string]any{}, "mcp__everything")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(p.Content, "must-not-leak") || !strings.Contains(p.Content, `"GREETING": "hello"`) || !strings.Contains(p.Content, `"FROM_WORKER": "named"`) {
+			t.Fatalf("server environment = %s", p.Content)
+		}
+	})
+	t.Run("progress and cancellation", func(t *testing.T) {
+		d, ok := reg.Lookup("mcp__everything__trigger-long-running-operation")
+		if !ok {
+			t.Fatal("long-running tool not listed")
+		}
+		if d.Idempotent || !d.RegistryBacked || d.HeartbeatSeconds == 0 {
+			t.Fatalf("descriptor = %+v, want non-idempotent, host-pinned, heartbeating", d.Descriptor)
+		}
+		if owner := d.OwnerResource(nil); !strings.HasPrefix(owner, "mcp_test-host_") {
+			t.Fatalf("owner = %q, want a resource of this host", owner)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var mu sync.Mutex
+		var progress []string
+		env := &tools.Env{CallID: "long", Progress: func(c contract.ToolOutputChunk) {
+			mu.Lock()
+			progress = append(progress, c.Text)
+			mu.Unlock()
+			cancel()
+		}}
+		before := statusOf(m, "everything").CancelsSent
+		started := time.Now()
+		_, err := reg.Execute(ctx, env, contract.ToolCall{CallID: "long", ToolName: "mcp__everything__trigger-long-running-operation",
+			Arguments: map[string]any{"duration": 30, "steps": 30}})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if time.Since(started) > 10*time.Second {
+			t.Fatalf("cancel took %v", time.Since(started))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(progress) == 0 || !strings.HasPrefix(progress[0], "progress 1/30") {
+			t.Fatalf("progress = %q", progress)
+		}
+		waitFor(t, func() bool { return statusOf(m, "everything").CancelsSent == before+1 }, "notifications/cancelled written to the server")
+	})
+	t.Run("restarted when it dies", func(t *testing.T) {
+		st := statusOf(m, "memory")
+		if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { s := statusOf(m, "memory"); return s.Connected && s.Restarts == st.Restarts+1 }, "memory server restarted")
+		p, err := call(t, reg, "mcp__memory__read_graph", map[string]any{}, "mcp__memory")
+		if err != nil || !strings.Contains(p.Content, "runs on Temporal") {
+			t.Fatalf("after restart: %q %v, want the graph kept in its file", p.Content, err)
+		}
+	})
+}
+
+func TestFailingServerIsRetriedAndOthersServe(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"mcpServers": {
+		"broken": {"command": "sh", "args": ["-c", "echo cannot open the database >&2; exit 3"]},
+		"go": {"command": "` + exe + `", "env": {"FENIX_TEST_MCP_SERVER": "1"}}}}`
+	m, reg, _ := startManager(t, cfg, nil, "go")
+	waitFor(t, func() bool { return statusOf(m, "broken").Attempts >= 2 }, "a second attempt at the broken server")
+	st := statusOf(m, "broken")
+	if st.Connected || !strings.Contains(st.LastError, "cannot open the database") {
+		t.Fatalf("broken status = %+v, want the server's stderr in the error", st)
+	}
+	_, err = call(t, reg, "mcp__broken__anything", nil, "mcp__broken")
+	if !errors.Is(err, fenixerr.ErrToolUnavailable) || !strings.Contains(err.Error(), "cannot open the database") {
+		t.Fatalf("err = %v, want ToolUnavailableError with the cause", err)
+	}
+
+	_, err = call(t, reg, "mcp__go__fail", map[string]any{}, "mcp__go")
+	if fe := fenixerr.As(err); fe.Type != fenixerr.TypeRuntime || fe.Code != "mcp_tool_error" || !strings.Contains(fe.Message, "the disk is full") {
+		t.Fatalf("isError: err = %v, want a runtime error carrying the server's text", err)
+	}
+
+	t.Run("list_changed", func(t *testing.T) {
+		if _, err := call(t, reg, "mcp__go__extra", map[string]any{}, "mcp__go"); !errors.Is(err, fenixerr.ErrUnsupportedTool) {
+			t.Fatalf("before: %v, want UnsupportedToolError", err)
+		}
+		if _, err := call(t, reg, "mcp__go__add-extra", map[string]any{}, "mcp__go"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { _, ok := reg.Lookup("mcp__go__extra"); return ok }, "extra listed after tools/list_changed")
+		if p, err := call(t, reg, "mcp__go__extra", map[string]any{}, "mcp__go"); err != nil || p.Content != "extra ran" {
+			t.Fatalf("extra: %q %v", p.Content, err)
+		}
+		extraCall := contract.ToolCall{CallID: "x", ToolName: "mcp__go__extra", Arguments: map[string]any{}}
+		raw, err := reg.Execute(context.Background(), &tools.Env{Progress: func(contract.ToolOutputChunk) {}}, extraCall)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := call(t, reg, "mcp__go__remove-extra", map[string]any{}, "mcp__go"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { _, ok := reg.Lookup("mcp__go__extra"); return !ok }, "extra gone after tools/list_changed")
+		if _, err := call(t, reg, "mcp__go__extra", map[string]any{}, "mcp__go"); !errors.Is(err, fenixerr.ErrUnsupportedTool) {
+			t.Fatalf("after removal: %v, want UnsupportedToolError", err)
+		}
+		// A call that ran before the removal is still projected.
+		if p, err := reg.Project(extraCall, raw); err != nil || p.Content != "extra ran" {
+			t.Fatalf("projecting a result of a removed tool: %q %v", p.Content, err)
+		}
+	})
+}
+
+func statusOf(m *mcp.Manager, name string) mcp.ServerStatus {
+	for _, s := range m.Status() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return mcp.ServerStatus{}
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// server-everything over Streamable HTTP on loopback: the url the config
+// names is reachable through the outbound guard; progress and
+// cancellation work as over stdio.
+func TestStreamableHTTPServer(t *testing.T) {
+	servers := mcpservers.Require(t)
+	url := servers.StartEverythingHTTP(t)
+	cfg := `{"mcpServers": {"web": {"type": "http", "url": "${EVERYTHING_URL}", "headers": {"X-Fenix-Test": "${TOKEN:-t0ken}"}}}}`
+	m, reg, _ := startManager(t, cfg, map[string]string{"EVERYTHING_URL": url}, "web")
+	p, err := call(t, reg, "mcp__web__echo", map[string]any{"message": "over http"}, "mcp__web")
+	if err != nil || p.Content != "Echo: over http" {
+		t.Fatalf("echo = %q, %v", p.Content, err)
+	}
+	if st := statusOf(m, "web"); st.Type != mcp.TransportHTTP || !st.Connected {
+		t.Fatalf("status = %+v", st)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progressed := make(chan struct{}, 1)
+	env := &tools.Env{CallID: "long", Progress: func(contract.ToolOutputChunk) {
+		select {
+		case progressed <- struct{}{}:
+		default:
+		}
+	}}
+	done := make(chan error, 1)
+	go func() {
+		_, err := reg.Execute(ctx, env, contract.ToolCall{CallID: "long", ToolName: "mcp__web__trigger-long-running-operation",
+			Arguments: map[string]any{"duration": 60, "steps": 120}})
+		done <- err
+	}()
+	select {
+	case <-progressed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress notification over http")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the canceled http call did not return")
+	}
+}

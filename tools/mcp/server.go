@@ -1,0 +1,365 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/tools"
+)
+
+// maxNameBytes is the longest tool name model APIs accept (OpenAI's
+// function names: 64).
+const maxNameBytes = 64
+
+// server is one configured MCP server and its current session.
+type server struct {
+	cfg ServerConfig
+	m   *Manager
+
+	firstAttempt chan struct{}
+	firstOnce    sync.Once
+
+	mu        sync.Mutex
+	session   *sdk.ClientSession
+	proc      *process // stdio servers only
+	defs      map[string]tools.Definition
+	names     []string
+	attempts  int
+	restarts  int
+	lastError string
+	closed    bool
+
+	cancels     atomic.Int64
+	listChanges atomic.Int64
+	tokens      sync.Map // progress token -> func(*sdk.ProgressNotificationParams)
+	nextToken   atomic.Int64
+}
+
+func newServer(cfg ServerConfig, m *Manager) *server {
+	return &server{cfg: cfg, m: m, firstAttempt: make(chan struct{})}
+}
+
+func (s *server) logger() *slog.Logger {
+	return s.m.opts.Logger.With("mcp_server", s.cfg.Name, "transport", s.cfg.Type)
+}
+
+// run connects, serves until the session ends, and reconnects with
+// exponential backoff until ctx ends.
+func (s *server) run(ctx context.Context) {
+	backoff := minBackoff
+	for ctx.Err() == nil {
+		started := time.Now()
+		session, err := s.connect(ctx)
+		s.firstOnce.Do(func() { close(s.firstAttempt) })
+		if err != nil {
+			s.mu.Lock()
+			s.lastError = err.Error()
+			attempts := s.attempts
+			s.mu.Unlock()
+			s.logger().Error("MCP server failed to start; retrying", "attempt", attempts, "retry_in", backoff.String(), "error", err)
+			if !sleep(ctx, backoff) {
+				return
+			}
+			backoff = min(backoff*2, maxBackoff)
+			continue
+		}
+		s.logger().Info("MCP server connected", "tools", len(s.definitions()))
+		waitErr := session.Wait()
+		s.mu.Lock()
+		s.session = nil
+		s.defs, s.names = nil, nil
+		s.restarts++
+		s.lastError = "session ended"
+		if waitErr != nil {
+			s.lastError = "session ended: " + waitErr.Error()
+		}
+		if s.proc != nil {
+			s.lastError += s.proc.stderrNote()
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if closed || ctx.Err() != nil {
+			return
+		}
+		if time.Since(started) > stableAfter {
+			backoff = minBackoff
+		}
+		s.logger().Warn("MCP server session ended; restarting", "retry_in", backoff.String(), "error", s.status().LastError)
+		if !sleep(ctx, backoff) {
+			return
+		}
+		backoff = min(backoff*2, maxBackoff)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// connect starts the transport, initializes the session and lists the
+// tools; the session is installed only when all three succeed.
+func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
+	s.mu.Lock()
+	s.attempts++
+	s.mu.Unlock()
+	transport, proc, err := s.transport()
+	if err != nil {
+		return nil, err
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "fenix", Version: "1"}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			s.listChanges.Add(1)
+			// Not in the handler: it runs on the session's read loop,
+			// which must keep reading for tools/list to answer.
+			go s.refreshAfterChange()
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			if f, ok := s.tokens.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
+				f.(func(*sdk.ProgressNotificationParams))(req.Params)
+			}
+		},
+	})
+	cctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
+	defer cancel()
+	session, err := client.Connect(cctx, transport, nil)
+	if err != nil {
+		if proc != nil {
+			proc.kill()
+			return nil, fmt.Errorf("initialize: %w%s", err, proc.stderrNote())
+		}
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	defs, names, err := s.listTools(cctx, session)
+	if err != nil {
+		session.Close()
+		if proc != nil {
+			return nil, fmt.Errorf("tools/list: %w%s", err, proc.stderrNote())
+		}
+		return nil, fmt.Errorf("tools/list: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		session.Close()
+		return nil, errClosed
+	}
+	s.session, s.proc, s.defs, s.names, s.lastError = session, proc, defs, names, ""
+	return session, nil
+}
+
+// refreshAfterChange re-lists the tools after tools/list_changed: tools
+// that disappeared are unsupported from now on.
+func (s *server) refreshAfterChange() {
+	s.mu.Lock()
+	session := s.session
+	s.mu.Unlock()
+	if session == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.m.opts.ConnectTimeout)
+	defer cancel()
+	defs, names, err := s.listTools(ctx, session)
+	if err != nil {
+		s.logger().Warn("MCP server announced a tool list change but tools/list failed; keeping the previous list", "error", err)
+		return
+	}
+	s.mu.Lock()
+	if s.session == session {
+		s.defs, s.names = defs, names
+	}
+	s.mu.Unlock()
+	s.logger().Info("MCP server tool list changed", "tools", names)
+}
+
+// listTools turns the server's tools into definitions. A tool whose name
+// or schema Fenix cannot use is skipped with a warning.
+func (s *server) listTools(ctx context.Context, session *sdk.ClientSession) (map[string]tools.Definition, []string, error) {
+	defs := map[string]tools.Definition{}
+	var names []string
+	for t, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, nil, err
+		}
+		d, err := s.define(t)
+		if err != nil {
+			s.logger().Warn("MCP tool skipped", "tool", t.Name, "error", err)
+			continue
+		}
+		if _, dup := defs[d.Name]; dup {
+			s.logger().Warn("MCP tool skipped: its normalized name is taken by another tool of the server", "tool", t.Name, "name", d.Name)
+			continue
+		}
+		defs[d.Name] = d
+		names = append(names, d.Name)
+	}
+	return defs, names, nil
+}
+
+// define makes a registry definition of one server tool. Server
+// annotations are recorded in the description's metadata, never trusted:
+// every MCP call is non-idempotent (never retried once started) and
+// pinned to this host.
+func (s *server) define(t *sdk.Tool) (tools.Definition, error) {
+	name := ToolName(s.cfg.Name, t.Name)
+	if len(name) > maxNameBytes {
+		return tools.Definition{}, fmt.Errorf("name %q is %d bytes, over the %d model APIs accept", name, len(name), maxNameBytes)
+	}
+	schema, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return tools.Definition{}, fmt.Errorf("inputSchema does not encode: %w", err)
+	}
+	if string(schema) == "null" {
+		schema = []byte(`{"type":"object"}`)
+	}
+	resource := s.m.resourceID(s.cfg.Name)
+	toolName := t.Name
+	annotations := t.Annotations
+	return tools.DefineDynamic(tools.DynamicSpec{
+		Spec: tools.Spec{
+			Name:           name,
+			Description:    describe(t),
+			RegistryBacked: true,
+			Timeout:        s.m.opts.CallTimeout,
+			Heartbeat:      heartbeat,
+			Owner:          func(map[string]any) string { return resource },
+		},
+		Schema: schema,
+		Execute: func(ctx context.Context, env *tools.Env, args map[string]any) (json.RawMessage, error) {
+			res, err := s.call(ctx, env, toolName, args)
+			if err != nil {
+				return nil, err
+			}
+			res.Annotations = annotations
+			return marshal(res)
+		},
+		Project: project,
+	})
+}
+
+func describe(t *sdk.Tool) string {
+	d := t.Description
+	if d == "" {
+		d = t.Title
+	}
+	return d
+}
+
+// tool returns a registry definition, or the reason it cannot be served.
+func (s *server) tool(name string) (tools.Definition, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.session == nil {
+		return tools.Definition{}, false, unavailable(name, s.cfg.Name, s.lastError)
+	}
+	d, ok := s.defs[name]
+	return d, ok, nil
+}
+
+func (s *server) definitions() []tools.Definition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]tools.Definition, 0, len(s.names))
+	for _, n := range s.names {
+		out = append(out, s.defs[n])
+	}
+	return out
+}
+
+func (s *server) status() ServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := ServerStatus{
+		Name: s.cfg.Name, Type: s.cfg.Type, Connected: s.session != nil, Tools: append([]string(nil), s.names...),
+		Attempts: s.attempts, Restarts: s.restarts, LastError: s.lastError,
+		CancelsSent: int(s.cancels.Load()), ListChanges: int(s.listChanges.Load()),
+	}
+	if s.proc != nil && s.session != nil {
+		st.PID = s.proc.pid()
+	}
+	return st
+}
+
+func (s *server) close() {
+	s.mu.Lock()
+	s.closed = true
+	session := s.session
+	s.mu.Unlock()
+	if session != nil {
+		session.Close()
+	}
+}
+
+// call runs tools/call with a progress token whose notifications become
+// the call's progress (heartbeat details and reports). A canceled ctx
+// makes the SDK send notifications/cancelled and the call end canceled.
+func (s *server) call(ctx context.Context, env *tools.Env, tool string, args map[string]any) (CallResult, error) {
+	s.mu.Lock()
+	session := s.session
+	lastErr := s.lastError
+	s.mu.Unlock()
+	name := ToolName(s.cfg.Name, tool)
+	if session == nil {
+		return CallResult{}, unavailable(name, s.cfg.Name, lastErr)
+	}
+	token := fmt.Sprintf("fenix-%d", s.nextToken.Add(1))
+	var offset int64
+	var mu sync.Mutex
+	s.tokens.Store(token, func(p *sdk.ProgressNotificationParams) {
+		text := progressLine(p)
+		mu.Lock()
+		env.Progress(progressChunk(env.CallID, text, offset))
+		offset += int64(len(text))
+		mu.Unlock()
+	})
+	defer s.tokens.Delete(token)
+	if args == nil {
+		args = map[string]any{}
+	}
+	params := &sdk.CallToolParams{Name: tool, Arguments: args}
+	params.SetProgressToken(token)
+	res, err := session.CallTool(ctx, params)
+	if ctx.Err() != nil {
+		return CallResult{}, ctx.Err()
+	}
+	if err != nil {
+		return CallResult{}, fenixerr.Runtime("MCP server %q failed tools/call %q: %v", s.cfg.Name, tool, err).WithTool(name).WithCode("mcp_call_failed")
+	}
+	out, err := projectResult(ctx, s.m.opts, s.cfg.Name, tool, res)
+	if err != nil {
+		return CallResult{}, fenixerr.As(err).WithTool(name)
+	}
+	if res.IsError {
+		return CallResult{}, fenixerr.Runtime("MCP tool %q of server %q reported an error: %s", tool, s.cfg.Name, errorText(out)).WithTool(name).WithCode("mcp_tool_error")
+	}
+	return out, nil
+}
+
+func progressLine(p *sdk.ProgressNotificationParams) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "progress %g", p.Progress)
+	if p.Total > 0 {
+		fmt.Fprintf(&b, "/%g", p.Total)
+	}
+	if p.Message != "" {
+		b.WriteString(": " + p.Message)
+	}
+	b.WriteString("\n")
+	return b.String()
+}

@@ -1,0 +1,254 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fenixrt/fenix/netguard"
+)
+
+// stderrTail is how much of a stdio server's stderr is kept for reports.
+const stderrTail = 2048
+
+// transport builds the server's transport; proc is set for stdio servers.
+func (s *server) transport() (sdk.Transport, *process, error) {
+	if s.cfg.Type == TransportHTTP {
+		client, err := httpClient(s.cfg, s.m.opts.Net)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxRetries: 2}, nil, nil
+	}
+	cmd, err := s.command()
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}}
+	cmd.Stderr = p.stderr
+	inner := &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	return &recordingTransport{inner: inner, onCancel: func() { s.cancels.Add(1) }}, p, nil
+}
+
+// command is the stdio server's child process: the configured command and
+// arguments, in its cwd (default: the workspace), with only the
+// environment its config names. PATH is the one exception when the config
+// does not set it, so `npx`, `node` and `uvx` resolve as in Claude Code.
+func (s *server) command() (*exec.Cmd, error) {
+	env := map[string]string{}
+	for k, v := range s.cfg.Env {
+		env[k] = v
+	}
+	if _, ok := env["PATH"]; !ok {
+		env["PATH"] = os.Getenv("PATH")
+	}
+	path, err := lookPath(s.cfg.Command, env["PATH"], s.cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("command %q: %w", s.cfg.Command, err)
+	}
+	dir := s.m.opts.WorkDir
+	if dir == "" {
+		dir = s.cfg.Dir
+	}
+	if s.cfg.Cwd != "" {
+		dir = s.cfg.Cwd
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(s.cfg.Dir, dir)
+		}
+	}
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("working directory %q is not a directory", dir)
+	}
+	cmd := exec.Command(path, s.cfg.Args...)
+	cmd.Dir = dir
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd.Env = append(cmd.Env, k+"="+env[k])
+	}
+	return cmd, nil
+}
+
+// lookPath resolves a command against the server's PATH (not the
+// worker's); a relative path with a slash is relative to the config's
+// directory.
+func lookPath(command, pathList, dir string) (string, error) {
+	if strings.Contains(command, "/") {
+		if !filepath.IsAbs(command) {
+			command = filepath.Join(dir, command)
+		}
+		if info, err := os.Stat(command); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("%s is not an executable file", command)
+		}
+		return command, nil
+	}
+	for _, d := range filepath.SplitList(pathList) {
+		if d == "" {
+			continue
+		}
+		candidate := filepath.Join(d, command)
+		if info, err := os.Stat(candidate); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
+			return candidate, nil
+		}
+	}
+	return "", fmt.Errorf("not found in PATH %q", pathList)
+}
+
+// httpClient sends a server's requests through the outbound guard: the
+// worker's policy plus the host the config names (so a server configured
+// at http://127.0.0.1:3001/mcp is reachable, but a redirect or a name
+// resolving into a private range is not). Configured headers go on every
+// request.
+func httpClient(cfg ServerConfig, base netguard.Policy) (*http.Client, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("url %q: %w", cfg.URL, err)
+	}
+	policy := netguard.Policy{
+		AllowCIDRs: append([]netip.Prefix(nil), base.AllowCIDRs...),
+		AllowHosts: append([]string(nil), base.AllowHosts...),
+		Setting:    "FENIX_FETCH_ALLOW (or the server's url in " + cfg.Path + ")",
+	}
+	host := u.Hostname()
+	if addr, err := netip.ParseAddr(host); err == nil {
+		addr = addr.Unmap()
+		policy.AllowCIDRs = append(policy.AllowCIDRs, netip.PrefixFrom(addr, addr.BitLen()))
+	} else {
+		policy.AllowHosts = append(policy.AllowHosts, strings.ToLower(host))
+	}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           policy.DialContext(dialer),
+		TLSHandshakeTimeout:   10 * time.Second,
+		MaxIdleConns:          8,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 2 * time.Minute,
+	}
+	headers := http.Header{}
+	for k, v := range cfg.Headers {
+		headers.Set(k, v)
+	}
+	return &http.Client{
+		// No overall timeout: the standalone SSE stream stays open for the
+		// session's life; each call is bounded by its context.
+		Transport: &headerTransport{base: transport, headers: headers},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return fmt.Errorf("stopped after %d redirects", len(via))
+			}
+			return nil
+		},
+	}, nil
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			req.Header[k] = v
+		}
+	}
+	return t.base.RoundTrip(req)
+}
+
+// process is a stdio server's child process.
+type process struct {
+	cmd    *exec.Cmd
+	stderr *tailBuffer
+}
+
+func (p *process) pid() int {
+	if p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+func (p *process) kill() {
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+	}
+}
+
+// stderrNote is the tail of the server's stderr, for error messages.
+func (p *process) stderrNote() string {
+	tail := strings.TrimSpace(p.stderr.String())
+	if tail == "" {
+		return ""
+	}
+	return "; stderr: " + tail
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > b.max {
+		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// recordingTransport counts the notifications/cancelled the client writes
+// to a stdio server (the SDK sends them itself when a call's context ends).
+type recordingTransport struct {
+	inner    sdk.Transport
+	onCancel func()
+}
+
+func (t *recordingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &recordingConn{Connection: conn, onCancel: t.onCancel}, nil
+}
+
+type recordingConn struct {
+	sdk.Connection
+	onCancel func()
+}
+
+func (c *recordingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "notifications/cancelled" {
+		c.onCancel()
+	}
+	return err
+}

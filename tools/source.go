@@ -1,0 +1,160 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/fenixrt/fenix/fenixerr"
+)
+
+// Source supplies tools whose set changes while the worker runs, such as
+// the tools of MCP servers. A registry consults its sources after its
+// fixed tools, so a source never shadows a built-in.
+type Source interface {
+	// Tool returns the named tool. ok is false when the source does not
+	// know the name; err is set when the source owns the name but cannot
+	// serve it now (its server is down), and is returned as the review's
+	// error instead of UnsupportedToolError.
+	Tool(name string) (d Definition, ok bool, err error)
+	// Definitions lists the tools the source serves now.
+	Definitions() []Definition
+}
+
+// ResultProjector is implemented by sources that can project a result
+// without its tool, so a call that ran is still projected when its tool
+// has since disappeared or its server is restarting.
+type ResultProjector interface {
+	ProjectResult(name string, args map[string]any, raw json.RawMessage) (p Projection, ok bool, err error)
+}
+
+// projectWithoutTool asks the sources that can to project a result.
+func (r *Registry) projectWithoutTool(name string, args map[string]any, raw json.RawMessage) (Projection, bool, error) {
+	for _, s := range r.sources {
+		if rp, ok := s.(ResultProjector); ok {
+			if p, ok, err := rp.ProjectResult(name, args, raw); ok {
+				return p, true, err
+			}
+		}
+	}
+	return Projection{}, false, nil
+}
+
+// WithSources returns a registry that also serves the sources' tools.
+func (r *Registry) WithSources(sources ...Source) *Registry {
+	return &Registry{defs: r.defs, sources: append(append([]Source(nil), r.sources...), sources...)}
+}
+
+// lookup finds a tool among the fixed definitions, then the sources.
+func (r *Registry) lookup(name string) (Definition, error) {
+	if d, ok := r.defs[name]; ok {
+		return d, nil
+	}
+	for _, s := range r.sources {
+		d, ok, err := s.Tool(name)
+		if err != nil {
+			return Definition{}, err
+		}
+		if ok {
+			return d, nil
+		}
+	}
+	return Definition{}, fenixerr.UnsupportedTool(name)
+}
+
+// NameAllowed applies an allow-list the way Claude Code's permission rules
+// name MCP tools: an entry is a tool name, "mcp__<server>" for every tool
+// of that server, "mcp__<server>__*" likewise, or "mcp__*" for every MCP
+// tool.
+func NameAllowed(allowed []string, name string) bool {
+	for _, a := range allowed {
+		if a == name || (a == "mcp__*" && strings.HasPrefix(name, "mcp__")) {
+			return true
+		}
+		server := strings.TrimSuffix(a, "__*")
+		if strings.HasPrefix(server, "mcp__") && !strings.Contains(server[len("mcp__"):], "__") &&
+			strings.HasPrefix(name, server+"__") {
+			return true
+		}
+	}
+	return false
+}
+
+// Allowed lists the tools an allow-list grants, in the list's order, each
+// server entry ("mcp__<server>") expanded to that server's current tools.
+func (r *Registry) Allowed(allowed []string) []Definition {
+	var out []Definition
+	seen := map[string]bool{}
+	add := func(d Definition) {
+		if !seen[d.Name] {
+			seen[d.Name] = true
+			out = append(out, d)
+		}
+	}
+	var dynamic []Definition
+	for _, s := range r.sources {
+		dynamic = append(dynamic, s.Definitions()...)
+	}
+	for _, a := range allowed {
+		if d, err := r.lookup(a); err == nil {
+			add(d)
+			continue
+		}
+		for _, d := range dynamic {
+			if NameAllowed([]string{a}, d.Name) {
+				add(d)
+			}
+		}
+	}
+	return out
+}
+
+// DynamicSpec describes a tool whose argument schema is given as JSON
+// rather than generated from a Go type (the tools of MCP servers).
+type DynamicSpec struct {
+	Spec
+	// Schema is the JSON schema of the arguments (an object schema).
+	Schema json.RawMessage
+	// Execute runs a validated call and returns its raw result.
+	Execute func(ctx context.Context, env *Env, args map[string]any) (json.RawMessage, error)
+	// Project turns a raw result into narrative content.
+	Project func(args map[string]any, raw json.RawMessage) (Projection, error)
+}
+
+// DefineDynamic builds a Definition from a JSON schema. Arguments are
+// checked against the size cap and the schema before Execute sees them.
+func DefineDynamic(spec DynamicSpec) (Definition, error) {
+	spec.applyDefaults()
+	doc, err := validator.UnmarshalJSON(bytes.NewReader(spec.Schema))
+	if err != nil {
+		return Definition{}, fmt.Errorf("tool %q: input schema is not JSON: %w", spec.Name, err)
+	}
+	c := validator.NewCompiler()
+	url := "fenix://tools/" + spec.Name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return Definition{}, fmt.Errorf("tool %q: input schema: %w", spec.Name, err)
+	}
+	compiled, err := c.Compile(url)
+	if err != nil {
+		return Definition{}, fmt.Errorf("tool %q: input schema does not compile: %w", spec.Name, err)
+	}
+	validate := func(args map[string]any) error {
+		if args == nil {
+			args = map[string]any{}
+		}
+		_, err := checkArguments(spec.Name, spec.MaxArgBytes, compiled, args)
+		return err
+	}
+	return Definition{
+		Descriptor: spec.descriptor(spec.Schema),
+		validate:   validate,
+		// Registry.Execute validates before it executes.
+		execute: spec.Execute,
+		project: spec.Project,
+		owner:   spec.Owner,
+	}, nil
+}
