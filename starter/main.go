@@ -55,6 +55,7 @@ var commands = []command{
 	{"demo", "[flags]", "start a dev server and a worker, run a sample assignment, print its result and Web UI link", cmdDemo},
 	{"bench", "[-n N] [-concurrency 1,20]", "measure ExecuteAssignment against a bare workflow on a fresh dev server", cmdBench},
 	{"policy-diff", "-hooks-file FILE [flags]", "re-decide recorded tool calls under a candidate policy; exit 1 when any verdict changes", cmdPolicyDiff},
+	{"mcp", "[-http ADDR] [-allow LIST] [flags]", "serve the workers' governed tools over MCP (stdio, or Streamable HTTP at ADDR/mcp)", cmdMCP},
 	{"rewind", "WORKFLOW_ID -to STAGE [flags]", "reset a run to the workflow task before a stage (compact, review, pre_tool_use, permission, step)", cmdRewind},
 }
 
