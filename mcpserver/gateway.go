@@ -88,6 +88,19 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	if cfg.Client == nil {
 		return nil, fmt.Errorf("mcp gateway: no Temporal client")
 	}
+	g, err := newGateway(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// newGateway checks the configuration and builds the MCP server, serving
+// no tools yet.
+func newGateway(cfg Config) (*Gateway, error) {
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = workflows.DefaultTaskQueue
 	}
@@ -123,9 +136,6 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		GetSessionID: func() string { return "mcp-" + randomID() },
 	})
-	if err := g.Refresh(ctx); err != nil {
-		return nil, err
-	}
 	return g, nil
 }
 
