@@ -219,8 +219,9 @@ func TestRetryAfterGatewayRestartGetsTheRecordedResult(t *testing.T) {
 	first := startDriver(t, map[string]any{"transport": "http", "url": url, "headers": headers, "steps": steps})
 	first.next(time.Minute, "progress") // the run is under way
 	stop()
-	lost := first.next(time.Minute, "call_error", "result")
-	require.Equal(t, "call_error", lost.kind(), "the gateway went away mid-call")
+	// The client lost its server mid-call (the SDK keeps trying to resume
+	// the stream of a server that is gone); it gives up and reconnects.
+	require.NoError(t, first.cmd.Process.Kill())
 
 	url2, _ := gateway(t, cfg, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
 	second := startDriver(t, map[string]any{"transport": "http", "url": url2, "headers": headers, "steps": steps})
