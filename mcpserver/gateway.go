@@ -256,9 +256,13 @@ func objectSchema(raw json.RawMessage) bool {
 
 func mcpTool(d tools.Descriptor) *mcp.Tool {
 	openWorld := d.RegistryBacked || strings.HasPrefix(d.Name, "mcp__") || strings.HasPrefix(d.Name, "web_")
+	desc := d.Description
+	if desc == "" { // clients (and the spec's conformance suite) expect one
+		desc = "Fenix tool " + d.Name + "."
+	}
 	return &mcp.Tool{
 		Name:        d.Name,
-		Description: d.Description,
+		Description: desc,
 		InputSchema: d.Schema,
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: d.Idempotent, OpenWorldHint: &openWorld},
 	}

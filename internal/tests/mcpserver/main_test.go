@@ -29,6 +29,7 @@ import (
 	"github.com/fenixrt/fenix/internal/harness/testtools"
 	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/mcpserver"
+	"github.com/fenixrt/fenix/tools"
 )
 
 // The npm packages, pinned. conformance 0.1.14 and later need Node 22
@@ -143,13 +144,13 @@ type testWorker struct {
 	workspace string
 }
 
-func startWorker(t *testing.T) *testWorker {
+func startWorker(t *testing.T, extra ...tools.Definition) *testWorker {
 	t.Helper()
 	queue := fmt.Sprintf("fenix-mcp-%d-%d", os.Getpid(), queueSeq.Add(1))
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# Fenix\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "secret.txt"), []byte("hunter2\n"), 0o644))
-	registry, err := testtools.WithBuiltins(testtools.Sleep())
+	registry, err := testtools.WithBuiltins(append([]tools.Definition{testtools.Sleep()}, extra...)...)
 	require.NoError(t, err)
 	w, err := worker.New(env.Server.Client(), worker.Config{
 		TaskQueue: queue, DataDir: t.TempDir(), DefaultWorkspaceRoot: ws, Tools: registry,
