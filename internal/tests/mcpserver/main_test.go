@@ -144,7 +144,7 @@ type testWorker struct {
 	workspace string
 }
 
-func startWorker(t *testing.T, extra ...tools.Definition) *testWorker {
+func startWorker(t testing.TB, extra ...tools.Definition) *testWorker {
 	t.Helper()
 	queue := fmt.Sprintf("fenix-mcp-%d-%d", os.Getpid(), queueSeq.Add(1))
 	ws := t.TempDir()
@@ -166,7 +166,7 @@ func startWorker(t *testing.T, extra ...tools.Definition) *testWorker {
 // writeHooks: a fail-closed guard blocks any workspace_read that mentions
 // "secret" (exit 2, the reason on stderr), and workspace_list asks for
 // permission.
-func writeHooks(t *testing.T) string {
+func writeHooks(t testing.TB) string {
 	dir := t.TempDir()
 	scripts := map[string]string{
 		"guard.sh": "#!/bin/sh\ncase \"$(cat)\" in *secret*) echo \"secrets are off limits\" >&2; exit 2 ;; esac\nexit 0\n",
@@ -187,7 +187,7 @@ func writeHooks(t *testing.T) string {
 
 // gateway runs an in-process HTTP gateway on a loopback port until the
 // returned stop is called (or the test ends).
-func gateway(t *testing.T, cfg mcpserver.Config, opts mcpserver.HTTPOptions) (url string, stop func()) {
+func gateway(t testing.TB, cfg mcpserver.Config, opts mcpserver.HTTPOptions) (url string, stop func()) {
 	t.Helper()
 	cfg.Client = env.Server.Client()
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
