@@ -220,7 +220,7 @@ func (g *Gateway) listTools(ctx context.Context) (activities.ToolCatalog, error)
 		ID:                       workflows.ListToolsWorkflowID + "-" + randomID(),
 		TaskQueue:                g.cfg.TaskQueue,
 		WorkflowExecutionTimeout: listTimeout,
-	}, workflows.ListToolsWorkflow)
+	}, workflows.ListToolsWorkflow, workflows.ListToolsRequest{Requester: "mcp-gateway " + g.cfg.Version})
 	if err != nil {
 		return activities.ToolCatalog{}, fmt.Errorf("mcp gateway: start %s on task queue %q: %w", workflows.ListToolsWorkflow, g.cfg.TaskQueue, err)
 	}

@@ -17,10 +17,16 @@ const ListToolsWorkflow = "ListTools"
 // add a unique suffix.
 const ListToolsWorkflowID = "list-tools"
 
+// ListToolsRequest is ListTools' input.
+type ListToolsRequest struct {
+	// Requester names who asks (shown in history), e.g. "mcp-gateway".
+	Requester string `json:"requester,omitempty"`
+}
+
 // ListTools returns the registry of the worker that runs it: one local
 // activity, so the listing costs one workflow task and a marker, and it
 // includes whatever that worker's configuration added (MCP clients' tools).
-func ListTools(ctx workflow.Context) (activities.ToolCatalog, error) {
+func ListTools(ctx workflow.Context, _ ListToolsRequest) (activities.ToolCatalog, error) {
 	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},

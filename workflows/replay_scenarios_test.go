@@ -295,7 +295,8 @@ func scenarios() []scenario {
 		}},
 		// The MCP gateway's tools/list.
 		{"list_tools.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "replay-list-tools", TaskQueue: q}, workflows.ListToolsWorkflow)
+			return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "replay-list-tools", TaskQueue: q}, workflows.ListToolsWorkflow,
+				workflows.ListToolsRequest{Requester: "replay"})
 		}},
 	}
 }

@@ -37,23 +37,29 @@ func runResult(t *testing.T, workflowID string) contract.Result {
 	return res
 }
 
+// stdio is a driver configuration that runs `starter mcp` as Claude Code
+// does: a child process speaking stdio.
+func stdio(w *testWorker, allow string, steps ...any) map[string]any {
+	return map[string]any{
+		"transport": "stdio",
+		"command":   filepath.Join(env.BinDir, "starter"),
+		"args":      []string{"mcp", "-task-queue", w.queue, "-allow", allow},
+		"env":       map[string]string{"TEMPORAL_ADDRESS": env.Server.HostPort, "TEMPORAL_NAMESPACE": env.Server.Namespace},
+		"steps":     steps,
+	}
+}
+
 // TestStdioWithTheTypeScriptClient: `starter mcp` as Claude Code runs it
 // (a child process speaking stdio), listing the worker's tools through the
 // allow-list, an allowed call and a call a hook blocks.
 func TestStdioWithTheTypeScriptClient(t *testing.T) {
 	w := startWorker(t)
-	d := startDriver(t, map[string]any{
-		"transport": "stdio",
-		"command":   filepath.Join(env.BinDir, "starter"),
-		"args":      []string{"mcp", "-task-queue", w.queue, "-allow", "calculator,workspace_*,test_sleep"},
-		"env":       map[string]string{"TEMPORAL_ADDRESS": env.Server.HostPort, "TEMPORAL_NAMESPACE": env.Server.Namespace},
-		"steps": []any{
-			step("list"),
-			call("calculator", map[string]any{"expression": "6 * 7"}),
-			call("workspace_read", map[string]any{"path": "secret.txt"}),
-			call("calculator", map[string]any{"expression": "1 +"}),
-		},
-	})
+	d := startDriver(t, stdio(w, "calculator,workspace_*,test_sleep",
+		step("list"),
+		call("calculator", map[string]any{"expression": "6 * 7"}),
+		call("workspace_read", map[string]any{"path": "secret.txt"}),
+		call("calculator", map[string]any{"expression": "1 +"}),
+	))
 	connected := d.next(30*time.Second, "connected")
 	assert.Equal(t, "fenix", connected["server"].(map[string]any)["name"])
 
@@ -181,13 +187,7 @@ func TestApprovalByElicitation(t *testing.T) {
 // call completes once someone does.
 func TestApprovalByStarterWhileProgressSaysSo(t *testing.T) {
 	w := startWorker(t)
-	d := startDriver(t, map[string]any{
-		"transport": "stdio",
-		"command":   filepath.Join(env.BinDir, "starter"),
-		"args":      []string{"mcp", "-task-queue", w.queue, "-allow", "workspace_list"},
-		"env":       map[string]string{"TEMPORAL_ADDRESS": env.Server.HostPort},
-		"steps":     []any{call("workspace_list", map[string]any{"path": "."})},
-	})
+	d := startDriver(t, stdio(w, "workspace_list", call("workspace_list", map[string]any{"path": "."})))
 	var approve []string
 	for approve == nil {
 		msg, _ := d.next(time.Minute, "progress")["message"].(string)
