@@ -237,4 +237,9 @@ func TestRetryAfterGatewayRestartGetsTheRecordedResult(t *testing.T) {
 	require.Len(t, resp.Executions, 1, "one run: the retry did not execute again")
 	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, resp.Executions[0].Status)
 	assert.Equal(t, r.Meta[mcpserver.MetaRunID], resp.Executions[0].Execution.RunId)
+
+	// Once the run is closed, a retry still reads it (reject-duplicate).
+	third := startDriver(t, map[string]any{"transport": "http", "url": url2, "headers": headers, "steps": steps})
+	again := third.result(time.Minute)
+	assert.Equal(t, r.Meta[mcpserver.MetaRunID], again.Meta[mcpserver.MetaRunID])
 }
