@@ -28,8 +28,11 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 	approvalTimeout := fs.Duration("approval-timeout", 0, "how long a call waits for a permission decision (default: the workflow's 10m)")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token of the HTTP endpoint (default env FENIX_MCP_TOKEN)")
 	origins := fs.String("allow-origin", "", "comma-separated browser origins allowed besides loopback ones (scheme://host:port)")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		return exitUsage, usageError{"unexpected arguments"}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	if fs.NArg() != 0 {
+		return exitUsage, usageError{fmt.Sprintf("unexpected arguments %q: starter mcp takes flags only", fs.Args())}
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	conn, err := connect(ctx)
