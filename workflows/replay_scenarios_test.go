@@ -319,6 +319,11 @@ func scenarios() []scenario {
 			}
 			return startJSON(ctx, c, q, workflows.PrepareRoundWorkflow, "replay-prepare-round", json.RawMessage(raw))
 		}},
+		// The MCP gateway's tools/list.
+		{"list_tools.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "replay-list-tools", TaskQueue: q}, workflows.ListToolsWorkflow,
+				workflows.ListToolsRequest{Requester: "replay"})
+		}},
 	}
 }
 

@@ -70,6 +70,7 @@ func Register(r WorkflowRegistrar) {
 	r.RegisterWorkflowWithOptions(workflows.ExecuteAssignment, workflow.RegisterOptions{Name: workflows.ExecuteAssignmentWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.PrepareRound, workflow.RegisterOptions{Name: workflows.PrepareRoundWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.AgentTurn, workflow.RegisterOptions{Name: workflows.AgentTurnWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.ListTools, workflow.RegisterOptions{Name: workflows.ListToolsWorkflow})
 }
 
 // New builds the activities and the workers; call Start to poll. What it

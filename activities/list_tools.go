@@ -1,0 +1,35 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/tools"
+)
+
+// maxCatalogBytes bounds the ListTools result well under Temporal's 2 MB
+// payload limit.
+const maxCatalogBytes = 1 << 20
+
+// ToolCatalog is the tools a worker serves: every descriptor of its
+// registry (built-in tools, tools added by configuration such as MCP
+// servers' mcp__<server>__<tool>), sorted by name.
+type ToolCatalog struct {
+	Tools []tools.Descriptor `json:"tools"`
+}
+
+// ListTools returns this worker's tool registry. It runs as a local
+// activity of the ListTools workflow, so the answer comes from a worker
+// polling the task queue rather than from a copy of its configuration.
+func (a *Activities) ListTools(ctx context.Context) (ToolCatalog, error) {
+	cat := ToolCatalog{Tools: a.Tools.Descriptors()}
+	raw, err := json.Marshal(cat)
+	if err != nil {
+		return ToolCatalog{}, fenixerr.ToTemporal(fenixerr.Runtime("encode the tool catalog: %v", err))
+	}
+	if len(raw) > maxCatalogBytes {
+		return ToolCatalog{}, fenixerr.ToTemporal(fenixerr.PayloadTooLarge("the tool catalog of %d tools is %d bytes, over the %d-byte limit of one ListTools result; serve fewer tools from this worker", len(cat.Tools), len(raw), maxCatalogBytes))
+	}
+	return cat, nil
+}

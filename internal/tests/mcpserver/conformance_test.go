@@ -1,0 +1,93 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/mcpserver"
+	"github.com/fenixrt/fenix/tools"
+)
+
+// The conformance suite's tool scenarios call fixture tools by name. The
+// test worker serves them as ordinary Fenix tools, so every call still
+// goes through ExecuteAssignment and its pipeline.
+type noArgs struct{}
+
+type textResult struct {
+	Text string `json:"text"`
+}
+
+func conformanceTools() []tools.Definition {
+	text := func(name, desc, out string, delay time.Duration) tools.Definition {
+		return tools.Define(tools.Spec{Name: name, Description: desc, Idempotent: true},
+			func(ctx context.Context, _ *tools.Env, _ noArgs) (textResult, error) {
+				select {
+				case <-ctx.Done():
+					return textResult{}, ctx.Err()
+				case <-time.After(delay):
+				}
+				return textResult{Text: out}, nil
+			}, func(_ noArgs, r textResult) tools.Projection { return tools.Projection{Content: r.Text} })
+	}
+	failing := tools.Define(tools.Spec{Name: "test_error_handling", Description: "Always fails (conformance fixture)."},
+		func(context.Context, *tools.Env, noArgs) (textResult, error) {
+			return textResult{}, errors.New("This tool intentionally returns an error for testing")
+		}, func(_ noArgs, r textResult) tools.Projection { return tools.Projection{Content: r.Text} })
+	return []tools.Definition{
+		text("test_simple_text", "Returns simple text (conformance fixture).", "This is a simple text response for testing.", 0),
+		text("test_tool_with_progress", "Runs briefly while its reports arrive as progress (conformance fixture).", "Progress tool completed.", 100*time.Millisecond),
+		failing,
+	}
+}
+
+// Scenarios of conformance 0.1.13 that apply to a tools-only server. The
+// others need features Fenix's gateway does not offer: prompts, resources
+// and completion; tools returning image, audio or embedded resources
+// (Fenix projects results to text plus structured data); tools that log,
+// sample or elicit themselves (tools run in workers; elicitation is used
+// for approvals only).
+var applicableScenarios = []string{
+	"server-initialize", "logging-set-level", "ping", "tools-list",
+	"tools-call-simple-text", "tools-call-error", "tools-call-with-progress",
+	"server-sse-multiple-streams", "dns-rebinding-protection",
+}
+
+// TestConformanceSuite runs `conformance server --url` against the
+// Streamable HTTP endpoint and requires every applicable scenario to pass.
+func TestConformanceSuite(t *testing.T) {
+	needNPM(t)
+	w := startWorker(t, conformanceTools()...)
+	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(npmDir, "node_modules", ".bin", "conformance"), "server", "--url", url, "-o", t.TempDir())
+	cmd.Dir = npmDir
+	raw, err := cmd.CombinedOutput()
+	summary := regexp.MustCompile(`(?m)^[✓✗] (\S+): (\d+) passed, (\d+) failed`).FindAllStringSubmatch(string(raw), -1)
+	require.NotEmpty(t, summary, "no summary from the conformance suite (%v):\n%s", err, raw)
+	results := map[string]bool{}
+	passed := 0
+	for _, m := range summary {
+		failed, _ := strconv.Atoi(m[3])
+		results[m[1]] = failed == 0
+		if failed == 0 {
+			passed++
+		}
+		t.Logf("%-32s %s passed, %s failed", m[1], m[2], m[3])
+	}
+	t.Logf("conformance: %d of %d scenarios pass", passed, len(summary))
+	for _, s := range applicableScenarios {
+		ok, ran := results[s]
+		assert.True(t, ran, "scenario %s did not run", s)
+		assert.True(t, ok, "scenario %s failed; output:\n%s", s, raw)
+	}
+}

@@ -1,0 +1,66 @@
+// A test driver for Fenix's MCP server built on the official TypeScript SDK
+// (@modelcontextprotocol/sdk). Usage: node driver.mjs CONFIG_JSON
+//
+// CONFIG: {"transport": "stdio"|"http", "command", "args", "env" (stdio),
+//          "url", "headers" (http), "elicit": "accept"|"decline"|undefined,
+//          "steps": [{"op": "list"} | {"op": "call", "name", "arguments",
+//          "abortAfterMs", "progress": true}]}
+// Every event is one JSON line on stdout.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const cfg = JSON.parse(process.argv[2]);
+const emit = (event) => process.stdout.write(JSON.stringify(event) + '\n');
+
+const capabilities = cfg.elicit ? { elicitation: {} } : {};
+const client = new Client({ name: 'fenix-ts-driver', version: '1.0.0' }, { capabilities });
+if (cfg.elicit) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    emit({ event: 'elicit', message: req.params.message });
+    return cfg.elicit === 'accept'
+      ? { action: 'accept', content: { reason: 'driver says yes' } }
+      : { action: 'decline' };
+  });
+}
+
+let transport;
+if (cfg.transport === 'stdio') {
+  transport = new StdioClientTransport({
+    command: cfg.command, args: cfg.args || [],
+    env: { ...process.env, ...(cfg.env || {}) }, stderr: 'inherit',
+  });
+} else {
+  transport = new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers || {} } });
+}
+
+try {
+  await client.connect(transport);
+  emit({ event: 'connected', server: client.getServerVersion(), capabilities: client.getServerCapabilities(), sessionId: transport.sessionId });
+  for (const step of cfg.steps) {
+    if (step.op === 'list') {
+      const { tools } = await client.listTools();
+      emit({ event: 'tools', tools });
+      continue;
+    }
+    const ac = new AbortController();
+    if (step.abortAfterMs) setTimeout(() => ac.abort('driver aborts'), step.abortAfterMs);
+    const started = performance.now();
+    try {
+      const result = await client.callTool({ name: step.name, arguments: step.arguments || {} }, CallToolResultSchema, {
+        signal: ac.signal, timeout: 120000, resetTimeoutOnProgress: true,
+        onprogress: step.progress ? (p) => emit({ event: 'progress', progress: p.progress, message: p.message }) : undefined,
+      });
+      emit({ event: 'result', name: step.name, result, ms: performance.now() - started });
+    } catch (err) {
+      emit({ event: 'call_error', name: step.name, message: String(err && err.message || err), ms: performance.now() - started });
+    }
+    if (step.pauseMs) await new Promise((r) => setTimeout(r, step.pauseMs));
+  }
+  await client.close();
+  emit({ event: 'done' });
+} catch (err) {
+  emit({ event: 'fatal', message: String(err && err.stack || err) });
+  process.exitCode = 1;
+}

@@ -1,0 +1,377 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// HeaderConversation lets an HTTP client name its conversation, so calls
+// retried from a new session (after a reconnect or a gateway restart) map
+// to the same workflow IDs.
+const HeaderConversation = "Fenix-Conversation-Id"
+
+// Metadata keys of a tools/call result's _meta.
+const (
+	MetaWorkflowID = "fenixrt/workflow_id"
+	MetaRunID      = "fenixrt/run_id"
+	MetaStatus     = "fenixrt/status"
+)
+
+// cancelWait bounds how long a cancelled call waits for its run to record
+// the cancellation before answering.
+const cancelWait = 30 * time.Second
+
+// call is one tools/call in flight.
+type call struct {
+	g          *Gateway
+	req        *mcp.CallToolRequest
+	tool       string
+	session    string
+	requestID  string
+	workflowID string
+	callID     string
+	// progress state
+	token      any
+	mu         sync.Mutex // progress is sent from the loop and from elicit
+	progressed float64
+	sentReport int
+	asked      map[string]bool
+}
+
+func (g *Gateway) callHandler(d tools.Descriptor) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return g.call(ctx, d, req)
+	}
+}
+
+func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := map[string]any{}
+	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return errorResult(fmt.Sprintf("arguments of tool %q must be a JSON object: %v", d.Name, err)), nil
+		}
+	}
+	conversation, err := g.conversation(req)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	c := &call{g: g, req: req, tool: d.Name, session: req.Session.ID(), requestID: requestIDOf(req.Params.Meta), token: req.Params.GetProgressToken(), asked: map[string]bool{}}
+	if c.requestID == "" {
+		// Not read off the wire (a transport other than the gateway's):
+		// unique, so never mistaken for a retry.
+		c.requestID = "x" + randomID()
+	}
+	workID := logicalWorkID(conversation, c.requestID, d.Name, args)
+	c.workflowID = workflows.AssignmentWorkflowID(workID, 1)
+	c.callID = "mcp-" + c.requestID
+	a := g.assignment(workID, conversation, c, args, req)
+
+	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	run, err := g.cfg.Client.ExecuteWorkflow(startCtx, client.StartWorkflowOptions{
+		ID:        c.workflowID,
+		TaskQueue: g.cfg.TaskQueue,
+		// A retry of the same request joins the run in flight, or reads the
+		// result of the closed one: never a second execution.
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, workflows.ExecuteAssignmentWorkflow, a)
+	if err != nil {
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if !errors.As(err, &started) {
+			return nil, fmt.Errorf("start %s %s for tool %q: %w", workflows.ExecuteAssignmentWorkflow, c.workflowID, d.Name, err)
+		}
+		run = g.cfg.Client.GetWorkflow(startCtx, c.workflowID, "")
+	}
+	res, err := c.await(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	return toResult(res, run), nil
+}
+
+// conversation is the call's conversation_id: the configured one, the
+// client's Fenix-Conversation-Id header, else the MCP session.
+func (g *Gateway) conversation(req *mcp.CallToolRequest) (string, error) {
+	if g.cfg.Conversation != "" {
+		return g.cfg.Conversation, nil
+	}
+	if req.Extra != nil && req.Extra.Header != nil {
+		if name := req.Extra.Header.Get(HeaderConversation); name != "" {
+			if err := checkName(HeaderConversation, name); err != nil {
+				return "", err
+			}
+			return name, nil
+		}
+	}
+	if id := req.Session.ID(); id != "" {
+		return id, nil
+	}
+	return g.stdioSession, nil
+}
+
+// logicalWorkID derives the assignment's identity from the conversation,
+// the request ID and the call: a retry of the same request maps to the same
+// run; a different call that reuses a request ID (a new client numbering
+// from zero in a named conversation) does not.
+func logicalWorkID(conversation, requestID, tool string, args map[string]any) string {
+	raw, _ := json.Marshal(args) // map keys marshal sorted: stable
+	sum := sha256.Sum256(append([]byte(tool+"\x00"), raw...))
+	return fmt.Sprintf("mcp-%s-%s-%s", conversation, requestID, hex.EncodeToString(sum[:6]))
+}
+
+func (g *Gateway) assignment(workID, conversation string, c *call, args map[string]any, req *mcp.CallToolRequest) contract.Assignment {
+	clientName := "an MCP client"
+	if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+		clientName = p.ClientInfo.Name
+	}
+	a := contract.Assignment{
+		LogicalWorkID:   workID,
+		AttemptNo:       1,
+		ConversationID:  conversation,
+		TurnID:          "mcp-" + c.requestID,
+		ContextMessages: []contract.Message{{Role: "user", Content: fmt.Sprintf("%s called tool %s over MCP.", clientName, c.tool)}},
+		AgentContext:    contract.AgentContext{Profile: g.cfg.Profile, AllowedToolNames: []string{c.tool}},
+		WorkspaceRoot:   g.cfg.WorkspaceRoot,
+		ToolCall:        &contract.ToolCall{CallID: c.callID, ToolName: c.tool, Arguments: args},
+	}
+	if g.cfg.ApprovalTimeout > 0 {
+		a.Approval.TimeoutSeconds = int(g.cfg.ApprovalTimeout / time.Second)
+	}
+	return a
+}
+
+// await waits for the run, sending its reports as progress, asking for
+// approvals and passing on a client's cancellation.
+func (c *call) await(ctx context.Context, run client.WorkflowRun) (contract.Result, error) {
+	getCtx, stopGet := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopGet()
+	type outcome struct {
+		res contract.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var res contract.Result
+		err := run.Get(getCtx, &res)
+		done <- outcome{res, err}
+	}()
+	tick := time.NewTicker(c.g.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case o := <-done:
+			if o.err != nil {
+				return contract.Result{}, fmt.Errorf("run %s of tool %q did not complete: %w", c.workflowID, c.tool, o.err)
+			}
+			c.sendReports(ctx, o.res.Reports)
+			return o.res, nil
+		case <-tick.C:
+			c.poll(ctx, getCtx)
+		case <-ctx.Done():
+			reason, cancelled := c.g.cancels.take(c.session, c.requestID)
+			if !cancelled {
+				// A disconnect or a gateway shutdown: the run goes on in
+				// Temporal and a retry of this request reads its result.
+				return contract.Result{}, ctx.Err()
+			}
+			if reason == "" {
+				reason = "no reason given"
+			}
+			sigCtx, cancel := context.WithTimeout(getCtx, cancelWait)
+			defer cancel()
+			err := c.g.cfg.Client.SignalWorkflow(sigCtx, c.workflowID, "", workflows.SignalCancel,
+				workflows.CancelRequest{Reason: "cancelled by the MCP client (notifications/cancelled): " + reason})
+			if err != nil {
+				c.g.cfg.Logger.Warn("mcp gateway: could not cancel the run of a cancelled call", "workflow_id", c.workflowID, "error", err)
+			}
+			select {
+			case o := <-done:
+				return o.res, o.err
+			case <-sigCtx.Done():
+				return contract.Result{}, ctx.Err()
+			}
+		}
+	}
+}
+
+// poll reads reports and pending permissions once.
+func (c *call) poll(ctx, qctx context.Context) {
+	qctx, cancel := context.WithTimeout(qctx, 5*time.Second)
+	defer cancel()
+	if c.token != nil {
+		var reports []contract.Report
+		if v, err := c.g.cfg.Client.QueryWorkflow(qctx, c.workflowID, "", workflows.QueryReports); err == nil && v.Get(&reports) == nil {
+			c.sendReports(ctx, reports)
+		}
+	}
+	var pending []workflows.PendingPermission
+	v, err := c.g.cfg.Client.QueryWorkflow(qctx, c.workflowID, "", workflows.QueryPendingPermissions)
+	if err != nil || v.Get(&pending) != nil {
+		return
+	}
+	for _, p := range pending {
+		if c.asked[p.CallID] {
+			continue
+		}
+		c.asked[p.CallID] = true
+		if c.canElicit() {
+			go c.elicit(ctx, p)
+			continue
+		}
+		c.progress(ctx, waitingMessage(c.workflowID, p))
+	}
+}
+
+func waitingMessage(workflowID string, p workflows.PendingPermission) string {
+	return fmt.Sprintf("waiting for approval: tool %s needs permission %q; run `starter approve %s %s` or `starter deny %s %s` (deadline %s)",
+		p.ToolName, p.Permission, workflowID, p.CallID, workflowID, p.CallID, p.Deadline.Format(time.RFC3339))
+}
+
+func (c *call) canElicit() bool {
+	p := c.req.Session.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// elicit asks the client's user; accept allows, decline denies, and a
+// dismissed or failed question leaves the call to starter approve/deny.
+func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
+	args, _ := json.Marshal(p.Arguments)
+	res, err := c.req.Session.Elicit(ctx, &mcp.ElicitParams{
+		Mode: "form",
+		Message: fmt.Sprintf("Fenix: allow tool %s (permission %q, asked by %s) with arguments %s?",
+			p.ToolName, p.Permission, orDefault(p.RequestedBy, "policy"), truncate(string(args), 500)),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"reason": map[string]any{"type": "string", "title": "Reason", "description": "Optional note recorded with the decision"},
+			},
+		},
+	})
+	if err != nil || (res.Action != "accept" && res.Action != "decline") {
+		why := "the client dismissed the question"
+		if err != nil {
+			why = "asking the client failed: " + err.Error()
+		}
+		c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
+		return
+	}
+	d := workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, Reason: "approved by the MCP client's user"}
+	if res.Action == "decline" {
+		d.Decision, d.Reason = workflows.DecisionDeny, "declined by the MCP client's user"
+	}
+	if note, _ := res.Content["reason"].(string); note != "" {
+		d.Reason += ": " + note
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	h, err := c.g.cfg.Client.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
+		WorkflowID: c.workflowID, UpdateName: workflows.UpdateDecidePermission,
+		Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		var out workflows.PermissionDecisionResult
+		err = h.Get(uctx, &out)
+	}
+	if err != nil {
+		// Most often someone decided first with starter approve/deny.
+		c.g.cfg.Logger.Info("mcp gateway: decision from elicitation not applied", "workflow_id", c.workflowID, "call_id", p.CallID, "error", err)
+	}
+}
+
+// sendReports sends the reports not sent yet as progress notifications.
+func (c *call) sendReports(ctx context.Context, reports []contract.Report) {
+	for _, r := range reports {
+		if r.Sequence <= c.sentReport {
+			continue
+		}
+		c.sentReport = r.Sequence
+		c.progress(ctx, describeReport(r))
+	}
+}
+
+func (c *call) progress(ctx context.Context, msg string) {
+	if c.token == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.progressed++
+	if err := c.req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: c.token, Progress: c.progressed, Message: msg}); err != nil {
+		c.g.cfg.Logger.Debug("mcp gateway: progress not sent", "error", err)
+	}
+}
+
+// describeReport is one line per report: kind, phase, tool and what it says.
+func describeReport(r contract.Report) string {
+	parts := []string{r.Kind}
+	if r.Phase != "" {
+		parts = append(parts, r.Phase)
+	}
+	if t := r.ToolInvocation; t != nil {
+		parts = append(parts, fmt.Sprintf("%s (%s)", t.ToolName, t.Status))
+	}
+	if o := r.OutputChunk; o != nil {
+		parts = append(parts, fmt.Sprintf("%s: %s", o.Stream, truncate(o.Text, 200)))
+	}
+	if r.Error != nil {
+		parts = append(parts, truncate(r.Error.LastErrorSummary, 200))
+	}
+	return strings.Join(parts, " ")
+}
+
+// toResult maps a run's result onto MCP: completed is content (plus the
+// projector's data as structuredContent); failed and canceled are
+// isError results whose text is the pipeline's reason (a blocking hook's
+// reason, a denial, a validation error).
+func toResult(res contract.Result, run client.WorkflowRun) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{Meta: mcp.Meta{MetaWorkflowID: run.GetID(), MetaRunID: run.GetRunID(), MetaStatus: res.Status}}
+	switch {
+	case res.Status == contract.StatusCompleted && res.Output != nil:
+		out.Content = []mcp.Content{&mcp.TextContent{Text: res.Output.Content}}
+		if len(res.Output.Data) > 0 {
+			out.StructuredContent = res.Output.Data
+		}
+	case res.Error != nil:
+		out.IsError = true
+		out.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s [%s, %s]", res.Error.LastErrorSummary, res.Error.ErrorType, res.Error.Code)}}
+	default:
+		out.IsError = true
+		out.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("run ended with status %q and no output", res.Status)}}
+	}
+	return out
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

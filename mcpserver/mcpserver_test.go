@@ -1,0 +1,153 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/fenixerr"
+)
+
+func TestAllowList(t *testing.T) {
+	g, err := newGateway(Config{Allow: []string{"calculator", "workspace_*", "mcp__memory"}})
+	require.NoError(t, err)
+	for name, want := range map[string]bool{
+		"calculator": true, "workspace_read": true, "workspace_write": true,
+		"mcp__memory__create_entities": true, "mcp__memoryx__read": false, "mcp__everything__echo": false,
+		"exec_command": false, "calculator2": false,
+	} {
+		assert.Equal(t, want, g.allowed(name), name)
+	}
+	all, err := newGateway(Config{})
+	require.NoError(t, err)
+	assert.True(t, all.allowed("exec_command"), "an empty allow-list serves every tool")
+
+	_, err = newGateway(Config{Allow: []string{"[bad"}})
+	require.Error(t, err)
+	assert.Equal(t, fenixerr.TypeValidation, fenixerr.As(err).Type)
+	assert.Contains(t, err.Error(), `"[bad"`)
+}
+
+func TestConversationNamesAreChecked(t *testing.T) {
+	_, err := newGateway(Config{Conversation: "proj/../x"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"proj/../x"`)
+	_, err = newGateway(Config{Conversation: "project-1.main"})
+	require.NoError(t, err)
+}
+
+func TestLogicalWorkIDIsStablePerRequestAndCall(t *testing.T) {
+	a := logicalWorkID("conv", "3", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}})
+	b := logicalWorkID("conv", "3", "calculator", map[string]any{"x": []any{1, 2}, "expression": "1+1"})
+	assert.Equal(t, a, b, "a retry of the same request maps to the same run")
+	assert.True(t, strings.HasPrefix(a, "mcp-conv-3-"), a)
+	assert.NotEqual(t, a, logicalWorkID("conv", "3", "calculator", map[string]any{"expression": "2+2"}), "a new call reusing a request ID is a new run")
+	assert.NotEqual(t, a, logicalWorkID("conv", "4", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}}))
+	assert.NotEqual(t, a, logicalWorkID("other", "3", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}}))
+}
+
+func TestLedgerAnnotatesCallsAndNotesCancellations(t *testing.T) {
+	l := newCancelLedger()
+	id, _ := jsonrpc.MakeID(float64(7))
+	call := &jsonrpc.Request{ID: id, Method: methodCallTool, Params: json.RawMessage(`{"name":"calculator","arguments":{"expression":"1"},"_meta":{"progressToken":"p","fenixrt/request_id":"spoofed"}}`)}
+	l.inspect("sess", call)
+	var params struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	require.NoError(t, json.Unmarshal(call.Params, &params))
+	assert.Equal(t, "7", params.Meta[metaRequestID], "the wire ID wins over a client's value")
+	assert.Equal(t, "p", params.Meta["progressToken"])
+
+	l.inspect("sess", &jsonrpc.Request{Method: methodCancelled, Params: json.RawMessage(`{"requestId":"seven","reason":"user pressed stop"}`)})
+	reason, ok := l.take("sess", "sseven")
+	assert.True(t, ok)
+	assert.Equal(t, "user pressed stop", reason)
+	_, ok = l.take("sess", "sseven")
+	assert.False(t, ok, "taken once")
+	_, ok = l.take("other", "7")
+	assert.False(t, ok, "sessions are separate")
+}
+
+func TestHTTPBodyRewrite(t *testing.T) {
+	l := newCancelLedger()
+	body := `[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"calculator"}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}]`
+	r := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
+	r.Header.Set("Mcp-Session-Id", "s1")
+	require.NoError(t, l.rewriteBody(r))
+	var out []map[string]any
+	require.NoError(t, json.NewDecoder(r.Body).Decode(&out))
+	require.Len(t, out, 2)
+	assert.Equal(t, "sa", out[0]["params"].(map[string]any)["_meta"].(map[string]any)[metaRequestID])
+	_, ok := l.take("s1", "4")
+	assert.True(t, ok)
+
+	big := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(strings.Repeat(" ", maxBodyBytes+1)))
+	require.ErrorContains(t, l.rewriteBody(big), "over")
+}
+
+func TestHTTPEndpointChecksTokenAndOrigin(t *testing.T) {
+	g, err := newGateway(Config{})
+	require.NoError(t, err)
+
+	_, err = g.HTTPHandler(HTTPOptions{Addr: "0.0.0.0:8080"})
+	require.Error(t, err, "beyond loopback without a token")
+	assert.Contains(t, err.Error(), "FENIX_MCP_TOKEN")
+	_, err = g.HTTPHandler(HTTPOptions{Addr: ":8080"})
+	require.Error(t, err, "all interfaces is beyond loopback")
+	_, err = g.HTTPHandler(HTTPOptions{Addr: "0.0.0.0:8080", Token: "t"})
+	require.NoError(t, err)
+	_, err = g.HTTPHandler(HTTPOptions{Addr: "127.0.0.1:0", AllowedOrigins: []string{"example.com"}})
+	require.ErrorContains(t, err, `"example.com"`)
+
+	h, err := g.HTTPHandler(HTTPOptions{Addr: "127.0.0.1:0", Token: "s3cret", AllowedOrigins: []string{"https://inspector.example:6274"}})
+	require.NoError(t, err)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	do := func(auth, origin string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+Path, strings.NewReader(initialize))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	assert.Equal(t, http.StatusUnauthorized, do("", "").Code)
+	assert.Equal(t, http.StatusUnauthorized, do("Bearer wrong", "").Code)
+	w := do("Bearer s3cret", "")
+	assert.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.NotEmpty(t, w.Header().Get("Mcp-Session-Id"), "stateful sessions")
+	assert.Equal(t, http.StatusOK, do("Bearer s3cret", "http://localhost:6274").Code, "loopback origin on a loopback listener")
+	assert.Equal(t, http.StatusOK, do("Bearer s3cret", "https://inspector.example:6274").Code, "configured origin")
+	evil := do("Bearer s3cret", "http://evil.example")
+	assert.Equal(t, http.StatusForbidden, evil.Code)
+	assert.Contains(t, evil.Body.String(), "evil.example")
+
+	open, err := g.HTTPHandler(HTTPOptions{Addr: "0.0.0.0:0", Token: "t"})
+	require.NoError(t, err)
+	r := httptest.NewRequest(http.MethodPost, "http://10.0.0.5"+Path, strings.NewReader(initialize))
+	r.Header.Set("Authorization", "Bearer t")
+	r.Header.Set("Origin", "http://localhost:6274")
+	w = httptest.NewRecorder()
+	open.ServeHTTP(w, r)
+	assert.Equal(t, http.StatusForbidden, w.Code, "loopback origins are trusted only on a loopback listener")
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080": true, "localhost:1": true, "[::1]:9": true,
+		":8080": false, "0.0.0.0:80": false, "192.168.1.2:80": false, "example.com:80": false,
+	} {
+		assert.Equal(t, want, IsLoopback(addr), addr)
+	}
+}

@@ -1,0 +1,194 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The SDK gives a tool handler neither its JSON-RPC request ID nor the
+// reason its context ended. The gateway reads both off the wire before the
+// SDK does: a tools/call gets its request ID in params._meta (overwriting
+// whatever a client put there), and notifications/cancelled is noted in a
+// ledger, so a handler whose context ends can tell a client's cancellation
+// (cancel the run) from a disconnect or a gateway shutdown (let the run
+// finish in Temporal; a retry picks up its result).
+const metaRequestID = "fenixrt/request_id"
+
+const (
+	methodCallTool  = "tools/call"
+	methodCancelled = "notifications/cancelled"
+)
+
+// cancelLedger remembers requests a client cancelled, per session.
+type cancelLedger struct {
+	mu        sync.Mutex
+	cancelled map[string]string // session + "\x00" + request ID -> reason
+}
+
+func newCancelLedger() *cancelLedger { return &cancelLedger{cancelled: map[string]string{}} }
+
+func (l *cancelLedger) note(session, requestID, reason string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.cancelled) > 10000 { // bounded: entries are taken by their handlers
+		clear(l.cancelled)
+	}
+	l.cancelled[session+"\x00"+requestID] = reason
+}
+
+// take reports whether the request was cancelled by its client, and why.
+func (l *cancelLedger) take(session, requestID string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := session + "\x00" + requestID
+	reason, ok := l.cancelled[k]
+	delete(l.cancelled, k)
+	return reason, ok
+}
+
+// idText renders a JSON-RPC ID for workflow IDs and the ledger.
+func idText(id any) string {
+	switch v := id.(type) {
+	case string:
+		return "s" + v
+	case float64:
+		return fmt.Sprintf("%d", int64(v))
+	case int64:
+		return fmt.Sprintf("%d", v)
+	case json.Number:
+		return v.String()
+	}
+	return fmt.Sprint(id)
+}
+
+// inspect annotates a tools/call or notes a cancellation. It returns the
+// message to pass on.
+func (l *cancelLedger) inspect(session string, msg jsonrpc.Message) jsonrpc.Message {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return msg
+	}
+	switch req.Method {
+	case methodCallTool:
+		if !req.ID.IsValid() {
+			return msg
+		}
+		var params map[string]any
+		if len(req.Params) > 0 && json.Unmarshal(req.Params, &params) != nil {
+			return msg // the SDK reports the malformed params
+		}
+		if params == nil {
+			params = map[string]any{}
+		}
+		meta, _ := params["_meta"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[metaRequestID] = idText(req.ID.Raw())
+		params["_meta"] = meta
+		if raw, err := json.Marshal(params); err == nil {
+			req.Params = raw
+		}
+	case methodCancelled:
+		var p mcp.CancelledParams
+		if json.Unmarshal(req.Params, &p) == nil && p.RequestID != nil {
+			l.note(session, idText(p.RequestID), p.Reason)
+		}
+	}
+	return msg
+}
+
+// requestIDOf reads the request ID inspect put in params._meta.
+func requestIDOf(meta mcp.Meta) string {
+	s, _ := meta[metaRequestID].(string)
+	return s
+}
+
+// transport wraps a stream transport (stdio) so every message read passes
+// through the ledger.
+type transport struct {
+	mcp.Transport
+	ledger *cancelLedger
+}
+
+func (t transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return conn{Connection: c, ledger: t.ledger}, nil
+}
+
+type conn struct {
+	mcp.Connection
+	ledger *cancelLedger
+}
+
+func (c conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		return msg, err
+	}
+	return c.ledger.inspect(c.Connection.SessionID(), msg), nil
+}
+
+// maxBodyBytes bounds one HTTP request body (a tool call's arguments
+// included) below Temporal's 2 MB payload limit plus framing.
+const maxBodyBytes = 4 << 20
+
+// rewriteBody passes a Streamable HTTP POST body through the ledger: one
+// JSON-RPC message, or a batch of them (older protocol versions).
+func (l *cancelLedger) rewriteBody(r *http.Request) error {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	_ = r.Body.Close()
+	if err != nil {
+		return fmt.Errorf("read request body: %w", err)
+	}
+	if len(body) > maxBodyBytes {
+		return fmt.Errorf("request body is over %d bytes", maxBodyBytes)
+	}
+	session := r.Header.Get("Mcp-Session-Id")
+	out := body
+	trimmed := bytes.TrimSpace(body)
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '[':
+		var batch []json.RawMessage
+		if json.Unmarshal(trimmed, &batch) == nil {
+			for i, raw := range batch {
+				batch[i] = l.rewriteOne(session, raw)
+			}
+			if b, err := json.Marshal(batch); err == nil {
+				out = b
+			}
+		}
+	case len(trimmed) > 0:
+		out = l.rewriteOne(session, trimmed)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(out))
+	r.ContentLength = int64(len(out))
+	return nil
+}
+
+func (l *cancelLedger) rewriteOne(session string, raw json.RawMessage) json.RawMessage {
+	msg, err := jsonrpc.DecodeMessage(raw)
+	if err != nil {
+		return raw // the SDK answers with the parse error
+	}
+	msg = l.inspect(session, msg)
+	out, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return raw
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fenixrt/fenix/fenixerr"
+)
+
+// Path is where the Streamable HTTP endpoint is served.
+const Path = "/mcp"
+
+// HTTPOptions configures the Streamable HTTP endpoint.
+type HTTPOptions struct {
+	// Addr is the listen address; a listener beyond loopback requires
+	// Token.
+	Addr string
+	// Token, when set, is the bearer token every request must carry.
+	Token string
+	// AllowedOrigins are browser origins (scheme://host[:port]) allowed
+	// besides loopback origins on a loopback listener.
+	AllowedOrigins []string
+	// SessionTimeout closes sessions idle that long (default 1 hour).
+	SessionTimeout time.Duration
+}
+
+// ServeStdio serves one session over a pair of streams (the process's
+// stdin and stdout for `starter mcp`) until the client closes it or ctx
+// ends.
+func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	err := g.server.Run(ctx, transport{Transport: &mcp.IOTransport{Reader: in, Writer: out}, ledger: g.cancels})
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// HTTPHandler is the Streamable HTTP endpoint at Path with Fenix's
+// checks in front: the bearer token, Origin, and the request-ID ledger.
+// The SDK applies the spec's session rules (Mcp-Session-Id issued at
+// initialize, 404 for an unknown session, DELETE ends one) and rejects
+// non-loopback Host headers on a loopback listener (DNS rebinding).
+func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
+	loopback := IsLoopback(opts.Addr)
+	if !loopback && opts.Token == "" {
+		return nil, fenixerr.Validation("the MCP endpoint would listen on %q, beyond loopback, without a bearer token: set FENIX_MCP_TOKEN (or -token-file), or listen on 127.0.0.1", opts.Addr)
+	}
+	allowed := make([]string, 0, len(opts.AllowedOrigins))
+	for _, o := range opts.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return nil, fenixerr.Validation("allowed origin %q is not scheme://host[:port]", o)
+		}
+		allowed = append(allowed, strings.ToLower(u.Scheme+"://"+u.Host))
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = time.Hour
+	}
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
+		SessionTimeout:      opts.SessionTimeout,
+		MaxRequestBodyBytes: maxBodyBytes,
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
+		if opts.Token != "" && !bearerOK(r, opts.Token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fenix-mcp"`)
+			http.Error(w, "missing or wrong bearer token: send Authorization: Bearer <FENIX_MCP_TOKEN>", http.StatusUnauthorized)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !originOK(origin, allowed, loopback) {
+			http.Error(w, fmt.Sprintf("origin %q is not allowed: add it with -allow-origin", origin), http.StatusForbidden)
+			return
+		}
+		if err := g.cancels.rewriteBody(r); err != nil {
+			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
+		sdk.ServeHTTP(w, r)
+	})
+	return mux, nil
+}
+
+// ServeHTTP serves the endpoint on ln until ctx ends, then shuts down;
+// runs in flight go on in Temporal.
+func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
+	if opts.Addr == "" {
+		opts.Addr = ln.Addr().String()
+	}
+	h, err := g.HTTPHandler(opts)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutCtx)
+		_ = srv.Close()
+		return nil
+	}
+}
+
+func bearerOK(r *http.Request, token string) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
+}
+
+// originOK allows configured origins, and loopback origins when the
+// endpoint itself listens on loopback.
+func originOK(origin string, allowed []string, loopback bool) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if slices.Contains(allowed, strings.ToLower(u.Scheme+"://"+u.Host)) {
+		return true
+	}
+	return loopback && (u.Scheme == "http" || u.Scheme == "https") && isLoopbackHost(u.Hostname())
+}
+
+// IsLoopback reports whether a listen address only accepts loopback
+// connections (":8080" and "0.0.0.0:8080" do not).
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	return isLoopbackHost(host)
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fenixrt/fenix/mcpserver"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// cmdMCP serves the workers' governed tools over MCP: stdio by default
+// (one .mcp.json entry for Claude Code), Streamable HTTP with -http.
+func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	httpAddr := fs.String("http", "", "serve Streamable HTTP at ADDR"+mcpserver.Path+" instead of stdio (beyond loopback a bearer token is required)")
+	taskQueue := fs.String("task-queue", envOr("FENIX_TASK_QUEUE", workflows.DefaultTaskQueue), "the workers' task queue (env FENIX_TASK_QUEUE)")
+	allow := fs.String("allow", os.Getenv("FENIX_MCP_ALLOW"), "comma-separated tools to serve: names, globs (workspace_*) or mcp__<server>; empty serves every tool the workers serve (env FENIX_MCP_ALLOW)")
+	workspace := fs.String("workspace", os.Getenv("FENIX_MCP_WORKSPACE"), "workspace_root of every call; empty uses the worker's default (env FENIX_MCP_WORKSPACE)")
+	profile := fs.String("profile", "main", "agent profile of every call")
+	conversation := fs.String("conversation", "", "conversation_id of every call; default: one per MCP session (HTTP clients may send "+mcpserver.HeaderConversation+")")
+	approvalTimeout := fs.Duration("approval-timeout", 0, "how long a call waits for a permission decision (default: the workflow's 10m)")
+	tokenFile := fs.String("token-file", "", "file holding the bearer token of the HTTP endpoint (default env FENIX_MCP_TOKEN)")
+	origins := fs.String("allow-origin", "", "comma-separated browser origins allowed besides loopback ones (scheme://host:port)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	if fs.NArg() != 0 {
+		return exitUsage, usageError{fmt.Sprintf("unexpected arguments %q: starter mcp takes flags only", fs.Args())}
+	}
+	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	conn, err := connect(ctx)
+	if err != nil {
+		return exitFailed, err
+	}
+	defer conn.Close()
+	g, err := mcpserver.New(ctx, mcpserver.Config{
+		Client: conn.Client, TaskQueue: *taskQueue, Allow: splitList(*allow), WorkspaceRoot: *workspace,
+		Profile: *profile, Conversation: *conversation, ApprovalTimeout: *approvalTimeout, Logger: logger,
+	})
+	if err != nil {
+		return exitFailed, err
+	}
+	go g.KeepFresh(ctx)
+	if *httpAddr == "" {
+		fmt.Fprintf(c.stderr, "fenix mcp: serving %d tools over stdio (task queue %s)\n", len(g.Tools()), *taskQueue)
+		return exitOK, g.ServeStdio(ctx, os.Stdin, os.Stdout)
+	}
+	token := os.Getenv("FENIX_MCP_TOKEN")
+	if *tokenFile != "" {
+		raw, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return exitFailed, fmt.Errorf("read the bearer token: %w", err)
+		}
+		token = strings.TrimSpace(string(raw))
+	}
+	opts := mcpserver.HTTPOptions{Addr: *httpAddr, Token: token, AllowedOrigins: splitList(*origins), SessionTimeout: time.Hour}
+	if _, err := g.HTTPHandler(opts); err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	ln, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		return exitFailed, fmt.Errorf("listen on %s: %w", *httpAddr, err)
+	}
+	fmt.Fprintf(c.stderr, "fenix mcp: serving %d tools at http://%s%s (task queue %s)\n", len(g.Tools()), ln.Addr(), mcpserver.Path, *taskQueue)
+	return exitOK, g.ServeHTTP(ctx, ln, opts)
+}
