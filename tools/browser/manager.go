@@ -411,3 +411,6 @@ func (m *Manager) janitor() {
 		}
 	}
 }
+
+// Guard is the guard every session's requests pass.
+func (m *Manager) Guard() Guard { return m.cfg.Guard }
