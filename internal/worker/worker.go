@@ -140,6 +140,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	if err != nil {
 		return nil, err
 	}
+	hookRegistry.Add(browserSessionEnd{host: w.Host})
 	if w.contexts, err = contextstore.Open(context.Background(), cfg.Contexts.Store, contextstore.Options{DataDir: cfg.DataDir, MaxBlobBytes: cfg.Contexts.MaxBlobBytes}); err != nil {
 		return nil, err
 	}
@@ -306,6 +307,7 @@ func snapshotter(host *tools.Host) *operator.Snapshotter {
 			}
 			return out, nil
 		}),
+		BrowserSessions: browserSessionLister(host),
 	}
 }
 
