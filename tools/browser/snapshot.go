@@ -48,6 +48,7 @@ func RefSelector(ref int) string {
 func snapshotJS(maxChars int) string {
 	return fmt.Sprintf(`(() => {
 const ATTR = %q, MAX_CHARS = %d, MAX_ELEMENTS = %d;
+`+namingJS+`
 for (const el of document.querySelectorAll('[' + ATTR + ']')) el.removeAttribute(ATTR);
 const lines = []; let cur = ''; let chars = 0; let truncated = false;
 const elements = [];
@@ -55,39 +56,6 @@ const flush = () => { const t = cur.replace(/\s+/g, ' ').trim(); if (t) { lines.
 const clip = (s, n) => { s = (s || '').replace(/\s+/g, ' ').trim(); return s.length > n ? s.slice(0, n) + '…' : s; };
 const BLOCK = new Set(['ADDRESS','ARTICLE','ASIDE','BLOCKQUOTE','BR','DD','DIV','DL','DT','FIELDSET','FIGCAPTION','FIGURE','FOOTER','FORM','H1','H2','H3','H4','H5','H6','HEADER','HR','LI','MAIN','NAV','OL','P','PRE','SECTION','TABLE','TD','TH','TR','UL','LABEL']);
 const SKIP = new Set(['SCRIPT','STYLE','NOSCRIPT','TEMPLATE','SVG','HEAD','META','LINK','IFRAME','OBJECT','CANVAS']);
-const roleOf = (el) => {
-  const r = el.getAttribute('role'); if (r) return r;
-  switch (el.tagName) {
-  case 'A': return el.hasAttribute('href') ? 'link' : '';
-  case 'BUTTON': case 'SUMMARY': return 'button';
-  case 'SELECT': return 'combobox';
-  case 'TEXTAREA': return 'textbox';
-  case 'INPUT': {
-    const t = (el.type || 'text').toLowerCase();
-    if (t === 'hidden') return '';
-    if (t === 'submit' || t === 'button' || t === 'reset' || t === 'image') return 'button';
-    if (t === 'checkbox' || t === 'radio') return t;
-    return 'textbox';
-  }
-  }
-  if (el.isContentEditable && el.getAttribute('contenteditable') !== null) return 'textbox';
-  if (el.hasAttribute('onclick') || el.tabIndex >= 0 && el.hasAttribute('tabindex')) return 'button';
-  return '';
-};
-const INTERACTIVE = new Set(['link','button','textbox','combobox','checkbox','radio','searchbox','menuitem','tab','switch','option','slider','spinbutton']);
-const labelFor = (el) => {
-  const aria = el.getAttribute('aria-label'); if (aria) return aria;
-  if (el.id) { const l = document.querySelector('label[for="' + CSS.escape(el.id) + '"]'); if (l) return l.innerText; }
-  const wrap = el.closest('label'); if (wrap && wrap !== el) return wrap.innerText;
-  return '';
-};
-const nameOf = (el, role) => {
-  if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT') {
-    if (role === 'button') return el.value || el.getAttribute('aria-label') || el.name || '';
-    return labelFor(el) || el.getAttribute('title') || el.name || '';
-  }
-  return el.getAttribute('aria-label') || el.innerText || el.getAttribute('title') || '';
-};
 const visible = (el) => {
   const s = getComputedStyle(el);
   if (s.display === 'none' || s.visibility === 'hidden') return false;
@@ -134,6 +102,43 @@ return { url: location.href, title: document.title, text, elements, truncated };
 })()`, RefAttribute, maxChars, MaxElements)
 }
 
+// namingJS gives an element's role and accessible name, as snapshots show
+// them.
+const namingJS = `const roleOf = (el) => {
+  const r = el.getAttribute('role'); if (r) return r;
+  switch (el.tagName) {
+  case 'A': return el.hasAttribute('href') ? 'link' : '';
+  case 'BUTTON': case 'SUMMARY': return 'button';
+  case 'SELECT': return 'combobox';
+  case 'TEXTAREA': return 'textbox';
+  case 'INPUT': {
+    const t = (el.type || 'text').toLowerCase();
+    if (t === 'hidden') return '';
+    if (t === 'submit' || t === 'button' || t === 'reset' || t === 'image') return 'button';
+    if (t === 'checkbox' || t === 'radio') return t;
+    return 'textbox';
+  }
+  }
+  if (el.isContentEditable && el.getAttribute('contenteditable') !== null) return 'textbox';
+  if (el.hasAttribute('onclick') || el.tabIndex >= 0 && el.hasAttribute('tabindex')) return 'button';
+  return '';
+};
+const INTERACTIVE = new Set(['link','button','textbox','combobox','checkbox','radio','searchbox','menuitem','tab','switch','option','slider','spinbutton']);
+const labelFor = (el) => {
+  const aria = el.getAttribute('aria-label'); if (aria) return aria;
+  if (el.id) { const l = document.querySelector('label[for="' + CSS.escape(el.id) + '"]'); if (l) return l.innerText; }
+  const wrap = el.closest('label'); if (wrap && wrap !== el) return wrap.innerText;
+  return '';
+};
+const nameOf = (el, role) => {
+  if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT') {
+    if (role === 'button') return el.value || el.getAttribute('aria-label') || el.name || '';
+    return labelFor(el) || el.getAttribute('title') || el.name || '';
+  }
+  return el.getAttribute('aria-label') || el.innerText || el.getAttribute('title') || '';
+};
+`
+
 // describeJS describes the first element matching a selector, null when
 // there is none, or the selector's syntax error.
 func describeJS(selector string) string {
@@ -141,6 +146,7 @@ func describeJS(selector string) string {
 let el;
 try { el = document.querySelector(%q); } catch (e) { return { invalid: String(e.message || e) }; }
 if (!el) return null;
-return { tag: el.tagName.toLowerCase(), name: (el.getAttribute('aria-label') || el.innerText || el.value || el.name || '').replace(/\s+/g, ' ').trim().slice(0, 100) };
+`+namingJS+`
+return { tag: el.tagName.toLowerCase(), name: nameOf(el, roleOf(el)).replace(/\s+/g, ' ').trim().slice(0, 100) };
 })()`, selector)
 }
