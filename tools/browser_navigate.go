@@ -10,7 +10,7 @@ func init() { register(browserNavigateTool()) }
 // BrowserNavigateArgs are browser_navigate's arguments.
 type BrowserNavigateArgs struct {
 	BrowserSessionRef
-	URL              string `json:"url" jsonschema:"minLength=1,maxLength=4096,description=http or https URL to open"`
+	URL string `json:"url" jsonschema:"minLength=1,maxLength=4096,description=http or https URL to open"`
 }
 
 func browserNavigateTool() Definition {

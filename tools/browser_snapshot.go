@@ -13,7 +13,7 @@ func init() { register(browserSnapshotTool()) }
 // BrowserSnapshotArgs are browser_snapshot's arguments.
 type BrowserSnapshotArgs struct {
 	BrowserSessionRef
-	MaxChars         int    `json:"max_chars,omitempty" jsonschema:"minimum=100,maximum=200000,description=At most this many characters of page text (default 20000)"`
+	MaxChars int `json:"max_chars,omitempty" jsonschema:"minimum=100,maximum=200000,description=At most this many characters of page text (default 20000)"`
 }
 
 // BrowserSnapshotResult is browser_snapshot's raw result.

@@ -88,8 +88,8 @@ func describeReason(r string) string {
 
 // Info describes a session; it is also the session's record on disk.
 type Info struct {
-	ID             string     `json:"id"`
-	ConversationID string     `json:"conversation_id,omitempty"`
+	ID             string `json:"id"`
+	ConversationID string `json:"conversation_id,omitempty"`
 	// RunID is the workflow ID of the run that opened the session.
 	RunID      string     `json:"run_id,omitempty"`
 	CallID     string     `json:"call_id,omitempty"`

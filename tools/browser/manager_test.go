@@ -34,7 +34,9 @@ func testSite(t *testing.T) *httptest.Server {
 		r.ParseForm()
 		fmt.Fprintf(w, "<title>Signed in</title><p>Hello %s, your password has %d characters.</p>", r.FormValue("user"), len(r.FormValue("pass")))
 	})
-	mux.HandleFunc("/about", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "<title>About</title><p>About page</p>") })
+	mux.HandleFunc("/about", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "<title>About</title><p>About page</p>")
+	})
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
