@@ -93,7 +93,7 @@ func browserError(tool, id string, err error) error {
 	var ee *browser.ElementError
 	switch {
 	case errors.As(err, &se) && se.Status == browser.StatusLost:
-		return fenixerr.New(fenixerr.TypeWorkerLost, "%s: %v", tool, se).WithTool(tool).WithCode("browser_session_lost").WithCause(err)
+		return fenixerr.New(fenixerr.TypeWorkerLost, "%s: %v", tool, se).WithTool(tool).WithCause(err)
 	case errors.As(err, &se) && errors.Is(err, browser.ErrNotFound):
 		return fenixerr.Validation("%s: %v", tool, se).WithTool(tool).WithCode("not_found")
 	case errors.As(err, &se):

@@ -77,6 +77,8 @@ func (m *Manager) start(ctx context.Context, spec OpenSpec) (*Session, error) {
 		chromedp.Flag("disable-domain-reliability", true),
 		chromedp.Flag("no-pings", true),
 		chromedp.Flag("dns-prefetch-disable", true),
+		// Crashpad daemonizes out of the process group.
+		chromedp.Flag("disable-crash-reporter", true),
 		// New windows would be targets the guard does not watch.
 		chromedp.Flag("block-new-web-contents", true),
 		chromedp.Flag("disable-popup-blocking", false),

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -29,10 +28,10 @@ func killGroup(pid int) {
 	}
 }
 
-// killUsingProfile kills every process whose command line names a user
-// data directory under prefix, and returns how many it found. Chromium
-// passes --user-data-dir to each helper, so this finds helpers that left
-// the process group or outlived a dead worker.
+// killUsingProfile kills every process whose command line names a path
+// under prefix, and returns how many it found. Chromium passes its
+// profile (--user-data-dir, crashpad's --database) to its helpers, so this
+// finds helpers that left the process group or outlived a dead worker.
 func killUsingProfile(prefix string) int {
 	pids := ProcessesUsingProfile(prefix)
 	for _, pid := range pids {
@@ -42,13 +41,12 @@ func killUsingProfile(prefix string) int {
 }
 
 // ProcessesUsingProfile lists the live processes (zombies excluded) whose
-// command line names a user data directory under prefix.
+// command line names a path under prefix, such as a session's profile.
 func ProcessesUsingProfile(prefix string) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	want := "--user-data-dir=" + prefix
 	self := os.Getpid()
 	var out []int
 	for _, e := range entries {
@@ -57,7 +55,7 @@ func ProcessesUsingProfile(prefix string) []int {
 			continue
 		}
 		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !hasArgPrefix(cmdline, want) {
+		if err != nil || !bytes.Contains(cmdline, []byte(prefix)) {
 			continue
 		}
 		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
@@ -69,13 +67,4 @@ func ProcessesUsingProfile(prefix string) []int {
 		out = append(out, pid)
 	}
 	return out
-}
-
-func hasArgPrefix(cmdline []byte, prefix string) bool {
-	for arg := range bytes.SplitSeq(cmdline, []byte{0}) {
-		if strings.HasPrefix(string(arg), prefix) {
-			return true
-		}
-	}
-	return false
 }
