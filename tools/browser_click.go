@@ -33,20 +33,28 @@ func browserClickTool() Definition {
 }
 
 func clickBrowser(ctx context.Context, env *Env, a BrowserClickArgs) (BrowserActionResult, error) {
-	const tool = "browser_click"
-	target, err := a.target(tool)
+	return actOnElement(env, "browser_click", a.BrowserSessionRef, a.BrowserTarget,
+		func(s *browser.Session, target browser.Target) (browser.ElementInfo, browser.State, error) {
+			return s.Click(ctx, target, browserNavTimeout)
+		})
+}
+
+// actOnElement runs an action on one element of a session's page.
+func actOnElement(env *Env, tool string, ref BrowserSessionRef, t BrowserTarget,
+	act func(*browser.Session, browser.Target) (browser.ElementInfo, browser.State, error)) (BrowserActionResult, error) {
+	target, err := t.target(tool)
 	if err != nil {
 		return BrowserActionResult{}, err
 	}
-	s, err := openBrowserSession(env, tool, a.BrowserSessionID)
+	s, err := openBrowserSession(env, tool, ref.BrowserSessionID)
 	if err != nil {
 		return BrowserActionResult{}, err
 	}
-	el, st, err := s.Click(ctx, target, browserNavTimeout)
+	el, st, err := act(s, target)
 	if err != nil {
-		return BrowserActionResult{}, browserError(tool, a.BrowserSessionID, err)
+		return BrowserActionResult{}, browserError(tool, ref.BrowserSessionID, err)
 	}
-	return BrowserActionResult{BrowserPage: browserPage(a.BrowserSessionID, st), Element: el}, nil
+	return BrowserActionResult{BrowserPage: browserPage(ref.BrowserSessionID, st), Element: el}, nil
 }
 
 func projectBrowserClick(a BrowserClickArgs, r BrowserActionResult) Projection {

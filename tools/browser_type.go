@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"fmt"
+
+	"github.com/fenixrt/fenix/tools/browser"
 )
 
 func init() { register(browserTypeTool()) }
@@ -28,20 +30,10 @@ func browserTypeTool() Definition {
 }
 
 func typeBrowser(ctx context.Context, env *Env, a BrowserTypeArgs) (BrowserActionResult, error) {
-	const tool = "browser_type"
-	target, err := a.target(tool)
-	if err != nil {
-		return BrowserActionResult{}, err
-	}
-	s, err := openBrowserSession(env, tool, a.BrowserSessionID)
-	if err != nil {
-		return BrowserActionResult{}, err
-	}
-	el, st, err := s.Type(ctx, target, a.Text, a.Append, a.Submit, browserNavTimeout)
-	if err != nil {
-		return BrowserActionResult{}, browserError(tool, a.BrowserSessionID, err)
-	}
-	return BrowserActionResult{BrowserPage: browserPage(a.BrowserSessionID, st), Element: el}, nil
+	return actOnElement(env, "browser_type", a.BrowserSessionRef, a.BrowserTarget,
+		func(s *browser.Session, target browser.Target) (browser.ElementInfo, browser.State, error) {
+			return s.Type(ctx, target, a.Text, a.Append, a.Submit, browserNavTimeout)
+		})
 }
 
 func projectBrowserType(a BrowserTypeArgs, r BrowserActionResult) Projection {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"sync"
@@ -170,34 +171,27 @@ func (s *Session) setup(ctx context.Context, mainFrame target.ID) error {
 			go s.filter(ev, ev.FrameID == frame && ev.ResourceType == network.ResourceTypeDocument)
 		}
 	}()
-	go func() {
-		for ev, err := range started {
-			if err != nil {
-				return
-			}
-			if ev.FrameID == frame {
-				s.mu.Lock()
-				s.loads++
-				s.mu.Unlock()
-			}
-		}
-	}()
-	go func() {
-		for ev, err := range stopped {
-			if err != nil {
-				return
-			}
-			if ev.FrameID == frame {
-				s.mu.Lock()
-				s.loadsDone++
-				s.mu.Unlock()
-			}
-		}
-	}()
+	go countLoads(s, started, func(ev page.EventFrameStartedLoading) bool { return ev.FrameID == frame }, &s.loads)
+	go countLoads(s, stopped, func(ev page.EventFrameStoppedLoading) bool { return ev.FrameID == frame }, &s.loadsDone)
 	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*", RequestStage: fetch.RequestStageRequest}}}); err != nil {
 		return fmt.Errorf("enabling request interception: %w", err)
 	}
 	return nil
+}
+
+// countLoads counts the events of the main frame into *n until the tab
+// ends.
+func countLoads[E any](s *Session, events iter.Seq2[E, error], mainFrame func(E) bool, n *int) {
+	for ev, err := range events {
+		if err != nil {
+			return
+		}
+		if mainFrame(ev) {
+			s.mu.Lock()
+			*n++
+			s.mu.Unlock()
+		}
+	}
 }
 
 // filter lets a paused request go on or fails it, per the guard.
