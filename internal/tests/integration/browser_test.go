@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/tools"
@@ -211,4 +213,41 @@ func TestBrowserCancelClosesTheBrowserWithinTwoSeconds(t *testing.T) {
 	require.Equal(t, contract.StatusFailed, res.Status)
 	assert.Equal(t, "browser_session_closed", res.Error.Code, "%+v", res.Error)
 	assert.Contains(t, res.Error.LastErrorSummary, "the run that used it was canceled")
+}
+
+// A Claude Code PreToolUse hook matching browser_.* governs the browser
+// tools like any other: it sees the URL and blocks before anything runs.
+func TestBrowserToolsAreHookedByClaudeCodeMatchers(t *testing.T) {
+	needChromium(t)
+	srv, _ := loginSite(t)
+	project := t.TempDir()
+	hooksDir := filepath.Join(project, ".claude", "hooks")
+	require.NoError(t, os.MkdirAll(hooksDir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(hooksDir, "browser-guard.sh"), []byte(`#!/bin/bash
+input=$(cat)
+if grep -q '"tool_name":"browser_' <<<"$input" && grep -q 'forbidden' <<<"$input"; then
+  echo "browsing forbidden pages is not allowed" >&2
+  exit 2
+fi
+exit 0
+`), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"hooks": {"PreToolUse": [
+  {"matcher": "browser_.*", "hooks": [{"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/browser-guard.sh"}]}
+]}}`), 0o644))
+	w := startWorker(t, withLoopbackAllowed(), func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+
+	res := browserCall(t, w, "brw-hook-blocked", "conv-hook", "browser_open", map[string]any{"url": srv.URL + "/forbidden"})
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%+v", res.Error)
+	assert.Contains(t, res.Error.LastErrorSummary, "browsing forbidden pages is not allowed")
+	assert.Empty(t, w.Host.BrowserSessions(), "a blocked browser_open starts no browser")
+
+	res = browserCall(t, w, "brw-hook-allowed", "conv-hook", "browser_open", map[string]any{"url": srv.URL + "/"})
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	pre, ok := traceEntry(res, "pre_tool_use")
+	require.True(t, ok, "the PreToolUse stage ran")
+	assert.Contains(t, fmt.Sprint(pre), "browser-guard.sh", "the matcher browser_.* selected the hook")
 }
