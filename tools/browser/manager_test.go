@@ -119,6 +119,21 @@ func TestFormFilledAndSubmitted(t *testing.T) {
 	if got := m.List(); len(got) != 1 || got[0].Title != "Signed in" {
 		t.Fatalf("List: got %+v", got)
 	}
+
+	// Enter in a field submits the form too.
+	if _, err := s.Navigate(ctx, srv.URL+"/", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Snapshot(ctx, 10000, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, st, err := s.Type(ctx, Target{Ref: 1}, "bob", false, false, 10*time.Second); err != nil || st.Navigated {
+		t.Fatalf("typing without submit: %+v, %v", st, err)
+	}
+	_, st, err = s.Type(ctx, Target{Ref: 2}, "pw", false, true, 20*time.Second)
+	if err != nil || !st.Navigated || st.Title != "Signed in" {
+		t.Fatalf("typing with submit: %+v, %v", st, err)
+	}
 }
 
 func TestGuardRefusesLoopbackUnlessAllowed(t *testing.T) {

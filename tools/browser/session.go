@@ -531,6 +531,11 @@ func (s *Session) Type(ctx context.Context, t Target, text string, appendText, s
 		if err := chromedp.Do(tab, chromedp.SendKeys(sel, keys, chromedp.NodeVisible)); err != nil {
 			return fmt.Errorf("typing into %s: %w", t, err)
 		}
+		if !submit {
+			// Typing alone rarely navigates; do not wait for it.
+			st, err = s.finalState(tab, State{})
+			return err
+		}
 		st, err = s.settle(tab, before)
 		return err
 	})

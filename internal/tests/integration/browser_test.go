@@ -77,7 +77,9 @@ func browserCall(t *testing.T, w *testWorker, workID, conv, tool string, args ma
 	t.Helper()
 	a := assignment(workID, map[string]any{"call_id": "call-" + workID, "tool_name": tool, "arguments": args}, browserTools...)
 	a["conversation_id"] = conv
+	start := time.Now()
 	res, _ := runAssignment(t, w.queue, a)
+	t.Logf("%s: %s in %s", tool, res.Status, time.Since(start).Round(time.Millisecond))
 	return res
 }
 
