@@ -137,6 +137,8 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		ConversationID: in.ConversationID,
 		TurnID:         in.TurnID,
 		AgentProfile:   in.AgentProfile,
+		RunID:          workflowID(ctx),
+		Blobs:          a.Contexts,
 		Workspace:      ws,
 		Progress:       progress.emit,
 		ReportResource: progress.reportResource,
@@ -360,6 +362,13 @@ func preview(s string) string {
 
 // currentActivity returns the activity info, or false outside an activity
 // (unit tests call stage methods directly).
+// workflowID is the ID of the workflow the activity runs for, empty
+// outside an activity.
+func workflowID(ctx context.Context) string {
+	info, _ := currentActivity(ctx)
+	return info.WorkflowExecution.ID
+}
+
 func currentActivity(ctx context.Context) (activity.Info, bool) {
 	if !activity.IsActivity(ctx) {
 		return activity.Info{}, false

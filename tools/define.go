@@ -29,6 +29,12 @@ type Env struct {
 	ConversationID string
 	TurnID         string
 	AgentProfile   string
+	// RunID is the workflow ID of the run making the call; browser
+	// sessions remember the run that opened them.
+	RunID string
+	// Blobs, when set, stores content too large for a result (a
+	// screenshot) and returns its reference.
+	Blobs BlobStore
 	// Workspace is the confined workspace root, nil when none is configured.
 	Workspace *workspace.Workspace
 	// Progress streams output chunks (heartbeats and progress reports).
@@ -52,6 +58,11 @@ type Env struct {
 	// were refused or could not be delivered, so the call's result can no
 	// longer be recorded) rather than a requested cancellation.
 	ContactLost func() bool
+}
+
+// BlobStore is the part of the context store tools write to.
+type BlobStore interface {
+	Put(ctx context.Context, data []byte) (string, error)
 }
 
 func (e *Env) contactLost() bool { return e.ContactLost != nil && e.ContactLost() }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/netguard"
+	"github.com/fenixrt/fenix/tools/browser"
 	"github.com/fenixrt/fenix/tools/procs"
 )
 
@@ -33,8 +34,9 @@ const (
 	// HostQueuePrefix starts every host-pinned task queue name.
 	HostQueuePrefix = "fenix-host-"
 	// ResourceCommandRun and ResourceProcessRun are the resource kinds.
-	ResourceCommandRun = "cmd"
-	ResourceProcessRun = "proc"
+	ResourceCommandRun     = "cmd"
+	ResourceProcessRun     = "proc"
+	ResourceBrowserSession = "brw"
 )
 
 var (
@@ -138,6 +140,7 @@ type HostConfig struct {
 	Environ  []string
 	Exec     ExecConfig
 	Services ServiceConfig
+	Browser  BrowserConfig
 	// Logger receives what NewHost reaped from a worker that died on this
 	// data directory: command runs and services it left running (default
 	// slog.Default()).
@@ -148,8 +151,8 @@ type HostConfig struct {
 // variables: FENIX_DATA_DIR, FENIX_HOST_ID, FENIX_SEARCH_URL,
 // FENIX_FETCH_ALLOW (CIDRs, IPs and host names, comma-separated),
 // FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_EXEC_ENV_ALLOW (variable
-// names, comma-separated) and FENIX_EXEC_MAX_TIMEOUT (a Go duration or
-// seconds).
+// names, comma-separated), FENIX_EXEC_MAX_TIMEOUT (a Go duration or
+// seconds), FENIX_BROWSER_PATH and FENIX_BROWSER_IDLE_TIMEOUT.
 func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 	cfg := HostConfig{
 		ID:           getenv("FENIX_HOST_ID"),
@@ -171,18 +174,31 @@ func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 			cfg.EnvAllowlist = append(cfg.EnvAllowlist, name)
 		}
 	}
-	if v := getenv("FENIX_EXEC_MAX_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			secs, serr := strconv.Atoi(v)
-			if serr != nil {
-				return cfg, fmt.Errorf("FENIX_EXEC_MAX_TIMEOUT=%q is neither a duration (10m) nor seconds", v)
-			}
-			d = time.Duration(secs) * time.Second
-		}
-		cfg.Exec.MaxTimeout = d
+	if cfg.Exec.MaxTimeout, err = envDuration(getenv, "FENIX_EXEC_MAX_TIMEOUT"); err != nil {
+		return cfg, err
+	}
+	cfg.Browser.ExecPath = getenv("FENIX_BROWSER_PATH")
+	if cfg.Browser.IdleTimeout, err = envDuration(getenv, "FENIX_BROWSER_IDLE_TIMEOUT"); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
+}
+
+// envDuration reads a Go duration or a number of seconds; zero when unset.
+func envDuration(getenv func(string) string, name string) (time.Duration, error) {
+	v := getenv(name)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, serr := strconv.Atoi(v)
+		if serr != nil {
+			return 0, fmt.Errorf("%s=%q is neither a duration (10m) nor seconds", name, v)
+		}
+		d = time.Duration(secs) * time.Second
+	}
+	return d, nil
 }
 
 func defaultDataDir(getenv func(string) string) string {
@@ -260,6 +276,7 @@ type Host struct {
 	services     *procs.Services
 	fetchClient  *http.Client
 	searchClient *http.Client
+	browsers     *browser.Manager
 	proxyServer  *http.Server
 	proxyBase    string
 	closeOnce    sync.Once
@@ -330,9 +347,14 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		fetchClient:  netguard.NewClient(cfg.Fetch, netguard.ClientOptions{Timeout: 60 * time.Second}),
 		searchClient: &http.Client{Timeout: 20 * time.Second},
 	}
+	if h.browsers, err = newBrowserManager(cfg); err != nil {
+		services.Close()
+		return nil, err
+	}
 	if cfg.ProxyAddr != "off" {
 		listener, err := net.Listen("tcp", cfg.ProxyAddr)
 		if err != nil {
+			h.browsers.Shutdown()
 			services.Close()
 			return nil, fmt.Errorf("reverse proxy cannot listen on %s: %w (set FENIX_PROXY_ADDR, or \"off\")", cfg.ProxyAddr, err)
 		}
@@ -408,8 +430,9 @@ func generateHostID() (string, error) {
 }
 
 // Close kills the process groups of every running command and background
-// service, then stops the reverse proxy. Call it on worker shutdown, after
-// the Temporal worker has stopped polling.
+// service, closes every browser session, then stops the reverse proxy.
+// Call it on worker shutdown, after the Temporal worker has stopped
+// polling.
 func (h *Host) Close() error {
 	if h == nil {
 		return nil
@@ -420,6 +443,9 @@ func (h *Host) Close() error {
 		}
 		if h.services != nil {
 			h.services.Close()
+		}
+		if h.browsers != nil {
+			h.browsers.Shutdown()
 		}
 		if h.proxyServer != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -118,6 +118,8 @@ func TestToolsWithoutHostAreUnavailable(t *testing.T) {
 		{"process_stop", map[string]any{"process_run_id": "proc_h_0123456789abcdef"}},
 		{"web_fetch", map[string]any{"url": "https://example.test"}},
 		{"web_search", map[string]any{"query": "x"}},
+		{"browser_open", map[string]any{}},
+		{"browser_list", map[string]any{}},
 	} {
 		_, _, err := r.call(t, call.tool, call.args)
 		errorIs(t, err, fenixerr.ErrToolUnavailable, "")
@@ -131,6 +133,8 @@ func TestRegistryDescribesEveryTool(t *testing.T) {
 		"workspace_search": false, "workspace_edit": false, "exec_command": true, "command_run_read": true,
 		"process_exec": true, "process_list": true, "process_stop": true, "web_fetch": false,
 		"web_search": false, "memory_write": false, "memory_read": false, "memory_list": false,
+		"browser_open": true, "browser_navigate": true, "browser_snapshot": true, "browser_click": true,
+		"browser_type": true, "browser_screenshot": true, "browser_close": true, "browser_list": true,
 	}
 	if got := strings.Join(reg.Names(), ","); len(reg.Names()) != len(want) {
 		t.Fatalf("registry has %s", got)
@@ -156,6 +160,8 @@ func TestRegistryDescribesEveryTool(t *testing.T) {
 		{"process_stop", map[string]any{"process_run_id": "proc_h_0123456789abcdef"}, "proc_h_0123456789abcdef"},
 		{"process_list", map[string]any{}, ""},
 		{"exec_command", map[string]any{"command_line": "true"}, ""},
+		{"browser_click", map[string]any{"browser_session_id": "brw_h_0123456789abcdef", "ref": 1}, "brw_h_0123456789abcdef"},
+		{"browser_open", map[string]any{}, ""},
 	}
 	for _, o := range owners {
 		d, _ := reg.Lookup(o.tool)

@@ -42,8 +42,10 @@ import (
 )
 
 // heartbeatThrottle bounds how long a cancel waits for a running tool's
-// next heartbeat. Heartbeats are not history events, so this costs RPCs only.
-const heartbeatThrottle = 2 * time.Second
+// next heartbeat. Heartbeats are not history events, so this costs RPCs
+// only (at most one a second per running long tool); at 1 s a canceled
+// browser call has closed its Chromium well within 2 s.
+const heartbeatThrottle = time.Second
 
 // Worker is a running Fenix worker.
 type Worker struct {
@@ -148,6 +150,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	if err != nil {
 		return nil, err
 	}
+	hookRegistry.Add(browserSessionEnd{host: w.Host})
 	if w.contexts, err = contextstore.Open(context.Background(), cfg.Contexts.Store, contextstore.Options{DataDir: cfg.DataDir, MaxBlobBytes: cfg.Contexts.MaxBlobBytes}); err != nil {
 		return nil, err
 	}
@@ -324,6 +327,7 @@ func snapshotter(host *tools.Host) *operator.Snapshotter {
 			}
 			return out, nil
 		}),
+		BrowserSessions: browserSessionLister(host),
 	}
 }
 

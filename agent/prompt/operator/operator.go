@@ -66,6 +66,8 @@ type BrowserSession struct {
 	URL    string `json:"url,omitempty"`
 	Title  string `json:"title,omitempty"`
 	Status string `json:"status,omitempty"`
+	// StartedAt gives the session's age.
+	StartedAt time.Time `json:"started_at,omitzero"`
 }
 
 // MemoryLister lists the memory entries of scope.Profile in

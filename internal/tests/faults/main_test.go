@@ -195,6 +195,8 @@ type workerSpec struct {
 	// testTools runs the test worker (with test_sleep, test_slow_lookup)
 	// instead of ./worker.
 	testTools bool
+	// env adds environment variables (NAME=value).
+	env []string
 }
 
 // startWorkerProc starts the worker binary and waits until it polls. It
@@ -213,6 +215,7 @@ func startWorkerProc(t *testing.T, s workerSpec) *workerProc {
 	}
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+s.addr, "TEMPORAL_NAMESPACE=default")
+	cmd.Env = append(cmd.Env, s.env...)
 	logs := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	proc, err := childproc.Start(cmd)
