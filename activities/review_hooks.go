@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"slices"
+
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/tools"
@@ -14,10 +16,10 @@ type HookSubscription struct {
 	Events []hooks.Event `json:"events"`
 }
 
-// Has is whether ev has a hook to run; a nil subscription (a review that
-// was not lean) has every event.
+// Has is whether ev's stage runs: ev has a hook, or is not an event a
+// lean review answers for, or the review was not lean (nil).
 func (h *HookSubscription) Has(ev hooks.Event) bool {
-	if h == nil {
+	if h == nil || !slices.Contains(skippableEvents, ev) {
 		return true
 	}
 	for _, e := range h.Events {
