@@ -3,6 +3,7 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -283,6 +284,14 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 		}
 		h, err = NewHTTPHook(HTTPHookConfig{ExternalHookConfig: cfg, URL: entry.URL, Headers: entry.Headers,
 			AllowedEnvVars: entry.AllowedEnvVars, Policy: policy})
+		var notAllowed *URLNotAllowedError
+		if errors.As(err, &notAllowed) {
+			if failClosed {
+				return nil, fmt.Errorf("%s: %w, and the hook fails closed, so skipping it would let everything through", where, notAllowed)
+			}
+			src.warn("%s: %v; the hook is skipped", where, notAllowed)
+			return nil, nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
