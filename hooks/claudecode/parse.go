@@ -11,10 +11,11 @@ import (
 
 // settingsFile is the part of a settings file Fenix reads.
 type settingsFile struct {
-	Hooks               json.RawMessage `json:"hooks"`
-	Dialect             string          `json:"fenixDialect"`
-	DisableAllHooks     bool            `json:"disableAllHooks"`
-	AllowedHTTPHookURLs []string        `json:"allowedHttpHookUrls"`
+	Hooks               json.RawMessage   `json:"hooks"`
+	Dialect             string            `json:"fenixDialect"`
+	DisableAllHooks     bool              `json:"disableAllHooks"`
+	AllowedHTTPHookURLs []string          `json:"allowedHttpHookUrls"`
+	Env                 map[string]string `json:"env"`
 }
 
 // ParseSource parses settings-file JSON in Claude Code's format:
@@ -51,12 +52,13 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 		src.Warnings = append(src.Warnings, fmt.Sprintf("%s: disableAllHooks is set: none of its hooks run", path))
 		return src, nil
 	}
+	src.env = file.Env
 	policy := opts.HTTPPolicy
 	if len(file.AllowedHTTPHookURLs) > 0 {
 		policy.AllowedURLs = append(append([]string(nil), policy.AllowedURLs...), file.AllowedHTTPHookURLs...)
 	}
 	for _, g := range groups {
-		if err := src.addGroup(g, policy); err != nil {
+		if err := src.addGroup(g, policy, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -170,7 +172,7 @@ func (src *Source) warn(format string, args ...any) {
 	src.Warnings = append(src.Warnings, fmt.Sprintf(format, args...))
 }
 
-func (src *Source) addGroup(g eventGroup, policy HTTPPolicy) error {
+func (src *Source) addGroup(g eventGroup, policy HTTPPolicy, opts LoadOptions) error {
 	if _, ok := eventSpecFor(src.Dialect, g.event); !ok {
 		if why, known := claudeOnlyEvents[g.event]; known {
 			src.warn("%s: Claude Code event %q is not fired by Fenix (%s); its hooks are skipped", g.where, g.event, why)
@@ -190,7 +192,7 @@ func (src *Source) addGroup(g eventGroup, policy HTTPPolicy) error {
 	}
 	for hi, raw := range g.handlers {
 		where := fmt.Sprintf("%s.hooks[%d]", g.where, hi)
-		h, err := src.buildHandler(g, where, raw, policy)
+		h, err := src.buildHandler(g, where, raw, policy, opts)
 		if err != nil {
 			return err
 		}
@@ -201,7 +203,7 @@ func (src *Source) addGroup(g eventGroup, policy HTTPPolicy) error {
 	return nil
 }
 
-func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage, policy HTTPPolicy) (*ExternalHook, error) {
+func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage, policy HTTPPolicy, opts LoadOptions) (*ExternalHook, error) {
 	fields, err := orderedObject(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: a handler must be a JSON object: %w", where, err)
@@ -241,7 +243,7 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 		return nil, nil
 	}
 	cfg := ExternalHookConfig{Event: g.event, Matcher: g.matcher, Dialect: src.Dialect, FailClosed: failClosed,
-		Name: entry.Name, Paths: src.Paths, Source: src.Path, Async: entry.Async || entry.AsyncRewake}
+		Name: entry.Name, Paths: src.Paths, Source: src.Path, Async: entry.Async || entry.AsyncRewake, Env: src.env, Logger: opts.Logger}
 	if entry.AsyncRewake {
 		src.warn("%s: asyncRewake runs like async: there is no idle session to wake", where)
 	}

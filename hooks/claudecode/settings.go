@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -15,6 +16,8 @@ type LoadOptions struct {
 	// PluginDataDir holds each plugin's $CLAUDE_PLUGIN_DATA directory
 	// (<PluginDataDir>/<plugin name>); empty leaves it unset.
 	PluginDataDir string
+	// Logger is given to every hook (see ExternalHookConfig.Logger).
+	Logger *slog.Logger
 }
 
 // DialectKey is the top-level settings key that overrides dialect

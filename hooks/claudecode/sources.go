@@ -45,6 +45,8 @@ type Source struct {
 	// (commands run in the workspace, so "python3 scripts/guard.py" runs
 	// the workspace's scripts/guard.py).
 	ProtectedRelative []string
+	// env is the file's "env" key, given to its command hooks.
+	env map[string]string
 }
 
 // Registered describes the source for hooks.Registry.AddSource: its
