@@ -32,6 +32,11 @@ type commandTransport struct {
 	// execForm is set when the handler has "args" (possibly empty).
 	execForm bool
 	shell    string
+	// written and writtenArgs are the command as the settings file has
+	// it, before its scripts were pinned: what the hook is named and
+	// deduplicated by.
+	written     string
+	writtenArgs []string
 	// scripts are the files the command launches (see scriptFiles): a
 	// missing one means the hook could not start.
 	scripts []string
@@ -51,15 +56,15 @@ func (t *commandTransport) program() string {
 func (t *commandTransport) kind() string { return "command" }
 
 func (t *commandTransport) describe() string {
-	if t.execForm && len(t.args) > 0 {
-		return t.command + " " + strings.Join(t.args, " ")
+	if t.execForm && len(t.writtenArgs) > 0 {
+		return t.written + " " + strings.Join(t.writtenArgs, " ")
 	}
-	return t.command
+	return t.written
 }
 
 // identity is what Claude Code deduplicates command hooks by.
 func (t *commandTransport) identity() string {
-	return "command\x00" + t.command + "\x00" + strings.Join(t.args, "\x00")
+	return "command\x00" + t.written + "\x00" + strings.Join(t.writtenArgs, "\x00")
 }
 
 func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Session, payload []byte) (outcome, error) {

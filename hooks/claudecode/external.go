@@ -185,6 +185,11 @@ type CommandHookConfig struct {
 	Args    []string
 	// Shell is "" or "bash" for shell form.
 	Shell string
+	// Written and WrittenArgs are the command as the settings file wrote
+	// it, when Command and Args were rewritten to run pinned copies of
+	// its scripts: hooks are named and deduplicated by what was written.
+	Written     string
+	WrittenArgs []string
 }
 
 // HTTPHookConfig describes one http hook.
@@ -207,8 +212,12 @@ func NewCommandHook(cfg CommandHookConfig) (*ExternalHook, error) {
 		return nil, fmt.Errorf("command hook %q for %s: shell %q is not available (use bash)", cfg.Command, cfg.Event, cfg.Shell)
 	}
 	scripts := scriptFiles(cfg.Command, cfg.Args, cfg.Args != nil, cfg.Paths.placeholders(), cfg.Paths.ProjectDir)
+	written, writtenArgs := cfg.Written, cfg.WrittenArgs
+	if written == "" {
+		written, writtenArgs = cfg.Command, cfg.Args
+	}
 	return newExternalHook(cfg.ExternalHookConfig, &commandTransport{command: cfg.Command, args: cfg.Args,
-		execForm: cfg.Args != nil, shell: cfg.Shell, scripts: scripts})
+		execForm: cfg.Args != nil, shell: cfg.Shell, scripts: scripts, written: written, writtenArgs: writtenArgs})
 }
 
 // NewHTTPHook validates cfg and builds the hook.

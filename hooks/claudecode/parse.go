@@ -57,11 +57,13 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 	if len(file.AllowedHTTPHookURLs) > 0 {
 		policy.AllowedURLs = append(append([]string(nil), policy.AllowedURLs...), file.AllowedHTTPHookURLs...)
 	}
+	pins := &pinner{src: src, store: opts.Scripts}
 	for _, g := range groups {
-		if err := src.addGroup(g, policy, opts); err != nil {
+		if err := src.addGroup(g, policy, opts, pins); err != nil {
 			return nil, err
 		}
 	}
+	src.Scripts = pins.scripts()
 	return src, nil
 }
 
@@ -172,7 +174,7 @@ func (src *Source) warn(format string, args ...any) {
 	src.Warnings = append(src.Warnings, fmt.Sprintf(format, args...))
 }
 
-func (src *Source) addGroup(g eventGroup, policy HTTPPolicy, opts LoadOptions) error {
+func (src *Source) addGroup(g eventGroup, policy HTTPPolicy, opts LoadOptions, pins *pinner) error {
 	if _, ok := eventSpecFor(src.Dialect, g.event); !ok {
 		if why, known := claudeOnlyEvents[g.event]; known {
 			src.warn("%s: Claude Code event %q is not fired by Fenix (%s); its hooks are skipped", g.where, g.event, why)
@@ -192,7 +194,7 @@ func (src *Source) addGroup(g eventGroup, policy HTTPPolicy, opts LoadOptions) e
 	}
 	for hi, raw := range g.handlers {
 		where := fmt.Sprintf("%s.hooks[%d]", g.where, hi)
-		h, err := src.buildHandler(g, where, raw, policy, opts)
+		h, err := src.buildHandler(g, where, raw, policy, opts, pins)
 		if err != nil {
 			return err
 		}
@@ -203,7 +205,7 @@ func (src *Source) addGroup(g eventGroup, policy HTTPPolicy, opts LoadOptions) e
 	return nil
 }
 
-func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage, policy HTTPPolicy, opts LoadOptions) (*ExternalHook, error) {
+func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage, policy HTTPPolicy, opts LoadOptions, pins *pinner) (*ExternalHook, error) {
 	fields, err := orderedObject(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: a handler must be a JSON object: %w", where, err)
@@ -276,7 +278,12 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 			src.warn("%s: shell \"powershell\" is not available; skipped", where)
 			return nil, nil
 		}
-		h, err = NewCommandHook(CommandHookConfig{ExternalHookConfig: cfg, Command: entry.Command, Args: args, Shell: entry.Shell})
+		command, pinnedArgs, pinErr := pins.command(entry.Command, args, entry.Args != nil)
+		if pinErr != nil {
+			return nil, fmt.Errorf("%s: %w", where, pinErr)
+		}
+		h, err = NewCommandHook(CommandHookConfig{ExternalHookConfig: cfg, Command: command, Args: pinnedArgs, Shell: entry.Shell,
+			Written: entry.Command, WrittenArgs: args})
 		if err == nil {
 			src.protectCommand(entry.Command, args, entry.Args != nil)
 		}

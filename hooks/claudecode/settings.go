@@ -16,6 +16,11 @@ type LoadOptions struct {
 	// PluginDataDir holds each plugin's $CLAUDE_PLUGIN_DATA directory
 	// (<PluginDataDir>/<plugin name>); empty leaves it unset.
 	PluginDataDir string
+	// Scripts, when set, receives a copy of every script the commands
+	// launch, and the commands run the copies (see ScriptStore). Without
+	// it the scripts are still read for the policy fingerprint but run
+	// from where they are.
+	Scripts *ScriptStore
 	// Logger is given to every hook (see ExternalHookConfig.Logger).
 	Logger *slog.Logger
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -56,6 +57,7 @@ type Worker struct {
 	contexts   contextstore.Store
 	gcStop     context.CancelFunc
 	gcDone     chan struct{}
+	hooks      atomic.Pointer[hooks.Registry]
 }
 
 // WorkflowRegistrar is satisfied by workers and workflow replayers.
@@ -162,6 +164,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		Logger:               cfg.Logger,
 		Skills:               catalog,
 		Hooks:                hookRegistry,
+		LiveHooks:            w.liveHooks(hookRegistry),
 		Transcripts:          transcripts,
 		Summarizers:          summarizers(cfg),
 		Model:                cfg.Model,
@@ -348,9 +351,15 @@ func buildHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 			return nil, fmt.Errorf("FENIX_HOOKS_HTTP_ALLOW: %w", err)
 		}
 		netPolicy.Setting = "FENIX_HOOKS_HTTP_ALLOW"
+		scripts, err := hookScriptStore(cfg)
+		if err != nil {
+			return nil, err
+		}
 		sources, err := claudecode.LoadSources(paths, claudecode.LoadOptions{
 			HTTPPolicy:    claudecode.HTTPPolicy{Net: netPolicy},
 			PluginDataDir: filepath.Join(cfg.DataDir, "plugin-data"),
+			Scripts:       scripts,
+			Logger:        cfg.Logger,
 		})
 		if err != nil {
 			return nil, err
