@@ -58,6 +58,8 @@ type Worker struct {
 	gcStop     context.CancelFunc
 	gcDone     chan struct{}
 	hooks      atomic.Pointer[hooks.Registry]
+	sweepStop  context.CancelFunc
+	sweepDone  chan struct{}
 }
 
 // WorkflowRegistrar is satisfied by workers and workflow replayers.
@@ -148,7 +150,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		return nil, err
 	}
 	cleanup.add(func() { closeContextStore(w.contexts) })
-	transcripts, err := claudecode.NewTranscriptWriter(filepath.Join(cfg.DataDir, "transcripts"))
+	transcripts, err := w.openTranscripts()
 	if err != nil {
 		return nil, err
 	}
@@ -403,6 +405,7 @@ func (w *Worker) Start() error {
 		return fmt.Errorf("start worker on host queue %q: %w", w.Host.Queue, err)
 	}
 	w.startContextGC()
+	w.startTranscriptSweep()
 	w.cfg.Logger.Info("fenix worker started", "task_queue", w.cfg.TaskQueue, "host_queue", w.Host.Queue, "host_id", w.Host.ID)
 	return nil
 }
@@ -416,6 +419,7 @@ func (w *Worker) Stop() {
 		w.cfg.Logger.Warn("stopping host processes failed", "error", err)
 	}
 	w.stopContextGC()
+	w.stopTranscriptSweep()
 	if err := w.audit.Close(); err != nil {
 		w.cfg.Logger.Warn("closing the audit store failed", "error", err)
 	}
