@@ -111,6 +111,7 @@ func TestHookScriptsAreWorkerOwned(t *testing.T) {
 
 	fingerprint := requireBlocked(t, "before any tampering")
 	require.NotEmpty(t, fingerprint)
+	assertHookDescendantsGone(t, project)
 
 	t.Run("hard link to the guard, then rewrite the link", func(t *testing.T) {
 		res := exec(t, "ln .claude/hooks/guard.sh notes.txt")
@@ -156,18 +157,7 @@ func TestHookScriptsAreWorkerOwned(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "unset", string(seen))
 	})
-	t.Run("a hook's detached descendants die with it", func(t *testing.T) {
-		raw, err := os.ReadFile(filepath.Join(project, "hook-pids.txt"))
-		require.NoError(t, err)
-		pids := strings.Fields(string(raw))
-		require.NotEmpty(t, pids)
-		for _, p := range pids {
-			pid, err := strconv.Atoi(p)
-			require.NoError(t, err)
-			assert.Eventually(t, func() bool { return processGoneOrZombie(pid) }, 5*time.Second, 20*time.Millisecond,
-				"the hook's setsid sleep (pid %d) outlived the hook", pid)
-		}
-	})
+	t.Run("a hook's detached descendants die with it", func(t *testing.T) { assertHookDescendantsGone(t, project) })
 	t.Run("a guard that cannot start blocks and is logged at error level", func(t *testing.T) {
 		res := run(t, "workspace_write", map[string]any{"path": "src/app.txt", "content": "hi"})
 		require.Equal(t, contract.StatusFailed, res.Status)
@@ -192,6 +182,22 @@ func TestHookScriptsAreWorkerOwned(t *testing.T) {
 		}
 		assert.True(t, warned, "no warning about the http hook outside allowedHttpHookUrls")
 	})
+}
+
+// assertHookDescendantsGone checks that every setsid sleep the guard
+// started has exited.
+func assertHookDescendantsGone(t *testing.T, project string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(project, "hook-pids.txt"))
+	require.NoError(t, err)
+	pids := strings.Fields(string(raw))
+	require.NotEmpty(t, pids)
+	for _, p := range pids {
+		pid, err := strconv.Atoi(p)
+		require.NoError(t, err)
+		assert.Eventually(t, func() bool { return processGoneOrZombie(pid) }, 5*time.Second, 20*time.Millisecond,
+			"the hook's setsid sleep (pid %d) outlived the hook", pid)
+	}
 }
 
 // processGoneOrZombie reports whether pid has exited.
