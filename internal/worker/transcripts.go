@@ -38,30 +38,9 @@ func (w *Worker) sweepTranscripts(t *claudecode.TranscriptWriter) {
 // startTranscriptSweep deletes old transcript files every
 // transcriptSweepInterval until Stop.
 func (w *Worker) startTranscriptSweep() {
-	t := w.Activities.Transcripts
-	if t == nil {
-		return
+	if t := w.Activities.Transcripts; t != nil {
+		w.sweeper = startPeriodic(transcriptSweepInterval, func(context.Context) { w.sweepTranscripts(t) })
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w.sweepStop, w.sweepDone = cancel, make(chan struct{})
-	go func() {
-		defer close(w.sweepDone)
-		ticker := time.NewTicker(transcriptSweepInterval)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-				w.sweepTranscripts(t)
-			}
-		}
-	}()
 }
 
-func (w *Worker) stopTranscriptSweep() {
-	if w.sweepStop != nil {
-		w.sweepStop()
-		<-w.sweepDone
-	}
-}
+func (w *Worker) stopTranscriptSweep() { w.sweeper.stop() }

@@ -55,11 +55,9 @@ type Worker struct {
 	Activities *activities.Activities
 	Host       *tools.Host
 	contexts   contextstore.Store
-	gcStop     context.CancelFunc
-	gcDone     chan struct{}
+	contextGC  *periodic
 	hooks      atomic.Pointer[hooks.Registry]
-	sweepStop  context.CancelFunc
-	sweepDone  chan struct{}
+	sweeper    *periodic
 }
 
 // WorkflowRegistrar is satisfied by workers and workflow replayers.
