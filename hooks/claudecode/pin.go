@@ -66,17 +66,40 @@ type pinnedFile struct {
 type pinnedTree struct {
 	// source is the directory it was read from.
 	source string
-	// only, when set, limits the tree to these file names (a script in
-	// the project's or plugin's root is copied alone, not with the root).
+	// launched are the files commands launch from it, always included.
+	launched []string
+	// alone is set for a script in the project's or plugin's root, copied
+	// without the rest of the root.
+	alone bool
 	files []pinnedFile
 	hash  string
 	// stored is where the copy lives; "" without a store.
 	stored string
 }
 
-// readTree reads dir (or, when only is set, just those files of it).
-func readTree(dir string, only []string) (*pinnedTree, error) {
-	t := &pinnedTree{source: dir}
+// configExtensions mark files a script may read next to itself.
+var configExtensions = []string{".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".env"}
+
+// pinnable reports whether a file of a script directory is copied with
+// it: scripts and executables (what a script imports or runs) and config
+// files (what it reads); logs and other data a script writes next to
+// itself are not policy, so they are neither copied nor fingerprinted.
+func pinnable(name string, mode fs.FileMode) bool {
+	if mode&0o111 != 0 || hasScriptExtension(name) {
+		return true
+	}
+	for _, ext := range configExtensions {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// readTree reads the pinnable files of dir and the launched ones (or,
+// when alone is set, just the launched ones).
+func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
+	t := &pinnedTree{source: dir, launched: launched, alone: alone}
 	var total int
 	add := func(path string, info fs.FileInfo) error {
 		rel, err := filepath.Rel(dir, path)
@@ -94,8 +117,8 @@ func readTree(dir string, only []string) (*pinnedTree, error) {
 		t.files = append(t.files, pinnedFile{rel: filepath.ToSlash(rel), exec: info.Mode()&0o111 != 0, data: data})
 		return nil
 	}
-	if only != nil {
-		for _, name := range only {
+	if alone {
+		for _, name := range launched {
 			path := filepath.Join(dir, name)
 			info, err := os.Lstat(path)
 			if err != nil || !info.Mode().IsRegular() {
@@ -122,6 +145,9 @@ func readTree(dir string, only []string) (*pinnedTree, error) {
 			info, err := d.Info()
 			if err != nil {
 				return err
+			}
+			if rel, _ := filepath.Rel(dir, path); !pinnable(d.Name(), info.Mode()) && !slices.Contains(launched, rel) {
+				return nil
 			}
 			return add(path, info)
 		})
@@ -199,19 +225,23 @@ type pinner struct {
 	trees []*pinnedTree
 }
 
-// treeFor reads (and stores) the directory of script, once per directory.
+// treeFor reads (and stores) the directory of script, once per directory
+// unless a later script of it was left out the first time.
 func (p *pinner) treeFor(script string) (*pinnedTree, error) {
-	dir := filepath.Dir(script)
-	var only []string
-	if dir == p.src.Paths.ProjectDir || dir == p.src.Paths.PluginRoot {
-		only = []string{filepath.Base(script)}
-	}
-	for _, t := range p.trees {
-		if t.source == dir && (only == nil || t.has(only[0])) {
+	dir, name := filepath.Dir(script), filepath.Base(script)
+	alone := dir == p.src.Paths.ProjectDir || dir == p.src.Paths.PluginRoot
+	launched := []string{name}
+	at := -1
+	for i, t := range p.trees {
+		if t.source != dir {
+			continue
+		}
+		if t.has(name) {
 			return t, nil
 		}
+		at, launched = i, append(slices.Clone(t.launched), name)
 	}
-	t, err := readTree(dir, only)
+	t, err := readTree(dir, launched, alone)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +250,11 @@ func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 			return nil, err
 		}
 	}
-	p.trees = append(p.trees, t)
+	if at >= 0 {
+		p.trees[at] = t
+	} else {
+		p.trees = append(p.trees, t)
+	}
 	return t, nil
 }
 

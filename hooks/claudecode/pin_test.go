@@ -146,6 +146,13 @@ func TestPolicyFingerprintCoversScripts(t *testing.T) {
 	if got := fingerprint(elsewhere); got != base {
 		t.Errorf("the same project in another directory: %s, want %s", got, base)
 	}
+	// A log the guard writes next to itself is data, not policy.
+	if err := os.WriteFile(filepath.Join(project, ".claude", "hooks", "calls.log"), []byte("PreToolUse\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := fingerprint(settings); got != base {
+		t.Errorf("a log next to the guard changed the fingerprint to %s, want %s", got, base)
+	}
 	if err := os.WriteFile(filepath.Join(project, ".claude", "hooks", "lib.sh"), []byte("deny() { exit 0; }\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
