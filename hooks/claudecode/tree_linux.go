@@ -149,6 +149,7 @@ var hookCgroupParent = sync.OnceValue(func() string {
 	if dir == "" {
 		return ""
 	}
+	removeStaleCgroups(dir, time.Now().Add(-time.Minute))
 	probe := exec.Command("/bin/sh", "-c", "exit 0")
 	t := newTree(probe)
 	if !t.joinCgroup(dir) {
@@ -160,6 +161,24 @@ var hookCgroupParent = sync.OnceValue(func() string {
 	}
 	return dir
 })
+
+// removeStaleCgroups removes the empty run cgroups a worker that died
+// mid-hook left under dir. A cgroup with processes cannot be removed, and
+// one made before cutoff is no other worker's run about to start.
+func removeStaleCgroups(dir string, cutoff time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "fenix-hook-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.ModTime().Before(cutoff) {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
 
 // ownCgroupV2Dir finds this process's cgroup in the cgroup v2 hierarchy
 // (a pure or a hybrid mount), "" when there is none.
