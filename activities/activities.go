@@ -9,6 +9,7 @@ package activities
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/fenixrt/fenix/agent/compaction"
 	"github.com/fenixrt/fenix/agent/llm"
@@ -65,6 +66,9 @@ type Activities struct {
 	// Hooks is the lifecycle hook registry (built-ins, command and http
 	// hooks, custom Go hooks); nil means no hooks.
 	Hooks *hooks.Registry
+	// LiveHooks, when set and loaded, overrides Hooks: the worker swaps
+	// in a reloaded registry there (SIGHUP) while activities run.
+	LiveHooks *atomic.Pointer[hooks.Registry]
 	// Transcripts writes the transcript file command and http hooks read
 	// through transcript_path; nil leaves transcript_path empty.
 	Transcripts *claudecode.TranscriptWriter

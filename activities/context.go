@@ -87,6 +87,11 @@ func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (Prep
 	if err != nil {
 		return fail[PrepareTurnResult](ctxErr(ctx, err))
 	}
+	redacted, redactions, err := a.redactMessages(prepared.Messages)
+	if err != nil {
+		return fail[PrepareTurnResult](err)
+	}
+	prepared.Messages = redacted
 	set, err := contextstore.Pack(ctx, a.Contexts, prepared.Messages, a.InlineLimit)
 	if err != nil {
 		return fail[PrepareTurnResult](err)
@@ -95,6 +100,9 @@ func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (Prep
 	trace.Fields["context_bytes"] = set.Bytes
 	if set.Ref != "" {
 		trace.Fields["context_ref"] = set.Ref
+	}
+	if redactions > 0 {
+		trace.Fields["context_redactions"] = redactions
 	}
 	return PrepareTurnResult{
 		Messages:              set,

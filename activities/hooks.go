@@ -22,6 +22,11 @@ const (
 )
 
 func (a *Activities) hookRegistry() *hooks.Registry {
+	if a.LiveHooks != nil {
+		if r := a.LiveHooks.Load(); r != nil {
+			return r
+		}
+	}
 	if a.Hooks == nil {
 		return hooks.NewRegistry()
 	}

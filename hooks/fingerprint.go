@@ -8,10 +8,12 @@ import (
 	"slices"
 )
 
-// PolicySource is a hook settings file as the registry loaded it.
+// PolicySource is a hook settings file as the registry loaded it, or
+// (Script set) a file its hooks run, as pinned at load.
 type PolicySource struct {
-	Path string
-	Data []byte
+	Path   string
+	Data   []byte
+	Script bool
 }
 
 // RecordSource records a loaded hook settings file, so the policy
@@ -30,7 +32,8 @@ const fingerprintVersion = "fenix-policy-v1"
 
 // PolicyFingerprint identifies the policy a verdict was made under: the
 // bytes of every loaded hook settings file (not their paths: the same file
-// deployed elsewhere is the same policy), the names of every registered
+// deployed elsewhere is the same policy) and of the scripts its hooks run
+// (named relative to their project), the names of every registered
 // hook in order (built-ins, command hooks and Go hooks) and the call's
 // allow-list (as a set). Every Review, PreToolUse and PermissionRequest
 // verdict records it, so starter policy-diff can say which policy made a
@@ -39,6 +42,14 @@ func (r *Registry) PolicyFingerprint(allowedTools []string) string {
 	h := sha256.New()
 	writeField(h, fingerprintVersion)
 	for _, src := range r.policy {
+		if src.Script {
+			// A script's name (relative to its project) says which
+			// command runs it; its bytes are what runs.
+			writeField(h, "script")
+			writeField(h, src.Path)
+			writeField(h, string(src.Data))
+			continue
+		}
 		writeField(h, "source")
 		writeField(h, string(src.Data))
 	}

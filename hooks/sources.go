@@ -1,5 +1,7 @@
 package hooks
 
+import "slices"
+
 // Source is a set of hooks loaded from one place (a settings file, a
 // plugin), described the way the registry needs it: a wing (such as
 // hooks/claudecode) loads the place and hands the registry this.
@@ -9,6 +11,10 @@ type Source struct {
 	// Data is the source as read; it is the source's contribution to
 	// PolicyFingerprint.
 	Data []byte
+	// Scripts are the files the source's hooks run, as read at load
+	// (Script set, Path relative to the project); their bytes are part of
+	// PolicyFingerprint, so a rewritten guard is a different policy.
+	Scripts []PolicySource
 	// Hooks are added to the registry in this order.
 	Hooks []AgentHook
 	// Labels are the loader's own attributes of the source (for the Claude
@@ -45,6 +51,9 @@ func (r *Registry) AddSource(src Source) {
 	r.sources = append(r.sources, SourceInfo{Path: src.Path, Labels: src.Labels, Hooks: len(src.Hooks),
 		Warnings: src.Warnings, Data: src.Data, Protected: src.Protected, ProtectedRelative: src.ProtectedRelative})
 	r.RecordSource(src.Path, src.Data)
+	for _, sc := range src.Scripts {
+		r.policy = append(r.policy, PolicySource{Path: sc.Path, Data: slices.Clone(sc.Data), Script: true})
+	}
 }
 
 // Sources lists the sources the registry loaded, in order.

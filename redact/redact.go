@@ -36,8 +36,11 @@ var DefaultPatterns = []Pattern{
 	{Name: "jwt", Regex: `\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, Hints: []string{"eyj"}},
 	{Name: "bearer_token", Regex: `(?i)(?P<keep>\bbearer\s+)[A-Za-z0-9._~+/=-]{16,}`, Keep: "keep", Hints: []string{"bearer"}},
 	{Name: "url_password", Regex: `(?P<keep>\b[a-z][a-z0-9+.-]*://[^:/\s@]+:)[^@\s/]{3,}@`, Keep: "keep", Hints: []string{"://"}},
-	{Name: "assigned_secret", Regex: `(?i)(?P<keep>(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)["']?\s*[:=]\s*["']?)[^\s"',;]{6,}`, Keep: "keep",
-		Hints: []string{"password", "passwd", "pwd", "secret", "api_key", "api-key", "apikey", "access_token", "access-token", "accesstoken", "auth_token", "auth-token", "authtoken"}},
+	{Name: "assigned_secret", Regex: `(?i)(?P<keep>(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)["']?\s*[:=]\s*["']?)[^\s"',;]{6,}`, Keep: "keep",
+		Hints: []string{"password", "passwd", "secret", "api_key", "api-key", "apikey", "access_token", "access-token", "accesstoken", "auth_token", "auth-token", "authtoken"}},
+	// "pwd" alone is also the shell's working directory (PWD=/home/me,
+	// OLDPWD=...): a password only as a whole word, and never a path.
+	{Name: "assigned_secret", Regex: `(?i)(?P<keep>\bpwd["']?\s*[:=]\s*["']?)[^\s"',;/~.$][^\s"',;]{5,}`, Keep: "keep", Hints: []string{"pwd"}},
 }
 
 type compiled struct {

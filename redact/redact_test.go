@@ -19,6 +19,11 @@ func TestDefaultPatterns(t *testing.T) {
 		{"private key block", "x\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----\ny", "x\n[REDACTED:private_key]\ny"},
 		{"ordinary text untouched", "The calculator returned 4. password reset is documented.", "The calculator returned 4. password reset is documented."},
 		{"short values untouched", "secret=abc", "secret=abc"},
+		{"the working directory is not a password", "PWD=/home/me/project\nOLDPWD=/tmp/scratch-dir", "PWD=/home/me/project\nOLDPWD=/tmp/scratch-dir"},
+		{"a home-relative working directory neither", "pwd: ~/src/fenix", "pwd: ~/src/fenix"},
+		{"a pwd that is a password is", "login --pwd=hunter2hunter2", "login --pwd=[REDACTED:assigned_secret]"},
+		{"openai project key", "key sk-proj-" + strings.Repeat("Ab1_", 10) + " end", "key [REDACTED:openai_api_key] end"},
+		{"postgres DSN", "dsn=postgresql://app:Sup3rS3cret@db.internal:5432/app?sslmode=disable", "dsn=postgresql://app:[REDACTED:url_password]db.internal:5432/app?sslmode=disable"},
 	}
 	r := Default()
 	for _, tc := range tests {

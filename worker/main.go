@@ -1,7 +1,8 @@
 // Command worker runs a Fenix worker: it connects to Temporal (configured
 // through envconfig: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key,
 // profiles), registers Fenix's workflows and activities, and serves the
-// shared task queue and this host's pinned queue until SIGINT or SIGTERM.
+// shared task queue and this host's pinned queue until SIGINT or SIGTERM;
+// SIGHUP reloads the hook settings and the scripts they run.
 package main
 
 import (
@@ -92,6 +93,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := w.Start(); err != nil {
 		return err
 	}
+	defer reloadHooksOnHangup(ctx, w, logger)()
 	ready.MarkReady()
 	<-ctx.Done()
 	ready.MarkNotReady()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -24,33 +23,56 @@ const commandWaitDelay = time.Second
 // sh -c, or the shell the handler names) or exec form (command resolved on
 // PATH and spawned with args, no shell). The process runs in the event's
 // workspace (else the settings file's directory) in its own process group,
-// which is killed when the command times out, when ctx is cancelled and
-// when the command ends, so a hook's processes never outlive it.
+// and its own process tree (see processTree), which is killed when the
+// command times out, when ctx is cancelled and when the command ends, so
+// a hook's processes never outlive it, however they detach.
 type commandTransport struct {
 	command string
 	args    []string
 	// execForm is set when the handler has "args" (possibly empty).
 	execForm bool
 	shell    string
+	// written and writtenArgs are the command as the settings file has
+	// it, before its scripts were pinned: what the hook is named and
+	// deduplicated by.
+	written     string
+	writtenArgs []string
+	// scripts are the files the command launches (see scriptFiles): a
+	// missing one means the hook could not start.
+	scripts []string
+}
+
+// program names what the command runs, for "could not start" messages.
+func (t *commandTransport) program() string {
+	if len(t.scripts) > 0 {
+		return t.scripts[0]
+	}
+	if t.execForm {
+		return t.command
+	}
+	return ""
 }
 
 func (t *commandTransport) kind() string { return "command" }
 
 func (t *commandTransport) describe() string {
-	if t.execForm && len(t.args) > 0 {
-		return t.command + " " + strings.Join(t.args, " ")
+	if t.execForm && len(t.writtenArgs) > 0 {
+		return t.written + " " + strings.Join(t.writtenArgs, " ")
 	}
-	return t.command
+	return t.written
 }
 
 // identity is what Claude Code deduplicates command hooks by.
 func (t *commandTransport) identity() string {
-	return "command\x00" + t.command + "\x00" + strings.Join(t.args, "\x00")
+	return "command\x00" + t.written + "\x00" + strings.Join(t.writtenArgs, "\x00")
 }
 
 func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Session, payload []byte) (outcome, error) {
 	env := h.environment(s)
 	dir := h.workDir(s)
+	if missing := missingScript(t.scripts); missing != "" {
+		return outcome{}, &notStartedError{command: t.describe(), file: missing, err: fmt.Errorf("%s does not exist", missing)}
+	}
 	var cmd *exec.Cmd
 	if t.execForm {
 		name := expandPlaceholders(t.command, env)
@@ -71,15 +93,20 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	stdout := &cappedBuffer{max: maxCommandOutput}
 	stderr := &cappedBuffer{max: maxCommandOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = append(os.Environ(), envList(env)...)
+	cmd.Env = hookEnv(processEnv(), h.settingsEnv, env)
 	cmd.WaitDelay = commandWaitDelay
-	useProcessGroup(cmd)
+	tree := newProcessTree(cmd)
 
 	runErr := cmd.Run()
-	killProcessGroup(cmd)
+	tree.close()
+	if errors.Is(runErr, exec.ErrWaitDelay) {
+		// The command exited; a descendant held its output open until
+		// the tree was killed.
+		runErr = nil
+	}
 
 	if cmd.ProcessState == nil {
-		return outcome{}, fmt.Errorf("command %q could not start in %s: %w", t.describe(), dir, runErr)
+		return outcome{}, &notStartedError{command: t.describe(), file: t.program(), dir: dir, err: runErr}
 	}
 	// A command that exited on its own before the deadline keeps its result
 	// even if the deadline passed while it was being collected.
@@ -87,6 +114,10 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 		return outcome{}, ctx.Err()
 	}
 	code := cmd.ProcessState.ExitCode()
+	if !t.execForm && shellNotStarted(code, stderr.String()) {
+		return outcome{}, &notStartedError{command: t.describe(), file: t.program(), dir: dir,
+			err: fmt.Errorf("exit status %d%s", code, suffix(stderr.String()))}
+	}
 	if code == -1 {
 		return outcome{}, fmt.Errorf("command %q was killed (%v)%s", t.describe(), cmd.ProcessState, suffix(stderr.String()))
 	}

@@ -1,10 +1,12 @@
 package claudecode
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -129,6 +131,10 @@ type ExternalHook struct {
 	transport  transport
 	// sourcePath is the settings file the hook came from.
 	sourcePath string
+	// settingsEnv is the settings file's "env": variables its command
+	// hooks get besides the few they inherit from the worker.
+	settingsEnv map[string]string
+	logger      *slog.Logger
 }
 
 var (
@@ -161,6 +167,13 @@ type ExternalHookConfig struct {
 	Paths HookPaths
 	// Source is the settings file, for messages.
 	Source string
+	// Logger receives what the operator must see: a hook that could not
+	// start is logged at error level naming its file. Default slog.Default().
+	Logger *slog.Logger
+	// Env is the settings file's "env" key: variables command hooks get.
+	// Of the worker's own environment they inherit only PATH, HOME, the
+	// locale and a few more (see inheritedEnv), never its secrets.
+	Env map[string]string
 }
 
 // CommandHookConfig describes one command hook.
@@ -172,6 +185,11 @@ type CommandHookConfig struct {
 	Args    []string
 	// Shell is "" or "bash" for shell form.
 	Shell string
+	// Written and WrittenArgs are the command as the settings file wrote
+	// it, when Command and Args were rewritten to run pinned copies of
+	// its scripts: hooks are named and deduplicated by what was written.
+	Written     string
+	WrittenArgs []string
 }
 
 // HTTPHookConfig describes one http hook.
@@ -193,7 +211,13 @@ func NewCommandHook(cfg CommandHookConfig) (*ExternalHook, error) {
 	default:
 		return nil, fmt.Errorf("command hook %q for %s: shell %q is not available (use bash)", cfg.Command, cfg.Event, cfg.Shell)
 	}
-	return newExternalHook(cfg.ExternalHookConfig, &commandTransport{command: cfg.Command, args: cfg.Args, execForm: cfg.Args != nil, shell: cfg.Shell})
+	scripts := scriptFiles(cfg.Command, cfg.Args, cfg.Args != nil, cfg.Paths.placeholders(), cfg.Paths.ProjectDir)
+	written, writtenArgs := cfg.Written, cfg.WrittenArgs
+	if written == "" {
+		written, writtenArgs = cfg.Command, cfg.Args
+	}
+	return newExternalHook(cfg.ExternalHookConfig, &commandTransport{command: cfg.Command, args: cfg.Args,
+		execForm: cfg.Args != nil, shell: cfg.Shell, scripts: scripts, written: written, writtenArgs: writtenArgs})
 }
 
 // NewHTTPHook validates cfg and builds the hook.
@@ -233,17 +257,19 @@ func newExternalHook(cfg ExternalHookConfig, t transport) (*ExternalHook, error)
 		name = fmt.Sprintf("%s %s %s", cfg.Event, t.kind(), t.describe())
 	}
 	return &ExternalHook{
-		name:       name,
-		eventName:  cfg.Event,
-		spec:       spec,
-		selectors:  []selector{sel},
-		dialect:    cfg.Dialect,
-		failClosed: cfg.FailClosed,
-		timeout:    cfg.Timeout,
-		async:      cfg.Async,
-		paths:      cfg.Paths,
-		transport:  t,
-		sourcePath: cfg.Source,
+		name:        name,
+		eventName:   cfg.Event,
+		spec:        spec,
+		selectors:   []selector{sel},
+		dialect:     cfg.Dialect,
+		failClosed:  cfg.FailClosed,
+		timeout:     cfg.Timeout,
+		async:       cfg.Async,
+		paths:       cfg.Paths,
+		transport:   t,
+		sourcePath:  cfg.Source,
+		settingsEnv: cfg.Env,
+		logger:      cmp.Or(cfg.Logger, slog.Default()),
 	}, nil
 }
 
@@ -330,8 +356,9 @@ func (h *ExternalHook) matchesSubject(subject string, hasSubject bool) bool {
 	return false
 }
 
-// environment is what the hook's process sees besides the worker's own
-// environment (exec-form placeholders use it too).
+// environment is what the hook event sets in the hook's process, on top
+// of hookEnv's inherited variables and the settings file's "env"
+// (exec-form placeholders use it too).
 func (h *ExternalHook) environment(s hooks.Session) map[string]string {
 	env := map[string]string{
 		"FENIX_HOOK_EVENT": h.eventName,
@@ -385,6 +412,11 @@ func (h *ExternalHook) exchange(ctx context.Context, s hooks.Session, in map[str
 			return verdict{}, fmt.Errorf("hook %q: %s %q was cancelled (%v)", h.name, h.transport.kind(), h.transport.describe(), ctx.Err())
 		case errors.Is(err, context.DeadlineExceeded) || runCtx.Err() != nil:
 			return verdict{}, fmt.Errorf("hook %q: %s %q timed out after %s", h.name, h.transport.kind(), h.transport.describe(), h.timeout)
+		}
+		var notStarted *notStartedError
+		if errors.As(err, &notStarted) {
+			h.logger.Error("hook could not start", "hook", h.name, "event", h.eventName, "file", notStarted.File(),
+				"settings", h.sourcePath, "fails_closed", h.failClosed, "error", err)
 		}
 		return verdict{}, fmt.Errorf("hook %q: %w", h.name, err)
 	}

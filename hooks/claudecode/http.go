@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -30,7 +31,8 @@ type HTTPPolicy struct {
 	AllowedURLs []string
 }
 
-// allowsURL applies AllowedURLs.
+// allowsURL applies AllowedURLs to a normalized URL (see normalizeURL), so
+// "/allowed/../deny" is matched as the "/deny" it reaches.
 func (p HTTPPolicy) allowsURL(u string) bool {
 	if len(p.AllowedURLs) == 0 {
 		return true
@@ -42,6 +44,50 @@ func (p HTTPPolicy) allowsURL(u string) bool {
 		}
 	}
 	return false
+}
+
+// URLNotAllowedError is an http hook whose URL matches no pattern of
+// allowedHttpHookUrls. The loader skips such a hook with a warning, as
+// Claude Code does; it does not stop the worker.
+type URLNotAllowedError struct {
+	URL        string
+	Normalized string
+	Allowed    []string
+}
+
+func (e *URLNotAllowedError) Error() string {
+	if e.Normalized != e.URL {
+		return fmt.Sprintf("url %q (normalized %q) is not allowed by allowedHttpHookUrls %v", e.URL, e.Normalized, e.Allowed)
+	}
+	return fmt.Sprintf("url %q is not allowed by allowedHttpHookUrls %v", e.URL, e.Allowed)
+}
+
+// normalizeURL is the URL an http hook is matched against and POSTed to:
+// scheme and host lower-cased, the default port dropped, dot segments
+// resolved (percent-encoded ones too: the path is cleaned after decoding),
+// no fragment. It refuses what is not an absolute http or https URL, and
+// user information, which would be sent in the clear on every event.
+func normalizeURL(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("url %q is not an http or https URL", rawURL)
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("url %q carries user information; put credentials in headers with allowedEnvVars", rawURL)
+	}
+	u.Host = strings.ToLower(u.Host)
+	if port := u.Port(); (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		u.Host = strings.TrimSuffix(u.Host, ":"+port)
+	}
+	if u.Path != "" {
+		clean := path.Clean("/" + u.Path)
+		if strings.HasSuffix(u.Path, "/") && clean != "/" {
+			clean += "/"
+		}
+		u.Path, u.RawPath = clean, ""
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), nil
 }
 
 // maxHTTPResponse caps an http hook's response body.
@@ -56,12 +102,12 @@ type httpTransport struct {
 }
 
 func newHTTPTransport(rawURL string, headers map[string]string, allowedEnvVars []string, policy HTTPPolicy) (*httpTransport, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("url %q is not an http or https URL", rawURL)
+	normalized, err := normalizeURL(rawURL)
+	if err != nil {
+		return nil, err
 	}
-	if !policy.allowsURL(rawURL) {
-		return nil, fmt.Errorf("url %q is not allowed by allowedHttpHookUrls %v", rawURL, policy.AllowedURLs)
+	if !policy.allowsURL(normalized) {
+		return nil, &URLNotAllowedError{URL: rawURL, Normalized: normalized, Allowed: policy.AllowedURLs}
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	client := &http.Client{
@@ -76,7 +122,7 @@ func newHTTPTransport(rawURL string, headers map[string]string, allowedEnvVars [
 			return fmt.Errorf("http hook redirected to %s: redirects are not followed", req.URL.Redacted())
 		},
 	}
-	return &httpTransport{url: rawURL, headers: headers, allowedEnvVars: allowedEnvVars, client: client}, nil
+	return &httpTransport{url: normalized, headers: headers, allowedEnvVars: allowedEnvVars, client: client}, nil
 }
 
 func (t *httpTransport) kind() string     { return "http" }

@@ -156,8 +156,9 @@ func TestHTTPHookOutboundRule(t *testing.T) {
 
 	path := writeSettings(t, `{"fenixDialect": "claude", "allowedHttpHookUrls": ["https://policy.example.com/*"],
 	  "hooks": {"PreToolUse": [{"hooks": [{"type": "http", "url": "`+srv.URL+`/hook"}]}]}}`)
-	if _, err := LoadSource(path, LoadOptions{HTTPPolicy: loopbackPolicy()}); err == nil || !strings.Contains(err.Error(), "allowedHttpHookUrls") {
-		t.Errorf("a URL outside allowedHttpHookUrls loaded: %v", err)
+	src, err := LoadSource(path, LoadOptions{HTTPPolicy: loopbackPolicy()})
+	if err != nil || len(src.Hooks) != 0 || !strings.Contains(strings.Join(src.Warnings, "\n"), "allowedHttpHookUrls") {
+		t.Errorf("a URL outside allowedHttpHookUrls: want the hook skipped with a warning, got %v, %d hooks, warnings %q", err, len(src.Hooks), src.Warnings)
 	}
 	if _, err := NewHTTPHook(HTTPHookConfig{URL: "file:///etc/passwd", ExternalHookConfig: ExternalHookConfig{Event: "PreToolUse"}}); err == nil {
 		t.Error("a file: URL was accepted")
@@ -207,5 +208,45 @@ func TestHTTPHookOnTurnEvents(t *testing.T) {
 	}
 	if srv.bodies[0]["last_assistant_message"] != "done" || srv.bodies[0]["hook_event_name"] != "Stop" {
 		t.Errorf("body = %v", srv.bodies[0])
+	}
+}
+
+// allowedHttpHookUrls match the URL the hook reaches, not its spelling:
+// dot segments (plain or percent-encoded) cannot climb out of an allowed
+// prefix, and a URL outside the list skips the hook with a warning (a
+// fail-closed one is an error: skipping it would let everything through).
+func TestHTTPHookAllowedURLsMatchTheNormalizedURL(t *testing.T) {
+	allowed := HTTPPolicy{AllowedURLs: []string{"https://policy.example.com/allowed/*"}}
+	for _, tc := range []struct {
+		url  string
+		want bool
+	}{
+		{"https://policy.example.com/allowed/check", true},
+		{"https://POLICY.example.com:443/allowed/./check", true},
+		{"https://policy.example.com/allowed/../deny", false},
+		{"https://policy.example.com/allowed/%2e%2e/deny", false},
+		{"https://policy.example.com/allowed/x/../../deny", false},
+		{"https://policy.example.com/allowed/../allowed/ok", true},
+	} {
+		_, err := newHTTPTransport(tc.url, nil, nil, allowed)
+		if got := err == nil; got != tc.want {
+			t.Errorf("%s: allowed = %v (%v), want %v", tc.url, got, err, tc.want)
+		}
+	}
+	tr, err := newHTTPTransport("https://policy.example.com/allowed/x/../check#frag", nil, nil, allowed)
+	if err != nil || tr.url != "https://policy.example.com/allowed/check" {
+		t.Errorf("the hook POSTs to %q (%v), want the normalized URL", tr.url, err)
+	}
+
+	settings := func(onFailure string) string {
+		return writeSettings(t, `{"fenixDialect": "claude", "allowedHttpHookUrls": ["https://policy.example.com/allowed/*"],
+	  "hooks": {"PreToolUse": [{"hooks": [{"type": "http", "url": "https://policy.example.com/allowed/../deny"`+onFailure+`}]}]}}`)
+	}
+	src, err := LoadSource(settings(""), LoadOptions{})
+	if err != nil || len(src.Hooks) != 0 || !strings.Contains(strings.Join(src.Warnings, "\n"), `normalized "https://policy.example.com/deny"`) {
+		t.Errorf("want the hook skipped with a warning naming the normalized URL; got %v, %d hooks, %q", err, len(src.Hooks), src.Warnings)
+	}
+	if _, err := LoadSource(settings(`, "onFailure": "block"`), LoadOptions{}); err == nil || !strings.Contains(err.Error(), "fails closed") {
+		t.Errorf("a fail-closed hook outside the list: %v, want an error", err)
 	}
 }

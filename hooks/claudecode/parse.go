@@ -3,6 +3,7 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,11 +11,12 @@ import (
 
 // settingsFile is the part of a settings file Fenix reads.
 type settingsFile struct {
-	Hooks               json.RawMessage `json:"hooks"`
-	Dialect             string          `json:"fenixDialect"`
-	DisableAllHooks     bool            `json:"disableAllHooks"`
-	AllowedHTTPHookURLs []string        `json:"allowedHttpHookUrls"`
-	Permissions         json.RawMessage `json:"permissions"`
+	Hooks               json.RawMessage   `json:"hooks"`
+	Dialect             string            `json:"fenixDialect"`
+	DisableAllHooks     bool              `json:"disableAllHooks"`
+	AllowedHTTPHookURLs []string          `json:"allowedHttpHookUrls"`
+	Env                 map[string]string `json:"env"`
+	Permissions         json.RawMessage   `json:"permissions"`
 }
 
 // ParseSource parses settings-file JSON in Claude Code's format:
@@ -59,15 +61,18 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 		src.Warnings = append(src.Warnings, fmt.Sprintf("%s: disableAllHooks is set: none of its hooks run", path))
 		return src, nil
 	}
+	src.env = file.Env
 	policy := opts.HTTPPolicy
 	if len(file.AllowedHTTPHookURLs) > 0 {
 		policy.AllowedURLs = append(append([]string(nil), policy.AllowedURLs...), file.AllowedHTTPHookURLs...)
 	}
+	pins := &pinner{src: src, store: opts.Scripts}
 	for _, g := range groups {
-		if err := src.addGroup(g, policy); err != nil {
+		if err := src.addGroup(g, policy, opts, pins); err != nil {
 			return nil, err
 		}
 	}
+	src.Scripts = pins.scripts()
 	return src, nil
 }
 
@@ -178,7 +183,7 @@ func (src *Source) warn(format string, args ...any) {
 	src.Warnings = append(src.Warnings, fmt.Sprintf(format, args...))
 }
 
-func (src *Source) addGroup(g eventGroup, policy HTTPPolicy) error {
+func (src *Source) addGroup(g eventGroup, policy HTTPPolicy, opts LoadOptions, pins *pinner) error {
 	if _, ok := eventSpecFor(src.Dialect, g.event); !ok {
 		if src.skippedEvents[g.event] {
 			return nil // one warning per event and file
@@ -206,7 +211,7 @@ func (src *Source) addGroup(g eventGroup, policy HTTPPolicy) error {
 	}
 	for hi, raw := range g.handlers {
 		where := fmt.Sprintf("%s.hooks[%d]", g.where, hi)
-		h, err := src.buildHandler(g, where, raw, policy)
+		h, err := src.buildHandler(g, where, raw, policy, opts, pins)
 		if err != nil {
 			return err
 		}
@@ -217,7 +222,7 @@ func (src *Source) addGroup(g eventGroup, policy HTTPPolicy) error {
 	return nil
 }
 
-func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage, policy HTTPPolicy) (*ExternalHook, error) {
+func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage, policy HTTPPolicy, opts LoadOptions, pins *pinner) (*ExternalHook, error) {
 	fields, err := orderedObject(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: a handler must be a JSON object: %w", where, err)
@@ -265,7 +270,7 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 		return nil, nil
 	}
 	cfg := ExternalHookConfig{Event: g.event, Matcher: g.matcher, Dialect: src.Dialect, FailClosed: failClosed,
-		Name: entry.Name, Paths: src.Paths, Source: src.Path, Async: entry.Async || entry.AsyncRewake}
+		Name: entry.Name, Paths: src.Paths, Source: src.Path, Async: entry.Async || entry.AsyncRewake, Env: src.env, Logger: opts.Logger}
 	if entry.AsyncRewake {
 		src.warn("%s: asyncRewake runs like async: there is no idle session to wake", where)
 	}
@@ -300,7 +305,12 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 			src.warn("%s: shell \"powershell\" is not available; skipped", where)
 			return nil, nil
 		}
-		h, err = NewCommandHook(CommandHookConfig{ExternalHookConfig: cfg, Command: entry.Command, Args: args, Shell: entry.Shell})
+		command, pinnedArgs, pinErr := pins.command(entry.Command, args, entry.Args != nil)
+		if pinErr != nil {
+			return nil, fmt.Errorf("%s: %w", where, pinErr)
+		}
+		h, err = NewCommandHook(CommandHookConfig{ExternalHookConfig: cfg, Command: command, Args: pinnedArgs, Shell: entry.Shell,
+			Written: entry.Command, WrittenArgs: args})
 		if err == nil {
 			src.protectCommand(entry.Command, args, entry.Args != nil)
 		}
@@ -310,6 +320,14 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 		}
 		h, err = NewHTTPHook(HTTPHookConfig{ExternalHookConfig: cfg, URL: entry.URL, Headers: entry.Headers,
 			AllowedEnvVars: entry.AllowedEnvVars, Policy: policy})
+		var notAllowed *URLNotAllowedError
+		if errors.As(err, &notAllowed) {
+			if failClosed {
+				return nil, fmt.Errorf("%s: %w, and the hook fails closed, so skipping it would let everything through", where, notAllowed)
+			}
+			src.warn("%s: %v; the hook is skipped", where, notAllowed)
+			return nil, nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)

@@ -23,16 +23,22 @@ func (src *Source) protectSource() {
 
 // protectCommand protects the files a command hook references.
 func (src *Source) protectCommand(command string, args []string, execForm bool) {
-	vars := map[string]string{"CLAUDE_PROJECT_DIR": src.Paths.ProjectDir, "FENIX_HOOKS_DIR": src.Paths.Dir}
-	if src.Paths.PluginRoot != "" {
-		vars["CLAUDE_PLUGIN_ROOT"] = src.Paths.PluginRoot
-	}
-	if src.Paths.PluginData != "" {
-		vars["CLAUDE_PLUGIN_DATA"] = src.Paths.PluginData
-	}
-	abs, rel := referencedFiles(command, args, execForm, vars)
+	abs, rel := referencedFiles(command, args, execForm, src.Paths.placeholders())
 	src.Protected = appendNew(src.Protected, abs...)
 	src.ProtectedRelative = appendNew(src.ProtectedRelative, rel...)
+}
+
+// placeholders are the path variables a settings file's commands may
+// use, as known at load; an empty $CLAUDE_PROJECT_DIR is the workspace.
+func (p HookPaths) placeholders() map[string]string {
+	vars := map[string]string{"CLAUDE_PROJECT_DIR": p.ProjectDir, "FENIX_HOOKS_DIR": p.Dir}
+	if p.PluginRoot != "" {
+		vars["CLAUDE_PLUGIN_ROOT"] = p.PluginRoot
+	}
+	if p.PluginData != "" {
+		vars["CLAUDE_PLUGIN_DATA"] = p.PluginData
+	}
+	return vars
 }
 
 func appendNew(list []string, items ...string) []string {

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -18,6 +19,13 @@ type LoadOptions struct {
 	// MCP runs mcp_tool handlers against the worker's MCP servers; nil
 	// skips them with a warning.
 	MCP MCPCaller
+	// Scripts, when set, receives a copy of every script the commands
+	// launch, and the commands run the copies (see ScriptStore). Without
+	// it the scripts are still read for the policy fingerprint but run
+	// from where they are.
+	Scripts *ScriptStore
+	// Logger is given to every hook (see ExternalHookConfig.Logger).
+	Logger *slog.Logger
 }
 
 // DialectKey is the top-level settings key that overrides dialect

@@ -51,6 +51,11 @@ type Source struct {
 	mcp MCPCaller
 	// skippedEvents are the events already warned about.
 	skippedEvents map[string]bool
+	// env is the file's "env" key, given to its command hooks.
+	env map[string]string
+	// Scripts are the files its command hooks run, as pinned at load
+	// (see ScriptStore), for the policy fingerprint.
+	Scripts []hooks.PolicySource
 }
 
 // Registered describes the source for hooks.Registry.AddSource: its
@@ -59,7 +64,7 @@ type Source struct {
 func (s *Source) Registered() hooks.Source {
 	return hooks.Source{Path: s.Path, Data: s.Data, Hooks: s.Hooks, Warnings: s.Warnings,
 		Labels:    map[string]string{"kind": string(s.Kind), "dialect": string(s.Dialect)},
-		Protected: s.Protected, ProtectedRelative: s.ProtectedRelative}
+		Protected: s.Protected, ProtectedRelative: s.ProtectedRelative, Scripts: s.Scripts}
 }
 
 // AddFile loads one hook settings file (see LoadSource) and adds its hooks

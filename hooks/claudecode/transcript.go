@@ -5,22 +5,31 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/redact"
 )
 
 // TranscriptWriter writes a session's transcript as a JSONL file in Claude
 // Code's transcript format, so hooks that read transcript_path (Stop hooks
 // checking what the agent did, PreCompact hooks saving the conversation)
 // work unchanged. One file per session under Dir, replaced atomically each
-// time it is written, so a hook never reads half a file.
+// time it is written, so a hook never reads half a file. Secrets are
+// redacted before they reach the file (Redactor), files are 0600 in a
+// 0700 directory, and Sweep deletes files past their retention.
 type TranscriptWriter struct {
 	Dir string
+	// Redactor removes secrets from every line; nil writes them as they
+	// are.
+	Redactor *redact.Redactor
 
 	mu sync.Mutex
 	// written remembers each file's content hash to skip rewriting it.
@@ -29,7 +38,10 @@ type TranscriptWriter struct {
 
 // NewTranscriptWriter creates dir if needed.
 func NewTranscriptWriter(dir string) (*TranscriptWriter, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("transcript directory %q: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("transcript directory %q: %w", dir, err)
 	}
 	return &TranscriptWriter{Dir: dir, written: map[string]string{}}, nil
@@ -49,8 +61,12 @@ func (w *TranscriptWriter) PathFor(sessionID string) string {
 // written yet) and returns its path.
 func (w *TranscriptWriter) Ensure(sessionID string) (string, error) {
 	p := w.PathFor(sessionID)
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o640)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
+		return "", fmt.Errorf("transcript %s: %w", p, err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
 		return "", fmt.Errorf("transcript %s: %w", p, err)
 	}
 	return p, f.Close()
@@ -62,6 +78,9 @@ func (w *TranscriptWriter) Write(s hooks.Session, msgs []contract.Message) (stri
 	data, err := TranscriptJSONL(s, msgs)
 	if err != nil {
 		return "", err
+	}
+	if data, err = w.redactLines(data); err != nil {
+		return "", fmt.Errorf("transcript %s: %w", p, err)
 	}
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
@@ -88,7 +107,7 @@ func (w *TranscriptWriter) Write(s hooks.Session, msgs []contract.Message) (stri
 		os.Remove(tmp.Name())
 		return "", fmt.Errorf("transcript %s: %w", p, err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o640); err != nil {
+	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
 		os.Remove(tmp.Name())
 		return "", fmt.Errorf("transcript %s: %w", p, err)
 	}
@@ -98,6 +117,62 @@ func (w *TranscriptWriter) Write(s hooks.Session, msgs []contract.Message) (stri
 	}
 	w.written[p] = hash
 	return p, nil
+}
+
+// redactLines redacts every string of every JSONL line, so a secret
+// the conversation carried (an AWS key, an sk-proj- key, a PEM block, a
+// DSN's password) never reaches a file hooks — and whoever reads the data
+// directory — can read.
+func (w *TranscriptWriter) redactLines(data []byte) ([]byte, error) {
+	if w.Redactor == nil {
+		return data, nil
+	}
+	var out bytes.Buffer
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		body := bytes.TrimSuffix(line, []byte("\n"))
+		if len(body) == 0 {
+			continue
+		}
+		red, _, err := w.Redactor.JSON(body)
+		if err != nil {
+			return nil, err
+		}
+		out.Write(red)
+		out.WriteByte('\n')
+	}
+	return out.Bytes(), nil
+}
+
+// Sweep deletes transcript files not written for maxAge (at worker start
+// and periodically): a transcript outlives its session only that long.
+// It returns how many it deleted.
+func (w *TranscriptWriter) Sweep(maxAge time.Duration, now time.Time) (int, error) {
+	entries, err := os.ReadDir(w.Dir)
+	if err != nil {
+		return 0, fmt.Errorf("transcript directory %q: %w", w.Dir, err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	deleted := 0
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".transcript-")) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || now.Sub(info.ModTime()) < maxAge {
+			continue
+		}
+		p := filepath.Join(w.Dir, name)
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+			continue
+		}
+		delete(w.written, p)
+		deleted++
+	}
+	return deleted, errors.Join(errs...)
 }
 
 // transcriptLine is one line of a Claude Code transcript.

@@ -59,6 +59,10 @@ type Config struct {
 	// HookHTTPAllow opens exceptions for http hooks' outbound rule, in
 	// FENIX_FETCH_ALLOW's format (CIDRs, IPs, host names).
 	HookHTTPAllow string
+	// TranscriptRetention is how long a transcript file hooks read
+	// (<DataDir>/transcripts) is kept after its last write
+	// (FENIX_TRANSCRIPT_RETENTION, default DefaultTranscriptRetention).
+	TranscriptRetention time.Duration
 	// AuditDSN selects the audit store: a postgres:// URL or a SQLite file
 	// (default <DataDir>/audit.db).
 	AuditDSN string
@@ -135,6 +139,9 @@ type ContextStoreConfig struct {
 
 // Worker defaults shared by the flags and by New.
 const (
+	// DefaultTranscriptRetention keeps a transcript file a week after
+	// its session last wrote it.
+	DefaultTranscriptRetention = 7 * 24 * time.Hour
 	// DefaultContextRetention keeps a shared store's blobs a day after
 	// their last use, so a run that reads its history late still finds them.
 	DefaultContextRetention = 24 * time.Hour
@@ -165,6 +172,9 @@ func (c Config) withDefaults() Config {
 	if c.Contexts.Retention == 0 {
 		c.Contexts.Retention = DefaultContextRetention
 	}
+	if c.TranscriptRetention == 0 {
+		c.TranscriptRetention = DefaultTranscriptRetention
+	}
 	if c.Contexts.GCInterval == 0 {
 		c.Contexts.GCInterval = DefaultContextGCInterval
 	}
@@ -178,6 +188,9 @@ func (c Config) Validate() error {
 	}
 	if c.Contexts.MaxBlobBytes < 0 {
 		return fmt.Errorf("FENIX_CONTEXT_MAX_BYTES=%d: want a positive number of bytes", c.Contexts.MaxBlobBytes)
+	}
+	if c.TranscriptRetention < 0 {
+		return fmt.Errorf("FENIX_TRANSCRIPT_RETENTION=%s: want a positive duration", c.TranscriptRetention)
 	}
 	if c.Contexts.Retention < 0 {
 		return fmt.Errorf("FENIX_CONTEXT_RETENTION=%s: want a positive duration", c.Contexts.Retention)
@@ -243,6 +256,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.DurationVar(&cfg.Contexts.Retention, "context-retention", env.duration("FENIX_CONTEXT_RETENTION", DefaultContextRetention), "the shared context store keeps what was stored or read within this window, whatever its runs' state (env FENIX_CONTEXT_RETENTION)")
 	fs.DurationVar(&cfg.Contexts.GCInterval, "context-gc-interval", env.duration("FENIX_CONTEXT_GC_INTERVAL", DefaultContextGCInterval), "how often this worker collects the shared context store's blobs no open run references; negative disables (env FENIX_CONTEXT_GC_INTERVAL)")
 	fs.StringVar(&cfg.InboxURL, "inbox-url", getenv("FENIX_INBOX_URL"), "approvals inbox page linked from permission_prompt notifications (env FENIX_INBOX_URL; default http://<http-addr>/inbox/)")
+	fs.DurationVar(&cfg.TranscriptRetention, "transcript-retention", env.duration("FENIX_TRANSCRIPT_RETENTION", DefaultTranscriptRetention), "delete the transcript files hooks read this long after their last write (env FENIX_TRANSCRIPT_RETENTION)")
 	fs.StringVar(&cfg.AuditDSN, "audit-dsn", getenv("FENIX_AUDIT_DSN"), "audit store: postgres://... or a SQLite file (env FENIX_AUDIT_DSN; default <data-dir>/audit.db)")
 	fs.StringVar(&cfg.Process.LogFormat, "log-format", env.or("FENIX_LOG_FORMAT", "json"), "log format: json or text (env FENIX_LOG_FORMAT)")
 	fs.StringVar(&cfg.Process.LogLevel, "log-level", env.or("FENIX_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env FENIX_LOG_LEVEL)")

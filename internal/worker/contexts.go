@@ -41,36 +41,53 @@ func (w *Worker) startContextGC() {
 	if !ok || cfg.GCInterval < 0 {
 		return
 	}
+	w.contextGC = startPeriodic(cfg.GCInterval, func(ctx context.Context) {
+		res, err := store.Collect(ctx, contextstore.GCOptions{Retention: cfg.Retention, OpenRuns: w.OpenRuns})
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			w.cfg.Logger.Warn("context store collection failed", "error", err)
+		case !res.Skipped:
+			w.cfg.Logger.Info("context store collected", "deleted_blobs", res.DeletedBlobs, "deleted_bytes", res.DeletedBytes,
+				"dropped_refs", res.DroppedRefs, "open_runs", res.OpenRuns, "duration", res.Duration)
+		}
+	})
+}
+
+func (w *Worker) stopContextGC() { w.contextGC.stop() }
+
+// periodic runs a function every interval until stopped.
+type periodic struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startPeriodic calls tick every interval (first after one interval) with
+// a context cancelled by stop.
+func startPeriodic(interval time.Duration, tick func(ctx context.Context)) *periodic {
 	ctx, cancel := context.WithCancel(context.Background())
-	w.gcStop, w.gcDone = cancel, make(chan struct{})
+	p := &periodic{cancel: cancel, done: make(chan struct{})}
 	go func() {
-		defer close(w.gcDone)
-		ticker := time.NewTicker(cfg.GCInterval)
+		defer close(p.done)
+		ticker := time.NewTicker(interval)
 		defer ticker.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-ticker.C:
-			}
-			res, err := store.Collect(ctx, contextstore.GCOptions{Retention: cfg.Retention, OpenRuns: w.OpenRuns})
-			switch {
-			case ctx.Err() != nil:
-				return
-			case err != nil:
-				w.cfg.Logger.Warn("context store collection failed", "error", err)
-			case !res.Skipped:
-				w.cfg.Logger.Info("context store collected", "deleted_blobs", res.DeletedBlobs, "deleted_bytes", res.DeletedBytes,
-					"dropped_refs", res.DroppedRefs, "open_runs", res.OpenRuns, "duration", res.Duration)
+				tick(ctx)
 			}
 		}
 	}()
+	return p
 }
 
-func (w *Worker) stopContextGC() {
-	if w.gcStop != nil {
-		w.gcStop()
-		<-w.gcDone
+// stop ends the loop and waits for a tick in progress; nil is a no-op.
+func (p *periodic) stop() {
+	if p != nil {
+		p.cancel()
+		<-p.done
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -60,6 +61,12 @@ type Worker struct {
 	gcStop     context.CancelFunc
 	gcDone     chan struct{}
 	mcp        *mcp.Manager
+	// mcpHooks lets mcp_tool hook handlers, loaded before the servers
+	// start and again on every reload, reach them.
+	mcpHooks  *mcpHookCaller
+	contextGC *periodic
+	hooks     atomic.Pointer[hooks.Registry]
+	sweeper   *periodic
 }
 
 // WorkflowRegistrar is satisfied by workers and workflow replayers.
@@ -145,8 +152,8 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	cleanup.add(func() { w.audit.Close() })
 	// Hook settings load before the MCP servers start; their mcp_tool
 	// handlers reach the servers through this once they run.
-	mcpHooks := &mcpHookCaller{}
-	hookRegistry, err := buildHooks(cfg, w.audit, mcpHooks)
+	w.mcpHooks = &mcpHookCaller{}
+	hookRegistry, err := buildHooks(cfg, w.audit, w.mcpHooks)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +162,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		return nil, err
 	}
 	cleanup.add(func() { closeContextStore(w.contexts) })
-	transcripts, err := claudecode.NewTranscriptWriter(filepath.Join(cfg.DataDir, "transcripts"))
+	transcripts, err := w.openTranscripts()
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +172,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	if w.mcp != nil {
 		cleanup.add(func() { w.mcp.Close() })
 		registry = registry.WithSources(w.mcp)
-		mcpHooks.set(w.mcp)
+		w.mcpHooks.set(w.mcp)
 	}
 	estimator := compaction.WordEstimator{}
 	return &activities.Activities{
@@ -179,6 +186,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		Logger:               cfg.Logger,
 		Skills:               catalog,
 		Hooks:                hookRegistry,
+		LiveHooks:            w.liveHooks(hookRegistry),
 		Transcripts:          transcripts,
 		Summarizers:          summarizers(cfg),
 		Model:                cfg.Model,
@@ -368,10 +376,16 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller) (*
 			return nil, fmt.Errorf("FENIX_HOOKS_HTTP_ALLOW: %w", err)
 		}
 		netPolicy.Setting = "FENIX_HOOKS_HTTP_ALLOW"
+		scripts, err := hookScriptStore(cfg)
+		if err != nil {
+			return nil, err
+		}
 		sources, err := claudecode.LoadSources(paths, claudecode.LoadOptions{
 			HTTPPolicy:    claudecode.HTTPPolicy{Net: netPolicy},
 			PluginDataDir: filepath.Join(cfg.DataDir, "plugin-data"),
 			MCP:           mcpTools,
+			Scripts:       scripts,
+			Logger:        cfg.Logger,
 		})
 		if err != nil {
 			return nil, err
@@ -408,6 +422,7 @@ func (w *Worker) Start() error {
 		return fmt.Errorf("start worker on host queue %q: %w", w.Host.Queue, err)
 	}
 	w.startContextGC()
+	w.startTranscriptSweep()
 	w.cfg.Logger.Info("fenix worker started", "task_queue", w.cfg.TaskQueue, "host_queue", w.Host.Queue, "host_id", w.Host.ID)
 	return nil
 }
@@ -424,6 +439,7 @@ func (w *Worker) Stop() {
 		w.mcp.Close()
 	}
 	w.stopContextGC()
+	w.stopTranscriptSweep()
 	if err := w.audit.Close(); err != nil {
 		w.cfg.Logger.Warn("closing the audit store failed", "error", err)
 	}

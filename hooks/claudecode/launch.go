@@ -1,0 +1,134 @@
+package claudecode
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// notStartedError is a command hook that could not start: its program or
+// script is missing or not executable (spawn failed, or the shell exited
+// 127 or 126). Claude Code's onFailure covers it: a hook with "block"
+// blocks, any other fails open; either way the worker logs it at error
+// level naming the file, since a guard that cannot start guards nothing.
+type notStartedError struct {
+	command string
+	// file is the program or script that could not be run, when known.
+	file string
+	dir  string
+	err  error
+}
+
+func (e *notStartedError) Error() string {
+	what := fmt.Sprintf("command %q could not start", e.command)
+	if e.file != "" {
+		what += fmt.Sprintf(" (%s)", e.file)
+	}
+	if e.dir != "" {
+		what += " in " + e.dir
+	}
+	if e.err != nil {
+		what += ": " + e.err.Error()
+	}
+	return what
+}
+
+func (e *notStartedError) Unwrap() error { return e.err }
+
+// File is the program or script that could not be run.
+func (e *notStartedError) File() string { return e.file }
+
+// shellNotStarted recognizes a shell's own "could not run it" exits:
+// 127 (not found) and 126 (found but not executable), with the shell's
+// message on stderr.
+func shellNotStarted(code int, stderr string) bool {
+	if code != 127 && code != 126 {
+		return false
+	}
+	s := strings.ToLower(stderr)
+	return strings.Contains(s, "not found") || strings.Contains(s, "no such file") ||
+		strings.Contains(s, "permission denied") || strings.Contains(s, "cannot execute")
+}
+
+// scriptFiles are the files a command hook runs: each simple command's
+// program when it is a path, and its arguments that name scripts (by
+// extension). Redirect targets and other paths are data, not launched,
+// so a missing one is the command's business. Relative paths resolve
+// against dir when it is set, else they are left out.
+func scriptFiles(command string, args []string, execForm bool, vars map[string]string, dir string) []string {
+	var words []string
+	if execForm {
+		for _, w := range append([]string{command}, args...) {
+			words = append(words, expandKnown(w, vars))
+		}
+		words = launchedWords(words)
+	} else {
+		file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
+		if err != nil {
+			return nil
+		}
+		syntax.Walk(file, func(n syntax.Node) bool {
+			if call, ok := n.(*syntax.CallExpr); ok {
+				var rendered []string
+				for _, w := range call.Args {
+					s, ok := renderWord(w.Parts, vars)
+					if !ok {
+						s = ""
+					}
+					rendered = append(rendered, s)
+				}
+				words = append(words, launchedWords(rendered)...)
+			}
+			return true
+		})
+	}
+	var out []string
+	for _, w := range words {
+		if !filepath.IsAbs(w) {
+			if dir == "" {
+				continue
+			}
+			w = filepath.Join(dir, w)
+		}
+		out = appendNew(out, filepath.Clean(w))
+	}
+	return out
+}
+
+// launchedWords picks the program (when it is a path) and the script
+// arguments out of one simple command's words.
+func launchedWords(words []string) []string {
+	var out []string
+	for i, w := range words {
+		if w == "" || !looksLikePath(w) {
+			continue
+		}
+		if i == 0 && strings.Contains(w, "/") || hasScriptExtension(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func hasScriptExtension(w string) bool {
+	for _, ext := range scriptExtensions {
+		if strings.HasSuffix(w, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// missingScript is the first of files that does not exist, "" if none.
+func missingScript(files []string) string {
+	for _, f := range files {
+		if _, err := os.Stat(f); errors.Is(err, os.ErrNotExist) {
+			return f
+		}
+	}
+	return ""
+}

@@ -1,0 +1,411 @@
+package claudecode
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// ScriptStore is worker-owned, content-addressed storage for the scripts
+// command hooks run, outside every workspace. At load each script a
+// settings file's commands launch is copied here together with its
+// directory (the helpers it imports come along), and the command is
+// rewritten to run the copy: what the worker runs is not what the agent
+// can write, so rewriting, hard-linking or moving the project's
+// .claude/hooks/ changes nothing until the operator reloads the hooks.
+// $CLAUDE_PROJECT_DIR still names the project, which scripts inspect.
+//
+// The store is mode 0700; each copied directory and its subdirectories
+// are 0500, its files 0400 (0500 when executable), named by the SHA-256
+// of the tree (relative names, executable bits and bytes).
+type ScriptStore struct {
+	dir string
+}
+
+// OpenScriptStore creates (or tightens) the store directory.
+func OpenScriptStore(dir string) (*ScriptStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("hook script store %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("hook script store %s: %w", dir, err)
+	}
+	return &ScriptStore{dir: dir}, nil
+}
+
+// Dir is the store's directory.
+func (s *ScriptStore) Dir() string { return s.dir }
+
+// Limits of one pinned directory: a hook's directory holds scripts, not a
+// project.
+const (
+	maxPinnedFiles = 512
+	maxPinnedBytes = 16 << 20
+)
+
+// skippedPinDirs are subdirectories not copied with a script's directory.
+var skippedPinDirs = map[string]bool{"node_modules": true, "__pycache__": true, ".git": true, "logs": true}
+
+// pinnedFile is one file of a pinned tree.
+type pinnedFile struct {
+	rel  string
+	exec bool
+	data []byte
+}
+
+// pinnedTree is a script directory as read at load.
+type pinnedTree struct {
+	// source is the directory it was read from.
+	source string
+	// launched are the files commands launch from it, always included.
+	launched []string
+	// alone is set for a script in the project's or plugin's root, copied
+	// without the rest of the root.
+	alone bool
+	files []pinnedFile
+	hash  string
+	// stored is where the copy lives; "" without a store.
+	stored string
+}
+
+// configExtensions mark files a script may read next to itself.
+var configExtensions = []string{".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".env"}
+
+// pinnable reports whether a file of a script directory is copied with
+// it: scripts and executables (what a script imports or runs) and config
+// files (what it reads); logs and other data a script writes next to
+// itself are not policy, so they are neither copied nor fingerprinted.
+func pinnable(name string, mode fs.FileMode) bool {
+	if mode&0o111 != 0 || hasScriptExtension(name) {
+		return true
+	}
+	for _, ext := range configExtensions {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// readTree reads the pinnable files of dir and the launched ones (or,
+// when alone is set, just the launched ones).
+func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
+	t := &pinnedTree{source: dir, launched: launched, alone: alone}
+	var total int
+	add := func(path string, info fs.FileInfo) error {
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("hook script %s: %w", path, err)
+		}
+		total += len(data)
+		if len(t.files) >= maxPinnedFiles || total > maxPinnedBytes {
+			return fmt.Errorf("hook script directory %s holds more than %d files or %d bytes; keep hook scripts in a directory of their own", dir, maxPinnedFiles, maxPinnedBytes)
+		}
+		t.files = append(t.files, pinnedFile{rel: filepath.ToSlash(rel), exec: info.Mode()&0o111 != 0, data: data})
+		return nil
+	}
+	if alone {
+		for _, name := range launched {
+			path := filepath.Join(dir, name)
+			info, err := os.Lstat(path)
+			if err != nil || !info.Mode().IsRegular() {
+				return nil, fmt.Errorf("hook script %s: not a regular file", path)
+			}
+			if err := add(path, info); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != dir && (strings.HasPrefix(d.Name(), ".") || skippedPinDirs[d.Name()]) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() {
+				return nil // symlinks and devices are not copied
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if rel, _ := filepath.Rel(dir, path); !pinnable(d.Name(), info.Mode()) && !slices.Contains(launched, rel) {
+				return nil
+			}
+			return add(path, info)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(t.files, func(a, b pinnedFile) int { return strings.Compare(a.rel, b.rel) })
+	h := sha256.New()
+	for _, f := range t.files {
+		mode := "-"
+		if f.exec {
+			mode = "x"
+		}
+		fmt.Fprintf(h, "%d:%s%s%d:", len(f.rel), f.rel, mode, len(f.data))
+		h.Write(f.data)
+	}
+	t.hash = hex.EncodeToString(h.Sum(nil))
+	return t, nil
+}
+
+// put copies the tree into the store, once per content.
+func (s *ScriptStore) put(t *pinnedTree) error {
+	final := filepath.Join(s.dir, t.hash[:32])
+	t.stored = final
+	if _, err := os.Stat(final); err == nil {
+		return nil
+	}
+	tmp, err := os.MkdirTemp(s.dir, ".pin-")
+	if err != nil {
+		return fmt.Errorf("hook script store: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	var dirs []string
+	for _, f := range t.files {
+		path := filepath.Join(tmp, filepath.FromSlash(f.rel))
+		if dir := filepath.Dir(path); dir != tmp {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return fmt.Errorf("hook script store: %w", err)
+			}
+			dirs = append(dirs, dir)
+		}
+		mode := os.FileMode(0o400)
+		if f.exec {
+			mode = 0o500
+		}
+		if err := os.WriteFile(path, f.data, 0o600); err != nil {
+			return fmt.Errorf("hook script store: %w", err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			return fmt.Errorf("hook script store: %w", err)
+		}
+	}
+	// Deepest first, so a parent is still writable while its children
+	// are tightened.
+	slices.SortFunc(dirs, func(a, b string) int { return len(b) - len(a) })
+	for _, d := range append(dirs, tmp) {
+		if err := os.Chmod(d, 0o500); err != nil {
+			return fmt.Errorf("hook script store: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		if _, statErr := os.Stat(final); statErr == nil {
+			return nil // another load stored the same content
+		}
+		return fmt.Errorf("hook script store: %w", err)
+	}
+	return nil
+}
+
+// pinner pins one settings file's scripts.
+type pinner struct {
+	src   *Source
+	store *ScriptStore
+	trees []*pinnedTree
+}
+
+// treeFor reads (and stores) the directory of script, once per directory
+// unless a later script of it was left out the first time.
+func (p *pinner) treeFor(script string) (*pinnedTree, error) {
+	dir, name := filepath.Dir(script), filepath.Base(script)
+	alone := dir == p.src.Paths.ProjectDir || dir == p.src.Paths.PluginRoot
+	launched := []string{name}
+	at := -1
+	for i, t := range p.trees {
+		if t.source != dir {
+			continue
+		}
+		if t.has(name) {
+			return t, nil
+		}
+		at, launched = i, append(slices.Clone(t.launched), name)
+	}
+	t, err := readTree(dir, launched, alone)
+	if err != nil {
+		return nil, err
+	}
+	if p.store != nil {
+		if err := p.store.put(t); err != nil {
+			return nil, err
+		}
+	}
+	if at >= 0 {
+		p.trees[at] = t
+	} else {
+		p.trees = append(p.trees, t)
+	}
+	return t, nil
+}
+
+func (t *pinnedTree) has(rel string) bool {
+	for _, f := range t.files {
+		if f.rel == rel {
+			return true
+		}
+	}
+	return false
+}
+
+// storedPath maps a project path into the store, when a pinned tree
+// holds it.
+func (p *pinner) storedPath(path string) (string, bool) {
+	for _, t := range p.trees {
+		rel, err := filepath.Rel(t.source, path)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") || !t.has(filepath.ToSlash(rel)) {
+			continue
+		}
+		if t.stored == "" {
+			return path, true
+		}
+		return filepath.Join(t.stored, rel), true
+	}
+	return "", false
+}
+
+// resolve turns a rendered word into an absolute path, "" when it is
+// workspace-relative (no project directory to resolve it against).
+func (p *pinner) resolve(w string) string {
+	if filepath.IsAbs(w) {
+		return filepath.Clean(w)
+	}
+	if p.src.Paths.ProjectDir == "" {
+		return ""
+	}
+	return filepath.Join(p.src.Paths.ProjectDir, w)
+}
+
+// pinLaunched reads the script a launched word names (when it exists and
+// is a regular file) into a tree.
+func (p *pinner) pinLaunched(w string) error {
+	path := p.resolve(w)
+	if path == "" {
+		return nil
+	}
+	if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
+		if err == nil || !os.IsNotExist(err) {
+			p.src.warn("%s: hook script %s is not a regular file; it is run from the project, not pinned", p.src.Path, path)
+		}
+		return nil
+	}
+	_, err := p.treeFor(path)
+	return err
+}
+
+// command pins what a command hook launches and rewrites every path word
+// inside a pinned tree to its stored copy.
+func (p *pinner) command(command string, args []string, execForm bool) (string, []string, error) {
+	vars := p.src.Paths.placeholders()
+	if execForm {
+		words := make([]string, 0, len(args)+1)
+		for _, w := range append([]string{command}, args...) {
+			words = append(words, expandKnown(w, vars))
+		}
+		for _, w := range launchedWords(words) {
+			if err := p.pinLaunched(w); err != nil {
+				return "", nil, err
+			}
+		}
+		out := slices.Clone(append([]string{command}, args...))
+		for i, w := range words {
+			if path := p.resolve(w); path != "" && looksLikePath(w) {
+				if stored, ok := p.storedPath(path); ok {
+					out[i] = stored
+				}
+			}
+		}
+		return out[0], out[1:], nil
+	}
+	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
+	if err != nil {
+		return command, args, nil // NewCommandHook runs it as written; sh reports the error
+	}
+	var calls []*syntax.CallExpr
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if call, ok := n.(*syntax.CallExpr); ok {
+			calls = append(calls, call)
+		}
+		return true
+	})
+	for _, call := range calls {
+		var rendered []string
+		for _, w := range call.Args {
+			s, _ := renderWord(w.Parts, vars)
+			rendered = append(rendered, s)
+		}
+		for _, w := range launchedWords(rendered) {
+			if err := p.pinLaunched(w); err != nil {
+				return "", nil, err
+			}
+		}
+	}
+	changed := false
+	for _, call := range calls {
+		for _, w := range call.Args {
+			s, ok := renderWord(w.Parts, vars)
+			if !ok || !looksLikePath(s) {
+				continue
+			}
+			path := p.resolve(s)
+			if path == "" {
+				continue
+			}
+			if stored, ok := p.storedPath(path); ok && stored != path && !strings.Contains(stored, "'") {
+				w.Parts = []syntax.WordPart{&syntax.SglQuoted{Value: stored}}
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return command, args, nil
+	}
+	var b strings.Builder
+	if err := syntax.NewPrinter().Print(&b, file); err != nil {
+		return "", nil, fmt.Errorf("rewriting command %q to its pinned scripts: %w", command, err)
+	}
+	return strings.TrimSuffix(b.String(), "\n"), args, nil
+}
+
+// scripts lists every pinned file for the policy fingerprint: named
+// relative to the project or plugin root (else as found), so the same
+// scripts deployed elsewhere are the same policy.
+func (p *pinner) scripts() []hooks.PolicySource {
+	var out []hooks.PolicySource
+	root := p.src.Paths.ProjectDir
+	if root == "" {
+		root = p.src.Paths.PluginRoot
+	}
+	if root == "" {
+		root = p.src.Paths.Dir
+	}
+	for _, t := range p.trees {
+		for _, f := range t.files {
+			name := filepath.Join(t.source, filepath.FromSlash(f.rel))
+			if rel, err := filepath.Rel(root, name); err == nil && !strings.HasPrefix(rel, "..") {
+				name = filepath.ToSlash(rel)
+			}
+			out = append(out, hooks.PolicySource{Path: name, Data: f.data, Script: true})
+		}
+	}
+	return out
+}

@@ -1,0 +1,29 @@
+//go:build unix && !linux
+
+package claudecode
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// processTree on other Unix systems is the command's process group; see
+// tree_linux.go for the whole-tree kill (cgroup or marker).
+type processTree struct{ cmd *exec.Cmd }
+
+func newProcessTree(cmd *exec.Cmd) *processTree {
+	t := &processTree{cmd: cmd}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { t.kill(); return nil }
+	return t
+}
+
+func (t *processTree) mechanism() string { return "process group" }
+
+func (t *processTree) kill() {
+	if t.cmd.Process != nil {
+		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+func (t *processTree) close() { t.kill() }

@@ -1,0 +1,21 @@
+//go:build !unix
+
+package claudecode
+
+import "os/exec"
+
+// processTree on other platforms is the process exec starts; see
+// tree_linux.go for the whole-tree kill.
+type processTree struct{ cmd *exec.Cmd }
+
+func newProcessTree(cmd *exec.Cmd) *processTree { return &processTree{cmd: cmd} }
+
+func (t *processTree) mechanism() string { return "process" }
+
+func (t *processTree) kill() {
+	if t.cmd.Process != nil {
+		_ = t.cmd.Process.Kill()
+	}
+}
+
+func (t *processTree) close() { t.kill() }

@@ -1,0 +1,246 @@
+package integration
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/worker"
+)
+
+// guardedProject is a project whose PreToolUse guard is a shell script
+// that sources a helper next to it, as real guards import theirs. It
+// fails open when it breaks (no onFailure), like most guards in the wild;
+// it records what it saw of the worker's environment and leaves a
+// detached grandchild behind on every run. A second guard, for writes,
+// names a script that does not exist and fails closed. An http hook
+// outside allowedHttpHookUrls (after normalization) must be skipped.
+func guardedProject(t *testing.T) string {
+	t.Helper()
+	project := filepath.Join(t.TempDir(), "project")
+	hooksDir := filepath.Join(project, ".claude", "hooks")
+	require.NoError(t, os.MkdirAll(hooksDir, 0o755))
+	files := map[string]string{
+		"lib.sh": `deny() { echo "project policy: $1 is not allowed" >&2; exit 2; }`,
+		"guard.sh": `. "$(dirname "$0")/lib.sh"
+printf '%s' "${FENIX_OPENAI_API_KEY:-unset}" > "$CLAUDE_PROJECT_DIR/key-seen.txt"
+setsid sleep 1000 >/dev/null 2>&1 < /dev/null &
+echo "$!" >> "$CLAUDE_PROJECT_DIR/hook-pids.txt"
+if grep -q 'rm -rf'; then deny "rm -rf"; fi
+exit 0`,
+	}
+	for name, body := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(hooksDir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+	}
+	settings := `{
+  "env": {"PROJECT_STAGE": "dev"},
+  "allowedHttpHookUrls": ["http://127.0.0.1:9/allowed/*"],
+  "hooks": {"PreToolUse": [
+    {"matcher": "Bash", "hooks": [
+      {"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"},
+      {"type": "http", "url": "http://127.0.0.1:9/allowed/../deny"}
+    ]},
+    {"matcher": "Write", "hooks": [
+      {"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/write-guard.sh", "onFailure": "block", "if": "Write(src/**)"}
+    ]}
+  ]}
+}`
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(project, "README.md"), []byte("# guarded\n"), 0o644))
+	return project
+}
+
+// Issue 16: what the worker runs as a hook is not what the agent can
+// write. The agent rewrites the guard through a hard link, overwrites the
+// guard and its helper, and moves .claude away — through the governed
+// tools, on the dev server — and the guard keeps blocking; only an
+// explicit reload takes the change, and the policy fingerprint says so.
+// The hooks never see the worker's secrets, their detached descendants
+// die with them, a guard that cannot start blocks (onFailure) and is
+// logged at error level naming its file, and an http hook outside
+// allowedHttpHookUrls is skipped with a warning.
+func TestHookScriptsAreWorkerOwned(t *testing.T) {
+	t.Setenv("FENIX_OPENAI_API_KEY", "sk-proj-worker-secret-0123456789")
+	project := guardedProject(t)
+	logs := &lockedBuffer{}
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	tools := []string{"exec_command", "workspace_write", "workspace_read"}
+	seq := 0
+	run := func(t *testing.T, tool string, args map[string]any) contract.Result {
+		t.Helper()
+		seq++
+		name := fmt.Sprintf("step-%d", seq)
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args}, tools...)
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
+	exec := func(t *testing.T, command string) contract.Result {
+		t.Helper()
+		return run(t, "exec_command", map[string]any{"command_line": command})
+	}
+	requireBlocked := func(t *testing.T, when string) string {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+		res := exec(t, "rm -rf ./scratch")
+		require.Equal(t, contract.StatusFailed, res.Status, "%s: rm -rf ran: %+v", when, res.Output)
+		require.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%s: %+v", when, res.Error)
+		assert.Contains(t, res.Error.LastErrorSummary, "project policy: rm -rf is not allowed", when)
+		assert.DirExists(t, filepath.Join(project, "scratch"), when)
+		pre, ok := traceEntry(res, "pre_tool_use")
+		require.True(t, ok)
+		fp, _ := pre.Get("policy_fingerprint").(string)
+		return fp
+	}
+
+	fingerprint := requireBlocked(t, "before any tampering")
+	require.NotEmpty(t, fingerprint)
+	assertHookDescendantsGone(t, project)
+
+	t.Run("hard link to the guard, then rewrite the link", func(t *testing.T) {
+		res := exec(t, "ln .claude/hooks/guard.sh notes.txt")
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		res = run(t, "workspace_write", map[string]any{"path": "notes.txt", "content": "#!/bin/sh\nexit 0\n"})
+		t.Logf("workspace_write through the hard link: %s %v", res.Status, res.Error)
+		_ = os.Remove(filepath.Join(project, "notes.txt"))
+		assert.Equal(t, fingerprint, requireBlocked(t, "after rewriting the guard through a hard link"))
+	})
+	t.Run("overwrite the guard and its helper through exec_command", func(t *testing.T) {
+		for _, f := range []string{"guard.sh", "lib.sh"} {
+			res := exec(t, "echo x > .claude/hooks/"+f)
+			require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		}
+		assert.Equal(t, fingerprint, requireBlocked(t, "after overwriting the guard"))
+	})
+	t.Run("move .claude away", func(t *testing.T) {
+		res := exec(t, "mv .claude .claude2")
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		assert.Equal(t, fingerprint, requireBlocked(t, "after mv .claude .claude2"))
+		_, err := w.ReloadHooks()
+		require.Error(t, err, "a reload without the settings file fails and keeps the loaded policy")
+		assert.Equal(t, fingerprint, requireBlocked(t, "after a failed reload"))
+	})
+	t.Run("an explicit reload takes the change, with a new fingerprint", func(t *testing.T) {
+		require.NoError(t, os.Rename(filepath.Join(project, ".claude2"), filepath.Join(project, ".claude")))
+		newFP, err := w.ReloadHooks()
+		require.NoError(t, err)
+		require.NotEmpty(t, newFP)
+		assert.Contains(t, logs.String(), "hook policy reloaded")
+		assert.Contains(t, logs.String(), "policy_fingerprint="+newFP)
+		// The operator reloaded the broken guard: it now fails open, as
+		// Claude Code's would, under the new fingerprint.
+		require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+		res := exec(t, "rm -rf ./scratch")
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		pre, _ := traceEntry(res, "pre_tool_use")
+		assert.NotEqual(t, fingerprint, pre.Get("policy_fingerprint"), "the verdict records the reloaded policy")
+	})
+
+	t.Run("hooks do not see the worker's secrets", func(t *testing.T) {
+		seen, err := os.ReadFile(filepath.Join(project, "key-seen.txt"))
+		require.NoError(t, err)
+		assert.Equal(t, "unset", string(seen))
+	})
+	t.Run("a hook's detached descendants die with it", func(t *testing.T) { assertHookDescendantsGone(t, project) })
+	t.Run("a guard that cannot start blocks and is logged at error level", func(t *testing.T) {
+		res := run(t, "workspace_write", map[string]any{"path": "src/app.txt", "content": "hi"})
+		require.Equal(t, contract.StatusFailed, res.Status)
+		assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType)
+		assert.Contains(t, res.Error.LastErrorSummary, "could not start")
+		assert.NoFileExists(t, filepath.Join(project, "src", "app.txt"))
+		missing := filepath.Join(project, ".claude", "hooks", "write-guard.sh")
+		var logged bool
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, "level=ERROR") && strings.Contains(line, "could not start") && strings.Contains(line, "file="+missing) {
+				logged = true
+			}
+		}
+		assert.True(t, logged, "no error-level log line names %s:\n%s", missing, logs.String())
+	})
+	t.Run("an http hook outside allowedHttpHookUrls is skipped with a warning", func(t *testing.T) {
+		var warned bool
+		for _, src := range w.Activities.LiveHooks.Load().Sources() {
+			for _, warning := range src.Warnings {
+				warned = warned || strings.Contains(warning, `normalized "http://127.0.0.1:9/deny"`)
+			}
+		}
+		assert.True(t, warned, "no warning about the http hook outside allowedHttpHookUrls")
+	})
+}
+
+// assertHookDescendantsGone checks that every setsid sleep the guard
+// started has exited.
+func assertHookDescendantsGone(t *testing.T, project string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(project, "hook-pids.txt"))
+	require.NoError(t, err)
+	pids := strings.Fields(string(raw))
+	require.NotEmpty(t, pids)
+	for _, p := range pids {
+		pid, err := strconv.Atoi(p)
+		require.NoError(t, err)
+		assert.Eventually(t, func() bool { return processGoneOrZombie(pid) }, 5*time.Second, 20*time.Millisecond,
+			"the hook's setsid sleep (pid %d) outlived the hook", pid)
+	}
+}
+
+// processGoneOrZombie reports whether pid has exited.
+func processGoneOrZombie(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// Secrets in the conversation never reach the transcript files hooks
+// read, and those files are the worker's alone.
+func TestTranscriptFilesAreRedactedAndPrivate(t *testing.T) {
+	project := guardedProject(t)
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	key := "sk-proj-" + strings.Repeat("Qw3_", 10)
+	a := assignment("transcript", map[string]any{"call_id": "c1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "ls"}}, "exec_command")
+	a["workspace_root"] = project
+	a["context_messages"] = []map[string]any{
+		{"role": "user", "content": "deploy with AKIAIOSFODNN7EXAMPLE, " + key + " and postgres://app:Sup3rS3cret@db/app; PWD=/home/me"},
+	}
+	res, _ := runAssignment(t, w.queue, a)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	files, err := filepath.Glob(filepath.Join(w.dataDir, "transcripts", "*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "the guard's event named a transcript file")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, secret := range []string{"AKIAIOSFODNN7EXAMPLE", key, "Sup3rS3cret"} {
+			assert.NotContains(t, string(raw), secret, f)
+		}
+		assert.Contains(t, string(raw), "PWD=/home/me", "PWD is not a secret")
+		info, err := os.Stat(f)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), f)
+	}
+}

@@ -1,0 +1,64 @@
+package worker
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/hooks/claudecode"
+)
+
+// hookScriptStore is where the worker keeps the copies of the hook
+// scripts it runs: <DataDir>/hook-scripts, which must lie outside every
+// workspace the agent can write. Without a data directory (policy-diff)
+// the scripts are read for the fingerprint but not copied.
+func hookScriptStore(cfg Config) (*claudecode.ScriptStore, error) {
+	if cfg.DataDir == "" {
+		return nil, nil
+	}
+	dir, err := filepath.Abs(filepath.Join(cfg.DataDir, "hook-scripts"))
+	if err != nil {
+		return nil, err
+	}
+	for _, base := range append([]string{cfg.DefaultWorkspaceRoot}, cfg.WorkspaceBases...) {
+		if base == "" {
+			continue
+		}
+		abs, err := filepath.Abs(base)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(abs, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return nil, fmt.Errorf("hook script store %s is inside workspace %s, where the agent could rewrite the hooks: set FENIX_DATA_DIR outside every workspace", dir, abs)
+		}
+	}
+	return claudecode.OpenScriptStore(dir)
+}
+
+// liveHooks publishes the registry the activities read, so ReloadHooks
+// can replace it while they run.
+func (w *Worker) liveHooks(r *hooks.Registry) *atomic.Pointer[hooks.Registry] {
+	w.hooks.Store(r)
+	w.cfg.Logger.Info("hook policy loaded", "policy_fingerprint", r.PolicyFingerprint(nil), "sources", len(r.Sources()))
+	return &w.hooks
+}
+
+// ReloadHooks re-reads the hook settings files and the scripts they run
+// (pinning fresh copies) and swaps the new registry in for the next hook
+// call; calls in flight finish under the old one. It is the only way a
+// change on disk takes effect: the worker calls it on SIGHUP. The new
+// policy fingerprint is logged; on error the loaded policy stays.
+func (w *Worker) ReloadHooks() (fingerprint string, err error) {
+	r, err := buildHooks(w.cfg, w.audit, w.mcpHooks)
+	if err != nil {
+		w.cfg.Logger.Error("hook reload failed; the loaded hook policy stays", "error", err)
+		return "", err
+	}
+	old := w.hooks.Swap(r)
+	fingerprint = r.PolicyFingerprint(nil)
+	w.cfg.Logger.Info("hook policy reloaded", "policy_fingerprint", fingerprint,
+		"previous_fingerprint", old.PolicyFingerprint(nil), "sources", len(r.Sources()))
+	return fingerprint, nil
+}
