@@ -125,6 +125,8 @@ type Registry struct {
 	policy  []PolicySource // hook settings files as read, for PolicyFingerprint
 	now     func() time.Time
 	logf    LogFunc
+	// concurrency bounds how many ConcurrentHooks of one event run at once.
+	concurrency int
 }
 
 type entry struct {
@@ -145,7 +147,7 @@ func WithLogger(logf LogFunc) Option { return func(r *Registry) { r.logf = logf 
 
 // NewRegistry returns an empty registry.
 func NewRegistry(opts ...Option) *Registry {
-	r := &Registry{now: time.Now}
+	r := &Registry{now: time.Now, concurrency: DefaultConcurrency}
 	for _, o := range opts {
 		o(r)
 	}
@@ -224,18 +226,21 @@ func failedClosedReason(name string, p any) string {
 func (r *Registry) runAll(ctx context.Context, ev Event, payload any, call func(AgentHook) error) Summary {
 	s := Summary{Event: ev, Decisions: []HookDecision{}}
 	var collected feedback
-	for _, e := range r.subscribers(ev) {
-		var fb Feedback
-		_, d := invoke(r, e, ev,
-			func() (struct{}, error) {
-				if fh, ok := e.hook.(FeedbackHook); ok {
-					var err error
-					fb, err = fh.Feedback(ctx, payload)
-					return struct{}{}, err
-				}
-				return struct{}{}, call(e.hook)
-			},
-			func(any) struct{} { return struct{}{} })
+	subs := r.subscribers(ev)
+	run := newRunner(r, subs, func(e entry) func() (Feedback, HookDecision) {
+		return func() (Feedback, HookDecision) {
+			return invoke(r, e, ev,
+				func() (Feedback, error) {
+					if fh, ok := e.hook.(FeedbackHook); ok {
+						return fh.Feedback(ctx, payload)
+					}
+					return Feedback{}, call(e.hook)
+				},
+				func(any) Feedback { return Feedback{} })
+		}
+	})
+	for i, e := range subs {
+		fb, d := run.get(i)
 		d.Kind = KindRan
 		d.Reason = strings.Join(collected.take(e.name, fb.AdditionalContext, fb.Halt), ", ")
 		s.Decisions = append(s.Decisions, d)

@@ -25,15 +25,22 @@ type UserPromptSubmitResult struct {
 func (r *Registry) RunUserPromptSubmit(ctx context.Context, ev UserPromptSubmitEvent) UserPromptSubmitResult {
 	res := UserPromptSubmitResult{Decisions: []HookDecision{}}
 	var contexts []string
-	for _, e := range r.subscribers(EventUserPromptSubmit) {
-		action, d := invoke(r, e, EventUserPromptSubmit,
-			func() (PromptAction, error) { return e.hook.UserPromptSubmit(ctx, ev) },
-			func(p any) PromptAction {
-				if e.failClosed {
-					return PromptAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
-				}
-				return PromptAction{Kind: KindContinue}
-			})
+	subs := r.subscribers(EventUserPromptSubmit)
+	run := newRunner(r, subs, func(e entry) func() (PromptAction, HookDecision) {
+		return func() (PromptAction, HookDecision) {
+			return invoke(r, e, EventUserPromptSubmit,
+				func() (PromptAction, error) { return e.hook.UserPromptSubmit(ctx, ev) },
+				func(p any) PromptAction {
+					if e.failClosed {
+						return PromptAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
+					}
+					return PromptAction{Kind: KindContinue}
+				})
+		}
+	})
+	defer run.wait()
+	for i, e := range subs {
+		action, d := run.get(i)
 		if action.AdditionalContext != "" {
 			contexts = append(contexts, action.AdditionalContext)
 		}
@@ -89,15 +96,21 @@ func (r *Registry) RunStop(ctx context.Context, ev StopEvent) StopResult {
 	res := StopResult{Decisions: []HookDecision{}}
 	var reasons []string
 	var fb feedback
-	for _, e := range r.subscribers(EventStop) {
-		action, d := invoke(r, e, EventStop,
-			func() (StopAction, error) { return e.hook.Stop(ctx, ev) },
-			func(p any) StopAction {
-				if e.failClosed {
-					return StopAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
-				}
-				return StopAction{Kind: KindContinue}
-			})
+	subs := r.subscribers(EventStop)
+	run := newRunner(r, subs, func(e entry) func() (StopAction, HookDecision) {
+		return func() (StopAction, HookDecision) {
+			return invoke(r, e, EventStop,
+				func() (StopAction, error) { return e.hook.Stop(ctx, ev) },
+				func(p any) StopAction {
+					if e.failClosed {
+						return StopAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
+					}
+					return StopAction{Kind: KindContinue}
+				})
+		}
+	})
+	for i, e := range subs {
+		action, d := run.get(i)
 		d.Kind = kindOr(action.Kind, KindContinue)
 		var notes []string
 		switch d.Kind {
@@ -144,17 +157,24 @@ type PostToolBatchResult struct {
 func (r *Registry) RunPostToolBatch(ctx context.Context, ev PostToolBatchEvent) PostToolBatchResult {
 	res := PostToolBatchResult{Decisions: []HookDecision{}}
 	var contexts []string
-	for _, e := range r.subscribers(EventPostToolBatch) {
+	subs := r.subscribers(EventPostToolBatch)
+	run := newRunner(r, subs, func(e entry) func() (BatchAction, HookDecision) {
 		hookEv := ev
 		hookEv.Calls = cloneCalls(ev.Calls)
-		action, d := invoke(r, e, EventPostToolBatch,
-			func() (BatchAction, error) { return e.hook.PostToolBatch(ctx, hookEv) },
-			func(p any) BatchAction {
-				if e.failClosed {
-					return BatchAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
-				}
-				return BatchAction{Kind: KindContinue}
-			})
+		return func() (BatchAction, HookDecision) {
+			return invoke(r, e, EventPostToolBatch,
+				func() (BatchAction, error) { return e.hook.PostToolBatch(ctx, hookEv) },
+				func(p any) BatchAction {
+					if e.failClosed {
+						return BatchAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
+					}
+					return BatchAction{Kind: KindContinue}
+				})
+		}
+	})
+	defer run.wait()
+	for i, e := range subs {
+		action, d := run.get(i)
 		if action.AdditionalContext != "" {
 			contexts = append(contexts, action.AdditionalContext)
 			d.Reason = "added context"
@@ -193,12 +213,18 @@ type PermissionDeniedResult struct {
 func (r *Registry) RunPermissionDenied(ctx context.Context, ev PermissionDeniedEvent) PermissionDeniedResult {
 	res := PermissionDeniedResult{Decisions: []HookDecision{}}
 	var contexts []string
-	for _, e := range r.subscribers(EventPermissionDenied) {
+	subs := r.subscribers(EventPermissionDenied)
+	run := newRunner(r, subs, func(e entry) func() (DeniedAction, HookDecision) {
 		hookEv := ev
 		hookEv.ToolInput = CloneArgs(ev.ToolInput)
-		action, d := invoke(r, e, EventPermissionDenied,
-			func() (DeniedAction, error) { return e.hook.PermissionDenied(ctx, hookEv) },
-			func(any) DeniedAction { return DeniedAction{} })
+		return func() (DeniedAction, HookDecision) {
+			return invoke(r, e, EventPermissionDenied,
+				func() (DeniedAction, error) { return e.hook.PermissionDenied(ctx, hookEv) },
+				func(any) DeniedAction { return DeniedAction{} })
+		}
+	})
+	for i, e := range subs {
+		action, d := run.get(i)
 		d.Kind = KindRan
 		if action.Retry {
 			d.Reason = "retry"
