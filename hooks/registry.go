@@ -226,19 +226,14 @@ func failedClosedReason(name string, p any) string {
 func (r *Registry) runAll(ctx context.Context, ev Event, payload any, call func(AgentHook) error) Summary {
 	s := Summary{Event: ev, Decisions: []HookDecision{}}
 	var collected feedback
-	subs := r.subscribers(ev)
-	run := newRunner(r, subs, func(e entry) func() (Feedback, HookDecision) {
-		return func() (Feedback, HookDecision) {
-			return invoke(r, e, ev,
-				func() (Feedback, error) {
-					if fh, ok := e.hook.(FeedbackHook); ok {
-						return fh.Feedback(ctx, payload)
-					}
-					return Feedback{}, call(e.hook)
-				},
-				func(any) Feedback { return Feedback{} })
+	subs, run := runHooks(r, ev, func(e entry) func() (Feedback, error) {
+		return func() (Feedback, error) {
+			if fh, ok := e.hook.(FeedbackHook); ok {
+				return fh.Feedback(ctx, payload)
+			}
+			return Feedback{}, call(e.hook)
 		}
-	})
+	}, func(entry, any) Feedback { return Feedback{} })
 	for i, e := range subs {
 		fb, d := run.get(i)
 		d.Kind = KindRan

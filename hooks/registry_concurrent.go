@@ -33,17 +33,32 @@ type hookRun[T any] struct {
 // runner hands a Run method its subscribers' answers in registration
 // order. start is called on the Run method's goroutine when a hook is due
 // to start: it snapshots the event as it stands and returns the call that
-// runs the hook (possibly on another goroutine).
+// runs the hook (possibly on another goroutine); onPanic is the hook's
+// answer when that call panics.
 type runner[T any] struct {
-	r     *Registry
-	subs  []entry
-	start func(e entry) func() (T, HookDecision)
-	runs  []hookRun[T]
-	done  []chan struct{}
+	r       *Registry
+	ev      Event
+	subs    []entry
+	start   func(e entry) func() (T, error)
+	onPanic func(e entry, p any) T
+	runs    []hookRun[T]
+	done    []chan struct{}
 }
 
-func newRunner[T any](r *Registry, subs []entry, start func(e entry) func() (T, HookDecision)) *runner[T] {
-	return &runner[T]{r: r, subs: subs, start: start, runs: make([]hookRun[T], len(subs)), done: make([]chan struct{}, len(subs))}
+// runHooks prepares the subscribers of ev to run.
+func runHooks[T any](r *Registry, ev Event, start func(e entry) func() (T, error), onPanic func(e entry, p any) T) ([]entry, *runner[T]) {
+	subs := r.subscribers(ev)
+	return subs, &runner[T]{r: r, ev: ev, subs: subs, start: start, onPanic: onPanic,
+		runs: make([]hookRun[T], len(subs)), done: make([]chan struct{}, len(subs))}
+}
+
+// call starts subscriber j and returns the function that runs it.
+func (x *runner[T]) call(j int) func() (T, HookDecision) {
+	e := x.subs[j]
+	call := x.start(e)
+	return func() (T, HookDecision) {
+		return invoke(x.r, e, x.ev, call, func(p any) T { return x.onPanic(e, p) })
+	}
 }
 
 // get returns the answer of subscriber i; ask for them in order.
@@ -66,13 +81,13 @@ func (x *runner[T]) launch(i int) {
 	}
 	if end == i+1 {
 		x.done[i] = make(chan struct{})
-		x.runs[i].out, x.runs[i].d = x.start(x.subs[i])()
+		x.runs[i].out, x.runs[i].d = x.call(i)()
 		close(x.done[i])
 		return
 	}
 	slots := make(chan struct{}, x.r.concurrency)
 	for j := i; j < end; j++ {
-		call := x.start(x.subs[j])
+		call := x.call(j)
 		done := make(chan struct{})
 		x.done[j] = done
 		go func(j int) {
@@ -90,5 +105,16 @@ func (x *runner[T]) wait() {
 		if d != nil {
 			<-d
 		}
+	}
+}
+
+// failClosedOr is a hook's answer when it panics: closed, with a reason
+// naming the hook, when the hook fails closed, else open.
+func failClosedOr[T any](closed func(reason string) T, open T) func(entry, any) T {
+	return func(e entry, p any) T {
+		if e.failClosed {
+			return closed(failedClosedReason(e.name, p))
+		}
+		return open
 	}
 }

@@ -32,21 +32,11 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 		res.AdditionalContext = strings.Join(contexts, "\n")
 		return res
 	}
-	subs := r.subscribers(EventPreToolUse)
-	run := newRunner(r, subs, func(e entry) func() (PreToolUseAction, HookDecision) {
+	subs, run := runHooks(r, EventPreToolUse, func(e entry) func() (PreToolUseAction, error) {
 		hookEv := ev
 		hookEv.ToolInput = CloneArgs(res.FinalArgs)
-		return func() (PreToolUseAction, HookDecision) {
-			return invoke(r, e, EventPreToolUse,
-				func() (PreToolUseAction, error) { return e.hook.PreToolUse(ctx, hookEv) },
-				func(p any) PreToolUseAction {
-					if e.failClosed {
-						return Block(failedClosedReason(e.name, p))
-					}
-					return Continue()
-				})
-		}
-	})
+		return func() (PreToolUseAction, error) { return e.hook.PreToolUse(ctx, hookEv) }
+	}, failClosedOr(Block, Continue()))
 	defer run.wait()
 	for i, e := range subs {
 		action, d := run.get(i)
@@ -160,17 +150,12 @@ func (f *feedback) context() string { return strings.Join(f.contexts, "\n") }
 func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) PostToolUseResult {
 	res := PostToolUseResult{FinalContent: ev.Content, Decisions: []HookDecision{}}
 	var fb feedback
-	subs := r.subscribers(EventPostToolUse)
-	run := newRunner(r, subs, func(e entry) func() (PostToolUseAction, HookDecision) {
+	subs, run := runHooks(r, EventPostToolUse, func(e entry) func() (PostToolUseAction, error) {
 		hookEv := ev
 		hookEv.Content = res.FinalContent
 		hookEv.ToolInput = CloneArgs(ev.ToolInput)
-		return func() (PostToolUseAction, HookDecision) {
-			return invoke(r, e, EventPostToolUse,
-				func() (PostToolUseAction, error) { return e.hook.PostToolUse(ctx, hookEv) },
-				func(any) PostToolUseAction { return KeepOutput() })
-		}
-	})
+		return func() (PostToolUseAction, error) { return e.hook.PostToolUse(ctx, hookEv) }
+	}, func(entry, any) PostToolUseAction { return KeepOutput() })
 	for i, e := range subs {
 		action, d := run.get(i)
 		kind := action.kind()
@@ -200,21 +185,11 @@ func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) Post
 // chain; otherwise the first allow wins; otherwise the result is NoOpinion.
 func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionRequestEvent) PermissionRequestResult {
 	res := PermissionRequestResult{Decision: NoOpinion(), Decisions: []HookDecision{}}
-	subs := r.subscribers(EventPermissionRequest)
-	run := newRunner(r, subs, func(e entry) func() (PermissionDecision, HookDecision) {
+	subs, run := runHooks(r, EventPermissionRequest, func(e entry) func() (PermissionDecision, error) {
 		hookEv := ev
 		hookEv.ToolInput = CloneArgs(ev.ToolInput)
-		return func() (PermissionDecision, HookDecision) {
-			return invoke(r, e, EventPermissionRequest,
-				func() (PermissionDecision, error) { return e.hook.PermissionRequest(ctx, hookEv) },
-				func(p any) PermissionDecision {
-					if e.failClosed {
-						return Deny(failedClosedReason(e.name, p))
-					}
-					return NoOpinion()
-				})
-		}
-	})
+		return func() (PermissionDecision, error) { return e.hook.PermissionRequest(ctx, hookEv) }
+	}, failClosedOr(Deny, NoOpinion()))
 	defer run.wait()
 	for i, e := range subs {
 		decision, d := run.get(i)

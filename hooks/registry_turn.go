@@ -25,19 +25,9 @@ type UserPromptSubmitResult struct {
 func (r *Registry) RunUserPromptSubmit(ctx context.Context, ev UserPromptSubmitEvent) UserPromptSubmitResult {
 	res := UserPromptSubmitResult{Decisions: []HookDecision{}}
 	var contexts []string
-	subs := r.subscribers(EventUserPromptSubmit)
-	run := newRunner(r, subs, func(e entry) func() (PromptAction, HookDecision) {
-		return func() (PromptAction, HookDecision) {
-			return invoke(r, e, EventUserPromptSubmit,
-				func() (PromptAction, error) { return e.hook.UserPromptSubmit(ctx, ev) },
-				func(p any) PromptAction {
-					if e.failClosed {
-						return PromptAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
-					}
-					return PromptAction{Kind: KindContinue}
-				})
-		}
-	})
+	subs, run := runHooks(r, EventUserPromptSubmit, func(e entry) func() (PromptAction, error) {
+		return func() (PromptAction, error) { return e.hook.UserPromptSubmit(ctx, ev) }
+	}, failClosedOr(func(reason string) PromptAction { return PromptAction{Kind: KindBlock, Reason: reason} }, PromptAction{Kind: KindContinue}))
 	defer run.wait()
 	for i, e := range subs {
 		action, d := run.get(i)
@@ -96,19 +86,9 @@ func (r *Registry) RunStop(ctx context.Context, ev StopEvent) StopResult {
 	res := StopResult{Decisions: []HookDecision{}}
 	var reasons []string
 	var fb feedback
-	subs := r.subscribers(EventStop)
-	run := newRunner(r, subs, func(e entry) func() (StopAction, HookDecision) {
-		return func() (StopAction, HookDecision) {
-			return invoke(r, e, EventStop,
-				func() (StopAction, error) { return e.hook.Stop(ctx, ev) },
-				func(p any) StopAction {
-					if e.failClosed {
-						return StopAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
-					}
-					return StopAction{Kind: KindContinue}
-				})
-		}
-	})
+	subs, run := runHooks(r, EventStop, func(e entry) func() (StopAction, error) {
+		return func() (StopAction, error) { return e.hook.Stop(ctx, ev) }
+	}, failClosedOr(func(reason string) StopAction { return StopAction{Kind: KindBlock, Reason: reason} }, StopAction{Kind: KindContinue}))
 	for i, e := range subs {
 		action, d := run.get(i)
 		d.Kind = kindOr(action.Kind, KindContinue)
@@ -157,21 +137,11 @@ type PostToolBatchResult struct {
 func (r *Registry) RunPostToolBatch(ctx context.Context, ev PostToolBatchEvent) PostToolBatchResult {
 	res := PostToolBatchResult{Decisions: []HookDecision{}}
 	var contexts []string
-	subs := r.subscribers(EventPostToolBatch)
-	run := newRunner(r, subs, func(e entry) func() (BatchAction, HookDecision) {
+	subs, run := runHooks(r, EventPostToolBatch, func(e entry) func() (BatchAction, error) {
 		hookEv := ev
 		hookEv.Calls = cloneCalls(ev.Calls)
-		return func() (BatchAction, HookDecision) {
-			return invoke(r, e, EventPostToolBatch,
-				func() (BatchAction, error) { return e.hook.PostToolBatch(ctx, hookEv) },
-				func(p any) BatchAction {
-					if e.failClosed {
-						return BatchAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
-					}
-					return BatchAction{Kind: KindContinue}
-				})
-		}
-	})
+		return func() (BatchAction, error) { return e.hook.PostToolBatch(ctx, hookEv) }
+	}, failClosedOr(func(reason string) BatchAction { return BatchAction{Kind: KindBlock, Reason: reason} }, BatchAction{Kind: KindContinue}))
 	defer run.wait()
 	for i, e := range subs {
 		action, d := run.get(i)
@@ -213,16 +183,11 @@ type PermissionDeniedResult struct {
 func (r *Registry) RunPermissionDenied(ctx context.Context, ev PermissionDeniedEvent) PermissionDeniedResult {
 	res := PermissionDeniedResult{Decisions: []HookDecision{}}
 	var contexts []string
-	subs := r.subscribers(EventPermissionDenied)
-	run := newRunner(r, subs, func(e entry) func() (DeniedAction, HookDecision) {
+	subs, run := runHooks(r, EventPermissionDenied, func(e entry) func() (DeniedAction, error) {
 		hookEv := ev
 		hookEv.ToolInput = CloneArgs(ev.ToolInput)
-		return func() (DeniedAction, HookDecision) {
-			return invoke(r, e, EventPermissionDenied,
-				func() (DeniedAction, error) { return e.hook.PermissionDenied(ctx, hookEv) },
-				func(any) DeniedAction { return DeniedAction{} })
-		}
-	})
+		return func() (DeniedAction, error) { return e.hook.PermissionDenied(ctx, hookEv) }
+	}, func(entry, any) DeniedAction { return DeniedAction{} })
 	for i, e := range subs {
 		action, d := run.get(i)
 		d.Kind = KindRan
