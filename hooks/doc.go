@@ -66,6 +66,12 @@
 //   - Every other event runs every hook and returns a Summary of who ran
 //     and who failed, with the context FeedbackHooks gave, for the trace.
 //
+// Hooks implementing ConcurrentHook (the command and http hooks of
+// hooks/claudecode) run concurrently with their concurrent neighbours, at
+// most WithConcurrency at once; each sees the event as it stood before the
+// run, and their answers are combined in registration order by the rules
+// above, whatever finished first. Other hooks run one at a time.
+//
 // A hook that returns an error has the error recorded in its HookDecision
 // and its action applied as returned. A hook that panics is recovered: the
 // panic is recorded and treated as Continue (fail-open), unless the hook

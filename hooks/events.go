@@ -206,6 +206,18 @@ type PostToolUseFailureEvent struct {
 	IsInterrupt bool `json:"is_interrupt,omitempty"`
 }
 
+// Refused reports that the tool never ran: a PreToolUse hook blocked the
+// call or ended the turn, or its permission was denied. Claude Code fires
+// PostToolUseFailure only for a tool that ran and failed; a refusal is
+// reported to PermissionDenied hooks when a permission decision denied it.
+func (ev PostToolUseFailureEvent) Refused() bool {
+	switch ev.ErrorType {
+	case fenixerr.TypeToolBlocked, fenixerr.TypePermissionDenied, fenixerr.TypeHookHalt:
+		return true
+	}
+	return false
+}
+
 // Interrupted reports whether the failure was a cancellation.
 func (ev PostToolUseFailureEvent) Interrupted() bool {
 	return ev.IsInterrupt || ev.ErrorType == fenixerr.TypeCanceled

@@ -130,6 +130,8 @@ type Registry struct {
 	logf    LogFunc
 	// permissions is consulted after the PreToolUse hooks.
 	permissions PermissionPolicy
+	// concurrency bounds how many ConcurrentHooks of one event run at once.
+	concurrency int
 }
 
 type entry struct {
@@ -150,7 +152,7 @@ func WithLogger(logf LogFunc) Option { return func(r *Registry) { r.logf = logf 
 
 // NewRegistry returns an empty registry.
 func NewRegistry(opts ...Option) *Registry {
-	r := &Registry{now: time.Now}
+	r := &Registry{now: time.Now, concurrency: DefaultConcurrency}
 	for _, o := range opts {
 		o(r)
 	}
@@ -251,18 +253,16 @@ func failedClosedReason(name string, p any) string {
 func (r *Registry) runAll(ctx context.Context, ev Event, payload any, call func(AgentHook) error) Summary {
 	s := Summary{Event: ev, Decisions: []HookDecision{}}
 	var collected feedback
-	for _, e := range r.subscribersFor(ev, payload) {
-		var fb Feedback
-		_, d := invoke(r, e, ev,
-			func() (struct{}, error) {
-				if fh, ok := e.hook.(FeedbackHook); ok {
-					var err error
-					fb, err = fh.Feedback(ctx, payload)
-					return struct{}{}, err
-				}
-				return struct{}{}, call(e.hook)
-			},
-			func(any) struct{} { return struct{}{} })
+	subs, run := runHooks(r, ev, payload, func(e entry) func() (Feedback, error) {
+		return func() (Feedback, error) {
+			if fh, ok := e.hook.(FeedbackHook); ok {
+				return fh.Feedback(ctx, payload)
+			}
+			return Feedback{}, call(e.hook)
+		}
+	}, func(entry, any) Feedback { return Feedback{} })
+	for i, e := range subs {
+		fb, d := run.get(i)
 		d.Kind = KindRan
 		d.Reason = strings.Join(collected.take(e.name, fb.AdditionalContext, fb.Halt), ", ")
 		s.Decisions = append(s.Decisions, d)

@@ -8,7 +8,9 @@ import (
 
 // RunPreToolUse asks every hook in order whether and how the tool may run.
 // Each hook sees the arguments as rewritten by the hooks before it, so a
-// guard registered after a rewriter checks what will actually run.
+// guard registered after a rewriter checks what will actually run; a run
+// of ConcurrentHooks starts together and sees the arguments as they stood
+// before it.
 //
 // Precedence across hooks is Claude Code's: deny (Block) > defer > ask
 // (PermissionRequired) > allow. The first Block or Halt wins and stops the
@@ -30,17 +32,14 @@ func (r *Registry) RunPreToolUse(ctx context.Context, ev PreToolUseEvent) PreToo
 		res.AdditionalContext = strings.Join(contexts, "\n")
 		return res
 	}
-	for _, e := range r.subscribersFor(EventPreToolUse, ev) {
+	subs, run := runHooks(r, EventPreToolUse, ev, func(e entry) func() (PreToolUseAction, error) {
 		hookEv := ev
 		hookEv.ToolInput = CloneArgs(res.FinalArgs)
-		action, d := invoke(r, e, EventPreToolUse,
-			func() (PreToolUseAction, error) { return e.hook.PreToolUse(ctx, hookEv) },
-			func(p any) PreToolUseAction {
-				if e.failClosed {
-					return Block(failedClosedReason(e.name, p))
-				}
-				return Continue()
-			})
+		return func() (PreToolUseAction, error) { return e.hook.PreToolUse(ctx, hookEv) }
+	}, failClosedOr(Block, Continue()))
+	defer run.wait()
+	for i, e := range subs {
+		action, d := run.get(i)
 		if action.Halt != nil {
 			halt := haltFrom(action.Halt, e.name)
 			return block(d, e.name, halt.Reason, halt)
@@ -172,13 +171,14 @@ func (f *feedback) context() string { return strings.Join(f.contexts, "\n") }
 func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) PostToolUseResult {
 	res := PostToolUseResult{FinalContent: ev.Content, Decisions: []HookDecision{}}
 	var fb feedback
-	for _, e := range r.subscribersFor(EventPostToolUse, ev) {
+	subs, run := runHooks(r, EventPostToolUse, ev, func(e entry) func() (PostToolUseAction, error) {
 		hookEv := ev
 		hookEv.Content = res.FinalContent
 		hookEv.ToolInput = CloneArgs(ev.ToolInput)
-		action, d := invoke(r, e, EventPostToolUse,
-			func() (PostToolUseAction, error) { return e.hook.PostToolUse(ctx, hookEv) },
-			func(any) PostToolUseAction { return KeepOutput() })
+		return func() (PostToolUseAction, error) { return e.hook.PostToolUse(ctx, hookEv) }
+	}, func(entry, any) PostToolUseAction { return KeepOutput() })
+	for i, e := range subs {
+		action, d := run.get(i)
 		kind := action.kind()
 		d.Kind = kind
 		var notes []string
@@ -206,17 +206,14 @@ func (r *Registry) RunPostToolUse(ctx context.Context, ev PostToolUseEvent) Post
 // chain; otherwise the first allow wins; otherwise the result is NoOpinion.
 func (r *Registry) RunPermissionRequest(ctx context.Context, ev PermissionRequestEvent) PermissionRequestResult {
 	res := PermissionRequestResult{Decision: NoOpinion(), Decisions: []HookDecision{}}
-	for _, e := range r.subscribersFor(EventPermissionRequest, ev) {
+	subs, run := runHooks(r, EventPermissionRequest, ev, func(e entry) func() (PermissionDecision, error) {
 		hookEv := ev
 		hookEv.ToolInput = CloneArgs(ev.ToolInput)
-		decision, d := invoke(r, e, EventPermissionRequest,
-			func() (PermissionDecision, error) { return e.hook.PermissionRequest(ctx, hookEv) },
-			func(p any) PermissionDecision {
-				if e.failClosed {
-					return Deny(failedClosedReason(e.name, p))
-				}
-				return NoOpinion()
-			})
+		return func() (PermissionDecision, error) { return e.hook.PermissionRequest(ctx, hookEv) }
+	}, failClosedOr(Deny, NoOpinion()))
+	defer run.wait()
+	for i, e := range subs {
+		decision, d := run.get(i)
 		if decision.Halt != nil {
 			res.Halt = haltFrom(decision.Halt, e.name)
 			decision = Deny(res.Halt.Reason)

@@ -25,15 +25,12 @@ type UserPromptSubmitResult struct {
 func (r *Registry) RunUserPromptSubmit(ctx context.Context, ev UserPromptSubmitEvent) UserPromptSubmitResult {
 	res := UserPromptSubmitResult{Decisions: []HookDecision{}}
 	var contexts []string
-	for _, e := range r.subscribersFor(EventUserPromptSubmit, ev) {
-		action, d := invoke(r, e, EventUserPromptSubmit,
-			func() (PromptAction, error) { return e.hook.UserPromptSubmit(ctx, ev) },
-			func(p any) PromptAction {
-				if e.failClosed {
-					return PromptAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
-				}
-				return PromptAction{Kind: KindContinue}
-			})
+	subs, run := runHooks(r, EventUserPromptSubmit, ev, func(e entry) func() (PromptAction, error) {
+		return func() (PromptAction, error) { return e.hook.UserPromptSubmit(ctx, ev) }
+	}, failClosedOr(func(reason string) PromptAction { return PromptAction{Kind: KindBlock, Reason: reason} }, PromptAction{Kind: KindContinue}))
+	defer run.wait()
+	for i, e := range subs {
+		action, d := run.get(i)
 		if action.AdditionalContext != "" {
 			contexts = append(contexts, action.AdditionalContext)
 		}
@@ -89,15 +86,11 @@ func (r *Registry) RunStop(ctx context.Context, ev StopEvent) StopResult {
 	res := StopResult{Decisions: []HookDecision{}}
 	var reasons []string
 	var fb feedback
-	for _, e := range r.subscribersFor(EventStop, ev) {
-		action, d := invoke(r, e, EventStop,
-			func() (StopAction, error) { return e.hook.Stop(ctx, ev) },
-			func(p any) StopAction {
-				if e.failClosed {
-					return StopAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
-				}
-				return StopAction{Kind: KindContinue}
-			})
+	subs, run := runHooks(r, EventStop, ev, func(e entry) func() (StopAction, error) {
+		return func() (StopAction, error) { return e.hook.Stop(ctx, ev) }
+	}, failClosedOr(func(reason string) StopAction { return StopAction{Kind: KindBlock, Reason: reason} }, StopAction{Kind: KindContinue}))
+	for i, e := range subs {
+		action, d := run.get(i)
 		d.Kind = kindOr(action.Kind, KindContinue)
 		var notes []string
 		switch d.Kind {
@@ -144,17 +137,14 @@ type PostToolBatchResult struct {
 func (r *Registry) RunPostToolBatch(ctx context.Context, ev PostToolBatchEvent) PostToolBatchResult {
 	res := PostToolBatchResult{Decisions: []HookDecision{}}
 	var contexts []string
-	for _, e := range r.subscribersFor(EventPostToolBatch, ev) {
+	subs, run := runHooks(r, EventPostToolBatch, ev, func(e entry) func() (BatchAction, error) {
 		hookEv := ev
 		hookEv.Calls = cloneCalls(ev.Calls)
-		action, d := invoke(r, e, EventPostToolBatch,
-			func() (BatchAction, error) { return e.hook.PostToolBatch(ctx, hookEv) },
-			func(p any) BatchAction {
-				if e.failClosed {
-					return BatchAction{Kind: KindBlock, Reason: failedClosedReason(e.name, p)}
-				}
-				return BatchAction{Kind: KindContinue}
-			})
+		return func() (BatchAction, error) { return e.hook.PostToolBatch(ctx, hookEv) }
+	}, failClosedOr(func(reason string) BatchAction { return BatchAction{Kind: KindBlock, Reason: reason} }, BatchAction{Kind: KindContinue}))
+	defer run.wait()
+	for i, e := range subs {
+		action, d := run.get(i)
 		if action.AdditionalContext != "" {
 			contexts = append(contexts, action.AdditionalContext)
 			d.Reason = "added context"
@@ -193,12 +183,13 @@ type PermissionDeniedResult struct {
 func (r *Registry) RunPermissionDenied(ctx context.Context, ev PermissionDeniedEvent) PermissionDeniedResult {
 	res := PermissionDeniedResult{Decisions: []HookDecision{}}
 	var contexts []string
-	for _, e := range r.subscribersFor(EventPermissionDenied, ev) {
+	subs, run := runHooks(r, EventPermissionDenied, ev, func(e entry) func() (DeniedAction, error) {
 		hookEv := ev
 		hookEv.ToolInput = CloneArgs(ev.ToolInput)
-		action, d := invoke(r, e, EventPermissionDenied,
-			func() (DeniedAction, error) { return e.hook.PermissionDenied(ctx, hookEv) },
-			func(any) DeniedAction { return DeniedAction{} })
+		return func() (DeniedAction, error) { return e.hook.PermissionDenied(ctx, hookEv) }
+	}, func(entry, any) DeniedAction { return DeniedAction{} })
+	for i, e := range subs {
+		action, d := run.get(i)
 		d.Kind = KindRan
 		if action.Retry {
 			d.Reason = "retry"

@@ -301,6 +301,10 @@ func (h *ExternalHook) Dialect() Dialect { return h.dialect }
 // Type is "command" or "http".
 func (h *ExternalHook) Type() string { return h.transport.kind() }
 
+// Concurrent reports that the hook may run alongside the other command
+// and http hooks of its event, as in Claude Code.
+func (h *ExternalHook) Concurrent() bool { return true }
+
 // Timeout is the hook's own timeout.
 func (h *ExternalHook) Timeout() time.Duration { return h.timeout }
 

@@ -26,7 +26,9 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 		in["source"] = e.Source
 	case hooks.PostToolUseFailureEvent:
 		ev, s, toolEvent = hooks.EventPostToolUseFailure, e.Session, true
-		if !h.HandlesEvent(ev) || !h.matchesTool(e.ToolName, e.ToolInput, s.WorkspaceRoot) {
+		// A Claude Code hook hears of a tool that ran and failed, not of a
+		// call a hook or a permission decision refused.
+		if !h.HandlesEvent(ev) || (h.dialect == DialectClaude && e.Refused()) || !h.matchesTool(e.ToolName, e.ToolInput, s.WorkspaceRoot) {
 			return hooks.Feedback{}, nil
 		}
 		in = h.input(s)
