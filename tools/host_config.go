@@ -1,0 +1,178 @@
+package tools
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fenixrt/fenix/netguard"
+	"github.com/fenixrt/fenix/tools/procs"
+)
+
+// ExecConfig bounds exec_command.
+type ExecConfig struct {
+	// DefaultTimeout applies when a call gives none (default 60s);
+	// MaxTimeout caps what a call may ask for (default 10m).
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	// KillGrace is the SIGTERM-to-SIGKILL grace (default 1s).
+	KillGrace time.Duration
+	// KeepBytes of each stream are kept in the command-run registry
+	// (default 1 MiB); ResultBytes of them go into the tool result
+	// (default 32 KiB), which must stay far below Temporal's 2 MiB payload
+	// limit.
+	KeepBytes   int
+	ResultBytes int
+	// Limits per command. Defaults: 256 processes, 1 GiB files, 1024 open
+	// files, 64 MiB of output, CPU seconds equal to the command's timeout.
+	Limits procs.Limits
+	// KeepRuns finished runs stay readable with command_run_read
+	// (default 500).
+	KeepRuns int
+}
+
+// ServiceConfig bounds process_exec.
+type ServiceConfig struct {
+	MaxRunning  int           // default 16
+	KeepBytes   int           // output kept in memory per service, default 256 KiB
+	LogMaxBytes int64         // log file cap per service, default 16 MiB
+	KillGrace   time.Duration // default 2s
+	// Limits per service. Defaults: 256 processes, 1 GiB files, no output
+	// kill (services log forever; the log file is capped instead).
+	Limits procs.Limits
+}
+
+// HostConfig configures a worker host's tools.
+type HostConfig struct {
+	// ID overrides the host ID; otherwise it is read from (or generated
+	// into) DataDir/host-id, so it is stable per data directory.
+	ID string
+	// DataDir holds the host ID, command-run records and service logs.
+	DataDir string
+	// SearchURL is the SearXNG-style backend of web_search; empty disables
+	// web_search.
+	SearchURL string
+	// Fetch is web_fetch's allowlist of otherwise blocked destinations.
+	Fetch netguard.Policy
+	// ProxyAddr is the reverse proxy's listen address (default
+	// 127.0.0.1:0, an ephemeral loopback port); "off" disables it.
+	ProxyAddr string
+	// ProxyBaseURL is how users reach the proxy when it sits behind
+	// another proxy; default http://<listen address>.
+	ProxyBaseURL string
+	// EnvAllowlist names worker environment variables passed to commands
+	// besides PATH, HOME, LANG and TERM.
+	EnvAllowlist []string
+	// Environ is the environment the allowlist draws from (default
+	// os.Environ()).
+	Environ  []string
+	Exec     ExecConfig
+	Services ServiceConfig
+	Browser  BrowserConfig
+	// Logger receives what NewHost reaped from a worker that died on this
+	// data directory: command runs and services it left running (default
+	// slog.Default()).
+	Logger *slog.Logger
+}
+
+// HostConfigFromEnv reads the host configuration from environment
+// variables: FENIX_SEARCH_URL,
+// FENIX_FETCH_ALLOW (CIDRs, IPs and host names, comma-separated),
+// FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_EXEC_ENV_ALLOW (variable
+// names, comma-separated), FENIX_EXEC_MAX_TIMEOUT (a Go duration or
+// seconds), FENIX_BROWSER_PATH and FENIX_BROWSER_IDLE_TIMEOUT.
+func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
+	// The data directory and host ID are the worker's settings
+	// (internal/worker Config), which NewHost's caller fills in.
+	cfg := HostConfig{
+		SearchURL:    getenv("FENIX_SEARCH_URL"),
+		ProxyAddr:    getenv("FENIX_PROXY_ADDR"),
+		ProxyBaseURL: getenv("FENIX_PROXY_BASE_URL"),
+	}
+	policy, err := netguard.ParsePolicy(getenv("FENIX_FETCH_ALLOW"))
+	if err != nil {
+		return cfg, fmt.Errorf("FENIX_FETCH_ALLOW: %w", err)
+	}
+	cfg.Fetch = policy
+	for _, name := range strings.Split(getenv("FENIX_EXEC_ENV_ALLOW"), ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			cfg.EnvAllowlist = append(cfg.EnvAllowlist, name)
+		}
+	}
+	if cfg.Exec.MaxTimeout, err = envDuration(getenv, "FENIX_EXEC_MAX_TIMEOUT"); err != nil {
+		return cfg, err
+	}
+	cfg.Browser.ExecPath = getenv("FENIX_BROWSER_PATH")
+	if cfg.Browser.IdleTimeout, err = envDuration(getenv, "FENIX_BROWSER_IDLE_TIMEOUT"); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// envDuration reads a Go duration or a number of seconds; zero when unset.
+func envDuration(getenv func(string) string, name string) (time.Duration, error) {
+	v := getenv(name)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, serr := strconv.Atoi(v)
+		if serr != nil {
+			return 0, fmt.Errorf("%s=%q is neither a duration (10m) nor seconds", name, v)
+		}
+		d = time.Duration(secs) * time.Second
+	}
+	return d, nil
+}
+
+func (c *HostConfig) applyDefaults() {
+	e := &c.Exec
+	if e.DefaultTimeout <= 0 {
+		e.DefaultTimeout = 60 * time.Second
+	}
+	if e.MaxTimeout <= 0 {
+		e.MaxTimeout = 10 * time.Minute
+	}
+	e.DefaultTimeout = min(e.DefaultTimeout, e.MaxTimeout)
+	if e.KillGrace <= 0 {
+		e.KillGrace = time.Second
+	}
+	if e.KeepBytes <= 0 {
+		e.KeepBytes = 1 << 20
+	}
+	if e.ResultBytes <= 0 {
+		e.ResultBytes = 32 << 10
+	}
+	e.ResultBytes = min(e.ResultBytes, e.KeepBytes)
+	if e.KeepRuns <= 0 {
+		e.KeepRuns = 500
+	}
+	applyLimitDefaults(&e.Limits)
+	if e.Limits.MaxOutputBytes == 0 {
+		e.Limits.MaxOutputBytes = 64 << 20
+	}
+	s := &c.Services
+	applyLimitDefaults(&s.Limits)
+	if c.ProxyAddr == "" {
+		c.ProxyAddr = "127.0.0.1:0"
+	}
+	if c.Environ == nil {
+		c.Environ = os.Environ()
+	}
+}
+
+func applyLimitDefaults(l *procs.Limits) {
+	if l.MaxProcesses == 0 {
+		l.MaxProcesses = 256
+	}
+	if l.MaxFileBytes == 0 {
+		l.MaxFileBytes = 1 << 30
+	}
+	if l.MaxOpenFiles == 0 {
+		l.MaxOpenFiles = 1024
+	}
+}
