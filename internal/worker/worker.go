@@ -58,8 +58,6 @@ type Worker struct {
 	Activities *activities.Activities
 	Host       *tools.Host
 	contexts   contextstore.Store
-	gcStop     context.CancelFunc
-	gcDone     chan struct{}
 	mcp        *mcp.Manager
 	// mcpHooks lets mcp_tool hook handlers, loaded before the servers
 	// start and again on every reload, reach them.
