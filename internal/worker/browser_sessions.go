@@ -38,7 +38,7 @@ func (h browserSessionEnd) OnSessionStop(_ context.Context, ev hooks.SessionStop
 	turnEnded := !ev.IsSubagent && ev.ConversationID != "" && ev.TurnID != "" &&
 		ev.SessionID == workflows.AgentTurnWorkflowID(ev.ConversationID, ev.TurnID)
 	canceled := ev.StopReason == hooks.StopCanceled
-	if !turnEnded && !canceled {
+	if h.host == nil || (!turnEnded && !canceled) {
 		return nil
 	}
 	h.host.CloseBrowserSessions(func(s browser.Info) bool {

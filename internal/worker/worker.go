@@ -151,11 +151,10 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	// Hook settings load before the MCP servers start; their mcp_tool
 	// handlers reach the servers through this once they run.
 	w.mcpHooks = &mcpHookCaller{}
-	hookRegistry, err := buildHooks(cfg, w.audit, w.mcpHooks)
+	hookRegistry, err := buildHooks(cfg, w.audit, w.mcpHooks, w.Host)
 	if err != nil {
 		return nil, err
 	}
-	hookRegistry.Add(browserSessionEnd{host: w.Host})
 	if w.contexts, err = contextstore.Open(context.Background(), cfg.Contexts.Store, contextstore.Options{DataDir: cfg.DataDir, MaxBlobBytes: cfg.Contexts.MaxBlobBytes}); err != nil {
 		return nil, err
 	}
@@ -360,7 +359,7 @@ func openSkills(dir string) (*skills.Catalog, error) {
 // buildHooks assembles the registry in its documented order: the
 // cancellation guard, the command and http hooks of the settings files (in
 // the order given), the audit log, custom Go hooks, then secret redaction.
-func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller) (*hooks.Registry, error) {
+func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, host *tools.Host) (*hooks.Registry, error) {
 	r := hooks.NewRegistry(hooks.WithLogger(cfg.Logger.Warn))
 	r.Add(builtin.NewCancellationHook())
 	var paths []string
@@ -407,6 +406,10 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller) (*
 	}
 	// Last, so it sees every other hook's rewrite of the output.
 	r.Add(builtin.NewRedactionHook(cfg.Redactor))
+	// Closes the browser sessions a turn or a canceled run leaves; here
+	// rather than in New, so policy-diff (no host) and a SIGHUP reload
+	// build the same registry, hence the same policy fingerprint.
+	r.Add(browserSessionEnd{host: host})
 	return r, nil
 }
 

@@ -228,7 +228,11 @@ func TestPolicyDiffReplaysPermissionRules(t *testing.T) {
 	out, code := runBinary(t, "starter", nil, "policy-diff", "-hooks-file", candidate, "-workspace-root", recorded, "-query", narrow)
 	t.Logf("starter policy-diff -hooks-file %s -query %q (exit %d):\n%s", candidate, narrow, code, out)
 	require.Equal(t, 1, code, out)
-	assert.True(t, containsAll(out, "allow → block", run.GetID(), "workspace_read", `block: hook "permissions"`, "1 newly blocked"), out)
+	assert.True(t, containsAll(out, "allow → block", "workspace_read", `block: hook "permissions"`, "1 newly blocked"), out)
+	// The default table fits 120 columns; -wide names the run.
+	out, code = runBinary(t, "starter", nil, "policy-diff", "-hooks-file", candidate, "-workspace-root", recorded, "-query", narrow, "-wide")
+	require.Equal(t, 1, code, out)
+	assert.True(t, containsAll(out, "allow → block", run.GetID()), out)
 	out, code = runBinary(t, "starter", nil, "policy-diff", "-hooks-file", candidate, "-workspace-root", recorded, "-query", narrow, "-json")
 	require.Equal(t, 1, code, out)
 	assert.Contains(t, out, `denied by permission rule \"Read(./.env)\" in `+filepath.Join(candidate, ".claude", "settings.json"))
