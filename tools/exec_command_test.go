@@ -267,7 +267,12 @@ func TestExecCommandOrphanedByLostContactIsRecordedAsWorkerLost(t *testing.T) {
 		done <- outcome{err}
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for len(r.host.CommandRuns(1)) == 0 && time.Now().Before(deadline) {
+	// Wait for the command's "up" to reach its stdout: cancelling before
+	// the shell echoed it would leave nothing for command_run_read to show.
+	for time.Now().Before(deadline) {
+		if runs := r.host.CommandRuns(1); len(runs) == 1 && runs[0].StdoutBytes > 0 {
+			break
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel(lost)
