@@ -30,6 +30,9 @@ const tracePreviewBytes = 512
 type ReviewToolCallInput struct {
 	ToolCall     contract.ToolCall     `json:"tool_call"`
 	AgentContext contract.AgentContext `json:"agent_context"`
+	// Lean (fenix-shape 6) asks for the subscribed hook events and leaves
+	// the call, which the workflow already has, out of the result.
+	Lean bool `json:"lean,omitempty"`
 }
 
 // ReviewToolCallResult is the approved call and where it must run.
@@ -41,6 +44,8 @@ type ReviewToolCallResult struct {
 	// PolicyFingerprint identifies the policy that approved the call.
 	PolicyFingerprint string              `json:"policy_fingerprint,omitempty"`
 	Trace             contract.TraceEntry `json:"trace"`
+	// Hooks is set for a Lean review: the events with a hook to run.
+	Hooks *HookSubscription `json:"hooks,omitempty"`
 }
 
 // ReviewToolCall applies the seed's two checks (supported, then visible),
@@ -63,6 +68,9 @@ func (a *Activities) ReviewToolCall(_ context.Context, in ReviewToolCallInput) (
 	}
 	desc := def.Descriptor
 	desc.Schema = nil // already enforced; keep it out of history
+	if in.Lean {
+		return a.leanReview(in, desc, queue, fingerprint), nil
+	}
 	return ReviewToolCallResult{
 		ToolCall:          in.ToolCall,
 		Tool:              desc,

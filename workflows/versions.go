@@ -41,7 +41,15 @@ const (
 	// a record_permission_decision stage writing the audit row).
 	shapeInbox workflow.Version = 4
 
-	shapeLatest = shapeInbox
+	// shapeLean: a tool call's review runs first and reports which
+	// lifecycle events have a hook to run for the tool; the stages of the
+	// others (SessionStart, PreToolUse with only the cancellation guard,
+	// PostToolUse, PostToolUseFailure, Error, SessionStop) are left out,
+	// and the review's result no longer repeats the call (see lean.go).
+	// 5 is another branch's.
+	shapeLean workflow.Version = 6
+
+	shapeLatest = shapeLean
 )
 
 // readVersions sets what the run's versions enable. The order of the
