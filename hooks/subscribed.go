@@ -28,6 +28,12 @@ var toolEvents = map[Event]bool{
 func (r *Registry) Subscribed(tool string, evs ...Event) []Event {
 	out := []Event{}
 	for _, ev := range evs {
+		// Permission rules are decided in the PreToolUse stage, after its
+		// hooks: with rules loaded the stage must run even without hooks.
+		if ev == EventPreToolUse && r.permissions != nil {
+			out = append(out, ev)
+			continue
+		}
 		for _, e := range r.subscribers(ev) {
 			if c, ok := e.hook.(WorkflowChecked); ok && c.CheckedByWorkflow() {
 				continue
