@@ -38,7 +38,7 @@ var skippableEvents = []hooks.Event{
 	hooks.EventPostToolUseFailure, hooks.EventError, hooks.EventSessionStop,
 }
 
-// leanReview is the review result of fenix-shape 6: no copy of the call,
+// leanReview is the review result of fenix-shape 5: no copy of the call,
 // and the subscribed events (also in the trace, so a skipped stage is
 // explained).
 func (a *Activities) leanReview(in ReviewToolCallInput, desc tools.Descriptor, queue, fingerprint string) ReviewToolCallResult {

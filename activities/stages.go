@@ -30,7 +30,7 @@ const tracePreviewBytes = 512
 type ReviewToolCallInput struct {
 	ToolCall     contract.ToolCall     `json:"tool_call"`
 	AgentContext contract.AgentContext `json:"agent_context"`
-	// Lean (fenix-shape 6) asks for the subscribed hook events and leaves
+	// Lean (fenix-shape 5) asks for the subscribed hook events and leaves
 	// the call, which the workflow already has, out of the result.
 	Lean bool `json:"lean,omitempty"`
 }

@@ -85,7 +85,7 @@ func TestLeanFailedReviewStillStartsStopsAndAudits(t *testing.T) {
 }
 
 // observer is a Go hook on every event that does nothing: with it no
-// stage is left out, as before fenix-shape 6.
+// stage is left out, as before fenix-shape 5.
 type observer struct{ hooks.Base }
 
 func (observer) Name() string { return "observer" }

@@ -312,7 +312,7 @@ func scenarios() []scenario {
 		{"inbox_agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
 			return decideFromInbox(ctx, c, run, "ask-1", workflows.DecisionAllow)
 		})},
-		// Lean review (fenix-shape 6) with the test policy: every stage
+		// Lean review (fenix-shape 5) with the test policy: every stage
 		// runs, the review first (builtinScenarios has the lean ones).
 		{file: "lean_policy_blocked.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-lean-blocked",
@@ -337,7 +337,7 @@ func scenarios() []scenario {
 }
 
 // builtinScenarios run on a worker with only the built-in hooks (no test
-// policy): the lean review (fenix-shape 6) leaves SessionStart and
+// policy): the lean review (fenix-shape 5) leaves SessionStart and
 // PreToolUse out.
 func builtinScenarios() []scenario {
 	withTool := func(call map[string]any, allowed ...string) map[string]any {

@@ -46,8 +46,7 @@ const (
 	// others (SessionStart, PreToolUse with only the cancellation guard,
 	// PostToolUse, PostToolUseFailure, Error, SessionStop) are left out,
 	// and the review's result no longer repeats the call (see lean.go).
-	// 5 is another branch's.
-	shapeLean workflow.Version = 6
+	shapeLean workflow.Version = 5
 
 	shapeLatest = shapeLean
 )

@@ -80,7 +80,7 @@ type callState struct {
 	reviewEvent int64
 	reviewErr   string
 	args        map[string]any
-	// noPreToolUse is set when a lean review (fenix-shape 6) recorded
+	// noPreToolUse is set when a lean review (fenix-shape 5) recorded
 	// that no PreToolUse hook and no permission rule concerned the call,
 	// so the workflow left the stage out: nothing could have refused it.
 	noPreToolUse bool

@@ -82,7 +82,7 @@ func TestExecutionsAreFoundInEveryShape(t *testing.T) {
 		{"agent_turn_subagent.json", 1, false},
 		{"execute_assignment_calculator.json", 1, true}, // before lifecycle hooks
 		{"fast_path_blocked.json", 0, false},
-		{"lean_calculator.json", 1, false},   // fenix-shape 6: no PreToolUse hook, stage left out
+		{"lean_calculator.json", 1, false},   // fenix-shape 5: no PreToolUse hook, stage left out
 		{"lean_exec_command.json", 1, false}, // the same, regular tool: arguments not recorded by the review
 		{"lean_agent_turn_tool.json", 1, false},
 	} {
@@ -240,7 +240,7 @@ func TestEditedHistoriesAreReported(t *testing.T) {
 			`ran with arguments {"expression":"1 + 1"}, not the allowed {"expression":"6 * 7"}`},
 		{"two executions, one allow", "fast_path_calculator.json", executedTwice, 1013, "call-1", "ran again under the allow already used by event 13"},
 		{"subagent without PreToolUse", "fast_path_agent_turn_subagent.json", without(runhistory.TypePreToolUse), 20, "call-0-0", "without a PreToolUse verdict of allow"},
-		// A lean review (fenix-shape 6) that recorded a PreToolUse hook vouches
+		// A lean review (fenix-shape 5) that recorded a PreToolUse hook vouches
 		// for nothing: the stage must still be there.
 		{"lean review with a PreToolUse hook, stage dropped", "lean_policy_calculator.json", without(runhistory.TypePreToolUse), 13, "call-1", "without a PreToolUse verdict of allow"},
 	} {
