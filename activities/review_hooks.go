@@ -48,6 +48,7 @@ func (a *Activities) leanReview(in ReviewToolCallInput, desc tools.Descriptor, q
 		TaskQueue:         queue,
 		PolicyFingerprint: fingerprint,
 		Hooks:             &HookSubscription{Events: events},
+		ArgsHash:          contract.ArgumentsHash(in.ToolCall.Arguments),
 		Trace: contract.Trace(StageReviewToolCall,
 			"tool_name", in.ToolCall.ToolName,
 			"call_id", in.ToolCall.CallID,

@@ -46,6 +46,11 @@ type ReviewToolCallResult struct {
 	Trace             contract.TraceEntry `json:"trace"`
 	// Hooks is set for a Lean review: the events with a hook to run.
 	Hooks *HookSubscription `json:"hooks,omitempty"`
+	// ArgsHash is set for a Lean review, which does not repeat the call:
+	// contract.ArgumentsHash of the reviewed arguments, so a local tool's
+	// execution (whose marker records no input) can still be proven to
+	// have run with them.
+	ArgsHash string `json:"args_hash,omitempty"`
 }
 
 // ReviewToolCall applies the seed's two checks (supported, then visible),

@@ -336,7 +336,7 @@ func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall,
 		Arguments: call.Arguments, RequestedAt: now, Deadline: now.Add(timeout)}
 	if s.shape >= shapeInbox {
 		p.ConversationID, p.TurnID = s.id.ConversationID, s.id.TurnID
-		p.ArgsHash, p.PolicyFingerprint = ArgumentsHash(call.Arguments), fingerprint
+		p.ArgsHash, p.PolicyFingerprint = contract.ArgumentsHash(call.Arguments), fingerprint
 	}
 	s.gov.pending = append(s.gov.pending, p)
 	s.currentStage = activities.StagePermissionDecision

@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/history/runhistory"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/workflows"
@@ -88,6 +89,8 @@ type callState struct {
 	// its arguments (a marker holds only the result), so there is no
 	// allowed argument list to compare with unless PreToolUse ran.
 	argsUnrecorded bool
+	// argsHash is what a lean review recorded instead of the arguments.
+	argsHash string
 	// preEvent is the PreToolUse verdict (0: none yet).
 	preEvent int64
 	denied   string
@@ -170,6 +173,10 @@ func (c *checker) review(s *runhistory.Stage) error {
 			// A lean review does not repeat the call: the input's is the one.
 			st.noPreToolUse = !res.Hooks.Has(hooks.EventPreToolUse)
 			st.argsUnrecorded = st.args == nil
+			st.argsHash = res.ArgsHash
+			if st.tool == "" {
+				st.tool = res.Tool.Name
+			}
 		}
 	case runhistory.OutcomeFailed, runhistory.OutcomeTimedOut:
 		st.reviewErr = "its review failed"
@@ -376,7 +383,18 @@ func (c *checker) problem(st *callState, ex execution) string {
 			return fmt.Sprintf("ran without the permission PreToolUse (event %d) asked for: no PermissionRequest allow or decide_permission allow precedes it", st.preEvent)
 		}
 	}
-	if ex.args != nil && !(st.argsUnrecorded && st.preEvent == 0) && !sameArgs(ex.args, st.args) {
+	if ex.args == nil {
+		return "" // a local execution records no arguments
+	}
+	if st.args == nil && st.argsUnrecorded {
+		// A lean local review recorded only the hash of what it reviewed;
+		// PreToolUse, had it changed them, would have recorded st.args.
+		if st.argsHash != "" && contract.ArgumentsHash(ex.args) != st.argsHash {
+			return fmt.Sprintf("ran with arguments %s, not the ones reviewed (hash %s)", compact(ex.args), st.argsHash)
+		}
+		return ""
+	}
+	if !sameArgs(ex.args, st.args) {
 		return fmt.Sprintf("ran with arguments %s, not the allowed %s", compact(ex.args), compact(st.args))
 	}
 	return ""

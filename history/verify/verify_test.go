@@ -243,6 +243,10 @@ func TestEditedHistoriesAreReported(t *testing.T) {
 		// A lean review (fenix-shape 5) that recorded a PreToolUse hook vouches
 		// for nothing: the stage must still be there.
 		{"lean review with a PreToolUse hook, stage dropped", "lean_policy_calculator.json", without(runhistory.TypePreToolUse), 13, "call-1", "without a PreToolUse verdict of allow"},
+		// A lean review records the hash of the arguments it reviewed, not
+		// the arguments: a regular tool that ran with others is caught.
+		{"lean review, other arguments than reviewed", "lean_exec_command.json", executedArgs(map[string]any{"command_line": "rm -rf ."}), 12, "exec-1",
+			`ran with arguments {"command_line":"rm -rf ."}, not the ones reviewed (hash sha256:`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := check(t, tc.file, tc.edit(t, readEvents(t, filepath.Join(corpus, tc.file))))
