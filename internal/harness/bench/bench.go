@@ -19,6 +19,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -43,8 +44,11 @@ type Options struct {
 	// (devserver.DynamicConfig, the default), ServerStock (as the Temporal
 	// CLI ships) or ServerEager (stock plus eager activities).
 	ServerConfig string
-	Out          io.Writer
-	Logger       *slog.Logger
+	// GRPCCompression is the client's request compression for the floor
+	// and Fenix alike: "gzip" (the SDK's default) or "none".
+	GRPCCompression string
+	Out             io.Writer
+	Logger          *slog.Logger
 }
 
 // Result is one scenario at one concurrency.
@@ -127,6 +131,20 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	defer os.RemoveAll(workspace)
 
 	c := srv.Client()
+	switch o.GRPCCompression {
+	case "", "gzip":
+	case "none":
+		plain, err := client.Dial(client.Options{HostPort: srv.HostPort, Namespace: srv.Namespace,
+			Logger:            sdklog.NewStructuredLogger(o.Logger),
+			ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}})
+		if err != nil {
+			return nil, err
+		}
+		defer plain.Close()
+		c = plain
+	default:
+		return nil, fmt.Errorf("grpc compression %q is unknown: use gzip or none", o.GRPCCompression)
+	}
 	mcpFile, withMCP, err := mcpConfig(ctx, dataDir)
 	if err != nil {
 		return nil, err
