@@ -118,8 +118,9 @@ func measureOnCluster(b *testing.B, conc int, call func(context.Context) error) 
 	b.ReportMetric(float64(after.rows-before.rows)/float64(b.N), "pg-rows/call")
 }
 
-// writeCounts are committed transactions and rows inserted, updated or
-// deleted in the cluster's databases.
+// writeCounts are committed transactions (read-only ones count too, as
+// pg_stat_database counts them) and rows inserted, updated or deleted in
+// the cluster's databases.
 type writeCounts struct{ xacts, rows int64 }
 
 func pgWrites(b *testing.B) writeCounts {
