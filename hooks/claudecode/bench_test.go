@@ -166,6 +166,37 @@ func BenchmarkTranscriptWrite(b *testing.B) {
 	}
 }
 
+// The same as TranscriptWrite/same, through WriteSet with a context-store
+// reference, as the worker's hook stages call it: the second and later
+// events of a step find the file written from the same reference.
+//
+//	go test -run '^$' -bench 'TranscriptWriteSet' -benchtime 5x ./hooks/claudecode
+func BenchmarkTranscriptWriteSet(b *testing.B) {
+	for _, sz := range transcriptSizes {
+		msgs := benchMessages(sz.size)
+		b.Run(sz.name+"/same-ref", func(b *testing.B) {
+			w := benchTranscriptWriter(b)
+			s := hooks.Session{SessionID: "wf-bench", WorkspaceRoot: "/work"}
+			set := contract.MessageSet{Ref: "ctx-sha256-bench", Count: len(msgs)}
+			loads := 0
+			load := func() ([]contract.Message, error) { loads++; return msgs, nil }
+			if _, err := w.WriteSet(s, set, load); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := w.WriteSet(s, set, load); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if loads != 1 {
+				b.Fatalf("the set was loaded %d times, want 1", loads)
+			}
+		})
+	}
+}
+
 func benchTranscriptWriter(b *testing.B) *TranscriptWriter {
 	b.Helper()
 	w, err := NewTranscriptWriter(b.TempDir())
