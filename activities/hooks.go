@@ -82,11 +82,9 @@ func (a *Activities) hookSession(ctx context.Context, ev hooks.Event, s hooks.Se
 		s.TranscriptPath = path
 		return s, nil
 	}
-	msgs, err := contextstore.Unpack(ctx, a.Contexts, *source)
-	if err != nil {
-		return s, err
-	}
-	path, err := a.Transcripts.Write(s, msgs)
+	path, err := a.Transcripts.WriteSet(s, *source, func() ([]contract.Message, error) {
+		return contextstore.Unpack(ctx, a.Contexts, *source)
+	})
 	if err != nil {
 		return s, err
 	}

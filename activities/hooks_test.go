@@ -158,3 +158,65 @@ func TestOpenWorkspaceProtectsHookScripts(t *testing.T) {
 		t.Errorf("an unreferenced script: %v", err)
 	}
 }
+
+// countingStore counts the context-store reads.
+type countingStore struct {
+	contextstore.Store
+	gets int
+}
+
+func (s *countingStore) Get(ctx context.Context, ref string) ([]byte, error) {
+	s.gets++
+	return s.Store.Get(ctx, ref)
+}
+
+// Every hook event of a step carries the same transcript reference; the
+// file written for the first is already right for the rest, so the
+// transcript is read (and rendered and redacted) once, not once per event.
+// A new reference, or a file that went away, is written again.
+func TestHookStagesWriteAnUnchangedTranscriptOnce(t *testing.T) {
+	a, _ := hookActivities(t, oneHook("PreToolUse", "cat >/dev/null"))
+	store := &countingStore{Store: a.Contexts}
+	a.Contexts = store
+	ctx := context.Background()
+	put := func(msgs ...contract.Message) contract.MessageSet {
+		set, err := contextstore.Put(ctx, store, msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+	first := put(contract.Message{Role: contract.RoleUser, Content: "list the files"})
+	run := func(set contract.MessageSet) string {
+		t.Helper()
+		res, err := a.RunPreToolUseHooks(ctx, hooks.PreToolUseEvent{Session: hooks.Session{SessionID: "turn-1", Transcript: &set}, ToolName: "calculator", CallID: "c"})
+		if err != nil || len(res.Result.Decisions) != 1 || res.Result.Decisions[0].Error != "" {
+			t.Fatalf("%+v, %v", res, err)
+		}
+		return a.Transcripts.PathFor("turn-1")
+	}
+	run(first)
+	path := run(first)
+	if store.gets != 1 {
+		t.Errorf("two events with the same transcript read it %d times, want 1", store.gets)
+	}
+	second := put(contract.Message{Role: contract.RoleUser, Content: "list the files"}, contract.Message{Role: contract.RoleAssistant, Content: "README.md"})
+	run(second)
+	if store.gets != 2 {
+		t.Errorf("a new transcript: %d reads, want 2", store.gets)
+	}
+	if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), "README.md") {
+		t.Errorf("the file does not hold the new transcript: %s, %v", data, err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	run(second)
+	if _, err := os.Stat(path); err != nil || store.gets != 3 {
+		t.Errorf("a removed file is written again: %v, %d reads, want 3", err, store.gets)
+	}
+	run(first)
+	if data, err := os.ReadFile(path); err != nil || strings.Contains(string(data), "README.md") || store.gets != 4 {
+		t.Errorf("back to the first transcript: %d reads, want 4; file %s, %v", store.gets, data, err)
+	}
+}

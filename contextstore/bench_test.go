@@ -10,9 +10,9 @@ import (
 	"github.com/fenixrt/fenix/internal/harness/pgtest"
 )
 
-// Put and get throughput of 1 MB and 5 MB message lists (English-like JSON,
+// Put and get of 10 KB, 1 MB and 10 MB message lists (English-like JSON,
 // which compresses as transcripts do), against the local directory and the
-// PostgreSQL store (FENIX_TEST_POSTGRES_DSN):
+// PostgreSQL store (FENIX_TEST_POSTGRES_DSN), issue 21's transcript curve:
 //
 //	go test -run '^$' -bench . -benchtime 20x ./contextstore
 //
@@ -21,7 +21,7 @@ import (
 var benchSizes = []struct {
 	name string
 	size int
-}{{"1MB", 1 << 20}, {"5MB", 5 << 20}}
+}{{"10KB", 10 << 10}, {"1MB", 1 << 20}, {"10MB", 10 << 20}}
 
 func benchBlob(b *testing.B, size int) []byte {
 	b.Helper()
@@ -106,4 +106,33 @@ func BenchmarkGet(b *testing.B) {
 			})
 		}
 	})
+}
+
+// Unpack is what a stage that needs the messages pays for a stored
+// transcript: the read and the JSON decoding (local directory store).
+//
+//	go test -run '^$' -bench 'Unpack' -benchtime 20x ./contextstore
+func BenchmarkUnpack(b *testing.B) {
+	s, err := NewFS(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := WithRun(context.Background(), "bench-run")
+	for _, sz := range benchSizes {
+		b.Run(sz.name, func(b *testing.B) {
+			msgs := transcript(sz.size, uint64(sz.size))
+			set, err := Put(ctx, s, msgs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(set.Bytes))
+			b.ReportAllocs()
+			for b.Loop() {
+				got, err := Unpack(ctx, s, set)
+				if err != nil || len(got) != len(msgs) {
+					b.Fatal(len(got), err)
+				}
+			}
+		})
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -424,6 +425,36 @@ func (w *Workspace) ReadDir(rel string) ([]fs.DirEntry, string, error) {
 		return nil, cleaned, translate(cleaned, err)
 	}
 	return entries, cleaned, nil
+}
+
+// ReadDirLimit lists at most n entries of a directory (n > 0), sorted by
+// name, and reports whether it has more. Which n it returns of a larger
+// directory is the file system's order, not the first n names: finding
+// those would mean reading every entry, and a bounded listing (the
+// Operator State) must not cost more with a directory of 100,000 files
+// than with one of 1,000.
+func (w *Workspace) ReadDirLimit(rel string, n int) (entries []fs.DirEntry, more bool, cleaned string, err error) {
+	if cleaned, err = Clean(rel); err != nil {
+		return nil, false, "", err
+	}
+	f, err := w.root.Open(cleaned)
+	if err != nil {
+		return nil, false, cleaned, translate(cleaned, err)
+	}
+	defer f.Close()
+	entries, err = f.ReadDir(max(n, 1))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, cleaned, translate(cleaned, err)
+	}
+	if len(entries) == max(n, 1) {
+		next, err := f.ReadDir(1)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, false, cleaned, translate(cleaned, err)
+		}
+		more = len(next) > 0
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, more, cleaned, nil
 }
 
 // Resolve returns the absolute host path of a confined, existing directory,

@@ -168,3 +168,53 @@ func TestProtectedHookScripts(t *testing.T) {
 		}
 	}
 }
+
+func TestReadDirLimit(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"c", "a", "e", "b", "d"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	names := func(n int) ([]string, bool) {
+		t.Helper()
+		entries, more, _, err := ws.ReadDirLimit(".", n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range entries {
+			out = append(out, e.Name())
+		}
+		return out, more
+	}
+	if got, more := names(6); more || len(got) != 6 || got[0] != "a" || got[5] != "out" {
+		t.Errorf("limit 6 of 6: %q more=%v, want all, sorted, more=false", got, more)
+	}
+	if got, more := names(3); !more || len(got) != 3 || !sortedStrings(got) {
+		t.Errorf("limit 3 of 6: %q more=%v, want 3 sorted, more=true", got, more)
+	}
+	if _, _, _, err := ws.ReadDirLimit("out", 10); err == nil {
+		t.Error("listing a symlink out of the workspace succeeded")
+	}
+	if _, _, _, err := ws.ReadDirLimit("../", 10); err == nil {
+		t.Error("listing .. succeeded")
+	}
+}
+
+func sortedStrings(s []string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i-1] > s[i] {
+			return false
+		}
+	}
+	return true
+}

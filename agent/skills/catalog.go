@@ -389,28 +389,69 @@ func (c *Catalog) Load(name string) (Package, error) {
 		return Package{}, err
 	}
 	pkg := Package{Entry: e, SkillMD: string(data)}
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if len(pkg.Files) == MaxListedFiles {
-			pkg.FilesTruncated = true
-			return fs.SkipAll
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		pkg.Files = append(pkg.Files, FileInfo{Path: p, Size: info.Size()})
-		return nil
-	})
+	pkg.Files, pkg.FilesTruncated, err = listSkillFiles(root)
 	if err != nil {
 		return Package{}, fenixerr.Runtime("listing files of skill %q in %s: %v", name, e.Dir, err).WithCause(err)
 	}
 	return pkg, nil
+}
+
+// maxDirEntries bounds how many entries of one directory Load reads. A
+// directory with more shows that many of them (the file system's order,
+// sorted) and the listing is marked truncated: listing MaxListedFiles
+// files must not read all of a directory of 100,000 (0.8 s per round that
+// referred to the skill).
+var maxDirEntries = 4096
+
+// listSkillFiles lists the regular files under root depth-first in
+// lexical order (as fs.WalkDir does; symlinks are neither listed nor
+// followed), at most MaxListedFiles of them, reading at most maxDirEntries
+// entries of each directory.
+func listSkillFiles(root *os.Root) (files []FileInfo, truncated bool, err error) {
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		f, err := root.Open(dir)
+		if err != nil {
+			return err
+		}
+		entries, err := f.ReadDir(maxDirEntries)
+		if err == nil && len(entries) == maxDirEntries {
+			var next []fs.DirEntry
+			next, err = f.ReadDir(1)
+			truncated = truncated || len(next) > 0
+		}
+		f.Close()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, d := range entries {
+			p := path.Join(dir, d.Name())
+			if d.IsDir() {
+				if err := walk(p); err != nil {
+					return err
+				}
+				continue
+			}
+			if !d.Type().IsRegular() {
+				continue
+			}
+			if len(files) == MaxListedFiles {
+				truncated = true
+				return fs.SkipAll
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			files = append(files, FileInfo{Path: p, Size: info.Size()})
+		}
+		return nil
+	}
+	if err := walk("."); err != nil && !errors.Is(err, fs.SkipAll) {
+		return nil, false, err
+	}
+	return files, truncated, nil
 }
 
 // CleanRelative validates a path relative to a skill directory and

@@ -2,9 +2,11 @@ package skills
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,6 +116,51 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := c.Load("nope"); err == nil || !strings.Contains(err.Error(), `skill "nope" is not in the catalog`) {
 		t.Errorf("Load(nope) err = %v", err)
+	}
+}
+
+// Load reads at most maxDirEntries entries of one directory, so a skill
+// with a huge directory costs no more than one at the limit; the listing
+// says it is truncated. A directory at the limit is listed whole, and the
+// MaxListedFiles cap still holds across directories.
+func TestLoadReadsAHugeDirectoryOnlyUpToTheLimit(t *testing.T) {
+	old := maxDirEntries
+	maxDirEntries = 10
+	t.Cleanup(func() { maxDirEntries = old })
+	roots := testRoots(t)
+	big := map[string]string{}
+	for i := range 40 {
+		big[fmt.Sprintf("data/f%02d.txt", i)] = "x"
+	}
+	writeSkill(t, roots.System, "big", "big", big)
+	atLimit := map[string]string{}
+	for i := range 9 { // and SKILL.md: ten entries
+		atLimit[fmt.Sprintf("f%02d.txt", i)] = "x"
+	}
+	writeSkill(t, roots.System, "small", "small", atLimit)
+	c, err := Open(roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := c.Load("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []string
+	for _, f := range pkg.Files {
+		if strings.HasPrefix(f.Path, "data/") {
+			data = append(data, f.Path)
+		}
+	}
+	if len(data) != 10 || !pkg.FilesTruncated || !slices.IsSorted(data) {
+		t.Errorf("40 files in data/: listed %d (%q), truncated=%v; want 10 sorted, truncated", len(data), data, pkg.FilesTruncated)
+	}
+	pkg, err = c.Load("small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkg.Files) != 10 || pkg.FilesTruncated || pkg.Files[0].Path != "SKILL.md" {
+		t.Errorf("ten entries: %v truncated=%v, want all ten, not truncated", pkg.Files, pkg.FilesTruncated)
 	}
 }
 

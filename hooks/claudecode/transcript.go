@@ -34,6 +34,10 @@ type TranscriptWriter struct {
 	mu sync.Mutex
 	// written remembers each file's content hash to skip rewriting it.
 	written map[string]string
+	// fromRef remembers, for a file written from a context-store
+	// reference, that reference and the session fields the file depends
+	// on, so the same set again is not even loaded (see WriteSet).
+	fromRef map[string]string
 }
 
 // NewTranscriptWriter creates dir if needed.
@@ -44,7 +48,7 @@ func NewTranscriptWriter(dir string) (*TranscriptWriter, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("transcript directory %q: %w", dir, err)
 	}
-	return &TranscriptWriter{Dir: dir, written: map[string]string{}}, nil
+	return &TranscriptWriter{Dir: dir, written: map[string]string{}, fromRef: map[string]string{}}, nil
 }
 
 // PathFor is the session's transcript file.
@@ -72,8 +76,42 @@ func (w *TranscriptWriter) Ensure(sessionID string) (string, error) {
 	return p, f.Close()
 }
 
+// WriteSet is Write for a message set, with load resolving it into
+// messages. A set stored in the context store is named by its content
+// hash (Ref), so when the session's file was last written from the same
+// Ref, for the same session and directories, and is still there, the file
+// is already right: WriteSet returns its path without loading, rendering
+// or redacting the set. Every hook event of a step carries the same
+// transcript, and loading and redacting a 10 MB one takes about a second.
+func (w *TranscriptWriter) WriteSet(s hooks.Session, set contract.MessageSet, load func() ([]contract.Message, error)) (string, error) {
+	p := w.PathFor(s.SessionID)
+	key := ""
+	if set.Ref != "" {
+		key = strings.Join([]string{set.Ref, s.SessionID, s.WorkDir(), s.WorkspaceRoot}, "\x00")
+		w.mu.Lock()
+		same := w.fromRef[p] == key
+		w.mu.Unlock()
+		if same {
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+		}
+	}
+	msgs, err := load()
+	if err != nil {
+		return "", err
+	}
+	return w.write(s, msgs, key)
+}
+
 // Write replaces the session's transcript with msgs and returns its path.
 func (w *TranscriptWriter) Write(s hooks.Session, msgs []contract.Message) (string, error) {
+	return w.write(s, msgs, "")
+}
+
+// write is Write, recording refKey (empty when the messages did not come
+// from a context-store reference) as what the file was written from.
+func (w *TranscriptWriter) write(s hooks.Session, msgs []contract.Message, refKey string) (string, error) {
 	p := w.PathFor(s.SessionID)
 	data, err := TranscriptJSONL(s, msgs)
 	if err != nil {
@@ -89,8 +127,12 @@ func (w *TranscriptWriter) Write(s hooks.Session, msgs []contract.Message) (stri
 	if w.written == nil {
 		w.written = map[string]string{}
 	}
+	if w.fromRef == nil {
+		w.fromRef = map[string]string{}
+	}
 	if w.written[p] == hash {
 		if _, err := os.Stat(p); err == nil {
+			w.fromRef[p] = refKey
 			return p, nil
 		}
 	}
@@ -116,6 +158,7 @@ func (w *TranscriptWriter) Write(s hooks.Session, msgs []contract.Message) (stri
 		return "", fmt.Errorf("transcript %s: %w", p, err)
 	}
 	w.written[p] = hash
+	w.fromRef[p] = refKey
 	return p, nil
 }
 
@@ -170,6 +213,7 @@ func (w *TranscriptWriter) Sweep(maxAge time.Duration, now time.Time) (int, erro
 			continue
 		}
 		delete(w.written, p)
+		delete(w.fromRef, p)
 		deleted++
 	}
 	return deleted, errors.Join(errs...)

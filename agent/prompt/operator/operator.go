@@ -277,6 +277,12 @@ func (s *Snapshotter) limits() Limits {
 	return l
 }
 
+// maxDirEntries bounds how many entries of one directory a snapshot reads:
+// a directory with more (a flat dump of 100,000 files) shows that many of
+// them, in the file system's order, sorted, and the listing is marked
+// truncated. Reading all of them cost 0.6 s per round at 100,000.
+var maxDirEntries = 4096
+
 // listFiles walks the workspace breadth-first, so a capped listing shows
 // the top of the tree rather than one deep corner of it.
 func listFiles(ws *workspace.Workspace, l Limits) (files []string, truncated, depthLimited bool) {
@@ -289,10 +295,11 @@ func listFiles(ws *workspace.Workspace, l Limits) (files []string, truncated, de
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		entries, _, err := ws.ReadDir(d.rel)
+		entries, more, _, err := ws.ReadDirLimit(d.rel, maxDirEntries)
 		if err != nil {
 			continue // unreadable directories are simply not expanded
 		}
+		truncated = truncated || more
 		for _, e := range entries {
 			if len(files) == l.MaxFiles {
 				return files, true, depthLimited
@@ -315,7 +322,7 @@ func listFiles(ws *workspace.Workspace, l Limits) (files []string, truncated, de
 			}
 		}
 	}
-	return files, false, depthLimited
+	return files, truncated, depthLimited
 }
 
 func boundMemory(in []MemoryEntry, n int) []MemoryEntry {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,5 +301,34 @@ func TestSnapshotErrors(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Fatalf("snapshot wrote outside the workspace: %v", entries)
+	}
+}
+
+// A directory larger than maxDirEntries is read only that far: the
+// snapshot costs the same for 100,000 files in one directory as for a few
+// thousand, and says the listing is truncated. One at the limit is listed
+// whole.
+func TestSnapshotReadsAHugeDirectoryOnlyUpToTheLimit(t *testing.T) {
+	old := maxDirEntries
+	maxDirEntries = 10
+	t.Cleanup(func() { maxDirEntries = old })
+	for _, tt := range []struct {
+		files, want int
+		truncated   bool
+	}{{50, 10, true}, {10, 10, false}} {
+		ws := t.TempDir()
+		for i := range tt.files {
+			touch(t, ws, fmt.Sprintf("f%02d.txt", i))
+		}
+		var s Snapshotter
+		snap, err := s.Snapshot(context.Background(), Scope{WorkspaceRoot: ws, ConversationID: "c1", Profile: "main"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := snap.State.Files
+		if len(got) != tt.want || snap.State.FilesTruncated != tt.truncated || !slices.IsSorted(got) {
+			t.Errorf("%d files in one directory: listed %d (%q), truncated=%v; want %d sorted, truncated=%v",
+				tt.files, len(got), got, snap.State.FilesTruncated, tt.want, tt.truncated)
+		}
 	}
 }
