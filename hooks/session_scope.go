@@ -1,0 +1,66 @@
+package hooks
+
+// SessionScope says which hooks a SessionStart or SessionStop event is
+// for. Claude Code's session is the conversation: its SessionStart fires
+// once per conversation and its SessionEnd when the conversation ends,
+// while the seed's (Fenix) SessionStart/SessionStop bracket every run.
+// Since fenix-shape 6 a run fires the per-run events to the run scope and
+// the conversation's session tracks the conversation scope.
+type SessionScope string
+
+const (
+	// ScopeAll reaches every hook: runs of older shapes, and conversations
+	// without a conversation_id.
+	ScopeAll SessionScope = ""
+	// ScopeRun reaches the hooks that are not ConversationScoped.
+	ScopeRun SessionScope = "run"
+	// ScopeConversation reaches only ConversationScoped hooks.
+	ScopeConversation SessionScope = "conversation"
+)
+
+// ConversationScoped is implemented by hooks whose SessionStart and
+// SessionStop follow the conversation rather than the run (Claude Code
+// dialect settings-file hooks).
+type ConversationScoped interface {
+	ConversationScoped() bool
+}
+
+// isConversationScoped reports whether h follows the conversation.
+func isConversationScoped(h AgentHook) bool {
+	cs, ok := h.(ConversationScoped)
+	return ok && cs.ConversationScoped()
+}
+
+// scopeOf is the session scope of a SessionStart or SessionStop payload;
+// other events reach every hook.
+func scopeOf(payload any) SessionScope {
+	switch e := payload.(type) {
+	case SessionStartEvent:
+		return e.Scope
+	case SessionStopEvent:
+		return e.Scope
+	}
+	return ScopeAll
+}
+
+// inScope reports whether a hook is meant to see payload.
+func inScope(h AgentHook, payload any) bool {
+	switch scopeOf(payload) {
+	case ScopeRun:
+		return !isConversationScoped(h)
+	case ScopeConversation:
+		return isConversationScoped(h)
+	}
+	return true
+}
+
+// ParentSession is the session a subagent works for: Claude Code's
+// SubagentStop and the subagent's tool events carry the parent's
+// session_id and transcript_path, with the subagent as agent_id.
+type ParentSession struct {
+	// SessionID is the parent run's session (its workflow ID): where its
+	// transcript file is.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the parent's transcript file, set by the worker.
+	TranscriptPath string `json:"transcript_path,omitempty"`
+}
