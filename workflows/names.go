@@ -18,6 +18,10 @@ const (
 	ExecuteAssignmentWorkflow = "ExecuteAssignment"
 	PrepareRoundWorkflow      = "PrepareRound"
 	AgentTurnWorkflow         = "AgentTurn"
+	// ConversationSessionWorkflow is a conversation's Claude Code session
+	// (fenix-shape 6): started by the first run of the conversation,
+	// ended by the kernel or by idling.
+	ConversationSessionWorkflow = "ConversationSession"
 )
 
 // Signals, queries and updates.
@@ -34,6 +38,15 @@ const (
 	QueryPendingPermissions = "pending_permissions"
 	// UpdateDecidePermission carries PermissionDecision.
 	UpdateDecidePermission = "decide_permission"
+	// UpdateSessionTouch carries SessionTouch to a conversation's session
+	// and answers SessionTouchResult.
+	UpdateSessionTouch = "fenix_session_touch"
+	// UpdateEndSession carries EndSessionRequest: the kernel ends a
+	// conversation's session; it answers EndSessionResult once the
+	// SessionEnd hooks ran.
+	UpdateEndSession = "fenix_end_session"
+	// QuerySession answers a conversation session's ConversationSessionState.
+	QuerySession = "session"
 )
 
 // CancelRequest is the payload of the cancel signal.
@@ -81,4 +94,9 @@ func AgentTurnWorkflowID(conversationID, turnID string) string {
 // the same on every replay.
 func SubagentWorkflowID(parentLogicalWorkID string, attemptNo int, callID string) string {
 	return fmt.Sprintf("subagent-%s-%d-%s", parentLogicalWorkID, attemptNo, callID)
+}
+
+// SessionWorkflowID is the workflow ID of a conversation's session.
+func SessionWorkflowID(conversationID string) string {
+	return "fenix-session-" + conversationID
 }

@@ -41,7 +41,17 @@ const (
 	// a record_permission_decision stage writing the audit row).
 	shapeInbox workflow.Version = 4
 
-	shapeLatest = shapeInbox
+	// 5 is another branch's.
+
+	// shapeConversationSessions: Claude Code dialect hooks see the
+	// conversation as the session (one SessionStart per conversation from
+	// the ConversationSession workflow's answer, SessionEnd when it ends);
+	// Fenix dialect hooks keep the per-run SessionStart/SessionStop. A
+	// subagent fires no Claude SessionStart/UserPromptSubmit/SessionEnd,
+	// and its events carry the parent's session_id and transcript_path.
+	shapeConversationSessions workflow.Version = 6
+
+	shapeLatest = shapeConversationSessions
 )
 
 // readVersions sets what the run's versions enable. The order of the
