@@ -34,11 +34,11 @@ import (
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/redact"
+	"github.com/fenixrt/fenix/sessions"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/tools/mcp"
 	"github.com/fenixrt/fenix/tools/memory"
 	"github.com/fenixrt/fenix/tools/procs"
-	"github.com/fenixrt/fenix/sessions"
 	"github.com/fenixrt/fenix/workflows"
 	"github.com/fenixrt/fenix/workspace"
 )
