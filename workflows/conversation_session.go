@@ -15,10 +15,10 @@ import (
 // without a run.
 const DefaultSessionIdleTimeout = 30 * time.Minute
 
-// SessionEndedRetention is how long an ended session remembers it
-// existed, so the conversation going on fires SessionStart "resume"
-// rather than "startup".
-const SessionEndedRetention = 24 * time.Hour
+// sessionEndedRetention is how many idle timeouts an ended session
+// remembers it existed (a day for the default 30 minutes), so the
+// conversation going on fires SessionStart "resume" rather than "startup".
+const sessionEndedRetention = 48
 
 // sessionTouchesPerRun bounds a session's history: every touch is an
 // update (a few events), so the session continues as new after this many.
@@ -73,7 +73,7 @@ type ConversationSessionState struct {
 // conversation-scoped hooks), later runs touch it, and it ends when the
 // kernel sends fenix_end_session or nothing touched it for the idle
 // timeout; then it runs the conversation-scoped SessionEnd hooks. An ended
-// session waits SessionEndedRetention for the conversation to go on
+// session waits 48 idle timeouts for the conversation to go on
 // (SessionStart "resume") before it completes.
 func ConversationSession(ctx workflow.Context, st ConversationSessionState) (ConversationSessionState, error) {
 	c := &convSession{ctx: ctx, st: st, logger: workflow.GetLogger(ctx)}
@@ -181,7 +181,7 @@ func (c *convSession) run() (ConversationSessionState, error) {
 	for {
 		wait := c.idle()
 		if c.st.Ended {
-			wait = SessionEndedRetention
+			wait = sessionEndedRetention * c.idle()
 		}
 		c.touched = false
 		ok, err := workflow.AwaitWithTimeout(c.ctx, wait, func() bool { return c.touched || c.endSeq > c.endDone })
