@@ -115,8 +115,8 @@ func recordHistories(t *testing.T, overwrite bool) {
 		TaskQueue: queue, DataDir: t.TempDir(), DefaultWorkspaceRoot: ws, HostID: "recorder", Tools: registry,
 		SkillsDir: filepath.Join("..", "examples", "skills"), Hooks: []hooks.AgentHook{testtools.PolicyHook{}},
 		HookSources: []string{sessionProject(t)},
-		Model:  &llm.Router{Scripted: scriptedProvider(t)},
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Model:       &llm.Router{Scripted: scriptedProvider(t)},
+		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
