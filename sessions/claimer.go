@@ -53,16 +53,28 @@ func (c *Claimer) Claim(ctx context.Context, req activities.SessionClaim) (strin
 	return src, false, nil
 }
 
+// DefaultTouchTimeout bounds a touch: a run waits at most this long for
+// its session's answer before it goes on without conversation hooks.
+const DefaultTouchTimeout = 10 * time.Second
+
 // TemporalToucher touches the ConversationSession workflow with
 // Update-With-Start: it starts the session if none is running.
 type TemporalToucher struct {
 	Client    client.Client
 	TaskQueue string
+	// Timeout defaults to DefaultTouchTimeout.
+	Timeout time.Duration
 }
 
 // Touch implements Toucher.
 func (t TemporalToucher) Touch(ctx context.Context, updateID string, touch workflows.SessionTouch) (string, error) {
-	id := workflows.SessionWorkflowID(touch.ConversationID)
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTouchTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id := workflows.SessionWorkflowID(t.TaskQueue, touch.ConversationID)
 	start := t.Client.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                t.TaskQueue,
@@ -87,8 +99,8 @@ func (t TemporalToucher) Touch(ctx context.Context, updateID string, touch workf
 
 // End ends a conversation's session (the kernel's request): its SessionEnd
 // hooks have run when End returns with Ended set.
-func End(ctx context.Context, c client.Client, conversationID, reason string) (workflows.EndSessionResult, error) {
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.SessionWorkflowID(conversationID),
+func End(ctx context.Context, c client.Client, taskQueue, conversationID, reason string) (workflows.EndSessionResult, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.SessionWorkflowID(taskQueue, conversationID),
 		UpdateName: workflows.UpdateEndSession, Args: []any{workflows.EndSessionRequest{Reason: reason}},
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/sessions"
+	"github.com/fenixrt/fenix/workflows"
 )
 
 // cmdSession is `session end -conversation ID [-reason R]`: the kernel
@@ -22,6 +23,7 @@ func cmdSession(ctx context.Context, c *cli, args []string) (int, error) {
 	fs := flag.NewFlagSet("session end", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	conversation := fs.String("conversation", "", "the conversation_id whose session ends")
+	taskQueue := fs.String("task-queue", envOr("FENIX_TASK_QUEUE", workflows.DefaultTaskQueue), "the workers' task queue (env FENIX_TASK_QUEUE)")
 	reason := fs.String("reason", hooks.EndReasonPromptInputExit, "SessionEnd reason: "+strings.Join(hooks.EndReasons, ", "))
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || *conversation == "" {
 		return exitUsage, usageError{"expected: session end -conversation ID [-reason REASON]"}
@@ -31,7 +33,7 @@ func cmdSession(ctx context.Context, c *cli, args []string) (int, error) {
 		return exitFailed, err
 	}
 	defer conn.Close()
-	res, err := sessions.End(ctx, conn.Client, *conversation, *reason)
+	res, err := sessions.End(ctx, conn.Client, *taskQueue, *conversation, *reason)
 	if err != nil {
 		var notFound *serviceerror.NotFound
 		if errors.As(err, &notFound) {

@@ -96,7 +96,14 @@ func SubagentWorkflowID(parentLogicalWorkID string, attemptNo int, callID string
 	return fmt.Sprintf("subagent-%s-%d-%s", parentLogicalWorkID, attemptNo, callID)
 }
 
-// SessionWorkflowID is the workflow ID of a conversation's session.
-func SessionWorkflowID(conversationID string) string {
-	return "fenix-session-" + conversationID
+// SessionWorkflowID is the workflow ID of a conversation's session on a
+// task queue: fenix-session-<conversation_id> on the default queue. A
+// session runs its SessionEnd hooks on the workers that ran its
+// SessionStart, so a conversation served by another worker pool (task
+// queue), with its own hooks, has a session of its own there.
+func SessionWorkflowID(taskQueue, conversationID string) string {
+	if taskQueue == "" || taskQueue == DefaultTaskQueue {
+		return "fenix-session-" + conversationID
+	}
+	return "fenix-session-" + taskQueue + "-" + conversationID
 }

@@ -42,7 +42,7 @@ func sessionScenarios() []scenario {
 // its retention.
 func sessionLifecycle(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 	const conv = "replay-conv-lifecycle"
-	id := workflows.SessionWorkflowID(conv)
+	id := workflows.SessionWorkflowID(q, conv)
 	touch := func(updateID string) (string, error) {
 		start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: q,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING},
