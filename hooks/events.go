@@ -72,6 +72,9 @@ const (
 	// conversation whose session had ended (expired or ended by the
 	// kernel) going on.
 	SourceResume = "resume"
+	// SourceCompact is a conversation's context compacted (fenix-shape 6,
+	// in an agent turn); it reaches conversation-scoped hooks only.
+	SourceCompact = "compact"
 )
 
 // SessionEnd reasons of SessionStopEvent.Reason for conversation-scoped

@@ -215,6 +215,9 @@ func (t *turnRun) prepare() (contract.MessageSet, error) {
 	a := t.req.Assignment
 	a.ContextMessages, a.ContextRef = t.transcript.Messages, t.transcript.Ref
 	comp, err := prepareContext(t.session, a, 0)
+	if err == nil && comp.Compacted {
+		t.sessionCompacted()
+	}
 	return comp.Messages, err
 }
 

@@ -96,3 +96,16 @@ func (s *session) parentSessionForChild() string {
 	}
 	return s.gov.hookSession.SessionID
 }
+
+// sessionCompacted fires conversation-scoped SessionStart "compact" after
+// a main agent's context was compacted, as Claude Code does; its context
+// reaches the model's next call.
+func (s *session) sessionCompacted() {
+	if !s.conversationSessions() || s.gov.hookSession.IsSubagent {
+		return
+	}
+	ev := hooks.SessionStartEvent{Session: s.hookSession(), Source: hooks.SourceCompact}
+	s.currentStage = string(hooks.EventSessionStart)
+	sum := s.lifecycle(s.stageCtx, activities.LifecycleHooksInput{SessionStart: &ev, SessionScope: hooks.ScopeConversation})
+	s.addModelContext(sum.AdditionalContext)
+}

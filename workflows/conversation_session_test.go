@@ -208,3 +208,24 @@ func (u *updateCallback) Complete(success any, err error) {
 		f(success.(workflows.EndSessionResult))
 	}
 }
+
+// A main agent's compacted context fires the conversation's SessionStart
+// "compact" (after "startup"); Fenix dialect hooks do not see it.
+func TestCompactionFiresSessionStartCompact(t *testing.T) {
+	f := newSessionFixture()
+	h := agentHarness(t)
+	f.install(h)
+	req := turnRequest("answer", 5)
+	req["context_messages"] = []map[string]any{
+		{"role": "user", "content": "first question with many words in it"},
+		{"role": "user", "content": "more words about the first question, and more"},
+		{"role": "user", "content": "second question with many words in it"},
+		{"role": "user", "content": "second question"},
+	}
+	req["budget_hints"] = map[string]any{"advisory_hints": map[string]any{"recommended_compaction_threshold": 10}}
+	res := h.runTurn(t, req)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	require.NotNil(t, findTrace(res.Trace, "post_compact"), "the context was compacted")
+	assert.Equal(t, []string{"startup", "compact"}, f.claude.sources())
+	assert.Equal(t, []string{"startup"}, f.fenix.sources())
+}
