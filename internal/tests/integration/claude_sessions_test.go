@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,4 +198,32 @@ func TestClaudeSessionSubagent(t *testing.T) {
 	require.NotNil(t, childPre, "the subagent's PreToolUse carries its agent_id")
 	assert.Equal(t, "researcher", childPre["agent_type"])
 	assert.Equal(t, parentTranscript, childPre["transcript_path"])
+}
+
+// The session lives in Temporal, not in a worker: a worker restarted on
+// the same task queue (its cache empty) asks the session, which has
+// started, and fires no second SessionStart (see README, Sessions).
+func TestClaudeSessionSurvivesWorkerRestart(t *testing.T) {
+	project := sessionProject(t)
+	queue := newTaskQueue(t)
+	start := func() *testWorker {
+		w, err := worker.New(server.Client(), worker.Config{TaskQueue: queue, DataDir: t.TempDir(), DefaultWorkspaceRoot: project,
+			HookSources: []string{project}, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		require.NoError(t, err)
+		require.NoError(t, w.Start())
+		return &testWorker{Worker: w, queue: queue, workspace: project}
+	}
+	first := start()
+	runInConversation(t, first, project, "r1", "it-sess-restart")
+	first.Stop()
+
+	second := start()
+	defer second.Stop()
+	res := runInConversation(t, second, project, "r2", "it-sess-restart")
+	claim, _ := traceEntry(res, "session_start")
+	assert.Equal(t, false, claim.Get("session_cached"), "the new worker asked the session: %v", claim.Fields)
+	starts := eventsNamed(hookEvents(t, project), "SessionStart")
+	require.Len(t, starts, 1, "no SessionStart after a worker restart: %v", starts)
+	assert.Equal(t, "startup", starts[0]["source"])
+	verifyQueue(t, queue)
 }
