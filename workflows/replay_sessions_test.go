@@ -14,7 +14,8 @@ import (
 // sessionScenarios record fenix-shape 6 under the session-project's
 // Claude Code hooks (the recorder loads it): two assignments of one
 // conversation (the first starts its session, the second finds it), an
-// agent turn with a subagent, and a session's whole life (startup, idle
+// agent turn with a subagent, a turn that continues as new (SessionStart
+// "resume" to every hook once, touching the session), and a session's whole life (startup, idle
 // expiry, resume, the kernel's end, retention).
 func sessionScenarios() []scenario {
 	inConversation := func(id, conv string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
@@ -31,6 +32,12 @@ func sessionScenarios() []scenario {
 			req := agentRequest("delegating", 5)
 			req["logical_work_id"], req["conversation_id"] = "replay-conv-subagent", "replay-conv-subagent"
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-conv-subagent", req)
+		}},
+		{"conversation_session_continue_as_new.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("long", 10)
+			req["logical_work_id"], req["conversation_id"] = "replay-conv-can", "replay-conv-can"
+			req["continue_as_new_after_events"] = 20
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-conv-can", req)
 		}},
 		{"conversation_session_lifecycle.json", sessionLifecycle},
 	}
