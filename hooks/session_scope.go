@@ -64,3 +64,18 @@ type ParentSession struct {
 	// TranscriptPath is the parent's transcript file, set by the worker.
 	TranscriptPath string `json:"transcript_path,omitempty"`
 }
+
+// NeedsConversationSession reports whether a conversation-scoped hook
+// handles SessionStart or SessionStop: then a run must claim its
+// conversation's session in its SessionStart stage (so the session can
+// end with SessionEnd hooks), even when no other hook acts on the stage.
+func (r *Registry) NeedsConversationSession() bool {
+	for _, ev := range []Event{EventSessionStart, EventSessionStop} {
+		for _, e := range r.subscribers(ev) {
+			if isConversationScoped(e.hook) {
+				return true
+			}
+		}
+	}
+	return false
+}

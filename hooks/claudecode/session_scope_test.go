@@ -121,3 +121,24 @@ func TestSubagentEventsCarryParentSession(t *testing.T) {
 		t.Errorf("SubagentStop input = %v, want agent_transcript_path /t/child.jsonl", stop)
 	}
 }
+
+func TestNeedsConversationSession(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		event   string
+		dialect Dialect
+		want    bool
+	}{
+		{"claude SessionEnd", "SessionEnd", DialectClaude, true},
+		{"claude SessionStart", "SessionStart", DialectClaude, true},
+		{"claude PreToolUse", "PreToolUse", DialectClaude, false},
+		{"fenix SessionEnd", "SessionEnd", DialectFenix, false},
+	} {
+		r := hooks.NewRegistry()
+		r.Add(newCommandHook(t, cmdHook{Event: tc.event, Command: "true", Dialect: tc.dialect, Dir: dir}))
+		if got := r.NeedsConversationSession(); got != tc.want {
+			t.Errorf("%s: NeedsConversationSession = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
