@@ -192,10 +192,11 @@ func (c *convSession) run() (ConversationSessionState, error) {
 		case c.endSeq > c.endDone:
 			c.finish(c.endReason)
 			c.endDone = c.endSeq
-		case !ok && c.st.Ended:
-			// Nobody went on with the conversation: forget it.
+		case !ok && (c.st.Ended || !c.st.Started):
+			// Nobody went on with the conversation (or nobody ever
+			// touched this session): forget it.
 			return c.st, workflow.Await(c.ctx, func() bool { return workflow.AllHandlersFinished(c.ctx) })
-		case !ok && c.st.Started:
+		case !ok:
 			c.finish(hooks.EndReasonOther)
 		}
 		if c.runTouch >= sessionTouchesPerRun || workflow.GetInfo(c.ctx).GetContinueAsNewSuggested() {

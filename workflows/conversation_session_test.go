@@ -229,3 +229,17 @@ func TestCompactionFiresSessionStartCompact(t *testing.T) {
 	assert.Equal(t, []string{"startup", "compact"}, f.claude.sources())
 	assert.Equal(t, []string{"startup"}, f.fenix.sources())
 }
+
+// A session nobody touches (started by hand) completes after one idle
+// timeout instead of waiting forever.
+func TestUntouchedConversationSessionCompletes(t *testing.T) {
+	h := newHarness(t)
+	h.env.RegisterWorkflowWithOptions(workflows.ConversationSession, workflow.RegisterOptions{Name: workflows.ConversationSessionWorkflow})
+	h.env.ExecuteWorkflow(workflows.ConversationSessionWorkflow, workflows.ConversationSessionState{ConversationID: "conv-u"})
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	var st workflows.ConversationSessionState
+	require.NoError(t, h.env.GetWorkflowResult(&st))
+	assert.False(t, st.Started)
+	assert.Zero(t, h.count("RunLifecycleHooks"), "no SessionEnd for a session that never started")
+}
