@@ -30,6 +30,13 @@ const tracePreviewBytes = 512
 type ReviewToolCallInput struct {
 	ToolCall     contract.ToolCall     `json:"tool_call"`
 	AgentContext contract.AgentContext `json:"agent_context"`
+	// Lean (fenix-shape 5) asks for the subscribed hook events and leaves
+	// the call, which the workflow already has, out of the result.
+	Lean bool `json:"lean,omitempty"`
+	// ConversationSessions (fenix-shape 6) answers a lean review with
+	// Claude dialect hooks following the conversation: they need the
+	// SessionStart stage (the session claim) and not the run's SessionStop.
+	ConversationSessions bool `json:"conversation_sessions,omitempty"`
 }
 
 // ReviewToolCallResult is the approved call and where it must run.
@@ -41,6 +48,13 @@ type ReviewToolCallResult struct {
 	// PolicyFingerprint identifies the policy that approved the call.
 	PolicyFingerprint string              `json:"policy_fingerprint,omitempty"`
 	Trace             contract.TraceEntry `json:"trace"`
+	// Hooks is set for a Lean review: the events with a hook to run.
+	Hooks *HookSubscription `json:"hooks,omitempty"`
+	// ArgsHash is set for a Lean review, which does not repeat the call:
+	// contract.ArgumentsHash of the reviewed arguments, so a local tool's
+	// execution (whose marker records no input) can still be proven to
+	// have run with them.
+	ArgsHash string `json:"args_hash,omitempty"`
 }
 
 // ReviewToolCall applies the seed's two checks (supported, then visible),
@@ -63,6 +77,9 @@ func (a *Activities) ReviewToolCall(_ context.Context, in ReviewToolCallInput) (
 	}
 	desc := def.Descriptor
 	desc.Schema = nil // already enforced; keep it out of history
+	if in.Lean {
+		return a.leanReview(in, desc, queue, fingerprint), nil
+	}
 	return ReviewToolCallResult{
 		ToolCall:          in.ToolCall,
 		Tool:              desc,

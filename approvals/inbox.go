@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -207,7 +208,7 @@ func (in *Inbox) call(r runRef, p workflows.PendingPermission, now time.Time) Ca
 	hash := p.ArgsHash
 	if hash == "" {
 		// Runs from before shapeInbox do not report it.
-		hash = workflows.ArgumentsHash(p.Arguments)
+		hash = contract.ArgumentsHash(p.Arguments)
 	}
 	c := Call{
 		Ref: Ref(r.workflowID, p.CallID, hash), WorkflowID: r.workflowID, RunID: r.runID, WorkflowType: r.workflowType,

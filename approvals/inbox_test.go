@@ -11,6 +11,7 @@ import (
 
 	"github.com/fenixrt/fenix/approvals"
 	"github.com/fenixrt/fenix/approvals/approvalstest"
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -19,7 +20,7 @@ var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 func pending(callID, tool string, args map[string]any, requested time.Time) workflows.PendingPermission {
 	return workflows.PendingPermission{CallID: callID, ToolName: tool, Permission: "run_" + tool, RequestedBy: "policy",
 		Arguments: args, RequestedAt: requested, Deadline: requested.Add(72 * time.Hour), ConversationID: "conv-" + callID,
-		ArgsHash: workflows.ArgumentsHash(args), PolicyFingerprint: "fp-1"}
+		ArgsHash: contract.ArgumentsHash(args), PolicyFingerprint: "fp-1"}
 }
 
 func fixture() (*approvalstest.Client, *approvals.Inbox) {
@@ -49,7 +50,7 @@ func TestListIsNewestFirstAcrossRunsAndReportsUnreadableRuns(t *testing.T) {
 	assert.Equal(t, int64(3*3600), oldest.WaitingSeconds)
 	assert.Equal(t, int64(69*3600), oldest.ExpiresInSeconds)
 	assert.Equal(t, `command_line="rm -rf build/\necho done"`, oldest.Summary, "one line")
-	assert.Equal(t, approvals.Ref("assignment-a-1", "call-old", workflows.ArgumentsHash(map[string]any{"command_line": "rm -rf build/\necho done"})), oldest.Ref)
+	assert.Equal(t, approvals.Ref("assignment-a-1", "call-old", contract.ArgumentsHash(map[string]any{"command_line": "rm -rf build/\necho done"})), oldest.Ref)
 	assert.Len(t, oldest.Ref, approvals.RefLen)
 	assert.Equal(t, "http://localhost:8233/namespaces/default/workflows/assignment-a-1/run-a/history", oldest.WebUIURL)
 	assert.Equal(t, "conv-call-old", oldest.ConversationID)
@@ -60,10 +61,10 @@ func TestListIsNewestFirstAcrossRunsAndReportsUnreadableRuns(t *testing.T) {
 }
 
 func TestRefChangesWithTheArguments(t *testing.T) {
-	a := approvals.Ref("wf", "call", workflows.ArgumentsHash(map[string]any{"x": 1}))
-	assert.Equal(t, a, approvals.Ref("wf", "call", workflows.ArgumentsHash(map[string]any{"x": 1})))
-	assert.NotEqual(t, a, approvals.Ref("wf", "call", workflows.ArgumentsHash(map[string]any{"x": 2})))
-	assert.NotEqual(t, a, approvals.Ref("wf2", "call", workflows.ArgumentsHash(map[string]any{"x": 1})))
+	a := approvals.Ref("wf", "call", contract.ArgumentsHash(map[string]any{"x": 1}))
+	assert.Equal(t, a, approvals.Ref("wf", "call", contract.ArgumentsHash(map[string]any{"x": 1})))
+	assert.NotEqual(t, a, approvals.Ref("wf", "call", contract.ArgumentsHash(map[string]any{"x": 2})))
+	assert.NotEqual(t, a, approvals.Ref("wf2", "call", contract.ArgumentsHash(map[string]any{"x": 1})))
 }
 
 func TestFindAndDecideByRef(t *testing.T) {

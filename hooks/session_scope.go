@@ -1,5 +1,7 @@
 package hooks
 
+import "slices"
+
 // SessionScope says which hooks a SessionStart or SessionStop event is
 // for. Claude Code's session is the conversation: its SessionStart fires
 // once per conversation and its SessionEnd when the conversation ends,
@@ -78,4 +80,29 @@ func (r *Registry) NeedsConversationSession() bool {
 		}
 	}
 	return false
+}
+
+// SubscribedInConversation is Subscribed for a run whose conversation-
+// scoped hooks follow the conversation (fenix-shape 6): those hooks do
+// not act on the run's SessionStop, and the run's SessionStart stage is
+// needed whenever it must claim the conversation's session.
+func (r *Registry) SubscribedInConversation(tool string, evs ...Event) []Event {
+	out := r.subscribed(tool, func(h AgentHook, ev Event) bool {
+		return ev == EventSessionStop && isConversationScoped(h)
+	}, evs)
+	for i, ev := range evs {
+		if ev != EventSessionStart || slices.Contains(out, ev) || !r.NeedsConversationSession() {
+			continue
+		}
+		// Keep evs' order: SessionStart goes before the events after it.
+		at := len(out)
+		for j, o := range out {
+			if slices.Index(evs, o) > i {
+				at = j
+				break
+			}
+		}
+		out = slices.Insert(out, at, ev)
+	}
+	return out
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -22,6 +24,8 @@ func cmdBench(ctx context.Context, c *cli, args []string) (int, error) {
 	conc := fs.String("concurrency", "1,20", "comma-separated concurrencies")
 	think := fs.Duration("think", 0, "pause before each run, like an agent waiting on its model (0: back to back)")
 	only := fs.String("only", "", "regular expression: run only the matching scenarios (and their floors)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the worker and client (this process; the server is another) to this file, for `go tool pprof`")
+	compression := fs.String("grpc-compression", "gzip", "client request compression, for the floor and Fenix alike: gzip (the SDK's default) or none")
 	server := fs.String("server-config", bench.ServerFenix, "dev server dynamic config: fenix (eager activities, transfer-queue poll limit lifted, one partition), stock (as the CLI ships) or eager (stock plus eager activities)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, usageError{err.Error()}
@@ -46,8 +50,19 @@ func cmdBench(ctx context.Context, c *cli, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, err
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return exitFailed, fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return exitFailed, fmt.Errorf("-cpuprofile %s: %w", *cpuProfile, err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	results, err := bench.Run(ctx, bench.Options{N: *n, Concurrency: levels, Think: *think, Only: filter,
-		CLIPath: cliPath, ServerConfig: *server, Out: c.stdout})
+		CLIPath: cliPath, ServerConfig: *server, GRPCCompression: *compression, Out: c.stdout})
 	if err != nil {
 		return exitFailed, err
 	}

@@ -63,7 +63,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer shutdownWithin(5*time.Second, shutdownTracing)
 
-	c, namespace, err := dial(ctx, logger, metrics, tracing, cfg.Process.Codec)
+	c, namespace, err := dial(ctx, logger, metrics, tracing, cfg.Process)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 
 // dial connects to Temporal with envconfig's settings and Fenix's logger,
 // metrics, tracing and payload codec; it returns the namespace in use.
-func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metrics, tracing interceptor.ClientInterceptor, payloadCodec *codec.Codec) (client.Client, string, error) {
+func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metrics, tracing interceptor.ClientInterceptor, process worker.ProcessConfig) (client.Client, string, error) {
 	opts, err := envconfig.LoadDefaultClientOptions()
 	if err != nil {
 		return nil, "", fmt.Errorf("load Temporal client configuration: %w", err)
@@ -112,7 +112,10 @@ func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metri
 	opts.MetricsHandler = metrics.SDKMetricsHandler()
 	// Client-level interceptors apply to the workers too.
 	opts.Interceptors = append(opts.Interceptors, tracing)
-	opts.DataConverter = codec.NewDataConverter(payloadCodec)
+	opts.DataConverter = codec.NewDataConverter(process.Codec)
+	if process.GRPCCompression == "none" {
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, "", fmt.Errorf("connect to Temporal at %q: %w", displayAddress(opts.HostPort), err)

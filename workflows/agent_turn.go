@@ -298,16 +298,14 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 	if err := t.oversizedArguments(call); err != nil {
 		return t.observeFailure(ctx, step, boundedCall(call), err, 0)
 	}
-	reviewed, err := runPure[activities.ReviewToolCallResult](ctx, t.session, activities.StageReviewToolCall,
-		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
-		activities.ReviewToolCallInput{ToolCall: call, AgentContext: t.req.AgentContext})
+	reviewed, err := t.reviewCall(ctx, call, t.req.AgentContext)
 	if err != nil {
 		return t.observeFailure(ctx, step, call, err, 0)
 	}
 	t.addTrace(reviewed.Trace)
 	t.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhaseToolReviewed, ToolInvocation: &contract.ToolInvocation{
 		CallID: call.CallID, ToolName: call.ToolName, Status: "running", RequestPayload: reviewed.ToolCall, RegistryBacked: reviewed.Tool.RegistryBacked}})
-	governed, err := t.governToolCall(ctx, reviewed.ToolCall, step, time.Duration(t.req.Approval.TimeoutSeconds)*time.Second)
+	governed, err := t.governToolCall(ctx, reviewed.ToolCall, reviewed.Hooks, step, time.Duration(t.req.Approval.TimeoutSeconds)*time.Second)
 	if err != nil {
 		return t.observeFailure(ctx, step, call, err, 0)
 	}
@@ -327,7 +325,7 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 		return t.observeFailure(ctx, step, call, err, executed.DurationMs)
 	}
 	t.addTrace(projected.Trace)
-	content, extra, err := t.postToolUse(ctx, call, projected.Projection.Content, executed.Raw, executed.DurationMs, step)
+	content, extra, err := t.postToolUse(ctx, call, reviewed.Hooks, projected.Projection.Content, executed.Raw, executed.DurationMs, step)
 	if err != nil {
 		return t.observeFailure(ctx, step, call, err, executed.DurationMs)
 	}
@@ -391,7 +389,7 @@ func (t *turnRun) runSubagent(ctx workflow.Context, step int, call contract.Tool
 	}
 	t.addTrace(contract.Trace(activities.StageReviewToolCall, "tool_name", call.ToolName, "call_id", call.CallID,
 		"subagent_profile", args.Profile, "subagent_tools", args.AllowedToolNames))
-	governed, err := t.governToolCall(ctx, call, step, time.Duration(t.req.Approval.TimeoutSeconds)*time.Second)
+	governed, err := t.governToolCall(ctx, call, nil, step, time.Duration(t.req.Approval.TimeoutSeconds)*time.Second)
 	if err != nil {
 		return t.observeFailure(ctx, step, call, err, 0)
 	}
@@ -451,7 +449,7 @@ func (t *turnRun) runSubagent(ctx workflow.Context, step int, call contract.Tool
 		}
 		return t.observeFailure(ctx, step, call, &stageError{stage: "subagent", err: fenixerr.Runtime("subagent %s ended %s: %s", childID, res.Status, summary)}, duration)
 	}
-	content, extra, err := t.postToolUse(ctx, call, res.Output.Content, nil, duration, step)
+	content, extra, err := t.postToolUse(ctx, call, nil, res.Output.Content, nil, duration, step)
 	if err != nil {
 		return t.observeFailure(ctx, step, call, err, duration)
 	}

@@ -1,10 +1,6 @@
 package workflows
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -22,19 +18,6 @@ const AwaitingDecisionValue = "true"
 
 // MaxDeciderBytes caps who a decision names (a token name or a user).
 const MaxDeciderBytes = 128
-
-// ArgumentsHash identifies a call's arguments for a decision: a decision
-// carries the hash of the arguments the person saw, and the workflow
-// refuses it when the waiting call's arguments hash differently.
-// encoding/json sorts map keys, so the hash is stable.
-func ArgumentsHash(args map[string]any) string {
-	raw, err := json.Marshal(args)
-	if err != nil {
-		raw = []byte(fmt.Sprintf("unencodable arguments: %v", err))
-	}
-	sum := sha256.Sum256(raw)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 // checkArgsHash is the validator's refusal of a decision made on
 // arguments other than the waiting call's.

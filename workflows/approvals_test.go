@@ -55,7 +55,7 @@ func TestDecisionOnChangedArgumentsIsRefusedAndTheRightOneIsRecorded(t *testing.
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&pending))
 		stale = decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "mallory",
-			ArgsHash: workflows.ArgumentsHash(map[string]any{"expression": "6 * 7"})})
+			ArgsHash: contract.ArgumentsHash(map[string]any{"expression": "6 * 7"})})
 		good = decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "alice",
 			Reason: "2 + 2 is fine", ArgsHash: pending[0].ArgsHash})
 	}, time.Hour)
@@ -65,7 +65,7 @@ func TestDecisionOnChangedArgumentsIsRefusedAndTheRightOneIsRecorded(t *testing.
 
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	require.Len(t, pending, 1)
-	assert.Equal(t, workflows.ArgumentsHash(map[string]any{"expression": "2 + 2"}), pending[0].ArgsHash)
+	assert.Equal(t, contract.ArgumentsHash(map[string]any{"expression": "2 + 2"}), pending[0].ArgsHash)
 	assert.NotEmpty(t, pending[0].PolicyFingerprint, "the inbox shows the policy that asked")
 	assert.Equal(t, "conv-1", pending[0].ConversationID)
 	require.Error(t, stale.rejected)

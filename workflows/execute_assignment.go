@@ -51,6 +51,8 @@ type assignmentRun struct {
 	invocation *contract.ToolInvocation
 	// processRun is set in the process tool flow instead of invocation.
 	processRun *contract.ProcessRun
+	// reviewed is the call's review, once it ran.
+	reviewed *activities.ReviewToolCallResult
 }
 
 // processTool is the tool of the seed's process tool flow.
@@ -63,11 +65,14 @@ func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 	if err == nil && (len(a.ContextMessages) > 0 || a.ContextRef != "") {
 		r.setHookTranscript(contract.MessageSet{Messages: a.ContextMessages, Ref: a.ContextRef, Count: len(a.ContextMessages)})
 	}
-	r.sessionStart()
+	if err != nil || !r.reviewsFirst() {
+		r.sessionStart()
+	}
 	if err == nil {
 		err = a.ValidateForExecution()
 	}
 	if err != nil {
+		r.sessionStart()
 		r.currentStage = "validate_assignment"
 		return r.finish(nil, &stageError{stage: "validate_assignment", err: fenixerr.InvalidAssignment(err)})
 	}
@@ -77,6 +82,15 @@ func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 }
 
 func (r *assignmentRun) run(inputBytes int) (*contract.Output, error) {
+	if r.reviewsFirst() {
+		reviewed, err := r.review()
+		if err != nil {
+			return nil, err
+		}
+		r.reviewed = &reviewed
+		r.gov.subscribed = reviewed.Hooks
+		r.sessionStart()
+	}
 	if err := r.checkCancel(); err != nil {
 		return nil, err
 	}
@@ -203,24 +217,15 @@ func (s *session) addCompactionTrace(r activities.CompactContextResult) {
 // FinalizeOutput. A reviewed call that does not complete fires
 // PostToolUseFailure, so every attempted call is audited.
 func (r *assignmentRun) toolFlow() (*contract.Output, error) {
-	call := *r.a.ToolCall
-	r.invocation = &contract.ToolInvocation{CallID: call.CallID, ToolName: call.ToolName, Status: "reviewing", RequestPayload: call}
-	if r.shape < shapeFastPath {
-		r.upsert(setAttr(SearchAttrToolName, call.ToolName))
+	if r.reviewed == nil {
+		reviewed, err := r.review()
+		if err != nil {
+			return nil, err
+		}
+		r.reviewed = &reviewed
 	}
-	if err := r.oversizedArguments(call); err != nil {
-		r.toolFailed(r.stageCtx, boundedCall(call), err, 0, 0)
-		return nil, err
-	}
-
-	reviewed, err := runPure[activities.ReviewToolCallResult](r.stageCtx, r.session, activities.StageReviewToolCall,
-		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
-		activities.ReviewToolCallInput{ToolCall: call, AgentContext: r.a.AgentContext})
-	if err != nil {
-		r.toolFailed(r.stageCtx, call, err, 0, 0)
-		return nil, err
-	}
-	r.addTrace(reviewed.Trace)
+	reviewed := *r.reviewed
+	call := reviewed.ToolCall
 	if call.ToolName == processTool {
 		// The process flow tracks a process-run resource, not a tool
 		// invocation (the seed's execute_process_tool_flow).
@@ -250,11 +255,34 @@ func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 	return out, nil
 }
 
+// review is ReviewToolCall for the assignment's call; a call that fails
+// it is recorded (PostToolUseFailure) after SessionStart.
+func (r *assignmentRun) review() (activities.ReviewToolCallResult, error) {
+	call := *r.a.ToolCall
+	r.invocation = &contract.ToolInvocation{CallID: call.CallID, ToolName: call.ToolName, Status: "reviewing", RequestPayload: call}
+	if r.shape < shapeFastPath {
+		r.upsert(setAttr(SearchAttrToolName, call.ToolName))
+	}
+	if err := r.oversizedArguments(call); err != nil {
+		r.sessionStart()
+		r.toolFailed(r.stageCtx, boundedCall(call), err, 0, 0)
+		return activities.ReviewToolCallResult{}, err
+	}
+	reviewed, err := r.reviewCall(r.stageCtx, call, r.a.AgentContext)
+	if err != nil {
+		r.sessionStart()
+		r.toolFailed(r.stageCtx, call, err, 0, 0)
+		return activities.ReviewToolCallResult{}, err
+	}
+	r.addTrace(reviewed.Trace)
+	return reviewed, nil
+}
+
 func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResult) (*contract.Output, int64, error) {
 	if err := r.checkCancel(); err != nil {
 		return nil, 0, err
 	}
-	governed, err := r.governToolCall(r.stageCtx, reviewed.ToolCall, 0, time.Duration(r.a.Approval.TimeoutSeconds)*time.Second)
+	governed, err := r.governToolCall(r.stageCtx, reviewed.ToolCall, reviewed.Hooks, 0, time.Duration(r.a.Approval.TimeoutSeconds)*time.Second)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -299,7 +327,7 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 		return nil, executed.DurationMs, err
 	}
 
-	content, postContext, err := r.postToolUse(r.stageCtx, call, projected.Projection.Content, executed.Raw, executed.DurationMs, 0)
+	content, postContext, err := r.postToolUse(r.stageCtx, call, reviewed.Hooks, projected.Projection.Content, executed.Raw, executed.DurationMs, 0)
 	if err != nil {
 		return nil, executed.DurationMs, err
 	}

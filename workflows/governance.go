@@ -69,6 +69,8 @@ type governance struct {
 	haltStage string
 	// pendingContext is hook context waiting to reach the model.
 	pendingContext []string
+	// subscribed is what a lean review found (nil: run every stage).
+	subscribed *activities.HookSubscription
 }
 
 // registerGovernance installs the metrics query and the permission update.
@@ -154,7 +156,7 @@ func (s *session) setDetails() {
 // lifecycle runs fire-and-forget hooks. A failing hook stage is recorded,
 // never fatal: observers must not break the work they observe.
 func (s *session) lifecycle(ctx workflow.Context, in activities.LifecycleHooksInput) hooks.Summary {
-	if !s.gov.enabled {
+	if !s.gov.enabled || !s.gov.subscribed.Has(in.Event()) {
 		return hooks.Summary{}
 	}
 	stage := s.currentStage
@@ -242,8 +244,10 @@ type governedCall struct {
 // governToolCall runs PreToolUse hooks (the CancellationHook reads this
 // workflow's cancel state from the event) and, for PermissionRequired,
 // PermissionRequest hooks and then a human through decide_permission.
-func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, step int, approvalTimeout time.Duration) (governedCall, error) {
-	if !s.gov.enabled {
+// subs is the call's lean review answer: without a PreToolUse hook the
+// stage is left out.
+func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, subs *activities.HookSubscription, step int, approvalTimeout time.Duration) (governedCall, error) {
+	if !s.gov.enabled || !subs.Has(hooks.EventPreToolUse) {
 		return governedCall{call: call}, nil
 	}
 	pre, err := runRepeatable[activities.PreToolUseHooksResult](ctx, s, activities.StagePreToolUse,
@@ -336,7 +340,7 @@ func (s *session) decidePermission(ctx workflow.Context, call contract.ToolCall,
 		Arguments: call.Arguments, RequestedAt: now, Deadline: now.Add(timeout)}
 	if s.shape >= shapeInbox {
 		p.ConversationID, p.TurnID = s.id.ConversationID, s.id.TurnID
-		p.ArgsHash, p.PolicyFingerprint = ArgumentsHash(call.Arguments), fingerprint
+		p.ArgsHash, p.PolicyFingerprint = contract.ArgumentsHash(call.Arguments), fingerprint
 	}
 	s.gov.pending = append(s.gov.pending, p)
 	s.currentStage = activities.StagePermissionDecision
@@ -382,12 +386,17 @@ func permissionTrace(call contract.ToolCall, decision, reason, decidedBy string)
 // postToolUse runs PostToolUse hooks on the projected content; the last
 // MutateOutput wins. The audit row is written in this stage. It returns
 // the content and the hooks' context for the model.
-func (s *session) postToolUse(ctx workflow.Context, call contract.ToolCall, content string, raw []byte, durationMs int64, step int) (string, string, error) {
+// Without a PostToolUse hook (subs) the stage is left out.
+func (s *session) postToolUse(ctx workflow.Context, call contract.ToolCall, subs *activities.HookSubscription, content string, raw []byte, durationMs int64, step int) (string, string, error) {
 	if !s.gov.enabled {
 		return content, "", nil
 	}
 	ev := hooks.PostToolUseEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID, ToolInput: call.Arguments,
 		Content: content, RawResult: raw, DurationMS: durationMs, Status: contract.StatusCompleted, Step: step}
+	if !subs.Has(hooks.EventPostToolUse) {
+		_, _ = s.gov.metrics.PostToolUse(context.Background(), ev)
+		return content, "", nil
+	}
 	post, err := runRepeatable[activities.PostToolUseHooksResult](ctx, s, activities.StagePostToolUse,
 		stageOptions("PostToolUse: "+call.ToolName, hookStageTimeout), acts.RunPostToolUseHooks, ev)
 	if err != nil {

@@ -65,7 +65,7 @@ type PermissionDecision struct {
 	CallID   string `json:"call_id"`
 	Decision string `json:"decision"`
 	Reason   string `json:"reason,omitempty"`
-	// ArgsHash is ArgumentsHash of the arguments the decider saw; when
+	// ArgsHash is contract.ArgumentsHash of the arguments the decider saw; when
 	// set, a call whose arguments hash differently refuses the decision.
 	ArgsHash string `json:"args_hash,omitempty"`
 	// DecidedBy names who decided (an inbox token's name, the CLI user);

@@ -312,6 +312,15 @@ func scenarios() []scenario {
 		{"inbox_agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
 			return decideFromInbox(ctx, c, run, "ask-1", workflows.DecisionAllow)
 		})},
+		// Lean review (fenix-shape 5) with the test policy: every stage
+		// runs, the review first (builtinScenarios has the lean ones).
+		{file: "lean_policy_blocked.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-lean-blocked",
+				withTool(map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+		}},
+		{file: "lean_policy_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-lean-policy-calculator", calculatorAssignment())
+		}},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {
@@ -324,6 +333,32 @@ func scenarios() []scenario {
 			return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "replay-list-tools", TaskQueue: q}, workflows.ListToolsWorkflow,
 				workflows.ListToolsRequest{Requester: "replay"})
 		}},
+	}
+}
+
+// builtinScenarios run on a worker with only the built-in hooks (no test
+// policy): the lean review (fenix-shape 5) leaves SessionStart and
+// PreToolUse out.
+func builtinScenarios() []scenario {
+	withTool := func(call map[string]any, allowed ...string) map[string]any {
+		a := calculatorAssignment()
+		a["tool_call"] = call
+		a["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": allowed}
+		return a
+	}
+	return []scenario{
+		{file: "lean_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-lean-calculator", calculatorAssignment())
+		}},
+		{file: "lean_exec_command.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-lean-exec-command",
+				withTool(map[string]any{"call_id": "exec-1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "true"}}, "exec_command"))
+		}},
+		{file: "lean_not_visible.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-lean-not-visible",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
+		}},
+		{file: "lean_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
 	}
 }
 

@@ -121,13 +121,27 @@ func recordHistories(t *testing.T, overwrite bool) {
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	defer w.Stop()
+	builtinsQueue := "fenix-record-builtins"
+	bw, err := fenixworker.New(srv.Client(), fenixworker.Config{
+		TaskQueue: builtinsQueue, DataDir: t.TempDir(), DefaultWorkspaceRoot: ws, HostID: "recorder-builtins", Tools: registry,
+		SkillsDir: filepath.Join("..", "examples", "skills"), Model: &llm.Router{Scripted: scriptedProvider(t)},
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	require.NoError(t, err)
+	require.NoError(t, bw.Start())
+	defer bw.Stop()
 
-	for _, sc := range append(append(scenarios(), rewindScenarios()...), sessionScenarios()...) {
+	builtins := builtinScenarios()
+	for i, sc := range append(append(append(builtins, scenarios()...), rewindScenarios()...), sessionScenarios()...) {
 		path := filepath.Join("testdata", sc.file)
 		if _, err := os.Stat(path); err == nil && !overwrite {
 			continue
 		}
-		run, err := sc.run(ctx, srv.Client(), queue)
+		q := queue
+		if i < len(builtins) {
+			q = builtinsQueue
+		}
+		run, err := sc.run(ctx, srv.Client(), q)
 		require.NoError(t, err, sc.file)
 		// Get follows continue-as-new; the scenario's history is its first run.
 		first := srv.Client().GetWorkflow(ctx, run.GetID(), run.GetRunID())

@@ -41,7 +41,12 @@ const (
 	// a record_permission_decision stage writing the audit row).
 	shapeInbox workflow.Version = 4
 
-	// 5 is another branch's.
+	// shapeLean: a tool call's review runs first and reports which
+	// lifecycle events have a hook to run for the tool; the stages of the
+	// others (SessionStart, PreToolUse with only the cancellation guard,
+	// PostToolUse, PostToolUseFailure, Error, SessionStop) are left out,
+	// and the review's result no longer repeats the call (see lean.go).
+	shapeLean workflow.Version = 5
 
 	// shapeConversationSessions: Claude Code dialect hooks see the
 	// conversation as the session (one SessionStart per conversation from

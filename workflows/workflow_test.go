@@ -52,6 +52,7 @@ func newHarness(t *testing.T) *harness {
 		Host:                 &tools.Host{ID: "test-host", Queue: "fenix-host-test-host"},
 		DefaultWorkspaceRoot: ws,
 		Estimator:            compaction.WordEstimator{},
+		Hooks:                observedHooks(),
 	}}
 	env.RegisterWorkflowWithOptions(workflows.ExecuteAssignment, workflow.RegisterOptions{Name: workflows.ExecuteAssignmentWorkflow})
 	env.RegisterWorkflowWithOptions(workflows.PrepareRound, workflow.RegisterOptions{Name: workflows.PrepareRoundWorkflow})
@@ -139,9 +140,9 @@ func TestCalculatorRunsStagesInOrder(t *testing.T) {
 	assert.Equal(t, "The calculator returned 4.", res.Output.Content)
 	assert.Equal(t, "conv-1", res.Output.ConversationID)
 	assert.Equal(t, "turn-1", res.Output.TurnID)
-	assert.Equal(t, []string{"session_start", "prepare_turn", "compact_context", "review_tool_call", "pre_tool_use",
+	assert.Equal(t, []string{"review_tool_call", "session_start", "prepare_turn", "compact_context", "pre_tool_use",
 		"execute_tool", "project_tool_result", "post_tool_use", "finalize_output", "session_stop"}, traceHooks(res.Trace))
-	assert.Equal(t, []string{"RunLifecycleHooks", "PrepareTurn", "CompactContext", "ReviewToolCall", "RunPreToolUseHooks",
+	assert.Equal(t, []string{"ReviewToolCall", "RunLifecycleHooks", "PrepareTurn", "CompactContext", "RunPreToolUseHooks",
 		"ExecuteTool", "ProjectToolResult", "RunPostToolUseHooks", "FinalizeOutput", "RunLifecycleHooks"}, h.startedActivities())
 	require.NotNil(t, res.Metrics)
 	assert.Equal(t, 1, res.Metrics.ToolCalls)
@@ -361,7 +362,7 @@ func TestQueriesServeTraceAndReportsWhileRunning(t *testing.T) {
 	}, 30*time.Second)
 	res := h.executeAssignment(t, calculatorAssignment())
 	require.Equal(t, contract.StatusCompleted, res.Status)
-	assert.Equal(t, []string{"session_start", "prepare_turn", "compact_context", "review_tool_call", "pre_tool_use"}, traceHooks(midTrace))
+	assert.Equal(t, []string{"review_tool_call", "session_start", "prepare_turn", "compact_context", "pre_tool_use"}, traceHooks(midTrace))
 	assert.Equal(t, []string{"started", "progress:tool_reviewed"}, kinds(midReports))
 }
 
@@ -461,7 +462,7 @@ func TestFastPathSchedulesOnlyWhatMustNotRerun(t *testing.T) {
 			wantRegular: []string{"ExecuteTool"}},
 		{name: "stages regular: one activity per stage", call: map[string]any{"call_id": "c", "tool_name": "calculator", "arguments": map[string]any{"expression": "2 + 2"}},
 			execution: map[string]any{"stages": "regular"},
-			wantRegular: []string{"RunLifecycleHooks", "PrepareTurn", "CompactContext", "ReviewToolCall", "RunPreToolUseHooks",
+			wantRegular: []string{"ReviewToolCall", "RunLifecycleHooks", "PrepareTurn", "CompactContext", "RunPreToolUseHooks",
 				"ExecuteTool", "ProjectToolResult", "RunPostToolUseHooks", "FinalizeOutput", "RunLifecycleHooks"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

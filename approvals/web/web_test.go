@@ -18,6 +18,7 @@ import (
 	"github.com/fenixrt/fenix/approvals"
 	"github.com/fenixrt/fenix/approvals/approvalstest"
 	"github.com/fenixrt/fenix/approvals/web"
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -26,7 +27,7 @@ const aliceToken = "alice-token-0123456789"
 func server(t *testing.T, tokens map[string]string) (*httptest.Server, *approvalstest.Client) {
 	args := map[string]any{"expression": "6 * 7"}
 	fake := &approvalstest.Client{Runs: []*approvalstest.Run{{WorkflowID: "wf-1", RunID: "run-1", Pending: []workflows.PendingPermission{{
-		CallID: "call-1", ToolName: "calculator", Permission: "run_calculator", Arguments: args, ArgsHash: workflows.ArgumentsHash(args),
+		CallID: "call-1", ToolName: "calculator", Permission: "run_calculator", Arguments: args, ArgsHash: contract.ArgumentsHash(args),
 		RequestedAt: time.Now().Add(-time.Minute), Deadline: time.Now().Add(time.Hour)}}}}}
 	h, err := web.New(web.Config{Inbox: &approvals.Inbox{Client: fake, Namespace: "default"}, Tokens: tokens,
 		ListenAddr: "127.0.0.1:0", LocalName: "local-op"})
@@ -100,7 +101,7 @@ func TestLoopbackInboxDecidesWithCSRFTokenOnly(t *testing.T) {
 	body := page(t, c, srv.URL+"/inbox/")
 	m := csrfRe.FindStringSubmatch(body)
 	require.Len(t, m, 2, "the page carries its CSRF token")
-	hash := workflows.ArgumentsHash(map[string]any{"expression": "6 * 7"})
+	hash := contract.ArgumentsHash(map[string]any{"expression": "6 * 7"})
 
 	status, out := post(t, c, srv.URL+"/inbox/api/decide", decideForm("", hash), nil)
 	assert.Equal(t, http.StatusForbidden, status)

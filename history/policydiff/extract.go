@@ -100,7 +100,14 @@ func (c *Call) readReview(run *runhistory.Run, review *runhistory.Stage, sv *sta
 		if _, err := review.DecodeResult(&res); err != nil {
 			return fmt.Errorf("%s: %w", run.WorkflowID, err)
 		}
-		c.ToolCall = res.ToolCall
+		if res.Hooks == nil {
+			c.ToolCall = res.ToolCall
+		} else {
+			// A lean review (fenix-shape 5) does not repeat the call (the
+			// run's request or model answer has it, below) and says
+			// whether a PreToolUse hook was to run at all.
+			sv.noPreToolUse = !res.Hooks.Has(hooks.EventPreToolUse)
+		}
 		sv.reviewed, sv.fingerprint = true, res.PolicyFingerprint
 	case runhistory.OutcomeFailed:
 		// Only a rejection is a verdict; a review that failed for another
@@ -110,7 +117,8 @@ func (c *Call) readReview(run *runhistory.Run, review *runhistory.Stage, sv *sta
 		}
 	}
 	if c.ToolCall.ToolName == "" {
-		// A local review that failed recorded neither input nor result.
+		// A local review that failed recorded neither input nor result,
+		// and a lean one only the result, without the call.
 		for _, rc := range run.RequestedCalls() {
 			if rc.Step == review.Step && rc.Call.CallID == review.CallID {
 				c.ToolCall = rc.Call

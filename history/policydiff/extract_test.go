@@ -1,6 +1,7 @@
 package policydiff
 
 import (
+	"path/filepath"
 	"testing"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -49,6 +50,38 @@ func TestOnlyRejectionsAreReviewVerdicts(t *testing.T) {
 		}
 		if len(calls) != 1 || calls[0].Recorded.Outcome != tc.want || calls[0].ToolCall.CallID != "c1" {
 			t.Errorf("review failed with %s: calls %+v, want one call c1 recorded %s", tc.err.Type, calls, tc.want)
+		}
+	}
+}
+
+// A lean review (fenix-shape 5) does not repeat the call: Extract takes it
+// from the run's request, and a review that left PreToolUse out (no hook
+// or rule for the tool) recorded an allow.
+func TestLeanReviewsAreAllowsWithTheRequestedCall(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want Outcome
+		tool string
+	}{
+		{"lean_calculator.json", OutcomeAllow, "calculator"},
+		{"lean_exec_command.json", OutcomeAllow, "exec_command"},
+		{"lean_policy_blocked.json", OutcomeBlock, ""},
+	} {
+		events, err := runhistory.ReadJSONFile(filepath.Join(corpus, tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := runhistory.Parse(tc.file, "run", events, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls, err := Extract(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) != 1 || calls[0].Recorded.Outcome != tc.want || calls[0].ToolCall.Arguments == nil ||
+			(tc.tool != "" && calls[0].ToolCall.ToolName != tc.tool) {
+			t.Errorf("%s: calls %+v, want one %s call with its arguments recorded %s", tc.file, calls, tc.tool, tc.want)
 		}
 	}
 }

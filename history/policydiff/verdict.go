@@ -81,6 +81,10 @@ type stageVerdicts struct {
 	// hooksOff marks runs recorded before lifecycle hooks existed:
 	// a passed review was the whole decision.
 	hooksOff bool
+	// noPreToolUse: a lean review recorded that no PreToolUse hook or
+	// rule concerned the call, so the stage was left out and the passed
+	// review was the whole decision.
+	noPreToolUse bool
 }
 
 // verdict applies the workflow's rules (governToolCall, decidePermission)
@@ -95,7 +99,7 @@ func (v stageVerdicts) verdict() Verdict {
 		}
 	case !v.reviewed:
 		out.Outcome = OutcomeUndecided
-	case v.pre == nil && v.hooksOff:
+	case v.pre == nil && (v.hooksOff || v.noPreToolUse):
 		out.Outcome = OutcomeAllow
 	case v.pre == nil:
 		out.Outcome = OutcomeUndecided

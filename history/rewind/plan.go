@@ -20,6 +20,7 @@ import (
 
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/history/runhistory"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // Stage names a rewind target.
@@ -156,6 +157,12 @@ func Locate(run *runhistory.Run, t Target, known SideEffects) (Plan, error) {
 			found = append(found, s)
 		}
 	}
+	if len(found) == 0 && t.Stage == StagePreToolUse {
+		// A lean review (fenix-shape 5) that found no PreToolUse hook left
+		// the stage out; resetting to that review re-decides, under
+		// today's policy, whether the stage runs.
+		found = leanReviewsWithoutPreToolUse(run, t)
+	}
 	if len(found) == 0 {
 		return Plan{}, notFound(run, t, activityType)
 	}
@@ -179,6 +186,22 @@ func Locate(run *runhistory.Run, t Target, known SideEffects) (Plan, error) {
 		p.AwaitingPermission = AwaitingPermission(run)
 	}
 	return p, nil
+}
+
+// leanReviewsWithoutPreToolUse are the target's reviews whose recorded
+// hook subscription left PreToolUse out.
+func leanReviewsWithoutPreToolUse(run *runhistory.Run, t Target) []*runhistory.Stage {
+	var out []*runhistory.Stage
+	for _, s := range run.StagesOf(runhistory.TypeReviewToolCall) {
+		if (t.CallID != "" && s.CallID != t.CallID) || (t.Step != 0 && s.Step != t.Step) {
+			continue
+		}
+		var res activities.ReviewToolCallResult
+		if ok, err := s.DecodeResult(&res); ok && err == nil && res.Hooks != nil && !res.Hooks.Has(hooks.EventPreToolUse) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Check refuses a plan that would repeat side effects, unless allowed.

@@ -310,3 +310,23 @@ func TestRewindingARunningRun(t *testing.T) {
 	}
 
 }
+
+// A lean review (fenix-shape 5) that found no PreToolUse hook left the
+// stage out: rewinding to pre_tool_use resets to the review, which
+// decides again whether the stage runs.
+func TestPreToolUseLeftOutRewindsToTheReview(t *testing.T) {
+	p, err := Locate(load(t, "lean_calculator.json"), Target{Stage: StagePreToolUse}, builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ActivityType != runhistory.TypeReviewToolCall || p.ResetEventID == 0 {
+		t.Errorf("plan = %+v, want the ReviewToolCall stage", p)
+	}
+	p, err = Locate(load(t, "lean_policy_calculator.json"), Target{Stage: StagePreToolUse}, builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ActivityType != runhistory.TypePreToolUse {
+		t.Errorf("with a PreToolUse hook the plan is %+v, want its PreToolUse stage", p)
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/history/runhistory"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/workflows"
@@ -80,6 +81,16 @@ type callState struct {
 	reviewEvent int64
 	reviewErr   string
 	args        map[string]any
+	// noPreToolUse is set when a lean review (fenix-shape 5) recorded
+	// that no PreToolUse hook and no permission rule concerned the call,
+	// so the workflow left the stage out: nothing could have refused it.
+	noPreToolUse bool
+	// argsUnrecorded: a lean local review records neither the call nor
+	// its arguments (a marker holds only the result), so there is no
+	// allowed argument list to compare with unless PreToolUse ran.
+	argsUnrecorded bool
+	// argsHash is what a lean review recorded instead of the arguments.
+	argsHash string
 	// preEvent is the PreToolUse verdict (0: none yet).
 	preEvent int64
 	denied   string
@@ -156,7 +167,17 @@ func (c *checker) review(s *runhistory.Stage) error {
 		if _, err := s.DecodeResult(&res); err != nil {
 			return err
 		}
-		st.tool, st.args = res.ToolCall.ToolName, res.ToolCall.Arguments
+		if res.Hooks == nil {
+			st.tool, st.args = res.ToolCall.ToolName, res.ToolCall.Arguments
+		} else {
+			// A lean review does not repeat the call: the input's is the one.
+			st.noPreToolUse = !res.Hooks.Has(hooks.EventPreToolUse)
+			st.argsUnrecorded = st.args == nil
+			st.argsHash = res.ArgsHash
+			if st.tool == "" {
+				st.tool = res.Tool.Name
+			}
+		}
 	case runhistory.OutcomeFailed, runhistory.OutcomeTimedOut:
 		st.reviewErr = "its review failed"
 		if fe := s.Failure(); fe != nil {
@@ -352,6 +373,8 @@ func (c *checker) problem(st *callState, ex execution) string {
 	}
 	if c.governed {
 		switch {
+		case st.preEvent == 0 && st.noPreToolUse:
+			// The review recorded that no hook or rule had a say.
 		case st.preEvent == 0 || st.preEvent > ex.eventID:
 			return "ran without a PreToolUse verdict of allow: no RunPreToolUseHooks of the call precedes it"
 		case st.denied != "":
@@ -360,7 +383,18 @@ func (c *checker) problem(st *callState, ex execution) string {
 			return fmt.Sprintf("ran without the permission PreToolUse (event %d) asked for: no PermissionRequest allow or decide_permission allow precedes it", st.preEvent)
 		}
 	}
-	if ex.args != nil && !sameArgs(ex.args, st.args) {
+	if ex.args == nil {
+		return "" // a local execution records no arguments
+	}
+	if st.args == nil && st.argsUnrecorded {
+		// A lean local review recorded only the hash of what it reviewed;
+		// PreToolUse, had it changed them, would have recorded st.args.
+		if st.argsHash != "" && contract.ArgumentsHash(ex.args) != st.argsHash {
+			return fmt.Sprintf("ran with arguments %s, not the ones reviewed (hash %s)", compact(ex.args), st.argsHash)
+		}
+		return ""
+	}
+	if !sameArgs(ex.args, st.args) {
 		return fmt.Sprintf("ran with arguments %s, not the allowed %s", compact(ex.args), compact(st.args))
 	}
 	return ""

@@ -82,6 +82,9 @@ func TestExecutionsAreFoundInEveryShape(t *testing.T) {
 		{"agent_turn_subagent.json", 1, false},
 		{"execute_assignment_calculator.json", 1, true}, // before lifecycle hooks
 		{"fast_path_blocked.json", 0, false},
+		{"lean_calculator.json", 1, false},   // fenix-shape 5: no PreToolUse hook, stage left out
+		{"lean_exec_command.json", 1, false}, // the same, regular tool: arguments not recorded by the review
+		{"lean_agent_turn_tool.json", 1, false},
 	} {
 		rep := check(t, tc.file, readEvents(t, filepath.Join(corpus, tc.file)))
 		if rep.Executions != tc.executions || rep.Ungoverned != tc.ungoverned || len(rep.Violations) != 0 {
@@ -237,6 +240,13 @@ func TestEditedHistoriesAreReported(t *testing.T) {
 			`ran with arguments {"expression":"1 + 1"}, not the allowed {"expression":"6 * 7"}`},
 		{"two executions, one allow", "fast_path_calculator.json", executedTwice, 1013, "call-1", "ran again under the allow already used by event 13"},
 		{"subagent without PreToolUse", "fast_path_agent_turn_subagent.json", without(runhistory.TypePreToolUse), 20, "call-0-0", "without a PreToolUse verdict of allow"},
+		// A lean review (fenix-shape 5) that recorded a PreToolUse hook vouches
+		// for nothing: the stage must still be there.
+		{"lean review with a PreToolUse hook, stage dropped", "lean_policy_calculator.json", without(runhistory.TypePreToolUse), 13, "call-1", "without a PreToolUse verdict of allow"},
+		// A lean review records the hash of the arguments it reviewed, not
+		// the arguments: a regular tool that ran with others is caught.
+		{"lean review, other arguments than reviewed", "lean_exec_command.json", executedArgs(map[string]any{"command_line": "rm -rf ."}), 12, "exec-1",
+			`ran with arguments {"command_line":"rm -rf ."}, not the ones reviewed (hash sha256:`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := check(t, tc.file, tc.edit(t, readEvents(t, filepath.Join(corpus, tc.file))))

@@ -33,3 +33,8 @@ func (CancellationHook) PreToolUse(_ context.Context, ev hooks.PreToolUseEvent) 
 	}
 	return hooks.Block(fmt.Sprintf("session %s was cancelled (%s): tool %q not run", ev.SessionID, reason, ev.ToolName)), nil
 }
+
+// CheckedByWorkflow: the workflow checks its cancel state before every
+// stage, so PreToolUse never reaches this hook cancelled; a PreToolUse
+// stage with no other hook is skipped.
+func (CancellationHook) CheckedByWorkflow() bool { return true }

@@ -142,3 +142,25 @@ func TestNeedsConversationSession(t *testing.T) {
 		}
 	}
 }
+
+// A lean review (fenix-shape 6) keeps SessionStart for a project whose
+// only session hook is a Claude SessionEnd (the run must claim the
+// session), and leaves the run's SessionStop out for it.
+func TestSubscribedInConversation(t *testing.T) {
+	dir := t.TempDir()
+	evs := []hooks.Event{hooks.EventSessionStart, hooks.EventPreToolUse, hooks.EventSessionStop}
+	r := hooks.NewRegistry()
+	r.Add(newCommandHook(t, cmdHook{Event: "SessionEnd", Command: "true", Dialect: DialectClaude, Dir: dir}))
+	if got := r.Subscribed("exec_command", evs...); len(got) != 1 || got[0] != hooks.EventSessionStop {
+		t.Errorf("Subscribed = %v, want [session_stop]", got)
+	}
+	if got := r.SubscribedInConversation("exec_command", evs...); len(got) != 1 || got[0] != hooks.EventSessionStart {
+		t.Errorf("SubscribedInConversation = %v, want [session_start]", got)
+	}
+	r.Add(newCommandHook(t, cmdHook{Event: "SessionEnd", Command: "true", Dialect: DialectFenix, Dir: dir, Name: "fenix-end"}))
+	r.Add(newCommandHook(t, cmdHook{Event: "PreToolUse", Command: "true", Dialect: DialectClaude, Dir: dir}))
+	got := r.SubscribedInConversation("exec_command", evs...)
+	if len(got) != 3 || got[0] != hooks.EventSessionStart || got[1] != hooks.EventPreToolUse || got[2] != hooks.EventSessionStop {
+		t.Errorf("with a Fenix SessionEnd and a PreToolUse hook: %v, want all three in order", got)
+	}
+}

@@ -123,6 +123,12 @@ type ProcessConfig struct {
 	InboxTokens string
 	// UIURL is the Temporal Web UI the inbox links runs to (FENIX_UI_URL).
 	UIURL string
+	// GRPCCompression is the Temporal client's request compression:
+	// "gzip" (the SDK's default, for a server across a WAN) or "none"
+	// (a server on the same network: no CPU spent compressing every
+	// workflow task completion; `starter bench -grpc-compression` measures
+	// both).
+	GRPCCompression string
 }
 
 // ContextStoreConfig selects and tunes the context store.
@@ -206,6 +212,11 @@ func (c Config) Validate() error {
 	if c.Contexts.Retention < 0 {
 		return fmt.Errorf("FENIX_CONTEXT_RETENTION=%s: want a positive duration", c.Contexts.Retention)
 	}
+	switch c.Process.GRPCCompression {
+	case "", "gzip", "none":
+	default:
+		return fmt.Errorf("FENIX_GRPC_COMPRESSION=%q: use gzip or none", c.Process.GRPCCompression)
+	}
 	return nil
 }
 
@@ -270,6 +281,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.DurationVar(&cfg.SessionIdleTimeout, "session-idle-timeout", env.duration("FENIX_SESSION_IDLE_TIMEOUT", workflows.DefaultSessionIdleTimeout), "end a conversation's Claude Code session (SessionEnd hooks, reason other) after this long without a run (env FENIX_SESSION_IDLE_TIMEOUT)")
 	fs.DurationVar(&cfg.TranscriptRetention, "transcript-retention", env.duration("FENIX_TRANSCRIPT_RETENTION", DefaultTranscriptRetention), "delete the transcript files hooks read this long after their last write (env FENIX_TRANSCRIPT_RETENTION)")
 	fs.StringVar(&cfg.AuditDSN, "audit-dsn", getenv("FENIX_AUDIT_DSN"), "audit store: postgres://... or a SQLite file (env FENIX_AUDIT_DSN; default <data-dir>/audit.db)")
+	fs.StringVar(&cfg.Process.GRPCCompression, "grpc-compression", env.or("FENIX_GRPC_COMPRESSION", "gzip"), "Temporal client request compression: gzip (the SDK's default) or none (a server on the same network) (env FENIX_GRPC_COMPRESSION)")
 	fs.StringVar(&cfg.Process.LogFormat, "log-format", env.or("FENIX_LOG_FORMAT", "json"), "log format: json or text (env FENIX_LOG_FORMAT)")
 	fs.StringVar(&cfg.Process.LogLevel, "log-level", env.or("FENIX_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env FENIX_LOG_LEVEL)")
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }

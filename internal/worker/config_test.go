@@ -95,3 +95,17 @@ func TestValidateNamesTheSetting(t *testing.T) {
 		t.Fatalf("Validate without a data dir = %v, want it to name FENIX_DATA_DIR", err)
 	}
 }
+
+func TestGRPCCompressionIsGzipOrNone(t *testing.T) {
+	c := Config{DataDir: "/d"}.withDefaults()
+	for _, v := range []string{"", "gzip", "none"} {
+		c.Process.GRPCCompression = v
+		if err := c.Validate(); err != nil {
+			t.Errorf("FENIX_GRPC_COMPRESSION=%q: %v", v, err)
+		}
+	}
+	c.Process.GRPCCompression = "zstd"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `FENIX_GRPC_COMPRESSION="zstd"`) {
+		t.Errorf("Validate with zstd = %v, want it to name FENIX_GRPC_COMPRESSION", err)
+	}
+}

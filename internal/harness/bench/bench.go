@@ -19,6 +19,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -43,8 +44,11 @@ type Options struct {
 	// (devserver.DynamicConfig, the default), ServerStock (as the Temporal
 	// CLI ships) or ServerEager (stock plus eager activities).
 	ServerConfig string
-	Out          io.Writer
-	Logger       *slog.Logger
+	// GRPCCompression is the client's request compression for the floor
+	// and Fenix alike: "gzip" (the SDK's default) or "none".
+	GRPCCompression string
+	Out             io.Writer
+	Logger          *slog.Logger
 }
 
 // Result is one scenario at one concurrency.
@@ -61,10 +65,15 @@ type Result struct {
 	P50, P99     time.Duration
 	EventsPerRun int
 	BytesPerRun  int
-	FirstError   error
+	// TasksPerRun and InTask are the workflow tasks of a run and the time
+	// the worker held them, averaged over up to sampleRuns runs.
+	TasksPerRun int
+	InTask      time.Duration
+	FirstError  error
 }
 
-const bareQueue = "bench-bare"
+// BareQueue is the floor workers' task queue.
+const BareQueue = "bench-bare"
 
 // BareWorkflow runs n no-op activities in sequence: the floor any
 // pipeline of n regular activities pays on this server.
@@ -81,14 +90,16 @@ func BareWorkflow(ctx workflow.Context, n int) error {
 // Noop does nothing.
 func Noop(context.Context) error { return nil }
 
-func newBareWorker(c client.Client) worker.Worker {
-	bare := worker.New(c, bareQueue, worker.Options{})
-	bare.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: bareWorkflowName})
+// NewBareWorker serves the floor: BareWorkflow and Noop on BareQueue.
+func NewBareWorker(c client.Client) worker.Worker {
+	bare := worker.New(c, BareQueue, worker.Options{})
+	bare.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: BareWorkflowName})
 	bare.RegisterActivityWithOptions(Noop, activity.RegisterOptions{Name: "Noop"})
 	return bare
 }
 
-const bareWorkflowName = "BenchBareWorkflow"
+// BareWorkflowName is BareWorkflow's registered name.
+const BareWorkflowName = "BenchBareWorkflow"
 
 // Run starts a dev server and the workers and measures every scenario at
 // every concurrency.
@@ -127,6 +138,20 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	defer os.RemoveAll(workspace)
 
 	c := srv.Client()
+	switch o.GRPCCompression {
+	case "", "gzip":
+	case "none":
+		plain, err := client.Dial(client.Options{HostPort: srv.HostPort, Namespace: srv.Namespace,
+			Logger:            sdklog.NewStructuredLogger(o.Logger),
+			ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}})
+		if err != nil {
+			return nil, err
+		}
+		defer plain.Close()
+		c = plain
+	default:
+		return nil, fmt.Errorf("grpc compression %q is unknown: use gzip or none", o.GRPCCompression)
+	}
 	mcpFile, withMCP, err := mcpConfig(ctx, dataDir)
 	if err != nil {
 		return nil, err
@@ -144,7 +169,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		return nil, err
 	}
 	defer w.Stop()
-	bare := newBareWorker(c)
+	bare := NewBareWorker(c)
 	if err := bare.Start(); err != nil {
 		return nil, err
 	}
@@ -225,9 +250,7 @@ func measure(ctx context.Context, c client.Client, scenarios []scenario, n, conc
 			if a.firstErr == nil {
 				a.firstErr = b.firstErr
 			}
-			if a.first == nil {
-				a.first = b.first
-			}
+			a.sample = append(a.sample, b.sample[:min(len(b.sample), sampleRuns-len(a.sample))]...)
 		}
 	}
 	var out []Result
@@ -239,12 +262,17 @@ func measure(ctx context.Context, c client.Client, scenarios []scenario, n, conc
 		}
 		slices.Sort(a.latencies)
 		r.P50, r.P99 = percentile(a.latencies, 50), percentile(a.latencies, 99)
-		if a.first != nil {
-			ev, b, err := historySize(ctx, c, a.first)
-			if err != nil {
-				return nil, err
+		if len(a.sample) > 0 {
+			var inTask time.Duration
+			for _, run := range a.sample {
+				st, err := historyOf(ctx, c, run)
+				if err != nil {
+					return nil, err
+				}
+				r.EventsPerRun, r.BytesPerRun, r.TasksPerRun = st.events, st.bytes, st.tasks
+				inTask += st.inTask
 			}
-			r.EventsPerRun, r.BytesPerRun = ev, b
+			r.InTask = inTask / time.Duration(len(a.sample))
 		}
 		if a.failed == n {
 			return nil, fmt.Errorf("%s at concurrency %d: every run failed: %w", sc.name, conc, a.firstErr)
@@ -260,9 +288,12 @@ type batchResult struct {
 	busy      time.Duration
 	failed    int
 	firstErr  error
-	// first is a completed run, for its history size.
-	first client.WorkflowRun
+	// sample are completed runs, for their histories.
+	sample []client.WorkflowRun
 }
+
+// sampleRuns is how many runs of a scenario have their history read.
+const sampleRuns = 10
 
 // runBatch runs size runs of one scenario with conc goroutines.
 func runBatch(ctx context.Context, c client.Client, sc scenario, size, conc int, think time.Duration) batchResult {
@@ -290,8 +321,8 @@ func runBatch(ctx context.Context, c client.Client, sc scenario, size, conc int,
 					}
 				} else {
 					r.latencies = append(r.latencies, d)
-					if r.first == nil {
-						r.first = run
+					if len(r.sample) < sampleRuns {
+						r.sample = append(r.sample, run)
 					}
 				}
 				mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/agent/llm/scripted"
@@ -98,7 +99,7 @@ func nextID(prefix string) string {
 
 func bare(activities int) func(context.Context, client.Client) (client.WorkflowRun, error) {
 	return func(ctx context.Context, c client.Client) (client.WorkflowRun, error) {
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: nextID("bench-bare"), TaskQueue: bareQueue}, bareWorkflowName, activities)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: nextID("bench-bare"), TaskQueue: BareQueue}, BareWorkflowName, activities)
 		if err != nil {
 			return nil, err
 		}
@@ -190,8 +191,8 @@ func countActivities(ctx context.Context, c client.Client, name string) (int, er
 			return 0, err
 		}
 		n := 0
-		err = eachEvent(ctx, c, run, func(t enumspb.EventType, _ int) {
-			if t == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+		err = eachEvent(ctx, c, run, func(e *historypb.HistoryEvent) {
+			if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
 				n++
 			}
 		})
@@ -200,22 +201,42 @@ func countActivities(ctx context.Context, c client.Client, name string) (int, er
 	return 0, fmt.Errorf("no scenario %q", name)
 }
 
-func historySize(ctx context.Context, c client.Client, run client.WorkflowRun) (events, bytes int, err error) {
-	err = eachEvent(ctx, c, run, func(_ enumspb.EventType, size int) {
-		events++
-		bytes += size
-	})
-	return events, bytes, err
+// historyStats describes one recorded run.
+type historyStats struct {
+	events, bytes int
+	// tasks counts workflow tasks; inTask is the time the worker held
+	// them (WorkflowTaskStarted to Completed, summed): where local stages
+	// run and where the worker's own overhead shows, apart from the
+	// server's dispatch and persistence.
+	tasks  int
+	inTask time.Duration
 }
 
-func eachEvent(ctx context.Context, c client.Client, run client.WorkflowRun, fn func(enumspb.EventType, int)) error {
+func historyOf(ctx context.Context, c client.Client, run client.WorkflowRun) (historyStats, error) {
+	var st historyStats
+	var taskStarted time.Time
+	err := eachEvent(ctx, c, run, func(e *historypb.HistoryEvent) {
+		st.events++
+		st.bytes += e.Size()
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+			taskStarted = e.GetEventTime().AsTime()
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			st.tasks++
+			st.inTask += e.GetEventTime().AsTime().Sub(taskStarted)
+		}
+	})
+	return st, err
+}
+
+func eachEvent(ctx context.Context, c client.Client, run client.WorkflowRun, fn func(*historypb.HistoryEvent)) error {
 	iter := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		e, err := iter.Next()
 		if err != nil {
 			return err
 		}
-		fn(e.GetEventType(), e.Size())
+		fn(e)
 	}
 	return nil
 }

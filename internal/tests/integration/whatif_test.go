@@ -306,9 +306,14 @@ func TestPolicyWhatIfAndRewind(t *testing.T) {
 	assert.Equal(t, readRun.GetRunID(), from[0].Get("run_id"))
 	assert.Equal(t, "reads unfrozen", from[0].Get("reason"))
 	assert.Equal(t, "pre_tool_use", from[0].Get("stage"))
-	pre := traceOf(rewound, "pre_tool_use")
-	require.NotEmpty(t, pre)
-	assert.Equal(t, fpB, pre[len(pre)-1].Get("policy_fingerprint"))
+	// The rerun was decided under policy B, whose only hook is for
+	// exec_command: the lean review (fenix-shape 5) finds no PreToolUse
+	// hook for workspace_read and leaves that stage out.
+	review := traceOf(rewound, "review_tool_call")
+	require.NotEmpty(t, review)
+	assert.Equal(t, fpB, review[len(review)-1].Get("policy_fingerprint"))
+	assert.NotContains(t, fmt.Sprint(review[len(review)-1].Get("hook_events")), "pre_tool_use")
+	assert.Empty(t, traceOf(rewound, "pre_tool_use"), "no PreToolUse hook concerns workspace_read under policy B")
 	// The old run stays inspectable, blocked as it was.
 	var old contract.Result
 	require.NoError(t, server.Client().GetWorkflow(ctx, prefix+"read-1", readRun.GetRunID()).Get(ctx, &old))

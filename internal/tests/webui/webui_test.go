@@ -44,7 +44,8 @@ const (
 )
 
 // stages are the activities of ExecuteAssignment's tool flow, in order.
-var stages = []string{"PrepareTurn", "CompactContext", "ReviewToolCall", "ExecuteTool", "ProjectToolResult", "FinalizeOutput"}
+// The review runs first since fenix-shape 5 (it names the hook stages to run).
+var stages = []string{"ReviewToolCall", "PrepareTurn", "CompactContext", "ExecuteTool", "ProjectToolResult", "FinalizeOutput"}
 
 // toolSummary is the activity Summary ExecuteTool carries for the calculator.
 const toolSummary = "ExecuteTool: calculator"

@@ -1,0 +1,66 @@
+package activities
+
+import (
+	"slices"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/tools"
+)
+
+// HookSubscription is what a lean review found about the run's hooks for
+// one call: the lifecycle events some hook acts on. The workflow skips the
+// stage of every other event; the answer is in the review's recorded
+// result, so replay makes the same choice.
+type HookSubscription struct {
+	Events []hooks.Event `json:"events"`
+}
+
+// Has is whether ev's stage runs: ev has a hook, or is not an event a
+// lean review answers for, or the review was not lean (nil).
+func (h *HookSubscription) Has(ev hooks.Event) bool {
+	if h == nil || !slices.Contains(skippableEvents, ev) {
+		return true
+	}
+	for _, e := range h.Events {
+		if e == ev {
+			return true
+		}
+	}
+	return false
+}
+
+// skippableEvents are the events whose stage the workflow leaves out when
+// no hook subscribes. PermissionRequest and the turn events stay: they run
+// only when asked for, or are the turn's own.
+var skippableEvents = []hooks.Event{
+	hooks.EventSessionStart, hooks.EventPreToolUse, hooks.EventPostToolUse,
+	hooks.EventPostToolUseFailure, hooks.EventError, hooks.EventSessionStop,
+}
+
+// leanReview is the review result of fenix-shape 5: no copy of the call,
+// and the subscribed events (also in the trace, so a skipped stage is
+// explained).
+func (a *Activities) leanReview(in ReviewToolCallInput, desc tools.Descriptor, queue, fingerprint string) ReviewToolCallResult {
+	events := a.hookRegistry().Subscribed(in.ToolCall.ToolName, skippableEvents...)
+	if in.ConversationSessions {
+		events = a.hookRegistry().SubscribedInConversation(in.ToolCall.ToolName, skippableEvents...)
+	}
+	return ReviewToolCallResult{
+		Tool:              desc,
+		TaskQueue:         queue,
+		PolicyFingerprint: fingerprint,
+		Hooks:             &HookSubscription{Events: events},
+		ArgsHash:          contract.ArgumentsHash(in.ToolCall.Arguments),
+		Trace: contract.Trace(StageReviewToolCall,
+			"tool_name", in.ToolCall.ToolName,
+			"call_id", in.ToolCall.CallID,
+			"registry_backed", desc.RegistryBacked,
+			"idempotent", desc.Idempotent,
+			"local", desc.Local,
+			"task_queue", queue,
+			"policy_fingerprint", fingerprint,
+			"hook_events", events,
+		),
+	}
+}
