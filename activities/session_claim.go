@@ -43,6 +43,11 @@ func (a *Activities) claimSession(ctx context.Context, c *SessionClaim, trace co
 	if c == nil {
 		return ""
 	}
+	if !a.hookRegistry().NeedsConversationSession() {
+		// No hook follows the conversation: nothing to start or end.
+		trace.Fields["session_claim"] = "no conversation hooks"
+		return ""
+	}
 	if a.Sessions == nil {
 		// No session bookkeeping (tests, tools without a worker): every
 		// claim starts a session, the behaviour before conversations.
