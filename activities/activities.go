@@ -83,6 +83,9 @@ type Activities struct {
 	Redactor *redact.Redactor
 	// Audit records permission decisions; nil records none.
 	Audit audit.Store
+	// Sessions answers conversation-session claims (fenix-shape 6); nil
+	// starts a session for every run.
+	Sessions SessionClaimer
 	// InboxURL is the approvals inbox that permission_prompt
 	// notifications link to; empty adds no link.
 	InboxURL string

@@ -71,6 +71,13 @@ func (a *Activities) hookSession(ctx context.Context, ev hooks.Event, s hooks.Se
 	}
 	source := s.Transcript
 	s.Transcript = nil
+	if s.Parent != nil && a.Transcripts != nil {
+		parent := *s.Parent
+		if parent.TranscriptPath, err = a.Transcripts.Ensure(parent.SessionID); err != nil {
+			return s, err
+		}
+		s.Parent = &parent
+	}
 	if a.Transcripts == nil || s.SessionID == "" || !a.hookRegistry().WantsTranscript(ev) {
 		return s, nil
 	}
@@ -102,6 +109,11 @@ type LifecycleHooksInput struct {
 	SubagentStart      *hooks.SubagentStartEvent      `json:"subagent_start,omitempty"`
 	SubagentStop       *hooks.SubagentStopEvent       `json:"subagent_stop,omitempty"`
 	Notification       *hooks.NotificationEvent       `json:"notification,omitempty"`
+	// SessionScope is which hooks SessionStart or SessionStop reach
+	// (fenix-shape 6); empty reaches every hook.
+	SessionScope hooks.SessionScope `json:"session_scope,omitempty"`
+	// Claim ties the run to its conversation's session (fenix-shape 6).
+	Claim *SessionClaim `json:"claim,omitempty"`
 }
 
 // Event names the event the input carries.
@@ -146,14 +158,22 @@ func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInp
 	session := func(s hooks.Session) (hooks.Session, error) { return a.hookSession(ctx, ev, s) }
 	var sum hooks.Summary
 	var err error
+	claimTrace := contract.TraceEntry{Fields: map[string]any{}}
 	switch {
 	case in.SessionStart != nil:
 		e := *in.SessionStart
+		e.Scope = in.SessionScope
 		if e.Session, err = session(e.Session); err == nil {
 			sum = r.RunSessionStart(ctx, e)
+			if src := a.claimSession(ctx, in.Claim, claimTrace); src != "" {
+				conv := e
+				conv.Source, conv.Scope = src, hooks.ScopeConversation
+				sum = mergeSummary(sum, r.RunSessionStart(ctx, conv))
+			}
 		}
 	case in.SessionStop != nil:
 		e := *in.SessionStop
+		e.Scope = in.SessionScope
 		if e.Session, err = session(e.Session); err == nil {
 			sum = r.RunSessionStop(ctx, e)
 		}
@@ -171,6 +191,7 @@ func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInp
 		e := *in.StepComplete
 		if e.Session, err = session(e.Session); err == nil {
 			sum = r.RunStepComplete(ctx, e)
+			a.claimSession(ctx, in.Claim, claimTrace)
 		}
 	case in.SubagentStart != nil:
 		e := *in.SubagentStart
@@ -193,7 +214,14 @@ func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInp
 	}
 	a.recordDecisions(ev, sum.Decisions)
 	boundSummary(&sum)
-	return HookSummaryResult{Summary: sum, Trace: summaryTrace(ev, sum)}, nil
+	trace := summaryTrace(ev, sum)
+	if in.SessionScope != hooks.ScopeAll {
+		trace.Fields["session_scope"] = string(in.SessionScope)
+	}
+	for k, v := range claimTrace.Fields {
+		trace.Fields[k] = v
+	}
+	return HookSummaryResult{Summary: sum, Trace: trace}, nil
 }
 
 func (a *Activities) recordDecisions(ev hooks.Event, decisions []hooks.HookDecision) {

@@ -43,6 +43,9 @@ var skippableEvents = []hooks.Event{
 // explained).
 func (a *Activities) leanReview(in ReviewToolCallInput, desc tools.Descriptor, queue, fingerprint string) ReviewToolCallResult {
 	events := a.hookRegistry().Subscribed(in.ToolCall.ToolName, skippableEvents...)
+	if in.ConversationSessions {
+		events = a.hookRegistry().SubscribedInConversation(in.ToolCall.ToolName, skippableEvents...)
+	}
 	return ReviewToolCallResult{
 		Tool:              desc,
 		TaskQueue:         queue,

@@ -33,6 +33,10 @@ type ReviewToolCallInput struct {
 	// Lean (fenix-shape 5) asks for the subscribed hook events and leaves
 	// the call, which the workflow already has, out of the result.
 	Lean bool `json:"lean,omitempty"`
+	// ConversationSessions (fenix-shape 6) answers a lean review with
+	// Claude dialect hooks following the conversation: they need the
+	// SessionStart stage (the session claim) and not the run's SessionStop.
+	ConversationSessions bool `json:"conversation_sessions,omitempty"`
 }
 
 // ReviewToolCallResult is the approved call and where it must run.

@@ -52,6 +52,9 @@ type AgentContext struct {
 	IsSubagent       bool     `json:"is_subagent"`
 	AllowedToolNames []string `json:"allowed_tool_names"`
 	SubagentDepth    int      `json:"subagent_depth,omitempty"`
+	// ParentSessionID is the session (workflow ID) a subagent works for,
+	// set by its parent since fenix-shape 6.
+	ParentSessionID string `json:"parent_session_id,omitempty"`
 }
 
 // ModelContext names the model the kernel expects to call next.

@@ -68,10 +68,28 @@ const (
 // Session sources of SessionStartEvent.
 const (
 	SourceStartup = "startup"
-	// SourceResume is a session continued after continue-as-new or a
-	// worker restart.
+	// SourceResume is a session continued after continue-as-new, or a
+	// conversation whose session had ended (expired or ended by the
+	// kernel) going on.
 	SourceResume = "resume"
+	// SourceCompact is a conversation's context compacted (fenix-shape 6,
+	// in an agent turn); it reaches conversation-scoped hooks only.
+	SourceCompact = "compact"
 )
+
+// SessionEnd reasons of SessionStopEvent.Reason for conversation-scoped
+// hooks, Claude Code's words.
+const (
+	// EndReasonOther is an idle expiry, and every per-run stop.
+	EndReasonOther = "other"
+	// EndReasonPromptInputExit is the kernel ending the conversation.
+	EndReasonPromptInputExit = "prompt_input_exit"
+	EndReasonClear           = "clear"
+	EndReasonLogout          = "logout"
+)
+
+// EndReasons lists the SessionEnd reasons the kernel may give.
+var EndReasons = []string{EndReasonPromptInputExit, EndReasonClear, EndReasonLogout, EndReasonOther}
 
 // Compaction triggers of PreCompactEvent and PostCompactEvent.
 const (
@@ -108,6 +126,12 @@ type Session struct {
 	// AllowedToolNames is the agent's allow-list, part of the policy
 	// fingerprint every verdict records.
 	AllowedToolNames []string `json:"allowed_tool_names,omitempty"`
+	// ConversationSessionID, when set (fenix-shape 6), is the session_id
+	// conversation-scoped hooks see: the conversation, not the run.
+	ConversationSessionID string `json:"conversation_session_id,omitempty"`
+	// Parent is set in a subagent since fenix-shape 6: the session it
+	// works for.
+	Parent *ParentSession `json:"parent,omitempty"`
 }
 
 // SessionFromAssignment fills a Session from the workflow's identity and its
@@ -158,6 +182,9 @@ type SessionStartEvent struct {
 	Session
 	// Source is SourceStartup or SourceResume.
 	Source string `json:"source,omitempty"`
+	// Scope is which hooks the event is for (set by the worker from the
+	// stage input, never serialized with the event).
+	Scope SessionScope `json:"-"`
 }
 
 // PreToolUseEvent fires before every tool call.
@@ -251,6 +278,11 @@ type SessionStopEvent struct {
 	StopReason   string `json:"stop_reason"`
 	ErrorMessage string `json:"error_message,omitempty"`
 	Steps        int    `json:"steps,omitempty"`
+	// Reason is Claude Code's SessionEnd reason for a conversation's end
+	// (EndReasons); empty means EndReasonOther.
+	Reason string `json:"reason,omitempty"`
+	// Scope is which hooks the event is for (see SessionStartEvent.Scope).
+	Scope SessionScope `json:"-"`
 }
 
 // SubagentStartEvent fires when a subagent starts.

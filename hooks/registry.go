@@ -211,6 +211,9 @@ func (r *Registry) subscribersFor(ev Event, payload any) []entry {
 		if s, ok := e.hook.(Selective); ok && !s.Applies(ev, payload) {
 			continue
 		}
+		if !inScope(e.hook, payload) {
+			continue
+		}
 		out = append(out, e)
 	}
 	return out

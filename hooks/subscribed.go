@@ -26,6 +26,11 @@ var toolEvents = map[Event]bool{
 // skips the stage of every other event, so an event with no hook costs no
 // history. Session events ignore tool.
 func (r *Registry) Subscribed(tool string, evs ...Event) []Event {
+	return r.subscribed(tool, nil, evs)
+}
+
+// subscribed is Subscribed without the hooks ignore says do not act on ev.
+func (r *Registry) subscribed(tool string, ignore func(AgentHook, Event) bool, evs []Event) []Event {
 	out := []Event{}
 	for _, ev := range evs {
 		// Permission rules are decided in the PreToolUse stage, after its
@@ -39,6 +44,9 @@ func (r *Registry) Subscribed(tool string, evs ...Event) []Event {
 				continue
 			}
 			if s, ok := e.hook.(ToolScoped); ok && toolEvents[ev] && !s.ConcernsTool(tool) {
+				continue
+			}
+			if ignore != nil && ignore(e.hook, ev) {
 				continue
 			}
 			out = append(out, ev)

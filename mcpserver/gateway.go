@@ -135,6 +135,8 @@ func newGateway(cfg Config) (*Gateway, error) {
 		Logger:       cfg.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		GetSessionID: func() string { return "mcp-" + randomID() },
+		// The MCP session closing ends its conversation's session.
+		InitializedHandler: g.endWithSession,
 	})
 	return g, nil
 }

@@ -121,7 +121,9 @@ func (t *turnRun) resume(c contract.TurnContinuation) {
 	t.gov.started = true
 	t.setHookTranscript(t.transcript)
 	ev := hooks.SessionStartEvent{Session: t.hookSession(), Source: hooks.SourceResume}
-	sum := t.lifecycle(t.stageCtx, activities.LifecycleHooksInput{SessionStart: &ev})
+	in := activities.LifecycleHooksInput{SessionStart: &ev}
+	t.scopeResume(&in)
+	sum := t.lifecycle(t.stageCtx, in)
 	t.addModelContext(sum.AdditionalContext)
 }
 
@@ -213,6 +215,9 @@ func (t *turnRun) prepare() (contract.MessageSet, error) {
 	a := t.req.Assignment
 	a.ContextMessages, a.ContextRef = t.transcript.Messages, t.transcript.Ref
 	comp, err := prepareContext(t.session, a, 0)
+	if err == nil && comp.Compacted {
+		t.sessionCompacted()
+	}
 	return comp.Messages, err
 }
 
@@ -511,7 +516,8 @@ func (t *turnRun) childRequest(call contract.ToolCall, args activities.SubagentA
 			TurnID:          parent.TurnID + "/" + call.CallID,
 			ContextMessages: []contract.Message{{Role: contract.RoleUser, Content: args.Task}},
 			AgentContext: contract.AgentContext{Profile: args.Profile, IsSubagent: true,
-				AllowedToolNames: args.AllowedToolNames, SubagentDepth: parent.AgentContext.SubagentDepth + 1},
+				AllowedToolNames: args.AllowedToolNames, SubagentDepth: parent.AgentContext.SubagentDepth + 1,
+				ParentSessionID: t.parentSessionForChild()},
 			ModelContext:  contract.ModelContext{LikelyModel: model},
 			BudgetHints:   parent.BudgetHints,
 			WorkspaceRoot: parent.WorkspaceRoot,
@@ -543,7 +549,9 @@ func (t *turnRun) stepComplete(step, toolCalls int, usage llm.Usage) {
 	ev := hooks.StepCompleteEvent{Session: t.hookSession(), Step: step, ToolCalls: toolCalls,
 		Usage: hooks.TokenUsage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, TotalTokens: usage.TotalTokens}}
 	_ = t.gov.metrics.OnStepComplete(context.Background(), ev)
-	t.lifecycle(t.stageCtx, activities.LifecycleHooksInput{StepComplete: &ev})
+	in := activities.LifecycleHooksInput{StepComplete: &ev}
+	t.touchSession(&in, step)
+	t.lifecycle(t.stageCtx, in)
 }
 
 func (t *turnRun) finalizeTurn(content string) (*contract.Output, error) {

@@ -182,7 +182,9 @@ func (s *session) sessionStart() {
 	ev := hooks.SessionStartEvent{Session: s.hookSession(), Source: hooks.SourceStartup}
 	_ = s.gov.metrics.OnSessionStart(context.Background(), ev)
 	s.currentStage = string(hooks.EventSessionStart)
-	sum := s.lifecycle(s.stageCtx, activities.LifecycleHooksInput{SessionStart: &ev})
+	in := activities.LifecycleHooksInput{SessionStart: &ev}
+	s.scopeSessionStart(&in)
+	sum := s.lifecycle(s.stageCtx, in)
 	s.addModelContext(sum.AdditionalContext)
 }
 
@@ -208,7 +210,9 @@ func (s *session) sessionStop(status string, failure *contract.Failure) {
 		stop.ErrorMessage = failure.LastErrorSummary
 	}
 	_ = s.gov.metrics.OnSessionStop(context.Background(), stop)
-	s.lifecycle(ctx, activities.LifecycleHooksInput{SessionStop: &stop})
+	in := activities.LifecycleHooksInput{SessionStop: &stop}
+	s.scopeSessionStop(&in)
+	s.lifecycle(ctx, in)
 }
 
 // toolFailed fires PostToolUseFailure for a call that was reviewed but did

@@ -14,7 +14,7 @@ func (s *session) reviewCall(ctx workflow.Context, call contract.ToolCall, agent
 	lean := s.shape >= shapeLean
 	reviewed, err := runPure[activities.ReviewToolCallResult](ctx, s, activities.StageReviewToolCall,
 		stageOptions("ReviewToolCall: "+call.ToolName, pureStageTimeout), acts.ReviewToolCall,
-		activities.ReviewToolCallInput{ToolCall: call, AgentContext: agent, Lean: lean})
+		activities.ReviewToolCallInput{ToolCall: call, AgentContext: agent, Lean: lean, ConversationSessions: s.conversationSessions()})
 	if err == nil && lean {
 		reviewed.ToolCall = call
 	}

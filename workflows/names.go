@@ -18,6 +18,10 @@ const (
 	ExecuteAssignmentWorkflow = "ExecuteAssignment"
 	PrepareRoundWorkflow      = "PrepareRound"
 	AgentTurnWorkflow         = "AgentTurn"
+	// ConversationSessionWorkflow is a conversation's Claude Code session
+	// (fenix-shape 6): started by the first run of the conversation,
+	// ended by the kernel or by idling.
+	ConversationSessionWorkflow = "ConversationSession"
 )
 
 // Signals, queries and updates.
@@ -34,6 +38,15 @@ const (
 	QueryPendingPermissions = "pending_permissions"
 	// UpdateDecidePermission carries PermissionDecision.
 	UpdateDecidePermission = "decide_permission"
+	// UpdateSessionTouch carries SessionTouch to a conversation's session
+	// and answers SessionTouchResult.
+	UpdateSessionTouch = "fenix_session_touch"
+	// UpdateEndSession carries EndSessionRequest: the kernel ends a
+	// conversation's session; it answers EndSessionResult once the
+	// SessionEnd hooks ran.
+	UpdateEndSession = "fenix_end_session"
+	// QuerySession answers a conversation session's ConversationSessionState.
+	QuerySession = "session"
 )
 
 // CancelRequest is the payload of the cancel signal.
@@ -81,4 +94,16 @@ func AgentTurnWorkflowID(conversationID, turnID string) string {
 // the same on every replay.
 func SubagentWorkflowID(parentLogicalWorkID string, attemptNo int, callID string) string {
 	return fmt.Sprintf("subagent-%s-%d-%s", parentLogicalWorkID, attemptNo, callID)
+}
+
+// SessionWorkflowID is the workflow ID of a conversation's session on a
+// task queue: fenix-session-<conversation_id> on the default queue. A
+// session runs its SessionEnd hooks on the workers that ran its
+// SessionStart, so a conversation served by another worker pool (task
+// queue), with its own hooks, has a session of its own there.
+func SessionWorkflowID(taskQueue, conversationID string) string {
+	if taskQueue == "" || taskQueue == DefaultTaskQueue {
+		return "fenix-session-" + conversationID
+	}
+	return "fenix-session-" + taskQueue + "-" + conversationID
 }

@@ -114,8 +114,9 @@ func recordHistories(t *testing.T, overwrite bool) {
 	w, err := fenixworker.New(srv.Client(), fenixworker.Config{
 		TaskQueue: queue, DataDir: t.TempDir(), DefaultWorkspaceRoot: ws, HostID: "recorder", Tools: registry,
 		SkillsDir: filepath.Join("..", "examples", "skills"), Hooks: []hooks.AgentHook{testtools.PolicyHook{}},
-		Model:  &llm.Router{Scripted: scriptedProvider(t)},
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		HookSources: []string{sessionProject(t)},
+		Model:       &llm.Router{Scripted: scriptedProvider(t)},
+		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
@@ -131,7 +132,7 @@ func recordHistories(t *testing.T, overwrite bool) {
 	defer bw.Stop()
 
 	builtins := builtinScenarios()
-	for i, sc := range append(append(builtins, scenarios()...), rewindScenarios()...) {
+	for i, sc := range append(append(append(builtins, scenarios()...), rewindScenarios()...), sessionScenarios()...) {
 		path := filepath.Join("testdata", sc.file)
 		if _, err := os.Stat(path); err == nil && !overwrite {
 			continue
@@ -193,4 +194,12 @@ func renameFirstActivity(t *testing.T, hist *historypb.History, from, to string)
 	out := &historypb.History{}
 	require.NoError(t, temporalproto.CustomJSONUnmarshalOptions{}.Unmarshal([]byte(mutated), out))
 	return out
+}
+
+// sessionProject copies the session-project fixture (Claude Code hooks
+// that log their input) to a temporary checkout.
+func sessionProject(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "session-project")
+	require.NoError(t, os.CopyFS(dir, os.DirFS(filepath.Join("..", "hooks", "claudecode", "testdata", "session-project"))))
+	return dir
 }

@@ -112,6 +112,7 @@ func (s *session) bindAssignment(a contract.Assignment) {
 	s.reportTo = a.ReportTo
 	info := workflow.GetInfo(s.ctx)
 	s.gov.hookSession = hooks.SessionFromAssignment(info.WorkflowExecution.ID, info.WorkflowExecution.RunID, a)
+	s.bindConversationSession(a)
 	updates := []attrUpdate{setAttr(SearchAttrConversationID, a.ConversationID), setAttr(SearchAttrTurnID, a.TurnID),
 		setAttr(SearchAttrAssignmentStatus, "running")}
 	if s.shape >= shapeFastPath && a.ToolCall != nil && a.ToolCall.ToolName != "" {

@@ -48,7 +48,15 @@ const (
 	// and the review's result no longer repeats the call (see lean.go).
 	shapeLean workflow.Version = 5
 
-	shapeLatest = shapeLean
+	// shapeConversationSessions: Claude Code dialect hooks see the
+	// conversation as the session (one SessionStart per conversation from
+	// the ConversationSession workflow's answer, SessionEnd when it ends);
+	// Fenix dialect hooks keep the per-run SessionStart/SessionStop. A
+	// subagent fires no Claude SessionStart/UserPromptSubmit/SessionEnd,
+	// and its events carry the parent's session_id and transcript_path.
+	shapeConversationSessions workflow.Version = 6
+
+	shapeLatest = shapeConversationSessions
 )
 
 // readVersions sets what the run's versions enable. The order of the

@@ -22,7 +22,13 @@ func (h *ExternalHook) Applies(ev hooks.Event, payload any) bool {
 		return h.matchesTool(e.ToolName, e.ToolInput, e.WorkspaceRoot)
 	case hooks.PostToolUseFailureEvent:
 		return h.matchesTool(e.ToolName, e.ToolInput, e.WorkspaceRoot)
-	case hooks.UserPromptSubmitEvent, hooks.PostToolBatchEvent:
+	case hooks.UserPromptSubmitEvent:
+		// A subagent's task is not a prompt the user submitted.
+		if h.dialect == DialectClaude && e.IsSubagent && e.Parent != nil {
+			return false
+		}
+		return h.matchesSubject("", false)
+	case hooks.PostToolBatchEvent:
 		return h.matchesSubject("", false)
 	case hooks.StopEvent:
 		switch {

@@ -22,9 +22,8 @@ func (h *ExternalHook) input(s hooks.Session) map[string]any {
 		"permission_mode": mode,
 		"hook_event_name": h.eventName,
 	}
-	if h.dialect == DialectClaude && s.IsSubagent {
-		in["agent_id"] = s.SessionID
-		in["agent_type"] = s.Profile
+	if h.dialect == DialectClaude {
+		h.claudeSession(in, s)
 	}
 	for k, v := range map[string]string{"run_id": s.RunID, "conversation_id": s.ConversationID, "turn_id": s.TurnID,
 		"agent_profile": s.Profile, "workspace_root": s.WorkspaceRoot} {
@@ -249,6 +248,7 @@ func (h *ExternalHook) Stop(ctx context.Context, ev hooks.StopEvent) (hooks.Stop
 	in["background_tasks"] = []any{}
 	in["session_crons"] = []any{}
 	if ev.IsSubagent {
+		// input set the parent's transcript_path in a shape-6 subagent.
 		in["agent_id"] = ev.SessionID
 		in["agent_type"] = ev.Profile
 		in["agent_transcript_path"] = ev.TranscriptPath

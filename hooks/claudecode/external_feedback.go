@@ -48,9 +48,12 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 		in = h.input(s)
 		subject = e.StopReason
 		if h.dialect == DialectClaude {
-			// Claude Code's SessionEnd reasons (clear, logout, …) describe
-			// an interactive CLI; a Fenix session ends for "other" reasons.
-			subject = "other"
+			// Claude Code's SessionEnd reasons: a run's end is "other";
+			// a conversation's end says why it ended.
+			subject = hooks.EndReasonOther
+			if e.Reason != "" {
+				subject = e.Reason
+			}
 		}
 		in["reason"] = subject
 		in["stop_reason"] = e.StopReason

@@ -55,6 +55,19 @@ func TestLoadConfig(t *testing.T) {
 					t.Errorf("InboxURL = %q", c.InboxURL)
 				}
 			}},
+		{name: "session idle timeout", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_SESSION_IDLE_TIMEOUT": "5m"},
+			check: func(t *testing.T, c Config) {
+				if c.SessionIdleTimeout != 5*time.Minute {
+					t.Errorf("SessionIdleTimeout = %s, want 5m", c.SessionIdleTimeout)
+				}
+			}},
+		{name: "session idle timeout defaults to 30m", env: map[string]string{"FENIX_DATA_DIR": "/d"},
+			check: func(t *testing.T, c Config) {
+				if c.SessionIdleTimeout != workflows.DefaultSessionIdleTimeout {
+					t.Errorf("SessionIdleTimeout = %s, want %s", c.SessionIdleTimeout, workflows.DefaultSessionIdleTimeout)
+				}
+			}},
+		{name: "session idle timeout under 1s", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_SESSION_IDLE_TIMEOUT": "10ms"}, wantErr: "FENIX_SESSION_IDLE_TIMEOUT=10ms"},
 		{name: "bad duration names its variable", env: map[string]string{"FENIX_CONTEXT_GC_INTERVAL": "soon"}, wantErr: `FENIX_CONTEXT_GC_INTERVAL="soon"`},
 		{name: "bad size names its variable", env: map[string]string{"FENIX_CONTEXT_MAX_BYTES": "-1"}, wantErr: `FENIX_CONTEXT_MAX_BYTES="-1"`},
 		{name: "unknown flag", args: []string{"-nope"}, wantErr: "flag provided but not defined"},

@@ -34,6 +34,7 @@ import (
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/redact"
+	"github.com/fenixrt/fenix/sessions"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/tools/mcp"
 	"github.com/fenixrt/fenix/tools/memory"
@@ -77,6 +78,7 @@ func Register(r WorkflowRegistrar) {
 	r.RegisterWorkflowWithOptions(workflows.ExecuteAssignment, workflow.RegisterOptions{Name: workflows.ExecuteAssignmentWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.PrepareRound, workflow.RegisterOptions{Name: workflows.PrepareRoundWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.AgentTurn, workflow.RegisterOptions{Name: workflows.AgentTurnWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.ConversationSession, workflow.RegisterOptions{Name: workflows.ConversationSessionWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.ListTools, workflow.RegisterOptions{Name: workflows.ListToolsWorkflow})
 }
 
@@ -191,6 +193,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		Redactor:             cfg.Redactor,
 		Audit:                w.audit,
 		InboxURL:             cfg.InboxURL,
+		Sessions:             sessions.NewClaimer(sessions.TemporalToucher{Client: w.client, TaskQueue: cfg.TaskQueue}, cfg.SessionIdleTimeout),
 		Assembler: &prompt.Assembler{
 			Skills:               catalog,
 			ProfilesDir:          cfg.ProfilesDir,

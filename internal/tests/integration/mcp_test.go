@@ -270,11 +270,11 @@ func TestMCPToolHookHandlers(t *testing.T) {
 	defer cancel()
 	require.NoError(t, w.MCP().WaitReady(ctx))
 
-	res, run := requireRejected(t, w.queue, mcpCall("env", "mcp__everything__get-env", map[string]any{}, "mcp__everything"),
+	res, _ := requireRejected(t, w.queue, mcpCall("env", "mcp__everything__get-env", map[string]any{}, "mcp__everything"),
 		fenixerr.TypeToolBlocked, "the environment is private")
 	start, ok := traceEntry(res, "session_start")
 	require.True(t, ok)
-	assert.Equal(t, "Echo: session "+run.GetID()+" starts", start.Get("additional_context"), "${session_id} is the session (the run)")
+	assert.Equal(t, "Echo: session conv-it starts", start.Get("additional_context"), "${session_id} is the session (the conversation)")
 
 	res, _ = runAssignment(t, w.queue, mcpCall("echo", "mcp__everything__echo", map[string]any{"message": "allowed"}, "mcp__everything"))
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)

@@ -1,0 +1,114 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// Toucher delivers a touch to a conversation's session and returns the
+// source its SessionStart hooks must fire with ("" for none).
+type Toucher interface {
+	Touch(ctx context.Context, updateID string, t workflows.SessionTouch) (string, error)
+}
+
+// Claimer answers session claims from the cache, asking Toucher on a miss.
+type Claimer struct {
+	Cache   *Cache
+	Toucher Toucher
+	// Idle is the session idle timeout the sessions are started with.
+	Idle time.Duration
+	Now  func() time.Time
+}
+
+var _ activities.SessionClaimer = (*Claimer)(nil)
+
+// NewClaimer returns a claimer with a cache sized for idle.
+func NewClaimer(t Toucher, idle time.Duration) *Claimer {
+	return &Claimer{Cache: NewCache(RefreshFor(idle)), Toucher: t, Idle: idle, Now: time.Now}
+}
+
+// Claim implements activities.SessionClaimer.
+func (c *Claimer) Claim(ctx context.Context, req activities.SessionClaim) (string, bool, error) {
+	if req.ConversationID == "" {
+		return "", false, errors.New("session claim without a conversation_id")
+	}
+	now := c.Now()
+	if c.Cache.Fresh(req.ConversationID, now) {
+		return "", true, nil
+	}
+	src, err := c.Toucher.Touch(ctx, req.UpdateID, workflows.SessionTouch{ConversationID: req.ConversationID,
+		WorkspaceRoot: req.WorkspaceRoot, Cwd: req.Cwd, IdleTimeoutMS: c.Idle.Milliseconds()})
+	if err != nil {
+		return "", false, err
+	}
+	c.Cache.Mark(req.ConversationID, now)
+	return src, false, nil
+}
+
+// DefaultTouchTimeout bounds a touch: a run waits at most this long for
+// its session's answer before it goes on without conversation hooks.
+const DefaultTouchTimeout = 10 * time.Second
+
+// TemporalToucher touches the ConversationSession workflow with
+// Update-With-Start: it starts the session if none is running.
+type TemporalToucher struct {
+	Client    client.Client
+	TaskQueue string
+	// Timeout defaults to DefaultTouchTimeout.
+	Timeout time.Duration
+}
+
+// Touch implements Toucher.
+func (t TemporalToucher) Touch(ctx context.Context, updateID string, touch workflows.SessionTouch) (string, error) {
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTouchTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id := workflows.SessionWorkflowID(t.TaskQueue, touch.ConversationID)
+	start := t.Client.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                t.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		StaticSummary:            "Claude Code session of conversation " + touch.ConversationID,
+	}, workflows.ConversationSessionWorkflow, workflows.ConversationSessionState{ConversationID: touch.ConversationID})
+	h, err := t.Client.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateID: updateID, UpdateName: workflows.UpdateSessionTouch,
+			Args: []any{touch}, WaitForStage: client.WorkflowUpdateStageCompleted},
+	})
+	if err != nil {
+		return "", fmt.Errorf("touch session %s: %w", id, err)
+	}
+	var res workflows.SessionTouchResult
+	if err := h.Get(ctx, &res); err != nil {
+		return "", fmt.Errorf("touch session %s: %w", id, err)
+	}
+	return res.Source, nil
+}
+
+// End ends a conversation's session (the kernel's request): its SessionEnd
+// hooks have run when End returns with Ended set.
+func End(ctx context.Context, c client.Client, taskQueue, conversationID, reason string) (workflows.EndSessionResult, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.SessionWorkflowID(taskQueue, conversationID),
+		UpdateName: workflows.UpdateEndSession, Args: []any{workflows.EndSessionRequest{Reason: reason}},
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return workflows.EndSessionResult{}, fmt.Errorf("end the session of conversation %q: %w", conversationID, err)
+	}
+	var res workflows.EndSessionResult
+	if err := h.Get(ctx, &res); err != nil {
+		return res, fmt.Errorf("end the session of conversation %q: %w", conversationID, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,104 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// sessionScenarios record fenix-shape 6 under the session-project's
+// Claude Code hooks (the recorder loads it): two assignments of one
+// conversation (the first starts its session, the second finds it), an
+// agent turn with a subagent, a turn that continues as new (SessionStart
+// "resume" to every hook once, touching the session), and a session's whole life (startup, idle
+// expiry, resume, the kernel's end, retention).
+func sessionScenarios() []scenario {
+	inConversation := func(id, conv string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := calculatorAssignment()
+			a["logical_work_id"], a["conversation_id"] = id, conv
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+		}
+	}
+	return []scenario{
+		{"conversation_session_first.json", inConversation("replay-conv-session-1", "replay-conv-session")},
+		{"conversation_session_second.json", inConversation("replay-conv-session-2", "replay-conv-session")},
+		{"conversation_session_subagent.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("delegating", 5)
+			req["logical_work_id"], req["conversation_id"] = "replay-conv-subagent", "replay-conv-subagent"
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-conv-subagent", req)
+		}},
+		{"conversation_session_continue_as_new.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("long", 10)
+			req["logical_work_id"], req["conversation_id"] = "replay-conv-can", "replay-conv-can"
+			req["continue_as_new_after_events"] = 20
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-conv-can", req)
+		}},
+		{"conversation_session_lifecycle.json", sessionLifecycle},
+	}
+}
+
+// sessionLifecycle drives a ConversationSession with a 1s idle timeout:
+// touch (startup), idle expiry (SessionEnd other), touch (resume), the
+// kernel's end (SessionEnd prompt_input_exit); it then completes after
+// its retention.
+func sessionLifecycle(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+	const conv = "replay-conv-lifecycle"
+	id := workflows.SessionWorkflowID(q, conv)
+	touch := func(updateID string) (string, error) {
+		start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: q,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING},
+			workflows.ConversationSessionWorkflow, workflows.ConversationSessionState{ConversationID: conv})
+		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start,
+			UpdateOptions: client.UpdateWorkflowOptions{UpdateID: updateID, UpdateName: workflows.UpdateSessionTouch,
+				Args: []any{workflows.SessionTouch{ConversationID: conv, IdleTimeoutMS: 1000}}, WaitForStage: client.WorkflowUpdateStageCompleted}})
+		if err != nil {
+			return "", err
+		}
+		var res workflows.SessionTouchResult
+		return res.Source, h.Get(ctx, &res)
+	}
+	state := func() (workflows.ConversationSessionState, error) {
+		var st workflows.ConversationSessionState
+		v, err := c.QueryWorkflow(ctx, id, "", workflows.QuerySession)
+		if err == nil {
+			err = v.Get(&st)
+		}
+		return st, err
+	}
+	if _, err := touch("lifecycle-1"); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if st, err := state(); err == nil && st.Ended {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("session %s did not expire", id)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	src, err := touch("lifecycle-2")
+	if err != nil {
+		return nil, err
+	}
+	if src != "resume" {
+		return nil, fmt.Errorf("touch after expiry answered %q, want resume", src)
+	}
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.UpdateEndSession,
+		Args: []any{workflows.EndSessionRequest{}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return nil, err
+	}
+	var ended workflows.EndSessionResult
+	if err := h.Get(ctx, &ended); err != nil {
+		return nil, err
+	}
+	return c.GetWorkflow(ctx, id, ""), nil
+}
