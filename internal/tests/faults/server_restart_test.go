@@ -344,6 +344,6 @@ func resultLimit() time.Duration {
 
 // closed reports whether the workflow's latest run has closed.
 func closed(ctx context.Context, c client.Client, id string) bool {
-	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
-	return err == nil && desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	desc, err := c.DescribeWorkflow(ctx, id, "")
+	return err == nil && desc.RawResponse.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 }
