@@ -5,8 +5,10 @@ import "github.com/fenixrt/fenix/hooks"
 var _ hooks.Selective = (*ExternalHook)(nil)
 
 // Applies reports whether the hook's matcher and "if" rule select this
-// occurrence of a tool, prompt, batch or stop event, so the registry lists
-// only the hooks that ran. Other events are filtered when the hook runs.
+// occurrence of an event, so the registry lists only the hooks that ran:
+// tool events by tool and "if" rule, the prompt, batch and stop events,
+// and session, subagent, compaction, error and notification events by
+// their matcher's subject (feedbackSubject).
 func (h *ExternalHook) Applies(ev hooks.Event, payload any) bool {
 	if !h.HandlesEvent(ev) {
 		return false
@@ -38,6 +40,9 @@ func (h *ExternalHook) Applies(ev hooks.Event, payload any) bool {
 			return h.matchesSubject(e.Profile, true)
 		}
 		return h.matchesSubject("", false)
+	}
+	if _, subject, hasSubject, ok := h.feedbackSubject(payload); ok {
+		return h.matchesSubject(subject, hasSubject)
 	}
 	return true
 }

@@ -12,23 +12,26 @@ import (
 // context and halt.
 func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback, error) {
 	var (
-		s          hooks.Session
-		in         map[string]any
-		ev         hooks.Event
-		subject    string
-		hasSubject = true
-		toolEvent  bool
+		s  hooks.Session
+		in map[string]any
 	)
+	ev, subject, hasSubject, ok := h.feedbackSubject(event)
+	if !ok {
+		return hooks.Feedback{}, fmt.Errorf("hook %q: no feedback for event %T", h.name, event)
+	}
+	if !h.HandlesEvent(ev) {
+		return hooks.Feedback{}, nil
+	}
 	switch e := event.(type) {
 	case hooks.SessionStartEvent:
-		ev, s, subject = hooks.EventSessionStart, e.Session, e.Source
+		s = e.Session
 		in = h.input(s)
 		in["source"] = e.Source
 	case hooks.PostToolUseFailureEvent:
-		ev, s, toolEvent = hooks.EventPostToolUseFailure, e.Session, true
+		s = e.Session
 		// A Claude Code hook hears of a tool that ran and failed, not of a
 		// call a hook or a permission decision refused.
-		if !h.HandlesEvent(ev) || (h.dialect == DialectClaude && e.Refused()) || !h.matchesTool(e.ToolName, e.ToolInput, s.WorkspaceRoot) {
+		if (h.dialect == DialectClaude && e.Refused()) || !h.matchesTool(e.ToolName, e.ToolInput, s.WorkspaceRoot) {
 			return hooks.Feedback{}, nil
 		}
 		in = h.input(s)
@@ -38,53 +41,44 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 		in["is_interrupt"] = e.Interrupted()
 		in["duration_ms"] = e.DurationMS
 	case hooks.StepCompleteEvent:
-		ev, s, hasSubject = hooks.EventStepComplete, e.Session, false
+		s = e.Session
 		in = h.input(s)
 		in["step"] = e.Step
 		usage := e.Usage
 		in["usage"] = &usage
 	case hooks.SessionStopEvent:
-		ev, s = hooks.EventSessionStop, e.Session
+		s = e.Session
 		in = h.input(s)
-		subject = e.StopReason
-		if h.dialect == DialectClaude {
-			// Claude Code's SessionEnd reasons: a run's end is "other";
-			// a conversation's end says why it ended.
-			subject = hooks.EndReasonOther
-			if e.Reason != "" {
-				subject = e.Reason
-			}
-		}
 		in["reason"] = subject
 		in["stop_reason"] = e.StopReason
 		if e.ErrorMessage != "" {
 			in["error"] = e.ErrorMessage
 		}
 	case hooks.SubagentStartEvent:
-		ev, s, subject = hooks.EventSubagentStart, e.Session, e.SubagentProfile
+		s = e.Session
 		in = h.input(s)
 		in["agent_id"], in["agent_type"], in["task"] = e.SubagentID, e.SubagentProfile, e.Task
 	case hooks.SubagentStopEvent:
-		ev, s, subject = hooks.EventSubagentStop, e.Session, e.SubagentProfile
+		s = e.Session
 		in = h.input(s)
 		in["agent_id"], in["agent_type"], in["reason"] = e.SubagentID, e.SubagentProfile, e.StopReason
 		if e.ErrorMessage != "" {
 			in["error"] = e.ErrorMessage
 		}
 	case hooks.PreCompactEvent:
-		ev, s, subject = hooks.EventPreCompact, e.Session, e.Trigger
+		s = e.Session
 		in = h.input(s)
 		in["trigger"] = e.Trigger
 		in["custom_instructions"] = ""
 		in["compaction"] = map[string]any{"message_count": e.MessageCount, "token_count": e.TokenCount, "threshold": e.Threshold}
 	case hooks.PostCompactEvent:
-		ev, s, subject = hooks.EventPostCompact, e.Session, e.Trigger
+		s = e.Session
 		in = h.input(s)
 		in["trigger"] = e.Trigger
 		in["compaction"] = map[string]any{"messages_before": e.MessagesBefore, "messages_after": e.MessagesAfter,
 			"tokens_before": e.TokensBefore, "tokens_after": e.TokensAfter}
 	case hooks.ErrorEvent:
-		ev, s, subject = hooks.EventError, e.Session, e.ErrorType
+		s = e.Session
 		in = h.input(s)
 		in["stage"], in["error_type"], in["error"] = e.Stage, e.ErrorType, e.ErrorMessage
 		if e.ToolName != "" {
@@ -92,13 +86,11 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 			in["tool_use_id"] = e.CallID
 		}
 	case hooks.NotificationEvent:
-		ev, s, subject = hooks.EventNotification, e.Session, e.NotificationType
+		s = e.Session
 		in = h.input(s)
 		in["message"], in["title"], in["notification_type"] = e.Message, e.Title, e.NotificationType
-	default:
-		return hooks.Feedback{}, fmt.Errorf("hook %q: no feedback for event %T", h.name, event)
 	}
-	if !h.HandlesEvent(ev) || (!toolEvent && !h.matchesSubject(subject, hasSubject)) {
+	if ev != hooks.EventPostToolUseFailure && !h.matchesSubject(subject, hasSubject) {
 		return hooks.Feedback{}, nil
 	}
 	v, err := h.exchange(ctx, s, in)
@@ -117,6 +109,45 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 		contexts = append(contexts, v.plainText)
 	}
 	return hooks.Feedback{AdditionalContext: strings.Join(contexts, "\n"), Halt: v.halt()}, h.cannotBlock(v)
+}
+
+// feedbackSubject is the event of a fire-and-forget payload and what its
+// matcher matches: SessionStart's source, SessionEnd's reason, a
+// subagent's type, a compaction's trigger, an error's type, a
+// notification's type (hasSubject is false for events without matcher
+// support). ok is false for a payload that is no such event.
+func (h *ExternalHook) feedbackSubject(event any) (ev hooks.Event, subject string, hasSubject, ok bool) {
+	switch e := event.(type) {
+	case hooks.SessionStartEvent:
+		return hooks.EventSessionStart, e.Source, true, true
+	case hooks.PostToolUseFailureEvent:
+		return hooks.EventPostToolUseFailure, "", false, true
+	case hooks.StepCompleteEvent:
+		return hooks.EventStepComplete, "", false, true
+	case hooks.SessionStopEvent:
+		if h.dialect != DialectClaude {
+			return hooks.EventSessionStop, e.StopReason, true, true
+		}
+		// Claude Code's SessionEnd reasons: a run's end is "other"; a
+		// conversation's end says why it ended.
+		if e.Reason != "" {
+			return hooks.EventSessionStop, e.Reason, true, true
+		}
+		return hooks.EventSessionStop, hooks.EndReasonOther, true, true
+	case hooks.SubagentStartEvent:
+		return hooks.EventSubagentStart, e.SubagentProfile, true, true
+	case hooks.SubagentStopEvent:
+		return hooks.EventSubagentStop, e.SubagentProfile, true, true
+	case hooks.PreCompactEvent:
+		return hooks.EventPreCompact, e.Trigger, true, true
+	case hooks.PostCompactEvent:
+		return hooks.EventPostCompact, e.Trigger, true, true
+	case hooks.ErrorEvent:
+		return hooks.EventError, e.ErrorType, true, true
+	case hooks.NotificationEvent:
+		return hooks.EventNotification, e.NotificationType, true, true
+	}
+	return "", "", false, false
 }
 
 func (h *ExternalHook) OnSessionStart(ctx context.Context, ev hooks.SessionStartEvent) error {
