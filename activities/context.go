@@ -49,6 +49,11 @@ func (a *Activities) StoreContext(ctx context.Context, in StoreContextInput) (St
 // PrepareTurnInput is PrepareTurn's input.
 type PrepareTurnInput struct {
 	Assignment contract.Assignment `json:"assignment"`
+	// DecideCompaction asks PrepareTurn to apply CompactContext's gate
+	// to the context it assembled (fenix-shape 7): when no compaction is
+	// needed, its result carries CompactContext's answer and the workflow
+	// leaves that stage out.
+	DecideCompaction bool `json:"decide_compaction,omitempty"`
 }
 
 // PrepareTurnResult is the assembled context.
@@ -58,6 +63,9 @@ type PrepareTurnResult struct {
 	EstimatedMessageCount int                 `json:"estimated_message_count"`
 	EstimatedTokenCount   int                 `json:"estimated_token_count"`
 	Trace                 contract.TraceEntry `json:"trace"`
+	// NoCompaction is set when DecideCompaction found nothing to compact:
+	// CompactContext's result for these messages, without running it.
+	NoCompaction *CompactContextResult `json:"no_compaction,omitempty"`
 }
 
 func (a *Activities) assembler() *prompt.Assembler {
@@ -104,11 +112,16 @@ func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (Prep
 	if redactions > 0 {
 		trace.Fields["context_redactions"] = redactions
 	}
+	var noCompaction *CompactContextResult
+	if in.DecideCompaction {
+		noCompaction = a.noCompaction(as, prepared.Messages, prepared.LikelyModel, set)
+	}
 	return PrepareTurnResult{
 		Messages:              set,
 		LikelyModel:           prepared.LikelyModel,
 		EstimatedMessageCount: prepared.EstimatedMessageCount,
 		EstimatedTokenCount:   prepared.EstimatedTokenCount,
+		NoCompaction:          noCompaction,
 		Trace:                 trace,
 	}, nil
 }
@@ -226,6 +239,22 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput)
 		out.PostCompact = &post
 	}
 	return out, nil
+}
+
+// noCompaction applies CompactContext's gate to the assembled messages
+// and, when it does not fire, returns CompactContext's result for them
+// (the same messages and its "compact_context" trace entry), so the
+// stage, which would only repeat them, can be left out. It returns nil
+// when compaction is needed or the strategy is invalid (CompactContext
+// then runs, and refuses it).
+func (a *Activities) noCompaction(as contract.Assignment, messages []contract.Message, model string, set contract.MessageSet) *CompactContextResult {
+	res, unneeded := compaction.Unneeded(messages, compaction.Options{
+		Strategy: as.Compaction.Strategy, Model: model, Hints: as.BudgetHints, Estimator: a.estimator(),
+	})
+	if !unneeded {
+		return nil
+	}
+	return &CompactContextResult{Messages: set, EstimatedTokenCount: res.EstimatedTokensAfter, Trace: res.Trace()}
 }
 
 // withTranscript gives the hooks of a compaction the messages at hand as

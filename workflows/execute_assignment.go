@@ -141,14 +141,22 @@ func offloadContext(s *session, a *contract.Assignment, inputBytes int) error {
 
 // prepareContext is PrepareTurn → CompactContext, shared with PrepareRound.
 func prepareContext(s *session, a contract.Assignment, resultInlineLimit int) (activities.CompactContextResult, error) {
+	// Since shapeIdleCompaction PrepareTurn answers for CompactContext
+	// when nothing needs compacting, unless the result must be packed
+	// with another inline limit than the worker's (PrepareRound).
+	decide := s.shape >= shapeIdleCompaction && resultInlineLimit == 0
 	prep, err := runRepeatable[activities.PrepareTurnResult](s.stageCtx, s, activities.StagePrepareTurn,
-		stageOptions("PrepareTurn", contextStageTimeout), acts.PrepareTurn, activities.PrepareTurnInput{Assignment: a})
+		stageOptions("PrepareTurn", contextStageTimeout), acts.PrepareTurn, activities.PrepareTurnInput{Assignment: a, DecideCompaction: decide})
 	if err != nil {
 		return activities.CompactContextResult{}, err
 	}
 	s.addTrace(prep.Trace)
 	if err := s.checkCancel(); err != nil {
 		return activities.CompactContextResult{}, err
+	}
+	if decide && prep.NoCompaction != nil {
+		s.addCompactionTrace(*prep.NoCompaction)
+		return *prep.NoCompaction, nil
 	}
 	return compactContext(s, a, prep.Messages, prep.LikelyModel, resultInlineLimit)
 }

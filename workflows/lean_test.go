@@ -54,9 +54,9 @@ func TestLeanCalculatorLeavesOutStagesWithoutHooks(t *testing.T) {
 	h.acts.Hooks = workerHooks(store)
 	res := h.executeAssignment(t, calculatorAssignment())
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
-	assert.Equal(t, []string{"ReviewToolCall", "PrepareTurn", "CompactContext", "ExecuteTool", "ProjectToolResult",
+	assert.Equal(t, []string{"ReviewToolCall", "PrepareTurn", "ExecuteTool", "ProjectToolResult",
 		"RunPostToolUseHooks", "FinalizeOutput", "RunLifecycleHooks"}, h.startedActivities(),
-		"no SessionStart or PreToolUse hook (the cancellation guard is the workflow's own check)")
+		"no SessionStart or PreToolUse hook (the cancellation guard is the workflow's own check), nothing to compact")
 	assert.Equal(t, []string{audit.EventToolCall, audit.EventSessionStop}, auditEvents(t, store), "the audit rows stay")
 	review := res.Trace[0]
 	assert.Equal(t, "review_tool_call", review.Hook)
@@ -69,7 +69,7 @@ func TestLeanRunsStagesWithHooks(t *testing.T) {
 	h.acts.Hooks = workerHooks(store, testtools.PolicyHook{})
 	res := h.executeAssignment(t, calculatorAssignment())
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
-	assert.Equal(t, []string{"ReviewToolCall", "RunLifecycleHooks", "PrepareTurn", "CompactContext", "RunPreToolUseHooks", "ExecuteTool",
+	assert.Equal(t, []string{"ReviewToolCall", "RunLifecycleHooks", "PrepareTurn", "RunPreToolUseHooks", "ExecuteTool",
 		"ProjectToolResult", "RunPostToolUseHooks", "FinalizeOutput", "RunLifecycleHooks"}, h.startedActivities())
 }
 
@@ -94,4 +94,23 @@ func observedHooks() *hooks.Registry {
 	r := hooks.NewRegistry()
 	r.Add(observer{})
 	return r
+}
+
+// Nothing to compact (fenix-shape 7): PrepareTurn answers for
+// CompactContext, whose stage is left out while its trace entry, with the
+// gate's reason, stays.
+func TestIdleCompactionIsAnsweredByPrepareTurn(t *testing.T) {
+	h := newHarness(t)
+	res := h.executeAssignment(t, calculatorAssignment())
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Zero(t, h.count("CompactContext"), "no CompactContext stage: %v", h.startedActivities())
+	var comp *contract.TraceEntry
+	for i := range res.Trace {
+		if res.Trace[i].Hook == "compact_context" {
+			comp = &res.Trace[i]
+		}
+	}
+	require.NotNil(t, comp, "the compact_context trace entry stays: %v", traceHooks(res.Trace))
+	assert.Equal(t, false, comp.Get("compacted"))
+	assert.Contains(t, fmt.Sprint(comp.Get("reason")), "threshold")
 }

@@ -359,6 +359,12 @@ func builtinScenarios() []scenario {
 				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
 		}},
 		{file: "lean_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
+		// fenix-shape 7: nothing to compact, PrepareTurn answers for
+		// CompactContext.
+		{file: "idle_compaction_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-idle-compaction-calculator", calculatorAssignment())
+		}},
+		{file: "idle_compaction_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
 	}
 }
 

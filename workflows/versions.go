@@ -56,7 +56,14 @@ const (
 	// and its events carry the parent's session_id and transcript_path.
 	shapeConversationSessions workflow.Version = 6
 
-	shapeLatest = shapeConversationSessions
+	// shapeIdleCompaction: PrepareTurn applies CompactContext's gate to
+	// the context it assembled, and when nothing needs compacting its
+	// result carries CompactContext's answer, so that stage is left out
+	// (where the context keeps the worker's inline limit: ExecuteAssignment
+	// and AgentTurn, not PrepareRound).
+	shapeIdleCompaction workflow.Version = 7
+
+	shapeLatest = shapeIdleCompaction
 )
 
 // readVersions sets what the run's versions enable. The order of the

@@ -80,16 +80,35 @@ func Compact(ctx context.Context, messages []contract.Message, opts Options) (Re
 	if err := ValidateStrategy(opts.Strategy); err != nil {
 		return Result{}, err
 	}
+	res, d := gate(messages, opts)
+	if !d.Compact {
+		return res, nil
+	}
+	return compact(ctx, messages, opts, res, d)
+}
+
+// Unneeded is Compact's result when its gate does not fire (the messages
+// unchanged, with the reason in the trace), and false when compaction is
+// needed or the strategy is unknown: a caller that has the messages at
+// hand can skip a stage that would only repeat them.
+func Unneeded(messages []contract.Message, opts Options) (Result, bool) {
+	if ValidateStrategy(opts.Strategy) != nil {
+		return Result{}, false
+	}
+	res, d := gate(messages, opts)
+	return res, !d.Compact
+}
+
+// gate decides whether to compact and fills the result as if nothing is
+// compacted.
+func gate(messages []contract.Message, opts Options) (Result, Decision) {
 	strategy := opts.Strategy
 	if strategy == "" {
 		strategy = StrategySandwich
 	}
-	est := opts.Estimator
-	if est == nil {
-		est = WordEstimator{}
-	}
+	est := estimatorOf(opts)
 	d := Decide(messages, opts.Hints, est)
-	res := Result{
+	return Result{
 		Messages:              messages,
 		Strategy:              strategy,
 		Reason:                d.Reason,
@@ -99,12 +118,12 @@ func Compact(ctx context.Context, messages []contract.Message, opts Options) (Re
 		EstimatedTokensBefore: d.EstimatedTokens,
 		EstimatedTokensAfter:  d.EstimatedTokens,
 		Estimator:             est.Name(),
-	}
-	if !d.Compact {
-		return res, nil
-	}
+	}, d
+}
 
-	switch strategy {
+// compact applies the strategy once the gate fired.
+func compact(ctx context.Context, messages []contract.Message, opts Options, res Result, d Decision) (Result, error) {
+	switch res.Strategy {
 	case StrategySandwich:
 		res.Messages = Sandwich(messages, opts.Model)
 	case StrategySummary:
@@ -127,8 +146,15 @@ func Compact(ctx context.Context, messages []contract.Message, opts Options) (Re
 	}
 	res.Compacted = true
 	res.MessageCountAfter = len(res.Messages)
-	res.EstimatedTokensAfter = est.EstimateTokens(res.Messages)
+	res.EstimatedTokensAfter = estimatorOf(opts).EstimateTokens(res.Messages)
 	return res, nil
+}
+
+func estimatorOf(opts Options) Estimator {
+	if opts.Estimator == nil {
+		return WordEstimator{}
+	}
+	return opts.Estimator
 }
 
 func summarizerName(s Summarizer) string {

@@ -157,11 +157,17 @@ func Locate(run *runhistory.Run, t Target, known SideEffects) (Plan, error) {
 			found = append(found, s)
 		}
 	}
-	if len(found) == 0 && t.Stage == StagePreToolUse {
+	switch {
+	case len(found) > 0:
+	case t.Stage == StagePreToolUse:
 		// A lean review (fenix-shape 5) that found no PreToolUse hook left
 		// the stage out; resetting to that review re-decides, under
 		// today's policy, whether the stage runs.
 		found = leanReviewsWithoutPreToolUse(run, t)
+	case t.Stage == StageCompact:
+		// A PrepareTurn that found nothing to compact (fenix-shape 7)
+		// answered for CompactContext; resetting to it decides again.
+		found = preparesWithoutCompaction(run, t)
 	}
 	if len(found) == 0 {
 		return Plan{}, notFound(run, t, activityType)
@@ -198,6 +204,22 @@ func leanReviewsWithoutPreToolUse(run *runhistory.Run, t Target) []*runhistory.S
 		}
 		var res activities.ReviewToolCallResult
 		if ok, err := s.DecodeResult(&res); ok && err == nil && res.Hooks != nil && !res.Hooks.Has(hooks.EventPreToolUse) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// preparesWithoutCompaction are the target's PrepareTurn stages that
+// answered for a left-out CompactContext.
+func preparesWithoutCompaction(run *runhistory.Run, t Target) []*runhistory.Stage {
+	var out []*runhistory.Stage
+	for _, s := range run.StagesOf(runhistory.TypePrepareTurn) {
+		if t.Step != 0 && s.Step != t.Step {
+			continue
+		}
+		var res activities.PrepareTurnResult
+		if ok, err := s.DecodeResult(&res); ok && err == nil && res.NoCompaction != nil {
 			out = append(out, s)
 		}
 	}

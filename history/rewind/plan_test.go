@@ -330,3 +330,22 @@ func TestPreToolUseLeftOutRewindsToTheReview(t *testing.T) {
 		t.Errorf("with a PreToolUse hook the plan is %+v, want its PreToolUse stage", p)
 	}
 }
+
+// A PrepareTurn that found nothing to compact (fenix-shape 7) answered for
+// CompactContext: rewinding to compact resets to it.
+func TestCompactionLeftOutRewindsToPrepareTurn(t *testing.T) {
+	p, err := Locate(load(t, "idle_compaction_calculator.json"), Target{Stage: StageCompact}, builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ActivityType != runhistory.TypePrepareTurn {
+		t.Errorf("plan = %+v, want the PrepareTurn stage", p)
+	}
+	p, err = Locate(load(t, "idle_compaction_agent_turn_tool.json"), Target{Stage: StageCompact, Step: 2}, builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ActivityType != runhistory.TypePrepareTurn || p.Step != 2 {
+		t.Errorf("step 2: plan = %+v, want step 2's PrepareTurn", p)
+	}
+}
