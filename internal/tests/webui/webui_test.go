@@ -44,8 +44,10 @@ const (
 )
 
 // stages are the activities of ExecuteAssignment's tool flow, in order.
-// The review runs first since fenix-shape 5 (it names the hook stages to run).
-var stages = []string{"ReviewToolCall", "PrepareTurn", "CompactContext", "ExecuteTool", "ProjectToolResult", "FinalizeOutput"}
+// The review runs first since fenix-shape 5 (it names the hook stages to
+// run); with nothing to compact PrepareTurn answers for CompactContext
+// since fenix-shape 7.
+var stages = []string{"ReviewToolCall", "PrepareTurn", "ExecuteTool", "ProjectToolResult", "FinalizeOutput"}
 
 // toolSummary is the activity Summary ExecuteTool carries for the calculator.
 const toolSummary = "ExecuteTool: calculator"
