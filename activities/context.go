@@ -64,7 +64,8 @@ type PrepareTurnResult struct {
 	EstimatedTokenCount   int                 `json:"estimated_token_count"`
 	Trace                 contract.TraceEntry `json:"trace"`
 	// NoCompaction is set when DecideCompaction found nothing to compact:
-	// CompactContext's result for these messages, without running it.
+	// CompactContext's result for Messages (which it leaves out), without
+	// running it.
 	NoCompaction *CompactContextResult `json:"no_compaction,omitempty"`
 }
 
@@ -114,7 +115,7 @@ func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (Prep
 	}
 	var noCompaction *CompactContextResult
 	if in.DecideCompaction {
-		noCompaction = a.noCompaction(as, prepared.Messages, prepared.LikelyModel, set)
+		noCompaction = a.noCompaction(as, prepared.Messages, prepared.LikelyModel)
 	}
 	return PrepareTurnResult{
 		Messages:              set,
@@ -247,14 +248,16 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput)
 // stage, which would only repeat them, can be left out. It returns nil
 // when compaction is needed or the strategy is invalid (CompactContext
 // then runs, and refuses it).
-func (a *Activities) noCompaction(as contract.Assignment, messages []contract.Message, model string, set contract.MessageSet) *CompactContextResult {
+func (a *Activities) noCompaction(as contract.Assignment, messages []contract.Message, model string) *CompactContextResult {
 	res, unneeded := compaction.Unneeded(messages, compaction.Options{
 		Strategy: as.Compaction.Strategy, Model: model, Hints: as.BudgetHints, Estimator: a.estimator(),
 	})
 	if !unneeded {
 		return nil
 	}
-	return &CompactContextResult{Messages: set, EstimatedTokenCount: res.EstimatedTokensAfter, Trace: res.Trace()}
+	// The messages are PrepareTurn's own: the workflow puts them back
+	// rather than history holding them twice.
+	return &CompactContextResult{EstimatedTokenCount: res.EstimatedTokensAfter, Trace: res.Trace()}
 }
 
 // withTranscript gives the hooks of a compaction the messages at hand as

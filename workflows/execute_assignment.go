@@ -155,8 +155,10 @@ func prepareContext(s *session, a contract.Assignment, resultInlineLimit int) (a
 		return activities.CompactContextResult{}, err
 	}
 	if decide && prep.NoCompaction != nil {
-		s.addCompactionTrace(*prep.NoCompaction)
-		return *prep.NoCompaction, nil
+		comp := *prep.NoCompaction
+		comp.Messages = prep.Messages
+		s.addCompactionTrace(comp)
+		return comp, nil
 	}
 	return compactContext(s, a, prep.Messages, prep.LikelyModel, resultInlineLimit)
 }
