@@ -19,7 +19,10 @@ import (
 	"github.com/fenixrt/fenix/contract"
 )
 
-// ensureHosts restarts a host worker an earlier test left stopped.
+// ensureHosts restarts a host worker an earlier test left stopped, and
+// waits until both hosts poll the shared queue: after a server restart or
+// a cut link a worker's gRPC connection can sit in reconnect backoff for
+// a while, and a load test started then would find one host silent.
 func ensureHosts(t *testing.T) {
 	t.Helper()
 	for _, h := range []*Host{hostA, hostB} {
@@ -27,6 +30,19 @@ func ensureHosts(t *testing.T) {
 			require.NoError(t, h.StartWorker(context.Background()), "restart host %s's worker", h.Name)
 		}
 	}
+	require.Eventually(t, func() bool {
+		resp, err := tc.DescribeTaskQueue(context.Background(), "fenix", enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err != nil {
+			return false
+		}
+		polling := map[string]bool{}
+		for _, p := range resp.GetPollers() {
+			if h := hostOfIdentity(p.GetIdentity()); h != nil && time.Since(p.GetLastAccessTime().AsTime()) < 10*time.Second {
+				polling[h.Name] = true
+			}
+		}
+		return polling[hostA.Name] && polling[hostB.Name]
+	}, 2*time.Minute, 250*time.Millisecond, "both hosts poll the shared queue")
 }
 
 // hostOfIdentity maps a worker identity ("pid@hostname@...") to its host.

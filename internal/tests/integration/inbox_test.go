@@ -108,6 +108,11 @@ func TestInboxAcrossRunsSurvivesAWorkerRestart(t *testing.T) {
 	}
 	threeDays := 3 * 24 * 3600
 	approveID, _ := start("approve", "20 + 22", threeDays)
+	// The deny call must start waiting after the approve call for "newest
+	// first" to put it first: a call's wait begins at its workflow task's
+	// time, which under load need not follow the start order.
+	require.Eventually(t, func() bool { return waitingRuns(t, approveID) == 1 }, 30*time.Second, 100*time.Millisecond,
+		"the approve run waits; worker logs:\n%s", logs.String())
 	denyID, _ := start("deny", "6 * 7", threeDays)
 	require.Eventually(t, func() bool { return waitingRuns(t, approveID, denyID) == 2 }, 30*time.Second, 100*time.Millisecond,
 		"both runs are listed as waiting; worker logs:\n%s", logs.String())
