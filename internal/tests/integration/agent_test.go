@@ -107,7 +107,7 @@ func TestAgentTurnContinuesAsNewOnTheDevServer(t *testing.T) {
 	w := startWorker(t, withScripts(t, filepath.Join("..", "..", "..", "workflows", "testdata", "scripts", "agent.json")))
 	req := agentTurnRequest(t, "long", map[string]any{
 		"agent_context":                map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}},
-		"continue_as_new_after_events": 60,
+		"continue_as_new_after_events": 40, // a five-step turn is about 50 events since fenix-shape 7
 		"max_steps":                    10,
 	})
 	res := runTurn(t, w.queue, req)
