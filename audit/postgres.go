@@ -75,5 +75,10 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("audit postgres store %s: creating table %s: %w", location, TableName, err)
 	}
-	return newSQLStore(db, postgresDialect, location), nil
+	store, err := newSQLStore(ctx, db, postgresDialect, location)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return store, nil
 }

@@ -92,5 +92,10 @@ func OpenSQLite(ctx context.Context, path string) (*SQLStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("audit SQLite store %s: creating table %s: %w", file, TableName, err)
 	}
-	return newSQLStore(db, sqliteDialect, file), nil
+	store, err := newSQLStore(ctx, db, sqliteDialect, file)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return store, nil
 }
