@@ -137,11 +137,16 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	if !ok {
 		return fail[ExecuteToolResult](fenixerr.UnsupportedTool(in.ToolCall.ToolName))
 	}
-	ws, err := a.openWorkspace(in.WorkspaceRoot, def.NeedsWorkspace)
-	if err != nil {
-		return fail[ExecuteToolResult](err)
-	}
-	if ws != nil {
+	// Only a tool that works in the workspace gets it: opening one (a
+	// descriptor, the protected paths) is most of a calculator call's
+	// ExecuteTool, and PrepareTurn has already checked the root.
+	var ws *workspace.Workspace
+	if def.NeedsWorkspace {
+		opened, err := a.openWorkspace(in.WorkspaceRoot, true)
+		if err != nil {
+			return fail[ExecuteToolResult](err)
+		}
+		ws = opened
 		defer ws.Close()
 	}
 	progress := newProgressSink(ctx, in.ToolCall.CallID)
