@@ -54,6 +54,12 @@ type PrepareTurnInput struct {
 	// needed, its result carries CompactContext's answer and the workflow
 	// leaves that stage out.
 	DecideCompaction bool `json:"decide_compaction,omitempty"`
+	// ContextUnused says the caller does not read the assembled messages
+	// (a tool call's or skill operation's assignment, fenix-shape 8): when
+	// DecideCompaction finds nothing to compact, the result leaves them
+	// out and nothing is put in the context store, so the stage costs its
+	// trace and estimates rather than a copy of the system prompt.
+	ContextUnused bool `json:"context_unused,omitempty"`
 }
 
 // PrepareTurnResult is the assembled context.
@@ -101,7 +107,16 @@ func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (Prep
 		return fail[PrepareTurnResult](err)
 	}
 	prepared.Messages = redacted
-	set, err := contextstore.Pack(ctx, a.Contexts, prepared.Messages, a.InlineLimit)
+	var noCompaction *CompactContextResult
+	if in.DecideCompaction {
+		noCompaction = a.noCompaction(as, prepared.Messages, prepared.LikelyModel)
+	}
+	var set contract.MessageSet
+	if in.ContextUnused && noCompaction != nil {
+		set, err = contextstore.Measure(prepared.Messages)
+	} else {
+		set, err = contextstore.Pack(ctx, a.Contexts, prepared.Messages, a.InlineLimit)
+	}
 	if err != nil {
 		return fail[PrepareTurnResult](err)
 	}
@@ -112,10 +127,6 @@ func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (Prep
 	}
 	if redactions > 0 {
 		trace.Fields["context_redactions"] = redactions
-	}
-	var noCompaction *CompactContextResult
-	if in.DecideCompaction {
-		noCompaction = a.noCompaction(as, prepared.Messages, prepared.LikelyModel)
 	}
 	return PrepareTurnResult{
 		Messages:              set,

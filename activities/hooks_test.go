@@ -159,10 +159,15 @@ func TestOpenWorkspaceProtectsHookScripts(t *testing.T) {
 	}
 }
 
-// countingStore counts the context-store reads.
+// countingStore counts the context-store reads and writes.
 type countingStore struct {
 	contextstore.Store
-	gets int
+	gets, puts int
+}
+
+func (s *countingStore) Put(ctx context.Context, data []byte) (string, error) {
+	s.puts++
+	return s.Store.Put(ctx, data)
 }
 
 func (s *countingStore) Get(ctx context.Context, ref string) ([]byte, error) {

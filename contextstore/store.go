@@ -129,9 +129,9 @@ func Put(ctx context.Context, s Store, messages []contract.Message) (contract.Me
 // Pack returns messages as a MessageSet, storing them when their encoding
 // is larger than inlineLimit.
 func Pack(ctx context.Context, s Store, messages []contract.Message, inlineLimit int) (contract.MessageSet, error) {
-	data, err := json.Marshal(messages)
+	data, err := encodeMessages(messages)
 	if err != nil {
-		return contract.MessageSet{}, fenixerr.Runtime("encoding %d messages: %v", len(messages), err)
+		return contract.MessageSet{}, err
 	}
 	set := contract.MessageSet{Count: len(messages), Bytes: len(data)}
 	if inlineLimit <= 0 {
@@ -150,6 +150,24 @@ func Pack(ctx context.Context, s Store, messages []contract.Message, inlineLimit
 	}
 	set.Ref = ref
 	return set, nil
+}
+
+// Measure is Pack's count and size of messages without the messages: for
+// a caller that records how big a context was but never reads it back.
+func Measure(messages []contract.Message) (contract.MessageSet, error) {
+	data, err := encodeMessages(messages)
+	if err != nil {
+		return contract.MessageSet{}, err
+	}
+	return contract.MessageSet{Count: len(messages), Bytes: len(data)}, nil
+}
+
+func encodeMessages(messages []contract.Message) ([]byte, error) {
+	data, err := json.Marshal(messages)
+	if err != nil {
+		return nil, fenixerr.Runtime("encoding %d messages: %v", len(messages), err)
+	}
+	return data, nil
 }
 
 // Unpack resolves a MessageSet back into messages.

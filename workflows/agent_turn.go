@@ -214,7 +214,7 @@ func (t *turnRun) loop() (*contract.Output, error) {
 func (t *turnRun) prepare() (contract.MessageSet, error) {
 	a := t.req.Assignment
 	a.ContextMessages, a.ContextRef = t.transcript.Messages, t.transcript.Ref
-	comp, err := prepareContext(t.session, a, 0)
+	comp, err := prepareContext(t.session, a, 0, false)
 	if err == nil && comp.Compacted {
 		t.sessionCompacted()
 	}

@@ -82,8 +82,11 @@ func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 }
 
 func (r *assignmentRun) run(inputBytes int) (*contract.Output, error) {
+	if r.preparesBesideReview(inputBytes) {
+		return r.reviewBesidePrepare()
+	}
 	if r.reviewsFirst() {
-		reviewed, err := r.review()
+		reviewed, err := r.review(nil)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +106,7 @@ func (r *assignmentRun) run(inputBytes int) (*contract.Output, error) {
 	if r.a.ContextRef != "" && r.gov.transcript != nil && r.gov.transcript.Ref == "" {
 		r.setHookTranscript(contract.MessageSet{Ref: r.a.ContextRef})
 	}
-	if _, err := prepareContext(r.session, r.a, 0); err != nil {
+	if _, err := prepareContext(r.session, r.a, 0, r.shape >= shapePrepareBesideReview); err != nil {
 		return nil, err
 	}
 	if r.a.Mode == contract.ModeTool {
@@ -117,10 +120,14 @@ func (r *assignmentRun) run(inputBytes int) (*contract.Output, error) {
 // history once (the start event) rather than once per stage.
 const offloadInputBytes = 64 << 10
 
+func needsOffload(a contract.Assignment, inputBytes int) bool {
+	return inputBytes > offloadInputBytes && len(a.ContextMessages) > 0
+}
+
 // offloadContext runs StoreContext as a local activity: its input is not
 // recorded in history, only its result (the reference) is.
 func offloadContext(s *session, a *contract.Assignment, inputBytes int) error {
-	if inputBytes <= offloadInputBytes || len(a.ContextMessages) == 0 {
+	if !needsOffload(*a, inputBytes) {
 		return nil
 	}
 	s.currentStage = activities.StageStoreContext
@@ -140,13 +147,27 @@ func offloadContext(s *session, a *contract.Assignment, inputBytes int) error {
 }
 
 // prepareContext is PrepareTurn → CompactContext, shared with PrepareRound.
-func prepareContext(s *session, a contract.Assignment, resultInlineLimit int) (activities.CompactContextResult, error) {
-	// Since shapeIdleCompaction PrepareTurn answers for CompactContext
-	// when nothing needs compacting, unless the result must be packed
-	// with another inline limit than the worker's (PrepareRound).
-	decide := s.shape >= shapeIdleCompaction && resultInlineLimit == 0
+// contextUnused says the caller will not read the messages.
+func prepareContext(s *session, a contract.Assignment, resultInlineLimit int, contextUnused bool) (activities.CompactContextResult, error) {
+	in := prepareTurnInput(s, a, resultInlineLimit, contextUnused)
 	prep, err := runRepeatable[activities.PrepareTurnResult](s.stageCtx, s, activities.StagePrepareTurn,
-		stageOptions("PrepareTurn", contextStageTimeout), acts.PrepareTurn, activities.PrepareTurnInput{Assignment: a, DecideCompaction: decide})
+		prepareTurnOptions, acts.PrepareTurn, in)
+	return compactPrepared(s, a, in, prep, err, resultInlineLimit)
+}
+
+var prepareTurnOptions = stageOptions("PrepareTurn", contextStageTimeout)
+
+// prepareTurnInput asks PrepareTurn to answer for CompactContext when
+// nothing needs compacting (since shapeIdleCompaction), unless the result
+// must be packed with another inline limit than the worker's (PrepareRound).
+func prepareTurnInput(s *session, a contract.Assignment, resultInlineLimit int, contextUnused bool) activities.PrepareTurnInput {
+	decide := s.shape >= shapeIdleCompaction && resultInlineLimit == 0
+	return activities.PrepareTurnInput{Assignment: a, DecideCompaction: decide, ContextUnused: decide && contextUnused}
+}
+
+// compactPrepared records PrepareTurn's outcome and runs CompactContext
+// unless PrepareTurn answered for it.
+func compactPrepared(s *session, a contract.Assignment, in activities.PrepareTurnInput, prep activities.PrepareTurnResult, err error, resultInlineLimit int) (activities.CompactContextResult, error) {
 	if err != nil {
 		return activities.CompactContextResult{}, err
 	}
@@ -154,7 +175,7 @@ func prepareContext(s *session, a contract.Assignment, resultInlineLimit int) (a
 	if err := s.checkCancel(); err != nil {
 		return activities.CompactContextResult{}, err
 	}
-	if decide && prep.NoCompaction != nil {
+	if in.DecideCompaction && prep.NoCompaction != nil {
 		comp := *prep.NoCompaction
 		comp.Messages = prep.Messages
 		s.addCompactionTrace(comp)
@@ -228,7 +249,7 @@ func (s *session) addCompactionTrace(r activities.CompactContextResult) {
 // PostToolUseFailure, so every attempted call is audited.
 func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 	if r.reviewed == nil {
-		reviewed, err := r.review()
+		reviewed, err := r.review(nil)
 		if err != nil {
 			return nil, err
 		}
@@ -266,23 +287,29 @@ func (r *assignmentRun) toolFlow() (*contract.Output, error) {
 }
 
 // review is ReviewToolCall for the assignment's call; a call that fails
-// it is recorded (PostToolUseFailure) after SessionStart.
-func (r *assignmentRun) review() (activities.ReviewToolCallResult, error) {
+// it is recorded (PostToolUseFailure) after SessionStart. awaitBeside,
+// when set, waits for a stage running beside the review, so it ends
+// before the failure's stages start.
+func (r *assignmentRun) review(awaitBeside func()) (activities.ReviewToolCallResult, error) {
 	call := *r.a.ToolCall
 	r.invocation = &contract.ToolInvocation{CallID: call.CallID, ToolName: call.ToolName, Status: "reviewing", RequestPayload: call}
 	if r.shape < shapeFastPath {
 		r.upsert(setAttr(SearchAttrToolName, call.ToolName))
 	}
-	if err := r.oversizedArguments(call); err != nil {
+	failed := func(recorded contract.ToolCall, err error) (activities.ReviewToolCallResult, error) {
+		if awaitBeside != nil {
+			awaitBeside()
+		}
 		r.sessionStart()
-		r.toolFailed(r.stageCtx, boundedCall(call), err, 0, 0)
+		r.toolFailed(r.stageCtx, recorded, err, 0, 0)
 		return activities.ReviewToolCallResult{}, err
+	}
+	if err := r.oversizedArguments(call); err != nil {
+		return failed(boundedCall(call), err)
 	}
 	reviewed, err := r.reviewCall(r.stageCtx, call, r.a.AgentContext)
 	if err != nil {
-		r.sessionStart()
-		r.toolFailed(r.stageCtx, call, err, 0, 0)
-		return activities.ReviewToolCallResult{}, err
+		return failed(call, err)
 	}
 	r.addTrace(reviewed.Trace)
 	return reviewed, nil

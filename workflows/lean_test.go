@@ -54,7 +54,7 @@ func TestLeanCalculatorLeavesOutStagesWithoutHooks(t *testing.T) {
 	h.acts.Hooks = workerHooks(store)
 	res := h.executeAssignment(t, calculatorAssignment())
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
-	assert.Equal(t, []string{"ReviewToolCall", "PrepareTurn", "ExecuteTool", "ProjectToolResult",
+	assert.Equal(t, []string{besideReview, "ExecuteTool", "ProjectToolResult",
 		"RunPostToolUseHooks", "FinalizeOutput", "RunLifecycleHooks"}, h.startedActivities(),
 		"no SessionStart or PreToolUse hook (the cancellation guard is the workflow's own check), nothing to compact")
 	assert.Equal(t, []string{audit.EventToolCall, audit.EventSessionStop}, auditEvents(t, store), "the audit rows stay")
@@ -69,7 +69,7 @@ func TestLeanRunsStagesWithHooks(t *testing.T) {
 	h.acts.Hooks = workerHooks(store, testtools.PolicyHook{})
 	res := h.executeAssignment(t, calculatorAssignment())
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
-	assert.Equal(t, []string{"ReviewToolCall", "RunLifecycleHooks", "PrepareTurn", "RunPreToolUseHooks", "ExecuteTool",
+	assert.Equal(t, []string{besideReview, "RunLifecycleHooks", "RunPreToolUseHooks", "ExecuteTool",
 		"ProjectToolResult", "RunPostToolUseHooks", "FinalizeOutput", "RunLifecycleHooks"}, h.startedActivities())
 }
 

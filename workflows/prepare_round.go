@@ -31,7 +31,7 @@ func PrepareRound(ctx workflow.Context, input json.RawMessage) (contract.Prepare
 	if err := offloadContext(s, &a, len(input)); err != nil {
 		return s.preparedFailure(err), nil
 	}
-	comp, err := prepareContext(s, a, PrepareRoundInlineLimit)
+	comp, err := prepareContext(s, a, PrepareRoundInlineLimit, false)
 	if err != nil {
 		return s.preparedFailure(err), nil
 	}

@@ -321,6 +321,15 @@ func scenarios() []scenario {
 		{file: "lean_policy_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-lean-policy-calculator", calculatorAssignment())
 		}},
+		// PrepareTurn beside ReviewToolCall (fenix-shape 8) with the test
+		// policy: SessionStart after both, a blocked call.
+		{file: "beside_review_policy_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-policy-calculator", calculatorAssignment())
+		}},
+		{file: "beside_review_policy_blocked.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-blocked",
+				withTool(map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+		}},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {
@@ -365,6 +374,27 @@ func builtinScenarios() []scenario {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-idle-compaction-calculator", calculatorAssignment())
 		}},
 		{file: "idle_compaction_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
+		// fenix-shape 8: PrepareTurn beside ReviewToolCall, without its
+		// messages; a review that fails waits for it; a skill operation's
+		// PrepareTurn without its messages.
+		{file: "beside_review_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-calculator", calculatorAssignment())
+		}},
+		{file: "beside_review_exec_command.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-exec-command",
+				withTool(map[string]any{"call_id": "exec-1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "true"}}, "exec_command"))
+		}},
+		{file: "beside_review_not_visible.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-not-visible",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
+		}},
+		{file: "beside_review_skills_catalog.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			raw, err := os.ReadFile(filepath.Join("..", "examples", "skills_catalog.json"))
+			if err != nil {
+				return nil, err
+			}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-skills-catalog", json.RawMessage(raw))
+		}},
 	}
 }
 

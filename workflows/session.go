@@ -245,19 +245,28 @@ func runRepeatable[T any](ctx workflow.Context, s *session, stage string, opts w
 // its result, no round trip to the server — or as a regular one.
 func runStageAs[T any](ctx workflow.Context, s *session, local bool, stage string, opts workflow.ActivityOptions, activity any, input any) (T, error) {
 	var out T
+	err := s.getStage(ctx, stage, startStage(ctx, s, local, stage, opts, activity, input), &out)
+	return out, err
+}
+
+// startStage schedules a stage without waiting for it: runStageAs, or two
+// stages in flight at once (see prepare_beside_review.go).
+func startStage(ctx workflow.Context, s *session, local bool, stage string, opts workflow.ActivityOptions, activity any, input any) workflow.Future {
 	s.currentStage = stage
 	s.setDetails()
-	var f workflow.Future
 	if local {
-		f = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions(opts)), activity, input)
-	} else {
-		s.flushAttrs()
-		f = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activity, input)
+		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions(opts)), activity, input)
 	}
-	if err := f.Get(ctx, &out); err != nil {
-		return out, s.classify(stage, err)
+	s.flushAttrs()
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activity, input)
+}
+
+// getStage waits for a started stage and classifies its failure.
+func (s *session) getStage(ctx workflow.Context, stage string, f workflow.Future, out any) error {
+	if err := f.Get(ctx, out); err != nil {
+		return s.classify(stage, err)
 	}
-	return out, nil
+	return nil
 }
 
 // localOptions keeps a stage's timeout, retries and summary. A local

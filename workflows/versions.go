@@ -63,7 +63,14 @@ const (
 	// and AgentTurn, not PrepareRound).
 	shapeIdleCompaction workflow.Version = 7
 
-	shapeLatest = shapeIdleCompaction
+	// shapePrepareBesideReview: a tool call's PrepareTurn, whose messages
+	// the tool flow never reads, runs beside its ReviewToolCall (two local
+	// activities in flight, one wait) and, when nothing needs compacting,
+	// returns its estimates and trace without the messages (see
+	// prepare_beside_review.go).
+	shapePrepareBesideReview workflow.Version = 8
+
+	shapeLatest = shapePrepareBesideReview
 )
 
 // readVersions sets what the run's versions enable. The order of the
