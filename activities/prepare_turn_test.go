@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/contract"
 )
 
 // A tool call's PrepareTurn (ContextUnused, fenix-shape 8) with nothing to
@@ -23,7 +23,7 @@ func TestPrepareTurnLeavesOutAContextNobodyReads(t *testing.T) {
 	store := &countingStore{Store: fs}
 	a := &Activities{Contexts: store, InlineLimit: 256}
 	long := contract.Assignment{
-		AgentContext:    contract.AgentContext{Profile: "main"},
+		AgentContext: contract.AgentContext{Profile: "main"},
 	}
 	for i := range 6 {
 		role := contract.RoleUser
