@@ -31,9 +31,15 @@ retry() {
 	done
 }
 
+# Set when the namespace was there before this run, and when this run
+# registered an attribute: see the wait at the end.
+namespace_existed=0
+created_attribute=0
+
 ensure_namespace() {
 	if temporal operator namespace describe --namespace "$namespace" --address "$address" >/dev/null 2>&1; then
 		echo "temporal-init: namespace $namespace exists"
+		namespace_existed=1
 		return 0
 	fi
 	temporal operator namespace create --namespace "$namespace" --retention "$retention" --address "$address"
@@ -46,7 +52,8 @@ ensure_attribute() {
 		echo "temporal-init: search attribute $1 already registered"
 		return 0
 	fi
-	temporal operator search-attribute create --namespace "$namespace" --address "$address" --name "$1" --type "$2"
+	temporal operator search-attribute create --namespace "$namespace" --address "$address" --name "$1" --type "$2" &&
+		created_attribute=1
 }
 
 echo "temporal-init: waiting for $address"
@@ -64,4 +71,15 @@ for spec in $attributes; do
 	fi
 	retry ensure_attribute "$name" "$type"
 done
+# The server reads search attributes from a cache it refreshes every 60 s
+# (deploy/temporal/dynamicconfig/fenix.yaml leaves the forced read off). A
+# history service that has already served runs may not know an attribute
+# registered just now, and would fail the workflow tasks that set it until
+# its cache refreshes: on an existing namespace, wait that out so workers
+# started after this job can use the new attribute at once.
+if [ "$created_attribute" = 1 ] && [ "$namespace_existed" = 1 ]; then
+	wait_s=${FENIX_SEARCH_ATTRIBUTE_CACHE_WAIT:-61}
+	echo "temporal-init: new search attribute on an existing namespace; waiting ${wait_s}s for the server's search-attribute cache"
+	sleep "$wait_s"
+fi
 echo "temporal-init: namespace $namespace ready with: $attributes"
