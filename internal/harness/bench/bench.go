@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"sync"
@@ -53,8 +54,11 @@ type Options struct {
 
 // Result is one scenario at one concurrency.
 type Result struct {
-	Scenario    string
-	Floor       string
+	Scenario string
+	Floor    string
+	// ShapeFloor is the bare workflow with this run's own activities (see
+	// BareShapeWorkflow), "" for none.
+	ShapeFloor  string
 	Concurrency int
 	N           int
 	Failed      int
@@ -90,13 +94,57 @@ func BareWorkflow(ctx workflow.Context, n int) error {
 // Noop does nothing.
 func Noop(context.Context) error { return nil }
 
-// NewBareWorker serves the floor: BareWorkflow and Noop on BareQueue.
+// ShTrue runs `sh -c true`: the work of exec_command `true` without Fenix.
+func ShTrue(ctx context.Context) error {
+	return exec.CommandContext(ctx, "sh", "-c", "true").Run()
+}
+
+// Steps of a BareShapeWorkflow.
+const (
+	shapeLocal    = 'L' // a no-op local activity
+	shapeActivity = 'A' // a no-op activity
+	shapeShTrue   = 'X' // an activity running sh -c true
+)
+
+// BareShapeWorkflow runs one step per letter of shape, in sequence: a
+// Fenix run's own sequence of local and regular activities with no-op
+// stages, so what a Fenix call costs beyond it is its stage code, not
+// Temporal's machinery.
+func BareShapeWorkflow(ctx workflow.Context, shape string) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 30 * time.Second})
+	for _, step := range shape {
+		var f workflow.Future
+		switch step {
+		case shapeLocal:
+			f = workflow.ExecuteLocalActivity(ctx, Noop)
+		case shapeActivity:
+			f = workflow.ExecuteActivity(ctx, Noop)
+		case shapeShTrue:
+			f = workflow.ExecuteActivity(ctx, ShTrue)
+		default:
+			return fmt.Errorf("shape %q: step %q is not %c, %c or %c", shape, step, shapeLocal, shapeActivity, shapeShTrue)
+		}
+		if err := f.Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NewBareWorker serves the floors on BareQueue: BareWorkflow,
+// BareShapeWorkflow and their activities.
 func NewBareWorker(c client.Client) worker.Worker {
 	bare := worker.New(c, BareQueue, worker.Options{})
 	bare.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: BareWorkflowName})
+	bare.RegisterWorkflowWithOptions(BareShapeWorkflow, workflow.RegisterOptions{Name: BareShapeWorkflowName})
 	bare.RegisterActivityWithOptions(Noop, activity.RegisterOptions{Name: "Noop"})
+	bare.RegisterActivityWithOptions(ShTrue, activity.RegisterOptions{Name: "ShTrue"})
 	return bare
 }
+
+// BareShapeWorkflowName is BareShapeWorkflow's registered name.
+const BareShapeWorkflowName = "BenchBareShapeWorkflow"
 
 // BareWorkflowName is BareWorkflow's registered name.
 const BareWorkflowName = "BenchBareWorkflow"
@@ -188,7 +236,11 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := allScenarios(regularActivities)
+	shapes, err := fastShapes(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	all := allScenarios(regularActivities, shapes)
 	if withMCP {
 		all = append(all, mcpScenarios()...)
 	} else {
@@ -256,7 +308,7 @@ func measure(ctx context.Context, c client.Client, scenarios []scenario, n, conc
 	var out []Result
 	for i, sc := range scenarios {
 		a := accs[i]
-		r := Result{Scenario: sc.name, Floor: sc.floor, Concurrency: conc, N: n, Failed: a.failed, Busy: a.busy, FirstError: a.firstErr}
+		r := Result{Scenario: sc.name, Floor: sc.floor, ShapeFloor: sc.shapeFloor, Concurrency: conc, N: n, Failed: a.failed, Busy: a.busy, FirstError: a.firstErr}
 		if a.busy > 0 {
 			r.Throughput = float64(n-a.failed) / a.busy.Seconds()
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -47,24 +49,88 @@ type scenario struct {
 	name string
 	// floor names the bare scenario this one is compared with.
 	floor string
-	run   func(ctx context.Context, c client.Client) (client.WorkflowRun, error)
+	// shapeFloor names the bare workflow with this scenario's own
+	// activities (BareShapeWorkflow), if any.
+	shapeFloor string
+	run        func(ctx context.Context, c client.Client) (client.WorkflowRun, error)
 }
 
 // allScenarios lists the scenarios in report order; regularActivities is
-// the regular calculator's activity count, for its same-count bare run.
-func allScenarios(regularActivities int) []scenario {
+// the regular calculator's activity count, for its same-count bare run,
+// and shapes the fast scenarios' activity sequences (fastShapes).
+func allScenarios(regularActivities int, shapes map[string]string) []scenario {
 	bareN := fmt.Sprintf(scenarioBareN, regularActivities)
-	return []scenario{
+	out := []scenario{
 		{name: ScenarioBare0, run: bare(0)},
 		{name: ScenarioBare1, run: bare(1)},
 		{name: ScenarioBare2, run: bare(2)},
 		{name: bareN, run: bare(regularActivities)},
-		{name: ScenarioCalculatorFast, floor: ScenarioBare0, run: assignment(calculatorCall(), stagesFast, calculatorAnswer)},
-		{name: ScenarioCalculatorRegular, floor: ScenarioBare0, run: assignment(calculatorCall(), stagesRegular, calculatorAnswer)},
-		{name: ScenarioExecFast, floor: ScenarioBare1, run: assignment(execCall(), stagesFast, "")},
-		{name: ScenarioExecRegular, floor: ScenarioBare1, run: assignment(execCall(), stagesRegular, "")},
-		{name: ScenarioAgentTurnFast, floor: ScenarioBare2, run: agentTurn(stagesFast)},
-		{name: ScenarioAgentTurnRegular, floor: ScenarioBare2, run: agentTurn(stagesRegular)},
+	}
+	shapeFloor := map[string]string{}
+	for _, name := range []string{ScenarioCalculatorFast, ScenarioExecFast, ScenarioAgentTurnFast} {
+		shape := shapes[name]
+		if shape == "" {
+			continue
+		}
+		shapeFloor[name] = fmt.Sprintf(scenarioBareShape, shape)
+		if !slices.ContainsFunc(out, func(sc scenario) bool { return sc.name == shapeFloor[name] }) {
+			out = append(out, scenario{name: shapeFloor[name], run: bareShape(shape)})
+		}
+	}
+	return append(out,
+		scenario{name: ScenarioCalculatorFast, floor: ScenarioBare0, shapeFloor: shapeFloor[ScenarioCalculatorFast], run: assignment(calculatorCall(), stagesFast, calculatorAnswer)},
+		scenario{name: ScenarioCalculatorRegular, floor: ScenarioBare0, run: assignment(calculatorCall(), stagesRegular, calculatorAnswer)},
+		scenario{name: ScenarioExecFast, floor: ScenarioBare1, shapeFloor: shapeFloor[ScenarioExecFast], run: assignment(execCall(), stagesFast, "")},
+		scenario{name: ScenarioExecRegular, floor: ScenarioBare1, run: assignment(execCall(), stagesRegular, "")},
+		scenario{name: ScenarioAgentTurnFast, floor: ScenarioBare2, shapeFloor: shapeFloor[ScenarioAgentTurnFast], run: agentTurn(stagesFast)},
+		scenario{name: ScenarioAgentTurnRegular, floor: ScenarioBare2, run: agentTurn(stagesRegular)},
+	)
+}
+
+// scenarioBareShape names a BareShapeWorkflow scenario.
+const scenarioBareShape = "bare workflow shaped %s"
+
+// fastShapes runs each fast scenario once and reads its activities in
+// history order: L for a local activity, A for a regular one, X for
+// exec_command's (which runs sh -c true in the shape floor).
+func fastShapes(ctx context.Context, c client.Client) (map[string]string, error) {
+	shapes := map[string]string{}
+	for _, sc := range allScenarios(0, nil) {
+		if sc.name != ScenarioCalculatorFast && sc.name != ScenarioExecFast && sc.name != ScenarioAgentTurnFast {
+			continue
+		}
+		run, err := sc.run(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		regular := string(shapeActivity)
+		if sc.name == ScenarioExecFast {
+			regular = string(shapeShTrue)
+		}
+		var shape strings.Builder
+		err = eachEvent(ctx, c, run, func(e *historypb.HistoryEvent) {
+			switch {
+			case e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				shape.WriteString(regular)
+			case e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity":
+				shape.WriteRune(shapeLocal)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		shapes[sc.name] = shape.String()
+	}
+	return shapes, nil
+}
+
+func bareShape(shape string) func(context.Context, client.Client) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client) (client.WorkflowRun, error) {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: nextID("bench-shape"), TaskQueue: BareQueue}, BareShapeWorkflowName, shape)
+		if err != nil {
+			return nil, err
+		}
+		return run, run.Get(ctx, nil)
 	}
 }
 
@@ -79,6 +145,9 @@ func selectScenarios(all []scenario, only *regexp.Regexp) []scenario {
 			keep[sc.name] = true
 			if sc.floor != "" {
 				keep[sc.floor] = true
+			}
+			if sc.shapeFloor != "" {
+				keep[sc.shapeFloor] = true
 			}
 		}
 	}
@@ -182,7 +251,7 @@ func scriptedModel() (*scripted.Provider, error) {
 
 // countActivities runs one scenario and counts its regular activities.
 func countActivities(ctx context.Context, c client.Client, name string) (int, error) {
-	for _, sc := range allScenarios(0) {
+	for _, sc := range allScenarios(0, nil) {
 		if sc.name != name {
 			continue
 		}
