@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path"
 	"slices"
 	"testing"
@@ -119,4 +120,29 @@ func BenchmarkRegisteredTools(b *testing.B) {
 			b.ReportMetric(float64(len(raw)), "list_bytes")
 		})
 	}
+}
+
+// exec_command `true` next to os/exec running the same `sh -c true`: what
+// the tool adds to the command (the start gate and limits, the run's
+// record before and after, the output pumps, the cleanup after the
+// leader exits):
+//
+//	go test -run '^$' -bench 'ExecCommandTrue' -benchtime 300x ./tools
+func BenchmarkExecCommandTrue(b *testing.B) {
+	b.Run("exec_command", func(b *testing.B) {
+		r := newRig(b)
+		call := contract.ToolCall{CallID: "c1", ToolName: "exec_command", Arguments: map[string]any{"command_line": "true"}}
+		for b.Loop() {
+			if _, err := r.reg.Execute(context.Background(), r.env, call); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("os-exec", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command("sh", "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -73,7 +73,7 @@ func withLocalFetch() rigOption {
 	}
 }
 
-func newRig(t *testing.T, opts ...rigOption) *testRig {
+func newRig(t testing.TB, opts ...rigOption) *testRig {
 	t.Helper()
 	cfg := HostConfig{
 		ID:      "test-host",

@@ -2,7 +2,6 @@ package claudecode
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -25,28 +24,3 @@ func TestCommandHookKillsDetachedDescendantsWithoutCgroup(t *testing.T) {
 }
 
 func newTestCmd() *exec.Cmd { return exec.Command("/bin/true") }
-
-// A worker that died mid-hook leaves an empty run cgroup; the next worker
-// removes it, and leaves a fresh one (another worker's run) alone.
-func TestStaleHookCgroupsAreRemoved(t *testing.T) {
-	dir := t.TempDir()
-	stale, fresh := filepath.Join(dir, "fenix-hook-stale"), filepath.Join(dir, "fenix-hook-fresh")
-	for _, d := range []string{stale, fresh, filepath.Join(dir, "other")} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(stale, old, old); err != nil {
-		t.Fatal(err)
-	}
-	removeStaleCgroups(dir, time.Now().Add(-time.Minute))
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("the stale run cgroup is still there: %v", err)
-	}
-	for _, d := range []string{fresh, filepath.Join(dir, "other")} {
-		if _, err := os.Stat(d); err != nil {
-			t.Errorf("%s was removed: %v", d, err)
-		}
-	}
-}

@@ -56,7 +56,11 @@
 //     command runs, and the next worker opening them kills such leftovers
 //     after checking they are the recorded group (ReapLeftover).
 //
-// Not covered: a process that leaves the group (setsid, setpgid) escapes the
-// group kill and the watchdog. Run the worker in a container or a cgroup
-// with pids.max for a hard boundary.
+// Where the worker's cgroup v2 is writable, each command also runs in a
+// cgroup of its own (proctree): a process that leaves the group (setsid,
+// setpgid) stays in it, cgroup.kill ends it with the rest, the watchdog
+// counts it, and the cgroup says at once when nothing is left (no /proc
+// scan after every command). Without one, such a process escapes the
+// group kill and the watchdog: run the worker with a delegated cgroup v2
+// (a systemd unit with Delegate=yes, a container) for that boundary.
 package procs

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fenixrt/fenix/proctree"
 )
 
 // Reasons Fenix stopped a process group.
@@ -94,6 +96,9 @@ type Process struct {
 	stdout  *Tail
 	stderr  *Tail
 	log     *cappedLog
+	// cgroup holds everything the command starts, in its process group or
+	// not (setsid); nil where no cgroup v2 can be made (see proctree).
+	cgroup *proctree.Cgroup
 
 	mu     sync.Mutex
 	reason string
@@ -128,8 +133,15 @@ func Start(spec Spec) (*Process, error) {
 	cmd.Stderr = files.errW
 	cmd.ExtraFiles = []*os.File{files.gateR}
 	cmd.SysProcAttr = sysProcAttr()
+	cg, err := proctree.New(proctree.Parent(), proctree.PrefixCommand)
+	if err == nil {
+		cg.Attach(cmd.SysProcAttr)
+	}
 	if err := cmd.Start(); err != nil {
 		files.closeAll()
+		if cg != nil {
+			cg.Close()
+		}
 		return nil, fmt.Errorf("starting %s: %w", Shell, err)
 	}
 	files.closeChildEnds()
@@ -143,6 +155,7 @@ func Start(spec Spec) (*Process, error) {
 		stdout:  NewTail(spec.KeepBytes),
 		stderr:  NewTail(spec.KeepBytes),
 		log:     files.log,
+		cgroup:  cg,
 		done:    make(chan struct{}),
 	}
 	if err := p.guard(); err != nil {
@@ -249,6 +262,9 @@ func (p *Process) abortAtGate(f *startFiles) {
 	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 	f.gateW.Close()
 	_ = p.cmd.Wait()
+	if p.cgroup != nil {
+		p.cgroup.Close()
+	}
 	f.outR.Close()
 	if !f.combined {
 		f.errR.Close()
@@ -354,6 +370,9 @@ func (p *Process) signalGroup(sig syscall.Signal) {
 	defer p.mu.Unlock()
 	if !p.reaped {
 		_ = syscall.Kill(-p.pid, sig)
+		if sig == syscall.SIGKILL && p.cgroup != nil {
+			_ = p.cgroup.Kill()
+		}
 	}
 }
 
@@ -394,17 +413,7 @@ func (p *Process) supervise(outR, errR *os.File, readers *sync.WaitGroup) {
 	waitErr := waitExitedNoReap(p.pid)
 
 	if waitErr == nil {
-		// The leader is a zombie, so the group ID is still ours: kill
-		// whatever it left behind and wait for that to die before reaping
-		// it, so Done means the group is gone.
-		deadline := time.Now().Add(groupExitTimeout)
-		for {
-			_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-			if groupSize(p.pid, true) == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		p.killLeftBehind()
 	}
 	p.mu.Lock()
 	_ = p.cmd.Wait()
@@ -425,6 +434,9 @@ func (p *Process) supervise(outR, errR *os.File, readers *sync.WaitGroup) {
 		errR.Close()
 	}
 	p.log.Close()
+	if p.cgroup != nil {
+		p.cgroup.Close()
+	}
 
 	exit := Exit{StartedAt: p.started, EndedAt: time.Now()}
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -440,6 +452,35 @@ func (p *Process) supervise(outR, errR *os.File, readers *sync.WaitGroup) {
 	close(p.done)
 }
 
+// killLeftBehind kills whatever the exited leader left behind and waits
+// for it to die before the leader is reaped, so Done means it is gone.
+// The leader is a zombie, so the group ID is still ours. The cgroup also
+// holds what left the group, and says at once whether anything is left;
+// without one, the group is counted in /proc.
+func (p *Process) killLeftBehind() {
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	if p.cgroup != nil && p.cgroup.Kill() == nil {
+		p.cgroup.WaitEmpty(groupExitTimeout)
+		return
+	}
+	deadline := time.Now().Add(groupExitTimeout)
+	for groupSize(p.pid, true) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	}
+}
+
+// processCount is the command's process count: the cgroup's members,
+// else its process group's.
+func (p *Process) processCount() int {
+	if p.cgroup != nil {
+		if n, err := p.cgroup.Processes(); err == nil {
+			return n
+		}
+	}
+	return groupSize(p.pid, false)
+}
+
 func (p *Process) watchProcessCount() {
 	ticker := time.NewTicker(p.spec.WatchInterval)
 	defer ticker.Stop()
@@ -448,7 +489,7 @@ func (p *Process) watchProcessCount() {
 		case <-p.done:
 			return
 		case <-ticker.C:
-			if n := groupSize(p.pid, false); n > p.spec.Limits.MaxProcesses {
+			if n := p.processCount(); n > p.spec.Limits.MaxProcesses {
 				p.Kill(ReasonProcessLimit)
 			}
 		}

@@ -1,0 +1,190 @@
+//go:build linux
+
+package proctree
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Cgroup is one process tree's cgroup.
+type Cgroup struct {
+	dir string
+	fd  int
+}
+
+// New makes a cgroup named prefix plus a random suffix under parent.
+func New(parent, prefix string) (*Cgroup, error) {
+	if parent == "" {
+		return nil, ErrUnavailable
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	dir := filepath.Join(parent, prefix+hex.EncodeToString(id[:]))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("making cgroup %s: %w", dir, err)
+	}
+	fd, err := syscall.Open(dir, syscall.O_DIRECTORY|syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(dir)
+		return nil, fmt.Errorf("opening cgroup %s: %w", dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		_ = syscall.Close(fd)
+		_ = os.Remove(dir)
+		return nil, fmt.Errorf("cgroup %s has no cgroup.kill (Linux 5.14+): %w", dir, err)
+	}
+	return &Cgroup{dir: dir, fd: fd}, nil
+}
+
+// Dir is the cgroup's directory.
+func (c *Cgroup) Dir() string { return c.dir }
+
+// Attach makes the process attr starts begin its life in the cgroup.
+func (c *Cgroup) Attach(attr *syscall.SysProcAttr) {
+	attr.UseCgroupFD, attr.CgroupFD = true, c.fd
+}
+
+// Kill sends SIGKILL to every process in the cgroup.
+func (c *Cgroup) Kill() error {
+	return os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+}
+
+// Populated reports whether a live process is left in the cgroup (a
+// zombie is not: it left at exit).
+func (c *Cgroup) Populated() (bool, error) {
+	events, err := os.ReadFile(filepath.Join(c.dir, "cgroup.events"))
+	if err != nil {
+		return false, err
+	}
+	return !bytes.Contains(events, []byte("populated 0")), nil
+}
+
+// Processes counts the processes in the cgroup.
+func (c *Cgroup) Processes() (int, error) {
+	procs, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+	if err != nil {
+		return 0, err
+	}
+	return bytes.Count(procs, []byte{'\n'}), nil
+}
+
+// WaitEmpty polls until no live process is left, at most timeout.
+func (c *Cgroup) WaitEmpty(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if populated, err := c.Populated(); err == nil && !populated {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Close kills what is left and removes the cgroup once it is empty (a
+// killed process leaves it when its parent, or init, reaps it).
+func (c *Cgroup) Close() {
+	_ = c.Kill()
+	_ = syscall.Close(c.fd)
+	deadline := time.Now().Add(2 * time.Second)
+	for os.Remove(c.dir) != nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Prefixes of the run cgroups the worker makes, for the stale sweep.
+const (
+	PrefixHook    = "fenix-hook-"
+	PrefixCommand = "fenix-cmd-"
+)
+
+var parent = sync.OnceValue(func() string {
+	dir := ownCgroupV2Dir()
+	if dir == "" {
+		return ""
+	}
+	removeStale(dir, time.Now().Add(-staleAge))
+	cg, err := New(dir, "fenix-probe-")
+	if err != nil {
+		return ""
+	}
+	defer cg.Close()
+	probe := exec.Command("/bin/sh", "-c", "exit 0")
+	probe.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cg.Attach(probe.SysProcAttr)
+	if err := probe.Run(); err != nil {
+		return ""
+	}
+	return dir
+})
+
+// removeStale removes the empty run cgroups a worker that died mid-run
+// left under dir. A cgroup with processes cannot be removed, and one made
+// before cutoff is no other worker's run about to start.
+func removeStale(dir string, cutoff time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !(strings.HasPrefix(name, PrefixHook) || strings.HasPrefix(name, PrefixCommand) || strings.HasPrefix(name, "fenix-probe-")) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.ModTime().Before(cutoff) {
+			_ = os.Remove(filepath.Join(dir, name))
+		}
+	}
+}
+
+// ownCgroupV2Dir finds this process's cgroup in the cgroup v2 hierarchy
+// (a pure or a hybrid mount), "" when there is none.
+func ownCgroupV2Dir() string {
+	raw, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rel, ok := strings.CutPrefix(line, "0::"); ok {
+			if mount := cgroup2Mount(); mount != "" {
+				return filepath.Join(mount, rel)
+			}
+		}
+	}
+	return ""
+}
+
+// cgroup2Mount is where the cgroup v2 hierarchy is mounted, "" if not.
+func cgroup2Mount() string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// ... mountpoint ... - fstype source options
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		if fields := strings.Fields(post); len(fields) > 0 && fields[0] == "cgroup2" {
+			if pf := strings.Fields(pre); len(pf) >= 5 {
+				return pf[4]
+			}
+		}
+	}
+	return ""
+}

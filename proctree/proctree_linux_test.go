@@ -1,0 +1,80 @@
+package proctree
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A worker that died mid-run leaves an empty run cgroup; the next worker
+// removes it, and leaves a fresh one (another worker's run) alone.
+func TestStaleRunCgroupsAreRemoved(t *testing.T) {
+	dir := t.TempDir()
+	stale, fresh := filepath.Join(dir, PrefixHook+"stale"), filepath.Join(dir, PrefixCommand+"fresh")
+	staleCmd := filepath.Join(dir, PrefixCommand+"stale")
+	for _, d := range []string{stale, staleCmd, fresh, filepath.Join(dir, "other")} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, d := range []string{stale, staleCmd} {
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStale(dir, time.Now().Add(-staleAge))
+	for _, d := range []string{stale, staleCmd} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("the stale run cgroup %s is still there: %v", d, err)
+		}
+	}
+	for _, d := range []string{fresh, filepath.Join(dir, "other")} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+}
+
+// A process that leaves its process group (setsid) is still in the tree's
+// cgroup: the cgroup counts it while it runs and Kill ends it.
+func TestCgroupHoldsAProcessThatLeftItsGroup(t *testing.T) {
+	cg, err := New(Parent(), PrefixCommand)
+	if err != nil {
+		t.Skipf("no writable cgroup v2 here: %v", err)
+	}
+	defer cg.Close()
+	cmd := exec.Command("/bin/sh", "-c", "setsid sh -c 'echo $$; exec sleep 60 >/dev/null 2>&1' &")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cg.Attach(cmd.SysProcAttr)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("pid %q: %v", out, err)
+	}
+	if n, err := cg.Processes(); err != nil || n != 1 {
+		t.Fatalf("processes = %d, %v; want the detached sleep", n, err)
+	}
+	if populated, _ := cg.Populated(); !populated {
+		t.Fatal("the cgroup says it is empty while the detached sleep runs")
+	}
+	if err := cg.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if !cg.WaitEmpty(5 * time.Second) {
+		t.Fatal("the cgroup is still populated after Kill")
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		if stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); !strings.Contains(string(stat), ") Z ") {
+			t.Fatalf("the detached sleep %d outlived the kill: %s", pid, stat)
+		}
+	}
+}

@@ -1,0 +1,30 @@
+//go:build !linux
+
+package proctree
+
+import (
+	"syscall"
+	"time"
+)
+
+// Cgroup is a process tree's cgroup; there are none off Linux.
+type Cgroup struct{}
+
+// New fails: cgroups are Linux's.
+func New(parent, prefix string) (*Cgroup, error) { return nil, ErrUnavailable }
+
+func (c *Cgroup) Dir() string                          { return "" }
+func (c *Cgroup) Attach(*syscall.SysProcAttr)          {}
+func (c *Cgroup) Kill() error                          { return ErrUnavailable }
+func (c *Cgroup) Populated() (bool, error)             { return false, ErrUnavailable }
+func (c *Cgroup) Processes() (int, error)              { return 0, ErrUnavailable }
+func (c *Cgroup) WaitEmpty(timeout time.Duration) bool { return false }
+func (c *Cgroup) Close()                               {}
+
+// Prefixes of the run cgroups the worker makes.
+const (
+	PrefixHook    = "fenix-hook-"
+	PrefixCommand = "fenix-cmd-"
+)
+
+func parent() string { return "" }
