@@ -28,7 +28,9 @@ import (
 // the production-shaped cluster (server 1.29.1 on PostgreSQL with the
 // shipped dynamic config, two hosts in network namespaces) next to its
 // durable floor, a bare workflow with one no-op activity served by a
-// floor worker in each host's namespace. Both are started from this
+// floor worker in each host's namespace, and its shape floor (the same
+// local and regular activities with no-op stages, the command run by
+// sh -c true). Both are started from this
 // process. Each sub-benchmark reports p50 and p99 latency, calls/s (at
 // concurrency 20: the cluster's throughput, both hosts together) and the
 // PostgreSQL transactions and row writes per call in the Temporal,
@@ -58,11 +60,22 @@ func BenchmarkClusterFloorAndFenix(b *testing.B) {
 		}
 		return err
 	}
+	// The shape floor: exec_command's fast run with no-op stages (two
+	// local activities, the command as a regular one, four local ones),
+	// as `starter bench` derives it from history.
+	shape := func(ctx context.Context) error {
+		id := fmt.Sprintf("bench-shape-%d-%d", time.Now().UnixNano(), seq.Add(1))
+		run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bench.BareQueue}, bench.BareShapeWorkflowName, "LLXLLLL")
+		if err != nil {
+			return err
+		}
+		return run.Get(ctx, nil)
+	}
 	for _, conc := range []int{1, 20} {
 		for _, sc := range []struct {
 			name string
 			run  func(context.Context) error
-		}{{"floor_1_activity", floor}, {"fenix_exec_command_true", fenix}} {
+		}{{"floor_1_activity", floor}, {"shape_LLXLLLL", shape}, {"fenix_exec_command_true", fenix}} {
 			b.Run(fmt.Sprintf("%s/c=%d", sc.name, conc), func(b *testing.B) {
 				measureOnCluster(b, conc, sc.run)
 			})
