@@ -161,7 +161,12 @@ func startHeartbeat(ctx context.Context, sink *progressSink) (stop func()) {
 // timeout runs, with details from the given function (nil for none), and
 // returns a func that stops them. Heartbeats are how a cancellation
 // reaches a running activity and how the server learns its worker is
-// alive; the SDK coalesces calls to its throttle interval.
+// alive; the SDK coalesces calls to its throttle interval. The first is
+// one interval in, not at the start: an activity that ends sooner (most
+// commands, every stage) costs no heartbeat, which the server records as
+// a write to the execution, and a beat at the start would carry no
+// progress and no resource yet. The server times the heartbeat from the
+// activity's start, and the interval is at most a third of the timeout.
 func StartHeartbeats(ctx context.Context, details func() any) (stop func()) {
 	info, ok := currentActivity(ctx)
 	if !ok || info.IsLocalActivity || info.HeartbeatTimeout <= 0 {
@@ -182,7 +187,6 @@ func StartHeartbeats(ctx context.Context, details func() any) (stop func()) {
 		defer wg.Done()
 		ticker := time.NewTicker(every)
 		defer ticker.Stop()
-		beat()
 		for {
 			select {
 			case <-done:

@@ -127,14 +127,21 @@ func measureOnCluster(b *testing.B, conc int, call func(context.Context) error) 
 	// pg_stat_database is flushed by each backend at most once a second.
 	time.Sleep(2 * time.Second)
 	after := pgWrites(b)
-	b.ReportMetric(float64(after.xacts-before.xacts)/float64(b.N), "pg-xacts/call")
-	b.ReportMetric(float64(after.rows-before.rows)/float64(b.N), "pg-rows/call")
+	perCall := func(n int64) float64 { return float64(n) / float64(b.N) }
+	b.ReportMetric(perCall(after.xacts-before.xacts), "pg-xacts/call")
+	b.ReportMetric(perCall(after.rows-before.rows), "pg-rows/call")
+	b.ReportMetric(perCall(after.byDB[cl.TemporalDB]-before.byDB[cl.TemporalDB]), "rows-temporal/call")
+	b.ReportMetric(perCall(after.byDB[cl.VisibilityDB]-before.byDB[cl.VisibilityDB]), "rows-visibility/call")
+	b.ReportMetric(perCall(after.byDB[cl.FenixDB]-before.byDB[cl.FenixDB]), "rows-fenix/call")
 }
 
 // writeCounts are committed transactions (read-only ones count too, as
 // pg_stat_database counts them) and rows inserted, updated or deleted in
-// the cluster's databases.
-type writeCounts struct{ xacts, rows int64 }
+// the cluster's databases, in all and per database.
+type writeCounts struct {
+	xacts, rows int64
+	byDB        map[string]int64
+}
 
 func pgWrites(b *testing.B) writeCounts {
 	b.Helper()
@@ -144,12 +151,26 @@ func pgWrites(b *testing.B) writeCounts {
 		b.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var w writeCounts
+	w := writeCounts{byDB: map[string]int64{}}
 	// This query's own transaction counts too: one per reading, the same
 	// before and after.
-	err = conn.QueryRow(ctx, `SELECT coalesce(sum(xact_commit), 0)::bigint, coalesce(sum(tup_inserted + tup_updated + tup_deleted), 0)::bigint
-		FROM pg_stat_database WHERE datname = ANY($1)`, []string{cl.TemporalDB, cl.VisibilityDB, cl.FenixDB}).Scan(&w.xacts, &w.rows)
+	rows, err := conn.Query(ctx, `SELECT datname, xact_commit, tup_inserted + tup_updated + tup_deleted
+		FROM pg_stat_database WHERE datname = ANY($1)`, []string{cl.TemporalDB, cl.VisibilityDB, cl.FenixDB})
 	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var db string
+		var xacts, written int64
+		if err := rows.Scan(&db, &xacts, &written); err != nil {
+			b.Fatal(err)
+		}
+		w.xacts += xacts
+		w.rows += written
+		w.byDB[db] = written
+	}
+	if err := rows.Err(); err != nil {
 		b.Fatal(err)
 	}
 	return w
