@@ -388,6 +388,13 @@ func builtinScenarios() []scenario {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-not-visible",
 				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
 		}},
+		// Regular stages: PrepareTurn after the review as before, still
+		// without its messages.
+		{file: "beside_review_regular_stages.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := calculatorAssignment()
+			a["execution"] = map[string]any{"stages": "regular"}
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-regular-stages", a)
+		}},
 		{file: "beside_review_skills_catalog.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "skills_catalog.json"))
 			if err != nil {
