@@ -497,3 +497,59 @@ func TestStopAllPersistsFinalRecords(t *testing.T) {
 		t.Errorf("restart after a clean shutdown logged:\n%s", logs)
 	}
 }
+
+// A stream that kept nothing is not written (two creates and renames
+// saved on a quiet command); the finished run still reads back with empty
+// output, and a kept stream whose file went missing is still an error.
+func TestFinishWritesOnlyTheOutputThatWasKept(t *testing.T) {
+	dir := t.TempDir()
+	runs, err := OpenRuns(RunsConfig{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finish := func(id, command string) CommandRun {
+		t.Helper()
+		p, _, _ := run(t, Spec{CommandLine: command, BeforeRun: func(p *Process) error {
+			return runs.Begin(CommandRun{ID: id, CommandLine: command, PID: p.PID(), StartedAt: p.StartedAt()}, p)
+		}}, 10*time.Second)
+		if _, err := runs.Finish(CommandRun{ID: id, CommandLine: command, PID: p.PID(), StartedAt: p.StartedAt()}, p); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := runs.Get(id)
+		if err != nil {
+			t.Fatalf("Get(%s): %v", id, err)
+		}
+		return rec
+	}
+	exists := func(id, ext string) bool {
+		_, err := os.Stat(filepath.Join(dir, id+ext))
+		return err == nil
+	}
+
+	const quiet, chatty = "cmd_test-host_00000000000000a1", "cmd_test-host_00000000000000a2"
+	rec := finish(quiet, "true")
+	if len(rec.Stdout.Data) != 0 || len(rec.Stderr.Data) != 0 || rec.Status != RunExited {
+		t.Fatalf("quiet run = %+v", rec)
+	}
+	if exists(quiet, ".stdout") || exists(quiet, ".stderr") {
+		t.Error("a quiet run wrote output files")
+	}
+	rec = finish(chatty, "echo out")
+	if string(rec.Stdout.Data) != "out\n" || !exists(chatty, ".stdout") || exists(chatty, ".stderr") {
+		t.Fatalf("run with stdout only = %+v (stdout %q)", rec, rec.Stdout.Data)
+	}
+
+	if err := os.Remove(filepath.Join(dir, chatty+".stdout")); err != nil {
+		t.Fatal(err)
+	}
+	reopened, err := OpenRuns(RunsConfig{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reopened.Get(chatty); err == nil || !strings.Contains(err.Error(), "stdout is missing") {
+		t.Errorf("Get with its kept stdout gone: %v, want it missing", err)
+	}
+	if rec, err := reopened.Get(quiet); err != nil || rec.Status != RunExited {
+		t.Errorf("Get of the quiet run after a restart = %+v, %v", rec, err)
+	}
+}

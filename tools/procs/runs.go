@@ -304,7 +304,10 @@ func captureOf(t *Tail) StreamCapture {
 }
 
 // persist writes output first and the record last, so a finished record
-// always has its output next to it. Each file is replaced atomically.
+// always has its output next to it. Each file is replaced atomically. A
+// stream that kept nothing gets no file (most commands print nothing on
+// stderr, many nothing at all): each file is a create and a rename, the
+// larger part of a short command's cost.
 func (r *Runs) persist(rec CommandRun) error {
 	if !resourceIDPattern.MatchString(rec.ID) {
 		return fmt.Errorf("command run ID %q is malformed", rec.ID)
@@ -313,6 +316,9 @@ func (r *Runs) persist(rec CommandRun) error {
 		ext  string
 		data []byte
 	}{{".stdout", rec.Stdout.Data}, {".stderr", rec.Stderr.Data}} {
+		if len(f.data) == 0 {
+			continue
+		}
 		if err := r.store.saveFile(rec.ID, f.ext, f.data); err != nil {
 			return err
 		}
@@ -330,9 +336,11 @@ func (r *Runs) load(id string) (CommandRun, error) {
 		c    *StreamCapture
 	}{{"stdout", &rec.Stdout}, {"stderr", &rec.Stderr}} {
 		data, err := os.ReadFile(r.store.path(id, "."+f.name))
-		// A running record has no output files: its output is in the
-		// memory of the worker running it.
-		if err != nil && !(errors.Is(err, os.ErrNotExist) && rec.Status == RunRunning) {
+		// A running record has no output files (its output is in the
+		// memory of the worker running it), nor has a stream that kept
+		// nothing.
+		kept := f.c.Total - f.c.Start
+		if err != nil && !(errors.Is(err, os.ErrNotExist) && (rec.Status == RunRunning || kept == 0)) {
 			return rec, fmt.Errorf("command run %s %s is missing: %w", id, f.name, err)
 		}
 		f.c.Data = data
