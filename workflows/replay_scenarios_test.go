@@ -355,54 +355,48 @@ func builtinScenarios() []scenario {
 		a["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": allowed}
 		return a
 	}
-	return []scenario{
-		{file: "lean_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-lean-calculator", calculatorAssignment())
-		}},
-		{file: "lean_exec_command.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-lean-exec-command",
-				withTool(map[string]any{"call_id": "exec-1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "true"}}, "exec_command"))
-		}},
-		{file: "lean_not_visible.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-lean-not-visible",
-				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
-		}},
-		{file: "lean_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
+	// toolCalls are a shape's calculator call, exec_command call and call
+	// refused by review, recorded as prefix_calculator.json and so on.
+	toolCalls := func(prefix string) []scenario {
+		start := func(name string, a map[string]any) scenario {
+			id := "replay-" + strings.ReplaceAll(prefix, "_", "-") + "-" + strings.ReplaceAll(name, "_", "-")
+			return scenario{file: prefix + "_" + name + ".json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+				return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+			}}
+		}
+		return []scenario{
+			start("calculator", calculatorAssignment()),
+			start("exec_command", withTool(map[string]any{"call_id": "exec-1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "true"}}, "exec_command")),
+			start("not_visible", withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator")),
+		}
+	}
+	// fenix-shape 5 (lean_*) and 8 (beside_review_*).
+	return append(append(toolCalls("lean"), toolCalls("beside_review")...),
+		scenario{file: "lean_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
 		// fenix-shape 7: nothing to compact, PrepareTurn answers for
 		// CompactContext.
-		{file: "idle_compaction_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		scenario{file: "idle_compaction_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-idle-compaction-calculator", calculatorAssignment())
 		}},
-		{file: "idle_compaction_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
-		// fenix-shape 8: PrepareTurn beside ReviewToolCall, without its
-		// messages; a review that fails waits for it; a skill operation's
-		// PrepareTurn without its messages.
-		{file: "beside_review_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-calculator", calculatorAssignment())
-		}},
-		{file: "beside_review_exec_command.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-exec-command",
-				withTool(map[string]any{"call_id": "exec-1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "true"}}, "exec_command"))
-		}},
-		{file: "beside_review_not_visible.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-not-visible",
-				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator"))
-		}},
-		// Regular stages: PrepareTurn after the review as before, still
-		// without its messages.
-		{file: "beside_review_regular_stages.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		scenario{file: "idle_compaction_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
+		// fenix-shape 8 (beside_review_*, the tool calls above too):
+		// PrepareTurn beside ReviewToolCall, without its messages, and a
+		// review that fails waits for it; with regular stages PrepareTurn
+		// follows the review as before, still without its messages; a
+		// skill operation's PrepareTurn without its messages.
+		scenario{file: "beside_review_regular_stages.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			a := calculatorAssignment()
 			a["execution"] = map[string]any{"stages": "regular"}
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-regular-stages", a)
 		}},
-		{file: "beside_review_skills_catalog.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		scenario{file: "beside_review_skills_catalog.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "skills_catalog.json"))
 			if err != nil {
 				return nil, err
 			}
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-skills-catalog", json.RawMessage(raw))
 		}},
-	}
+	)
 }
 
 func agentRequest(script string, maxSteps int) map[string]any {

@@ -103,7 +103,9 @@ func ShTrue(ctx context.Context) error {
 const (
 	shapeLocal    = 'L' // a no-op local activity
 	shapeActivity = 'A' // a no-op activity
-	shapeShTrue   = 'X' // an activity running sh -c true
+	// ShapeShTrue is an activity running sh -c true: the work of
+	// exec_command true.
+	ShapeShTrue = 'X'
 )
 
 // BareShapeWorkflow runs one step per letter of shape, in sequence: a
@@ -120,10 +122,10 @@ func BareShapeWorkflow(ctx workflow.Context, shape string) error {
 			f = workflow.ExecuteLocalActivity(ctx, Noop)
 		case shapeActivity:
 			f = workflow.ExecuteActivity(ctx, Noop)
-		case shapeShTrue:
+		case ShapeShTrue:
 			f = workflow.ExecuteActivity(ctx, ShTrue)
 		default:
-			return fmt.Errorf("shape %q: step %q is not %c, %c or %c", shape, step, shapeLocal, shapeActivity, shapeShTrue)
+			return fmt.Errorf("shape %q: step %q is not %c, %c or %c", shape, step, shapeLocal, shapeActivity, ShapeShTrue)
 		}
 		if err := f.Get(ctx, nil); err != nil {
 			return err

@@ -90,9 +90,8 @@ func allScenarios(regularActivities int, shapes map[string]string) []scenario {
 // scenarioBareShape names a BareShapeWorkflow scenario.
 const scenarioBareShape = "bare workflow shaped %s"
 
-// fastShapes runs each fast scenario once and reads its activities in
-// history order: L for a local activity, A for a regular one, X for
-// exec_command's (which runs sh -c true in the shape floor).
+// fastShapes runs each fast scenario once and reads its shape (ShapeOf);
+// exec_command's regular activity is the command, X in the shape floor.
 func fastShapes(ctx context.Context, c client.Client) (map[string]string, error) {
 	shapes := map[string]string{}
 	for _, sc := range allScenarios(0, nil) {
@@ -103,25 +102,35 @@ func fastShapes(ctx context.Context, c client.Client) (map[string]string, error)
 		if err != nil {
 			return nil, err
 		}
-		regular := string(shapeActivity)
+		regular := shapeActivity
 		if sc.name == ScenarioExecFast {
-			regular = string(shapeShTrue)
+			regular = ShapeShTrue
 		}
-		var shape strings.Builder
-		err = eachEvent(ctx, c, run, func(e *historypb.HistoryEvent) {
-			switch {
-			case e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-				shape.WriteString(regular)
-			case e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity":
-				shape.WriteRune(shapeLocal)
-			}
-		})
-		if err != nil {
+		if shapes[sc.name], err = ShapeOf(ctx, c, run.GetID(), run.GetRunID(), regular); err != nil {
 			return nil, err
 		}
-		shapes[sc.name] = shape.String()
 	}
 	return shapes, nil
+}
+
+// ShapeOf reads a run's activities in history order as a BareShapeWorkflow
+// shape: L for a local activity, regular for a regular one.
+func ShapeOf(ctx context.Context, c client.Client, workflowID, runID string, regular rune) (string, error) {
+	var shape strings.Builder
+	iter := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			shape.WriteRune(regular)
+		case e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity":
+			shape.WriteRune(shapeLocal)
+		}
+	}
+	return shape.String(), nil
 }
 
 func bareShape(shape string) func(context.Context, client.Client) (client.WorkflowRun, error) {

@@ -28,9 +28,9 @@ import (
 // the production-shaped cluster (server 1.29.1 on PostgreSQL with the
 // shipped dynamic config, two hosts in network namespaces) next to its
 // durable floor, a bare workflow with one no-op activity served by a
-// floor worker in each host's namespace, and its shape floor (the same
-// local and regular activities with no-op stages, the command run by
-// sh -c true). Both are started from this
+// floor worker in each host's namespace, and its shape floor (the local
+// and regular activities of a first call's history with no-op stages, the
+// command run by sh -c true). Both are started from this
 // process. Each sub-benchmark reports p50 and p99 latency, calls/s (at
 // concurrency 20: the cluster's throughput, both hosts together) and the
 // PostgreSQL transactions and row writes per call in the Temporal,
@@ -51,6 +51,7 @@ func BenchmarkClusterFloorAndFenix(b *testing.B) {
 		}
 		return run.Get(ctx, nil)
 	}
+	var lastExec atomic.Value
 	fenix := func(ctx context.Context) error {
 		id := fmt.Sprintf("bench-exec-%d-%d", time.Now().UnixNano(), seq.Add(1))
 		res, err := startAndWait(workflows.ExecuteAssignmentWorkflow, id,
@@ -58,14 +59,22 @@ func BenchmarkClusterFloorAndFenix(b *testing.B) {
 		if err == nil && res.Status != contract.StatusCompleted {
 			err = fmt.Errorf("%s: %s: %+v", id, res.Status, res.Error)
 		}
+		lastExec.Store(id)
 		return err
 	}
-	// The shape floor: exec_command's fast run with no-op stages (two
-	// local activities, the command as a regular one, four local ones),
-	// as `starter bench` derives it from history.
+	// The shape floor: exec_command's run as this cluster records it
+	// (its local stages and the command's activity), read from a first
+	// call's history, with no-op stages and the command run by sh -c true.
+	if err := fenix(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	shapeOfExec, err := bench.ShapeOf(context.Background(), tc, lastExec.Load().(string), "", bench.ShapeShTrue)
+	if err != nil {
+		b.Fatal(err)
+	}
 	shape := func(ctx context.Context) error {
 		id := fmt.Sprintf("bench-shape-%d-%d", time.Now().UnixNano(), seq.Add(1))
-		run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bench.BareQueue}, bench.BareShapeWorkflowName, "LLXLLLL")
+		run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bench.BareQueue}, bench.BareShapeWorkflowName, shapeOfExec)
 		if err != nil {
 			return err
 		}
@@ -75,7 +84,7 @@ func BenchmarkClusterFloorAndFenix(b *testing.B) {
 		for _, sc := range []struct {
 			name string
 			run  func(context.Context) error
-		}{{"floor_1_activity", floor}, {"shape_LLXLLLL", shape}, {"fenix_exec_command_true", fenix}} {
+		}{{"floor_1_activity", floor}, {"shape_" + shapeOfExec, shape}, {"fenix_exec_command_true", fenix}} {
 			b.Run(fmt.Sprintf("%s/c=%d", sc.name, conc), func(b *testing.B) {
 				measureOnCluster(b, conc, sc.run)
 			})
