@@ -46,8 +46,13 @@ const (
 // stages are the activities of ExecuteAssignment's tool flow, in order.
 // The review runs first since fenix-shape 5 (it names the hook stages to
 // run); with nothing to compact PrepareTurn answers for CompactContext
-// since fenix-shape 7.
+// since fenix-shape 7. Since fenix-shape 8 the first two run side by
+// side, and the history records their markers in the order they finished:
+// besideReview says which stages may come in either order.
 var stages = []string{"ReviewToolCall", "PrepareTurn", "ExecuteTool", "ProjectToolResult", "FinalizeOutput"}
+
+// besideReview is how many of the first stages run together.
+const besideReview = 2
 
 // toolSummary is the activity Summary ExecuteTool carries for the calculator.
 const toolSummary = "ExecuteTool: calculator"
@@ -299,20 +304,31 @@ func scheduledActivities(t *testing.T, srv *devserver.Server, r run) ([]activity
 	return out, n
 }
 
-// requireStages checks the history has the tool flow's stages, in order,
-// with ExecuteTool's Summary.
+// requireStages checks the history has the tool flow's stages, in order
+// (the first besideReview of them in any order among themselves), with
+// ExecuteTool's Summary.
 func requireStages(t *testing.T, events []activity) {
 	t.Helper()
-	next := 0
-	for _, e := range events {
-		if next < len(stages) && e.activityType == stages[next] {
-			next++
+	first := map[string]int{}
+	for i, e := range events {
+		if _, seen := first[e.activityType]; !seen {
+			first[e.activityType] = i
 		}
 		if e.activityType == "ExecuteTool" {
 			require.Equal(t, toolSummary, e.summary, "ExecuteTool's Summary in history")
 		}
 	}
-	require.Equal(t, len(stages), next, "history has the stages %v in order; got %+v", stages, events)
+	last := -1
+	for i, stage := range stages {
+		at, ok := first[stage]
+		require.True(t, ok, "history has the stage %s; got %+v", stage, events)
+		if i < besideReview {
+			last = max(last, at) // the side-by-side stages, in either order
+			continue
+		}
+		require.Greater(t, at, last, "history has the stages %v in order; got %+v", stages, events)
+		last = at
+	}
 }
 
 // hasSearchAttribute reports whether the run carries the search attribute.
