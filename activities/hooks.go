@@ -114,6 +114,13 @@ type LifecycleHooksInput struct {
 	SessionScope hooks.SessionScope `json:"session_scope,omitempty"`
 	// Claim ties the run to its conversation's session (fenix-shape 6).
 	Claim *SessionClaim `json:"claim,omitempty"`
+	// TurnEvents asks a SessionStart stage which of the turn's session
+	// and turn events have a hook (fenix-shape 9): the agent turn leaves
+	// the others' stages out.
+	TurnEvents bool `json:"turn_events,omitempty"`
+	// ConversationSessions tells the TurnEvents answer that the run's
+	// conversation-scoped hooks follow its conversation (fenix-shape 6).
+	ConversationSessions bool `json:"conversation_sessions,omitempty"`
 }
 
 // Event names the event the input carries.
@@ -143,6 +150,8 @@ func (in LifecycleHooksInput) Event() hooks.Event {
 type HookSummaryResult struct {
 	Summary hooks.Summary       `json:"summary"`
 	Trace   contract.TraceEntry `json:"trace"`
+	// Turn answers TurnEvents.
+	Turn *HookSubscription `json:"turn,omitempty"`
 }
 
 // RunLifecycleHooks runs every hook for one fire-and-forget event. Hook
@@ -221,7 +230,12 @@ func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInp
 	for k, v := range claimTrace.Fields {
 		trace.Fields[k] = v
 	}
-	return HookSummaryResult{Summary: sum, Trace: trace}, nil
+	res := HookSummaryResult{Summary: sum, Trace: trace}
+	if in.TurnEvents && in.SessionStart != nil {
+		res.Turn = a.turnSubscription(in.ConversationSessions)
+		trace.Fields["turn_hook_events"] = res.Turn.Events
+	}
+	return res, nil
 }
 
 func (a *Activities) recordDecisions(ev hooks.Event, decisions []hooks.HookDecision) {

@@ -14,20 +14,22 @@ import (
 // result, so replay makes the same choice.
 type HookSubscription struct {
 	Events []hooks.Event `json:"events"`
+	// Answers are the events the answer covers; empty means a lean
+	// review's skippableEvents (the only answer before fenix-shape 9).
+	Answers []hooks.Event `json:"answers,omitempty"`
 }
 
-// Has is whether ev's stage runs: ev has a hook, or is not an event a
-// lean review answers for, or the review was not lean (nil).
+// Has is whether ev's stage runs: ev has a hook, or is not an event the
+// answer covers, or there was no answer (nil).
 func (h *HookSubscription) Has(ev hooks.Event) bool {
-	if h == nil || !slices.Contains(skippableEvents, ev) {
+	if h == nil {
 		return true
 	}
-	for _, e := range h.Events {
-		if e == ev {
-			return true
-		}
+	answers := h.Answers
+	if len(answers) == 0 {
+		answers = skippableEvents
 	}
-	return false
+	return !slices.Contains(answers, ev) || slices.Contains(h.Events, ev)
 }
 
 // skippableEvents are the events whose stage the workflow leaves out when
@@ -36,6 +38,25 @@ func (h *HookSubscription) Has(ev hooks.Event) bool {
 var skippableEvents = []hooks.Event{
 	hooks.EventSessionStart, hooks.EventPreToolUse, hooks.EventPostToolUse,
 	hooks.EventPostToolUseFailure, hooks.EventError, hooks.EventSessionStop,
+}
+
+// turnEvents are the session and turn events whose stage an agent turn
+// leaves out when no hook subscribes (fenix-shape 9). SessionStart is not
+// among them: its stage is the turn's first and gives the answer.
+var turnEvents = []hooks.Event{
+	hooks.EventUserPromptSubmit, hooks.EventPostToolBatch, hooks.EventStepComplete,
+	hooks.EventStop, hooks.EventError, hooks.EventSessionStop,
+}
+
+// turnSubscription answers which of turnEvents some hook acts on for a
+// run; inConversation is whether the run's conversation-scoped hooks
+// follow its conversation (fenix-shape 6).
+func (a *Activities) turnSubscription(inConversation bool) *HookSubscription {
+	events := a.hookRegistry().Subscribed("", turnEvents...)
+	if inConversation {
+		events = a.hookRegistry().SubscribedInConversation("", turnEvents...)
+	}
+	return &HookSubscription{Events: events, Answers: turnEvents}
 }
 
 // leanReview is the review result of fenix-shape 5: no copy of the call,

@@ -84,17 +84,19 @@ func (r *Registry) NeedsConversationSession() bool {
 
 // SubscribedInConversation is Subscribed for a run whose conversation-
 // scoped hooks follow the conversation (fenix-shape 6): those hooks do
-// not act on the run's SessionStop, and the run's SessionStart stage is
-// needed whenever it must claim the conversation's session.
+// not act on the run's SessionStop, and the run's SessionStart stage (which
+// claims the conversation's session) and StepComplete stages (which keep
+// it from idling out) are needed whenever some hook follows the
+// conversation.
 func (r *Registry) SubscribedInConversation(tool string, evs ...Event) []Event {
 	out := r.subscribed(tool, func(h AgentHook, ev Event) bool {
 		return ev == EventSessionStop && isConversationScoped(h)
 	}, evs)
 	for i, ev := range evs {
-		if ev != EventSessionStart || slices.Contains(out, ev) || !r.NeedsConversationSession() {
+		if (ev != EventSessionStart && ev != EventStepComplete) || slices.Contains(out, ev) || !r.NeedsConversationSession() {
 			continue
 		}
-		// Keep evs' order: SessionStart goes before the events after it.
+		// Keep evs' order: the event goes before the events after it.
 		at := len(out)
 		for j, o := range out {
 			if slices.Index(evs, o) > i {

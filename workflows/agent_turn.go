@@ -80,6 +80,7 @@ func (t *turnRun) execute(input json.RawMessage) (contract.Result, error) {
 	if t.model == "" {
 		t.model = req.InferModel()
 	}
+	t.gov.asksTurnEvents = t.shape >= shapeLeanTurn
 	if c := req.Continuation; c != nil {
 		t.resume(*c)
 	} else {
@@ -123,6 +124,7 @@ func (t *turnRun) resume(c contract.TurnContinuation) {
 	ev := hooks.SessionStartEvent{Session: t.hookSession(), Source: hooks.SourceResume}
 	in := activities.LifecycleHooksInput{SessionStart: &ev}
 	t.scopeResume(&in)
+	t.askTurnEvents(&in)
 	sum := t.lifecycle(t.stageCtx, in)
 	t.addModelContext(sum.AdditionalContext)
 }

@@ -71,6 +71,10 @@ type governance struct {
 	pendingContext []string
 	// subscribed is what a lean review found (nil: run every stage).
 	subscribed *activities.HookSubscription
+	// asksTurnEvents: the SessionStart stage reports turn (shapeLeanTurn).
+	asksTurnEvents bool
+	// turn is which session and turn events have a hook (nil: all).
+	turn *activities.HookSubscription
 }
 
 // registerGovernance installs the metrics query and the permission update.
@@ -156,7 +160,7 @@ func (s *session) setDetails() {
 // lifecycle runs fire-and-forget hooks. A failing hook stage is recorded,
 // never fatal: observers must not break the work they observe.
 func (s *session) lifecycle(ctx workflow.Context, in activities.LifecycleHooksInput) hooks.Summary {
-	if !s.gov.enabled || !s.gov.subscribed.Has(in.Event()) {
+	if !s.gov.enabled || !s.hasHooks(in.Event()) {
 		return hooks.Summary{}
 	}
 	stage := s.currentStage
@@ -169,8 +173,26 @@ func (s *session) lifecycle(ctx workflow.Context, in activities.LifecycleHooksIn
 		return hooks.Summary{}
 	}
 	s.addTrace(res.Trace)
+	if res.Turn != nil {
+		s.gov.turn = res.Turn
+	}
 	s.noteHalt(string(in.Event()), res.Summary.Halt)
 	return res.Summary
+}
+
+// hasHooks is whether ev's stage runs: neither a lean review nor the
+// turn's SessionStart stage found it without a hook.
+func (s *session) hasHooks(ev hooks.Event) bool {
+	return s.gov.subscribed.Has(ev) && s.gov.turn.Has(ev)
+}
+
+// askTurnEvents has a SessionStart stage report which session and turn
+// events have a hook, where the run asks (shapeLeanTurn).
+func (s *session) askTurnEvents(in *activities.LifecycleHooksInput) {
+	if s.gov.asksTurnEvents {
+		in.TurnEvents = true
+		in.ConversationSessions = s.conversationSessions()
+	}
 }
 
 // sessionStart fires SessionStart hooks once per run.
@@ -184,6 +206,7 @@ func (s *session) sessionStart() {
 	s.currentStage = string(hooks.EventSessionStart)
 	in := activities.LifecycleHooksInput{SessionStart: &ev}
 	s.scopeSessionStart(&in)
+	s.askTurnEvents(&in)
 	sum := s.lifecycle(s.stageCtx, in)
 	s.addModelContext(sum.AdditionalContext)
 }

@@ -330,6 +330,20 @@ func scenarios() []scenario {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-blocked",
 				withTool(map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
 		}},
+		// The lean turn (fenix-shape 9) under Claude Code turn hooks: the
+		// SessionStart stage's answer keeps their stages (builtinScenarios
+		// has the lean ones).
+		{"lean_turn_claude_stop.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("verify", 5)
+			req["context_messages"] = []map[string]any{{"role": "user", "content": "policy-context: what is 2 + 2?"}}
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-lean-turn-claude-stop", req)
+		}},
+		{"lean_turn_claude_prompt_blocked.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("answer", 5)
+			req["context_messages"] = []map[string]any{{"role": "user", "content": "please policy-block this"}}
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-lean-turn-claude-prompt-blocked", req)
+		}},
+		{"lean_turn_claude_halt.json", agentScenario("halting", 5, nil)},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {
@@ -395,6 +409,22 @@ func builtinScenarios() []scenario {
 				return nil, err
 			}
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-beside-review-skills-catalog", json.RawMessage(raw))
+		}},
+		// fenix-shape 9: the turn's SessionStart stage answers for its
+		// session and turn events; with only the built-in hooks just
+		// SessionStop (the audit log) keeps its stage. A subagent asks
+		// again, a continued run too, and a failed or canceled turn still
+		// stops and audits.
+		scenario{file: "lean_turn_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
+		scenario{file: "lean_turn_agent_turn_subagent.json", run: agentScenario("delegating", 5, nil)},
+		scenario{file: "lean_turn_agent_turn_max_steps.json", run: agentScenario("endless", 2, nil)},
+		scenario{file: "lean_turn_agent_turn_canceled.json", run: agentScenario("slow", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+			return cancelOnceReviewed(ctx, c, run)
+		})},
+		scenario{file: "lean_turn_agent_turn_continue_as_new.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("long", 10)
+			req["continue_as_new_after_events"] = 20
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-lean-turn-can", req)
 		}},
 	)
 }

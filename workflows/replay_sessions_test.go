@@ -40,6 +40,14 @@ func sessionScenarios() []scenario {
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-conv-can", req)
 		}},
 		{"conversation_session_lifecycle.json", sessionLifecycle},
+		// fenix-shape 9: the conversation's hooks keep each step's
+		// StepComplete stage, which touches the session.
+		{"lean_turn_conversation_continue_as_new.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("long", 10)
+			req["logical_work_id"], req["conversation_id"] = "replay-lean-turn-conv-can", "replay-lean-turn-conv-can"
+			req["continue_as_new_after_events"] = 20
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-lean-turn-conv-can", req)
+		}},
 	}
 }
 

@@ -123,7 +123,7 @@ func (s *session) permissionDenied(ctx workflow.Context, call contract.ToolCall,
 // model call: a block ends the turn with PromptBlockedError, a halt with
 // HookHaltError, context waits for the model's first call.
 func (s *session) userPromptSubmit(prompt string) error {
-	if !s.gov.claudeHooks || !s.gov.enabled {
+	if !s.gov.claudeHooks || !s.gov.enabled || !s.hasHooks(hooks.EventUserPromptSubmit) {
 		return nil
 	}
 	res, err := runRepeatable[activities.UserPromptSubmitHooksResult](s.stageCtx, s, activities.StageUserPromptSubmit,
@@ -153,7 +153,7 @@ type stopVerdict struct {
 // stopHooks asks Stop hooks (SubagentStop in a subagent) whether the agent
 // may end its turn with answer. A halt lets it stop: the turn ends.
 func (s *session) stopHooks(answer string, step, blocks int) (stopVerdict, error) {
-	if !s.gov.claudeHooks || !s.gov.enabled {
+	if !s.gov.claudeHooks || !s.gov.enabled || !s.hasHooks(hooks.EventStop) {
 		return stopVerdict{}, nil
 	}
 	res, err := runRepeatable[activities.StopHooksResult](s.stageCtx, s, activities.StageStop,
@@ -174,7 +174,7 @@ func (s *session) stopHooks(answer string, step, blocks int) (stopVerdict, error
 // resolved: context waits for the next model call, a block or halt ends
 // the turn.
 func (s *session) postToolBatch(step int, calls []contract.ToolCall, results []contract.Message, failed []bool) error {
-	if !s.gov.claudeHooks || !s.gov.enabled {
+	if !s.gov.claudeHooks || !s.gov.enabled || !s.hasHooks(hooks.EventPostToolBatch) {
 		return nil
 	}
 	batch := make([]hooks.BatchCall, len(calls))

@@ -70,7 +70,14 @@ const (
 	// prepare_beside_review.go).
 	shapePrepareBesideReview workflow.Version = 8
 
-	shapeLatest = shapePrepareBesideReview
+	// shapeLeanTurn: an agent turn's SessionStart stage also reports which
+	// of its session and turn events (UserPromptSubmit, PostToolBatch,
+	// StepComplete, Stop, Error, SessionStop) some hook acts on, and the
+	// stages of the others are left out, as shapeLean does for a tool
+	// call's events.
+	shapeLeanTurn workflow.Version = 9
+
+	shapeLatest = shapeLeanTurn
 )
 
 // readVersions sets what the run's versions enable. The order of the

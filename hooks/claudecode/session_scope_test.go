@@ -164,3 +164,23 @@ func TestSubscribedInConversation(t *testing.T) {
 		t.Errorf("with a Fenix SessionEnd and a PreToolUse hook: %v, want all three in order", got)
 	}
 }
+
+// A lean turn (fenix-shape 9) keeps StepComplete for a project whose only
+// session hook is a Claude SessionStart: each step's stage keeps the
+// conversation's session from idling out. Without such a hook it is idle.
+func TestSubscribedInConversationKeepsStepCompleteToTouchTheSession(t *testing.T) {
+	dir := t.TempDir()
+	evs := []hooks.Event{hooks.EventUserPromptSubmit, hooks.EventStepComplete, hooks.EventStop, hooks.EventSessionStop}
+	r := hooks.NewRegistry()
+	r.Add(newCommandHook(t, cmdHook{Event: "Stop", Command: "true", Dialect: DialectClaude, Dir: dir}))
+	if got := r.SubscribedInConversation("", evs...); len(got) != 1 || got[0] != hooks.EventStop {
+		t.Errorf("with only a Stop hook: %v, want [stop]", got)
+	}
+	r.Add(newCommandHook(t, cmdHook{Event: "SessionStart", Command: "true", Dialect: DialectClaude, Dir: dir}))
+	if got := r.SubscribedInConversation("", evs...); len(got) != 2 || got[0] != hooks.EventStepComplete || got[1] != hooks.EventStop {
+		t.Errorf("with a Claude SessionStart hook: %v, want [step_complete stop]", got)
+	}
+	if got := r.Subscribed("", evs...); len(got) != 1 || got[0] != hooks.EventStop {
+		t.Errorf("outside a conversation: %v, want [stop]", got)
+	}
+}
