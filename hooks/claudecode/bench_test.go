@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,12 +130,31 @@ var transcriptSizes = []struct {
 //
 //	go test -run '^$' -bench 'TranscriptWrite' -benchtime 5x ./hooks/claudecode
 //
-// "changed" is a transcript that grew since the last write (a new
-// message: the file is rendered, redacted and replaced); "same" is the
-// same messages again (rendered, redacted and hashed, then not written).
+// "grown" is a transcript that grew by a message since the last write (a
+// step: the file is copied and the new line rendered, redacted and
+// appended); "changed" is one whose last message is another (the file is
+// rendered, redacted and replaced whole); "same" is the same messages
+// again (the file is left alone).
 func BenchmarkTranscriptWrite(b *testing.B) {
 	for _, sz := range transcriptSizes {
 		msgs := benchMessages(sz.size)
+		b.Run(sz.name+"/grown", func(b *testing.B) {
+			w := benchTranscriptWriter(b)
+			s := hooks.Session{SessionID: "wf-bench", WorkspaceRoot: "/work"}
+			grown := slices.Clone(msgs)
+			if _, err := w.Write(s, grown); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(sz.size))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				grown = append(grown, contract.Message{Role: contract.RoleUser, Content: fmt.Sprint("step ", i)})
+				if _, err := w.Write(s, grown); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run(sz.name+"/changed", func(b *testing.B) {
 			w := benchTranscriptWriter(b)
 			s := hooks.Session{SessionID: "wf-bench", WorkspaceRoot: "/work"}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,12 +33,39 @@ type TranscriptWriter struct {
 	Redactor *redact.Redactor
 
 	mu sync.Mutex
-	// written remembers each file's content hash to skip rewriting it.
-	written map[string]string
-	// fromRef remembers, for a file written from a context-store
-	// reference, that reference and the session fields the file depends
-	// on, so the same set again is not even loaded (see WriteSet).
-	fromRef map[string]string
+	// files remembers what each file was written from: an unchanged
+	// transcript is not rewritten, and one that grew by new messages gets
+	// only their lines rendered and redacted.
+	files map[string]*transcriptFile
+}
+
+// transcriptFile is what the writer last put in a session's file.
+type transcriptFile struct {
+	// session holds the session fields every line depends on.
+	session string
+	// messages are the digests of the messages written, one per line.
+	messages [][sha256.Size]byte
+	// size is the file's length as written: a file of another length was
+	// changed behind the writer's back and is written whole again.
+	size int64
+	// ref is the context-store reference, with the session fields, the
+	// file was written from ("" when none; see WriteSet).
+	ref string
+}
+
+// extends reports how many of next's lines the file already holds: all
+// of the file's, when its messages begin next's for the same session, or
+// none.
+func (f *transcriptFile) extends(next *transcriptFile) int {
+	if f == nil || f.session != next.session || len(next.messages) < len(f.messages) {
+		return 0
+	}
+	for i, d := range f.messages {
+		if next.messages[i] != d {
+			return 0
+		}
+	}
+	return len(f.messages)
 }
 
 // NewTranscriptWriter creates dir if needed.
@@ -48,7 +76,7 @@ func NewTranscriptWriter(dir string) (*TranscriptWriter, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("transcript directory %q: %w", dir, err)
 	}
-	return &TranscriptWriter{Dir: dir, written: map[string]string{}, fromRef: map[string]string{}}, nil
+	return &TranscriptWriter{Dir: dir, files: map[string]*transcriptFile{}}, nil
 }
 
 // PathFor is the session's transcript file.
@@ -89,7 +117,7 @@ func (w *TranscriptWriter) WriteSet(s hooks.Session, set contract.MessageSet, lo
 	if set.Ref != "" {
 		key = strings.Join([]string{set.Ref, s.SessionID, s.WorkDir(), s.WorkspaceRoot}, "\x00")
 		w.mu.Lock()
-		same := w.fromRef[p] == key
+		same := w.files[p] != nil && w.files[p].ref == key
 		w.mu.Unlock()
 		if same {
 			if _, err := os.Stat(p); err == nil {
@@ -110,56 +138,120 @@ func (w *TranscriptWriter) Write(s hooks.Session, msgs []contract.Message) (stri
 }
 
 // write is Write, recording refKey (empty when the messages did not come
-// from a context-store reference) as what the file was written from.
+// from a context-store reference) as what the file was written from. The
+// file is replaced atomically, so a hook never reads half of it; when the
+// messages only grew, the new file is the old one copied plus the new
+// messages' lines, and only those are rendered and redacted (about 7–9
+// MB/s, the cost of a long transcript).
 func (w *TranscriptWriter) write(s hooks.Session, msgs []contract.Message, refKey string) (string, error) {
 	p := w.PathFor(s.SessionID)
-	data, err := TranscriptJSONL(s, msgs)
-	if err != nil {
-		return "", err
+	next := &transcriptFile{session: strings.Join([]string{s.SessionID, s.WorkDir(), s.WorkspaceRoot}, "\x00"), ref: refKey}
+	for i, m := range msgs {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return "", fmt.Errorf("transcript %s: message %d: %w", p, i, err)
+		}
+		next.messages = append(next.messages, sha256.Sum256(raw))
 	}
-	if data, err = w.redactLines(data); err != nil {
+	w.mu.Lock()
+	prev := w.files[p]
+	w.mu.Unlock()
+	kept := prev.extends(next)
+	if prev != nil && kept == len(msgs) && kept == len(prev.messages) && fileSize(p) == prev.size {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.files[p] == prev {
+			prev.ref = refKey
+			return p, nil
+		}
+		return p, w.replace(p, s, msgs, next, 0, nil)
+	}
+	data, err := w.lines(s, msgs, kept)
+	if err != nil {
 		return "", fmt.Errorf("transcript %s: %w", p, err)
 	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.written == nil {
-		w.written = map[string]string{}
+	if w.files[p] != prev {
+		// Another write of this session's file came first.
+		kept, data = 0, nil
 	}
-	if w.fromRef == nil {
-		w.fromRef = map[string]string{}
+	return p, w.replace(p, s, msgs, next, kept, data)
+}
+
+// replace writes the file as next: the first kept lines copied from the
+// file as it is (if it still has the length the writer gave it) and then
+// data, the lines from kept on; data nil renders them. It holds w.mu.
+func (w *TranscriptWriter) replace(p string, s hooks.Session, msgs []contract.Message, next *transcriptFile, kept int, data []byte) error {
+	var keep int64
+	if kept > 0 {
+		keep = w.files[p].size
+		if fileSize(p) != keep {
+			kept, keep, data = 0, 0, nil
+		}
 	}
-	if w.written[p] == hash {
-		if _, err := os.Stat(p); err == nil {
-			w.fromRef[p] = refKey
-			return p, nil
+	if data == nil {
+		var err error
+		if data, err = w.lines(s, msgs, kept); err != nil {
+			return fmt.Errorf("transcript %s: %w", p, err)
 		}
 	}
 	tmp, err := os.CreateTemp(w.Dir, ".transcript-*")
 	if err != nil {
-		return "", fmt.Errorf("transcript %s: %w", p, err)
+		return fmt.Errorf("transcript %s: %w", p, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	err = copyPrefix(tmp, p, keep)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o600)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("transcript %s: %w", p, err)
+		return fmt.Errorf("transcript %s: %w", p, err)
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("transcript %s: %w", p, err)
+	next.size = keep + int64(len(data))
+	w.files[p] = next
+	return nil
+}
+
+// lines renders and redacts the lines of msgs from index from on.
+func (w *TranscriptWriter) lines(s hooks.Session, msgs []contract.Message, from int) ([]byte, error) {
+	data, err := transcriptLines(s, msgs, from)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("transcript %s: %w", p, err)
+	return w.redactLines(data)
+}
+
+// copyPrefix copies the first n bytes of the file at p to dst.
+func copyPrefix(dst *os.File, p string, n int64) error {
+	if n == 0 {
+		return nil
 	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("transcript %s: %w", p, err)
+	src, err := os.Open(p)
+	if err != nil {
+		return err
 	}
-	w.written[p] = hash
-	w.fromRef[p] = refKey
-	return p, nil
+	defer src.Close()
+	_, err = io.CopyN(dst, src, n)
+	return err
+}
+
+// fileSize is the length of the file at p, or -1 when it cannot be read.
+func fileSize(p string) int64 {
+	info, err := os.Stat(p)
+	if err != nil {
+		return -1
+	}
+	return info.Size()
 }
 
 // redactLines redacts every string of every JSONL line, so a secret
@@ -212,8 +304,7 @@ func (w *TranscriptWriter) Sweep(maxAge time.Duration, now time.Time) (int, erro
 			errs = append(errs, err)
 			continue
 		}
-		delete(w.written, p)
-		delete(w.fromRef, p)
+		delete(w.files, p)
 		deleted++
 	}
 	return deleted, errors.Join(errs...)
@@ -239,11 +330,23 @@ type transcriptBody struct {
 // Claude Code names and argument shapes), and tool results as user lines
 // with tool_result blocks.
 func TranscriptJSONL(s hooks.Session, msgs []contract.Message) ([]byte, error) {
+	return transcriptLines(s, msgs, 0)
+}
+
+// transcriptLines is TranscriptJSONL's lines for msgs[from:]: each line
+// depends only on its message, its index and the session, so the lines of
+// a transcript that grew are the old lines followed by these.
+func transcriptLines(s hooks.Session, msgs []contract.Message, from int) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	var parent *string
-	for i, m := range msgs {
+	if from > 0 {
+		id := lineUUID(s.SessionID, from-1)
+		parent = &id
+	}
+	for i := from; i < len(msgs); i++ {
+		m := msgs[i]
 		line := transcriptLine{SessionID: s.SessionID, Cwd: s.WorkDir(), ParentUUID: parent,
 			UUID: lineUUID(s.SessionID, i)}
 		switch m.Role {

@@ -90,3 +90,90 @@ func mustEnsure(t *testing.T, w *TranscriptWriter, session string) string {
 	}
 	return p
 }
+
+// A transcript that grew gets only its new messages' lines rendered and
+// redacted, after a copy of the file; anything else (an earlier message
+// changed, the file changed behind the writer's back) rewrites it whole.
+// Either way the file is what a fresh writer would write.
+func TestTranscriptGrowsByAppendingTheNewLines(t *testing.T) {
+	newWriter := func() *TranscriptWriter {
+		w, err := NewTranscriptWriter(filepath.Join(t.TempDir(), "transcripts"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Redactor = redact.Default()
+		return w
+	}
+	s := hooks.Session{SessionID: "conv-grow", WorkspaceRoot: t.TempDir()}
+	fresh := func(msgs []contract.Message) string {
+		p, err := newWriter().Write(s, msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return readFile(t, p)
+	}
+	w := newWriter()
+	write := func(msgs []contract.Message) string {
+		t.Helper()
+		p, err := w.Write(s, msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return readFile(t, p)
+	}
+	msgs := []contract.Message{
+		{Role: contract.RoleUser, Content: "deploy the app"},
+		{Role: contract.RoleAssistant, ToolCalls: []contract.ToolCall{{CallID: "c1", ToolName: "exec_command",
+			Arguments: map[string]any{"command_line": "psql postgres://app:Sup3rS3cret@db:5432/app"}}}},
+	}
+	write(msgs)
+	msgs = append(msgs, contract.Message{Role: contract.RoleTool, ToolCallID: "c1", Name: "exec_command", Content: "key AKIAIOSFODNN7EXAMPLE"},
+		contract.Message{Role: contract.RoleAssistant, Content: "Deployed."})
+	if got, want := write(msgs), fresh(msgs); got != want {
+		t.Fatalf("grown transcript:\n%s\nwant what a fresh writer writes:\n%s", got, want)
+	}
+	if got := readFile(t, w.PathFor(s.SessionID)); strings.Contains(got, "AKIAIOSFODNN7EXAMPLE") || strings.Count(got, "\n") != 4 {
+		t.Fatalf("the appended lines are not redacted, or not one per message:\n%s", got)
+	}
+
+	// The first lines are copied, not rendered again: a same-length edit
+	// made behind the writer's back survives the next append.
+	p := w.PathFor(s.SessionID)
+	edited := strings.Replace(readFile(t, p), "deploy the app", "DEPLOY THE APP", 1)
+	if err := os.WriteFile(p, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	msgs = append(msgs, contract.Message{Role: contract.RoleUser, Content: "thanks"})
+	if got := write(msgs); !strings.Contains(got, "DEPLOY THE APP") || !strings.HasSuffix(got, strings.SplitAfter(fresh(msgs), "\n")[4]) {
+		t.Fatalf("append did not keep the file's lines and add the new one:\n%s", got)
+	}
+
+	// An earlier message changed: the file is written whole.
+	msgs[0].Content = "deploy the other app"
+	if got, want := write(msgs), fresh(msgs); got != want {
+		t.Fatalf("after an earlier message changed:\n%s\nwant:\n%s", got, want)
+	}
+	// The file lost its end: written whole, not appended to.
+	if err := os.WriteFile(p, []byte(readFile(t, p)[:40]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	msgs = append(msgs, contract.Message{Role: contract.RoleAssistant, Content: "You are welcome."})
+	if got, want := write(msgs), fresh(msgs); got != want {
+		t.Fatalf("after the file was cut short:\n%s\nwant:\n%s", got, want)
+	}
+	// The same messages again leave the file alone.
+	before, _ := os.Stat(p)
+	write(msgs)
+	if after, _ := os.Stat(p); !os.SameFile(before, after) {
+		t.Error("an unchanged transcript was written again")
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
