@@ -38,6 +38,8 @@ type SQLStore struct {
 	insert *sql.Stmt
 	// location says where the store is, for error messages; no secrets.
 	location string
+	// writer commits the rows of concurrent Records together.
+	writer *groupCommit
 }
 
 var _ Store = (*SQLStore)(nil)
@@ -54,7 +56,9 @@ func newSQLStore(ctx context.Context, db *sql.DB, d dialect, location string) (*
 	if err != nil {
 		return nil, fmt.Errorf("audit %s store %s: preparing the insert into %s: %w", d.name, location, TableName, err)
 	}
-	return &SQLStore{db: db, dialect: d, now: time.Now, insert: stmt, location: location}, nil
+	s := &SQLStore{db: db, dialect: d, now: time.Now, insert: stmt, location: location}
+	s.writer = newGroupCommit(s.commitGroup)
+	return s, nil
 }
 
 // Dialect is "sqlite" or "postgres".
@@ -65,21 +69,19 @@ func (s *SQLStore) DB() *sql.DB { return s.db }
 
 // Close closes the connection pool.
 func (s *SQLStore) Close() error {
+	s.writer.close()
 	s.insert.Close()
 	return s.db.Close()
 }
 
-// Record writes r unless a row with the same key exists.
+// Record writes r unless a row with the same key exists, and returns once
+// the row is committed (with the rows of concurrent Records: see
+// groupCommit).
 func (s *SQLStore) Record(ctx context.Context, r Row) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	r = r.normalize(s.now())
-	_, err := s.insert.ExecContext(ctx,
-		r.SessionID, r.RunID, r.ConversationID, r.TurnID, r.CallID, r.ToolName,
-		r.Event, r.Status, r.DurationMS, r.OutputPreview, r.Error,
-		s.dialect.encodeTime(r.CreatedAt))
-	if err != nil {
+	if err := s.writer.submit(ctx, r.normalize(s.now())); err != nil {
 		return fmt.Errorf("audit %s store %s: recording %s row %s: %w", s.dialect.name, s.location, r.Event, r.Key(), err)
 	}
 	return nil
