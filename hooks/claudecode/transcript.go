@@ -172,8 +172,13 @@ func (w *TranscriptWriter) write(s hooks.Session, msgs []contract.Message, refKe
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.files[p] != prev {
-		// Another write of this session's file came first.
+	if cur := w.files[p]; cur != prev {
+		// Another write of this session's file came first: the hook
+		// stages of a step's parallel calls write the same transcript.
+		if cur != nil && cur.extends(next) == len(msgs) && len(cur.messages) == len(msgs) && fileSize(p) == cur.size {
+			cur.ref = refKey
+			return p, nil
+		}
 		kept, data = 0, nil
 	}
 	return p, w.replace(p, s, msgs, next, kept, data)

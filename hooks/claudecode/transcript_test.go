@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -160,6 +161,20 @@ func TestTranscriptGrowsByAppendingTheNewLines(t *testing.T) {
 	msgs = append(msgs, contract.Message{Role: contract.RoleAssistant, Content: "You are welcome."})
 	if got, want := write(msgs), fresh(msgs); got != want {
 		t.Fatalf("after the file was cut short:\n%s\nwant:\n%s", got, want)
+	}
+	// The parallel calls of a step write the grown transcript at once.
+	msgs = append(msgs, contract.Message{Role: contract.RoleUser, Content: "and now the tests"})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := w.Write(s, msgs); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got, want := readFile(t, p), fresh(msgs); got != want {
+		t.Fatalf("after concurrent writes:\n%s\nwant:\n%s", got, want)
 	}
 	// The same messages again leave the file alone.
 	before, _ := os.Stat(p)
