@@ -57,11 +57,13 @@ type Result struct {
 	Scenario string
 	Floor    string
 	// ShapeFloor is the bare workflow with this run's own activities (see
-	// BareShapeWorkflow), "" for none.
-	ShapeFloor  string
-	Concurrency int
-	N           int
-	Failed      int
+	// BareShapeWorkflow), "" for none; PayloadFloor the same carrying the
+	// run's payloads (BarePayloadShapeWorkflow).
+	ShapeFloor   string
+	PayloadFloor string
+	Concurrency  int
+	N            int
+	Failed       int
 	// Busy is the wall time of this scenario's batches (think time
 	// included); Throughput is N / Busy.
 	Busy         time.Duration
@@ -99,49 +101,15 @@ func ShTrue(ctx context.Context) error {
 	return exec.CommandContext(ctx, "sh", "-c", "true").Run()
 }
 
-// Steps of a BareShapeWorkflow.
-const (
-	shapeLocal    = 'L' // a no-op local activity
-	shapeActivity = 'A' // a no-op activity
-	// ShapeShTrue is an activity running sh -c true: the work of
-	// exec_command true.
-	ShapeShTrue = 'X'
-)
-
-// BareShapeWorkflow runs one step per letter of shape, in sequence: a
-// Fenix run's own sequence of local and regular activities with no-op
-// stages, so what a Fenix call costs beyond it is its stage code, not
-// Temporal's machinery.
-func BareShapeWorkflow(ctx workflow.Context, shape string) error {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
-	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 30 * time.Second})
-	for _, step := range shape {
-		var f workflow.Future
-		switch step {
-		case shapeLocal:
-			f = workflow.ExecuteLocalActivity(ctx, Noop)
-		case shapeActivity:
-			f = workflow.ExecuteActivity(ctx, Noop)
-		case ShapeShTrue:
-			f = workflow.ExecuteActivity(ctx, ShTrue)
-		default:
-			return fmt.Errorf("shape %q: step %q is not %c, %c or %c", shape, step, shapeLocal, shapeActivity, ShapeShTrue)
-		}
-		if err := f.Get(ctx, nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // NewBareWorker serves the floors on BareQueue: BareWorkflow,
-// BareShapeWorkflow and their activities.
+// BareShapeWorkflow, BarePayloadShapeWorkflow and their activities.
 func NewBareWorker(c client.Client) worker.Worker {
 	bare := worker.New(c, BareQueue, worker.Options{})
 	bare.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: BareWorkflowName})
 	bare.RegisterWorkflowWithOptions(BareShapeWorkflow, workflow.RegisterOptions{Name: BareShapeWorkflowName})
 	bare.RegisterActivityWithOptions(Noop, activity.RegisterOptions{Name: "Noop"})
 	bare.RegisterActivityWithOptions(ShTrue, activity.RegisterOptions{Name: "ShTrue"})
+	registerPayloadShape(bare)
 	return bare
 }
 
@@ -310,7 +278,7 @@ func measure(ctx context.Context, c client.Client, scenarios []scenario, n, conc
 	var out []Result
 	for i, sc := range scenarios {
 		a := accs[i]
-		r := Result{Scenario: sc.name, Floor: sc.floor, ShapeFloor: sc.shapeFloor, Concurrency: conc, N: n, Failed: a.failed, Busy: a.busy, FirstError: a.firstErr}
+		r := Result{Scenario: sc.name, Floor: sc.floor, ShapeFloor: sc.shapeFloor, PayloadFloor: sc.payloadFloor, Concurrency: conc, N: n, Failed: a.failed, Busy: a.busy, FirstError: a.firstErr}
 		if a.busy > 0 {
 			r.Throughput = float64(n-a.failed) / a.busy.Seconds()
 		}

@@ -30,7 +30,7 @@ func TestBenchRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := 2 * (len(allScenarios(0, nil)) + 3) // and the three shape floors
+	want := 2 * (len(allScenarios(0, nil)) + 3 + 3) // and the three shape floors, with and without payloads
 	if _, err := mcpservers.Install(ctx); err == nil {
 		want += 2 * len(mcpScenarios())
 	}
@@ -43,7 +43,7 @@ func TestBenchRuns(t *testing.T) {
 		}
 	}
 	Print(&out, results)
-	for _, want := range []string{"p50/floor", "p50/shape", ScenarioCalculatorFast, ScenarioAgentTurnRegular, "bare workflow shaped LL"} {
+	for _, want := range []string{"p50/floor", "p50/shape", "p50/payload", ScenarioCalculatorFast, ScenarioAgentTurnRegular, "bare workflow shaped LL", "KB"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}

@@ -17,6 +17,9 @@ import (
 // workflow shaped like it (BareShapeWorkflow: L a no-op local activity, A
 // a no-op activity, X an activity running sh -c true): what is left is the
 // cost of Fenix's stage code rather than of Temporal's machinery.
+// "p50/payload" and "tput/payload" compare it with the same bare workflow
+// carrying what the Fenix run records (BarePayloadShapeWorkflow): what is
+// left is the work of its stages and of the workflow code around them.
 func Print(w io.Writer, results []Result) {
 	type key struct {
 		name string
@@ -27,7 +30,7 @@ func Print(w io.Writer, results []Result) {
 		byKey[key{r.Scenario, r.Concurrency}] = r
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tconc\truns\tfailed\truns/s\tp50\tp99\tevents/run\tbytes/run\ttasks\tin task\tfloor\tp50/floor\ttput/floor\tp50/shape\ttput/shape\t")
+	fmt.Fprintln(tw, "scenario\tconc\truns\tfailed\truns/s\tp50\tp99\tevents/run\tbytes/run\ttasks\tin task\tfloor\tp50/floor\ttput/floor\tp50/shape\ttput/shape\tp50/payload\ttput/payload\t")
 	ratios := func(r Result, floorName string) (p50, tput string) {
 		p50, tput = "-", "-"
 		f, ok := byKey[key{floorName, r.Concurrency}]
@@ -49,8 +52,10 @@ func Print(w io.Writer, results []Result) {
 		}
 		p50Ratio, tputRatio := ratios(r, r.Floor)
 		p50Shape, tputShape := ratios(r, r.ShapeFloor)
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Scenario, r.Concurrency, r.N, r.Failed,
-			r.Throughput, round(r.P50), round(r.P99), r.EventsPerRun, r.BytesPerRun, r.TasksPerRun, round(r.InTask), floor, p50Ratio, tputRatio, p50Shape, tputShape)
+		p50Payload, tputPayload := ratios(r, r.PayloadFloor)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Scenario, r.Concurrency, r.N, r.Failed,
+			r.Throughput, round(r.P50), round(r.P99), r.EventsPerRun, r.BytesPerRun, r.TasksPerRun, round(r.InTask), floor, p50Ratio, tputRatio,
+			p50Shape, tputShape, p50Payload, tputPayload)
 	}
 	tw.Flush()
 	for _, r := range results {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -50,15 +49,16 @@ type scenario struct {
 	// floor names the bare scenario this one is compared with.
 	floor string
 	// shapeFloor names the bare workflow with this scenario's own
-	// activities (BareShapeWorkflow), if any.
-	shapeFloor string
-	run        func(ctx context.Context, c client.Client) (client.WorkflowRun, error)
+	// activities (BareShapeWorkflow), if any; payloadFloor the same
+	// carrying its payloads (BarePayloadShapeWorkflow).
+	shapeFloor, payloadFloor string
+	run                      func(ctx context.Context, c client.Client) (client.WorkflowRun, error)
 }
 
 // allScenarios lists the scenarios in report order; regularActivities is
 // the regular calculator's activity count, for its same-count bare run,
-// and shapes the fast scenarios' activity sequences (fastShapes).
-func allScenarios(regularActivities int, shapes map[string]string) []scenario {
+// and shapes the fast scenarios' shapes (fastShapes).
+func allScenarios(regularActivities int, shapes map[string]Shape) []scenario {
 	bareN := fmt.Sprintf(scenarioBareN, regularActivities)
 	out := []scenario{
 		{name: ScenarioBare0, run: bare(0)},
@@ -66,34 +66,42 @@ func allScenarios(regularActivities int, shapes map[string]string) []scenario {
 		{name: ScenarioBare2, run: bare(2)},
 		{name: bareN, run: bare(regularActivities)},
 	}
-	shapeFloor := map[string]string{}
+	shapeFloor, payloadFloor := map[string]string{}, map[string]string{}
 	for _, name := range []string{ScenarioCalculatorFast, ScenarioExecFast, ScenarioAgentTurnFast} {
-		shape := shapes[name]
-		if shape == "" {
+		shape, ok := shapes[name]
+		if !ok {
 			continue
 		}
-		shapeFloor[name] = fmt.Sprintf(scenarioBareShape, shape)
+		shapeFloor[name] = fmt.Sprintf(scenarioBareShape, shape.Steps)
 		if !slices.ContainsFunc(out, func(sc scenario) bool { return sc.name == shapeFloor[name] }) {
-			out = append(out, scenario{name: shapeFloor[name], run: bareShape(shape)})
+			out = append(out, scenario{name: shapeFloor[name], run: ShapeFloor(shape.Steps)})
 		}
+		payloadFloor[name] = fmt.Sprintf(scenarioPayloadShape, shape.Steps, shape.bytes())
+		out = append(out, scenario{name: payloadFloor[name], run: PayloadShapeFloor(shape)})
+	}
+	fast := func(name, floor string, run func(context.Context, client.Client) (client.WorkflowRun, error)) scenario {
+		return scenario{name: name, floor: floor, shapeFloor: shapeFloor[name], payloadFloor: payloadFloor[name], run: run}
 	}
 	return append(out,
-		scenario{name: ScenarioCalculatorFast, floor: ScenarioBare0, shapeFloor: shapeFloor[ScenarioCalculatorFast], run: assignment(calculatorCall(), stagesFast, calculatorAnswer)},
+		fast(ScenarioCalculatorFast, ScenarioBare0, assignment(calculatorCall(), stagesFast, calculatorAnswer)),
 		scenario{name: ScenarioCalculatorRegular, floor: ScenarioBare0, run: assignment(calculatorCall(), stagesRegular, calculatorAnswer)},
-		scenario{name: ScenarioExecFast, floor: ScenarioBare1, shapeFloor: shapeFloor[ScenarioExecFast], run: assignment(execCall(), stagesFast, "")},
+		fast(ScenarioExecFast, ScenarioBare1, assignment(execCall(), stagesFast, "")),
 		scenario{name: ScenarioExecRegular, floor: ScenarioBare1, run: assignment(execCall(), stagesRegular, "")},
-		scenario{name: ScenarioAgentTurnFast, floor: ScenarioBare2, shapeFloor: shapeFloor[ScenarioAgentTurnFast], run: agentTurn(stagesFast)},
+		fast(ScenarioAgentTurnFast, ScenarioBare2, agentTurn(stagesFast)),
 		scenario{name: ScenarioAgentTurnRegular, floor: ScenarioBare2, run: agentTurn(stagesRegular)},
 	)
 }
 
-// scenarioBareShape names a BareShapeWorkflow scenario.
-const scenarioBareShape = "bare workflow shaped %s"
+// Names of the shape floors' scenarios.
+const (
+	scenarioBareShape    = "bare workflow shaped %s"
+	scenarioPayloadShape = "bare workflow shaped %s carrying %.1f KB"
+)
 
 // fastShapes runs each fast scenario once and reads its shape (ShapeOf);
 // exec_command's regular activity is the command, X in the shape floor.
-func fastShapes(ctx context.Context, c client.Client) (map[string]string, error) {
-	shapes := map[string]string{}
+func fastShapes(ctx context.Context, c client.Client) (map[string]Shape, error) {
+	shapes := map[string]Shape{}
 	for _, sc := range allScenarios(0, nil) {
 		if sc.name != ScenarioCalculatorFast && sc.name != ScenarioExecFast && sc.name != ScenarioAgentTurnFast {
 			continue
@@ -113,36 +121,6 @@ func fastShapes(ctx context.Context, c client.Client) (map[string]string, error)
 	return shapes, nil
 }
 
-// ShapeOf reads a run's activities in history order as a BareShapeWorkflow
-// shape: L for a local activity, regular for a regular one.
-func ShapeOf(ctx context.Context, c client.Client, workflowID, runID string, regular rune) (string, error) {
-	var shape strings.Builder
-	iter := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		e, err := iter.Next()
-		if err != nil {
-			return "", err
-		}
-		switch {
-		case e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			shape.WriteRune(regular)
-		case e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity":
-			shape.WriteRune(shapeLocal)
-		}
-	}
-	return shape.String(), nil
-}
-
-func bareShape(shape string) func(context.Context, client.Client) (client.WorkflowRun, error) {
-	return func(ctx context.Context, c client.Client) (client.WorkflowRun, error) {
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: nextID("bench-shape"), TaskQueue: BareQueue}, BareShapeWorkflowName, shape)
-		if err != nil {
-			return nil, err
-		}
-		return run, run.Get(ctx, nil)
-	}
-}
-
 // selectScenarios keeps the matching scenarios and the floors they need.
 func selectScenarios(all []scenario, only *regexp.Regexp) []scenario {
 	if only == nil {
@@ -157,6 +135,9 @@ func selectScenarios(all []scenario, only *regexp.Regexp) []scenario {
 			}
 			if sc.shapeFloor != "" {
 				keep[sc.shapeFloor] = true
+			}
+			if sc.payloadFloor != "" {
+				keep[sc.payloadFloor] = true
 			}
 		}
 	}

@@ -62,9 +62,10 @@ func BenchmarkClusterFloorAndFenix(b *testing.B) {
 		lastExec.Store(id)
 		return err
 	}
-	// The shape floor: exec_command's run as this cluster records it
+	// The shape floors: exec_command's run as this cluster records it
 	// (its local stages and the command's activity), read from a first
-	// call's history, with no-op stages and the command run by sh -c true.
+	// call's history, with no-op stages and the command run by sh -c true;
+	// then the same carrying the run's payloads.
 	if err := fenix(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -72,19 +73,19 @@ func BenchmarkClusterFloorAndFenix(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	shape := func(ctx context.Context) error {
-		id := fmt.Sprintf("bench-shape-%d-%d", time.Now().UnixNano(), seq.Add(1))
-		run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bench.BareQueue}, bench.BareShapeWorkflowName, shapeOfExec)
-		if err != nil {
+	floorRun := func(start func(context.Context, client.Client) (client.WorkflowRun, error)) func(context.Context) error {
+		return func(ctx context.Context) error {
+			_, err := start(ctx, tc)
 			return err
 		}
-		return run.Get(ctx, nil)
 	}
+	shape, payloads := floorRun(bench.ShapeFloor(shapeOfExec.Steps)), floorRun(bench.PayloadShapeFloor(shapeOfExec))
 	for _, conc := range []int{1, 20} {
 		for _, sc := range []struct {
 			name string
 			run  func(context.Context) error
-		}{{"floor_1_activity", floor}, {"shape_" + shapeOfExec, shape}, {"fenix_exec_command_true", fenix}} {
+		}{{"floor_1_activity", floor}, {"shape_" + shapeOfExec.Steps, shape}, {"shape_" + shapeOfExec.Steps + "_with_payloads", payloads},
+			{"fenix_exec_command_true", fenix}} {
 			b.Run(fmt.Sprintf("%s/c=%d", sc.name, conc), func(b *testing.B) {
 				measureOnCluster(b, conc, sc.run)
 			})
