@@ -71,7 +71,8 @@ type governance struct {
 	pendingContext []string
 	// subscribed is what a lean review found (nil: run every stage).
 	subscribed *activities.HookSubscription
-	// asksTurnEvents: the SessionStart stage reports turn (shapeLeanTurn).
+	// asksTurnEvents is whether this run's SessionStart stages answer for
+	// its session and turn events (an agent turn since shapeLeanTurn).
 	asksTurnEvents bool
 	// turn is which session and turn events have a hook (nil: all).
 	turn *activities.HookSubscription
