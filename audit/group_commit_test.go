@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func openTestSQLite(t *testing.T) *SQLStore {
+func openTestSQLite(t testing.TB) *SQLStore {
 	t.Helper()
 	store, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "audit.db"))
 	if err != nil {

@@ -3,28 +3,28 @@ package audit
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 )
+
+// benchRow is the i-th row of a benchmark: a tool call's, each of another
+// session.
+func benchRow(i int64) Row {
+	r := sampleRows("wf")[2]
+	r.SessionID = fmt.Sprintf("wf-%d", i)
+	return r
+}
 
 // BenchmarkSQLiteRecord is the audit write a governed call pays (twice:
 // its TOOL_CALL row and the run's SESSION_STOP row), on a WAL file with
 // synchronous=NORMAL as the worker opens it.
 func BenchmarkSQLiteRecord(b *testing.B) {
 	ctx := context.Background()
-	store, err := OpenSQLite(ctx, filepath.Join(b.TempDir(), "audit.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	row := sampleRows("wf")[2]
-	i := 0
+	store := openTestSQLite(b)
+	var i int64
 	for b.Loop() {
 		i++
-		r := row
-		r.SessionID = fmt.Sprintf("wf-%d", i)
-		if err := store.Record(ctx, r); err != nil {
+		if err := store.Record(ctx, benchRow(i)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -35,19 +35,12 @@ func BenchmarkSQLiteRecord(b *testing.B) {
 // transaction commits share the next one.
 func BenchmarkSQLiteRecordConcurrent(b *testing.B) {
 	ctx := context.Background()
-	store, err := OpenSQLite(ctx, filepath.Join(b.TempDir(), "audit.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	row := sampleRows("wf")[2]
+	store := openTestSQLite(b)
 	var n atomic.Int64
 	b.SetParallelism(10) // 20 goroutines on 2 cores
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			r := row
-			r.SessionID = fmt.Sprintf("wf-%d", n.Add(1))
-			if err := store.Record(ctx, r); err != nil {
+			if err := store.Record(ctx, benchRow(n.Add(1))); err != nil {
 				b.Error(err)
 				return
 			}

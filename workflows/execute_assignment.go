@@ -90,15 +90,10 @@ func (r *assignmentRun) run(inputBytes int) (*contract.Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.reviewed = &reviewed
-		r.gov.subscribed = reviewed.Hooks
-		r.sessionStart()
+		r.startReviewed(reviewed)
 	}
-	if err := r.checkCancel(); err != nil {
+	if err := r.goOn(); err != nil {
 		return nil, err
-	}
-	if r.halted() {
-		return nil, r.haltError()
 	}
 	if err := offloadContext(r.session, &r.a, inputBytes); err != nil {
 		return nil, err

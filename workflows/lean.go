@@ -27,3 +27,23 @@ func (s *session) reviewCall(ctx workflow.Context, call contract.ToolCall, agent
 func (r *assignmentRun) reviewsFirst() bool {
 	return r.shape >= shapeLean && r.a.Mode == contract.ModeTool && r.a.ToolCall != nil
 }
+
+// startReviewed keeps a call reviewed first and starts the session: its
+// SessionStart stage runs when the review found a hook for it.
+func (r *assignmentRun) startReviewed(reviewed activities.ReviewToolCallResult) {
+	r.reviewed = &reviewed
+	r.gov.subscribed = reviewed.Hooks
+	r.sessionStart()
+}
+
+// goOn is the check after the session started: a cancel, or a
+// SessionStart hook's request to end the run.
+func (r *assignmentRun) goOn() error {
+	if err := r.checkCancel(); err != nil {
+		return err
+	}
+	if r.halted() {
+		return r.haltError()
+	}
+	return nil
+}

@@ -37,14 +37,9 @@ func (r *assignmentRun) reviewBesidePrepare() (*contract.Output, error) {
 		return nil, err
 	}
 	await()
-	r.reviewed = &reviewed
-	r.gov.subscribed = reviewed.Hooks
-	r.sessionStart()
-	if err := r.checkCancel(); err != nil {
+	r.startReviewed(reviewed)
+	if err := r.goOn(); err != nil {
 		return nil, err
-	}
-	if r.halted() {
-		return nil, r.haltError()
 	}
 	if _, err := compactPrepared(r.session, r.a, in, prep, prepErr, 0); err != nil {
 		return nil, err

@@ -274,16 +274,8 @@ func scenarios() []scenario {
 			return run, decidePermission(ctx, c, run, "defer-1")
 		}},
 		{"claude_hooks_agent_turn_tool.json", agentScenario("main", 5, nil)},
-		{"claude_hooks_agent_turn_stop.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			req := agentRequest("verify", 5)
-			req["context_messages"] = []map[string]any{{"role": "user", "content": "policy-context: what is 2 + 2?"}}
-			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-claude-stop", req)
-		}},
-		{"claude_hooks_agent_turn_prompt_blocked.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			req := agentRequest("answer", 5)
-			req["context_messages"] = []map[string]any{{"role": "user", "content": "please policy-block this"}}
-			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-claude-prompt-blocked", req)
-		}},
+		{"claude_hooks_agent_turn_stop.json", promptedTurn("replay-claude-stop", "verify", "policy-context: what is 2 + 2?")},
+		{"claude_hooks_agent_turn_prompt_blocked.json", promptedTurn("replay-claude-prompt-blocked", "answer", "please policy-block this")},
 		{"claude_hooks_agent_turn_halt.json", agentScenario("halting", 5, nil)},
 		{"claude_hooks_agent_turn_subagent.json", agentScenario("delegating", 5, nil)},
 		{"claude_hooks_agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
@@ -333,16 +325,8 @@ func scenarios() []scenario {
 		// The lean turn (fenix-shape 9) under Claude Code turn hooks: the
 		// SessionStart stage's answer keeps their stages (builtinScenarios
 		// has the lean ones).
-		{"lean_turn_claude_stop.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			req := agentRequest("verify", 5)
-			req["context_messages"] = []map[string]any{{"role": "user", "content": "policy-context: what is 2 + 2?"}}
-			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-lean-turn-claude-stop", req)
-		}},
-		{"lean_turn_claude_prompt_blocked.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-			req := agentRequest("answer", 5)
-			req["context_messages"] = []map[string]any{{"role": "user", "content": "please policy-block this"}}
-			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-lean-turn-claude-prompt-blocked", req)
-		}},
+		{"lean_turn_claude_stop.json", promptedTurn("replay-lean-turn-claude-stop", "verify", "policy-context: what is 2 + 2?")},
+		{"lean_turn_claude_prompt_blocked.json", promptedTurn("replay-lean-turn-claude-prompt-blocked", "answer", "please policy-block this")},
 		{"lean_turn_claude_halt.json", agentScenario("halting", 5, nil)},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
@@ -427,6 +411,16 @@ func builtinScenarios() []scenario {
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-lean-turn-can", req)
 		}},
 	)
+}
+
+// promptedTurn starts an AgentTurn on a script with prompt as its user
+// message: the test policy acts on prompts it recognizes.
+func promptedTurn(id, script, prompt string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		req := agentRequest(script, 5)
+		req["context_messages"] = []map[string]any{{"role": "user", "content": prompt}}
+		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, id, req)
+	}
 }
 
 func agentRequest(script string, maxSteps int) map[string]any {
