@@ -157,8 +157,13 @@ func nextID(prefix string) string {
 }
 
 func bare(activities int) func(context.Context, client.Client) (client.WorkflowRun, error) {
+	return runBare("bench-bare", BareWorkflowName, activities)
+}
+
+// runBare runs a floor workflow on BareQueue to its end.
+func runBare(prefix, workflowName string, arg any) func(context.Context, client.Client) (client.WorkflowRun, error) {
 	return func(ctx context.Context, c client.Client) (client.WorkflowRun, error) {
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: nextID("bench-bare"), TaskQueue: BareQueue}, BareWorkflowName, activities)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: nextID(prefix), TaskQueue: BareQueue}, workflowName, arg)
 		if err != nil {
 			return nil, err
 		}

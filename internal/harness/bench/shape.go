@@ -227,13 +227,7 @@ func padding(n int) string { return strings.Repeat("x", max(n, 0)) }
 
 // ShapeFloor runs BareShapeWorkflow with shape's steps to its end.
 func ShapeFloor(shape string) func(context.Context, client.Client) (client.WorkflowRun, error) {
-	return func(ctx context.Context, c client.Client) (client.WorkflowRun, error) {
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: nextID("bench-shape"), TaskQueue: BareQueue}, BareShapeWorkflowName, shape)
-		if err != nil {
-			return nil, err
-		}
-		return run, run.Get(ctx, nil)
-	}
+	return runBare("bench-shape", BareShapeWorkflowName, shape)
 }
 
 // PayloadShapeFloor runs BarePayloadShapeWorkflow for s to its end, with
@@ -243,11 +237,5 @@ func PayloadShapeFloor(s Shape) func(context.Context, client.Client) (client.Wor
 	if raw, err := json.Marshal(in); err == nil {
 		in.Padding = padding(s.Input - len(raw) - len(`,"padding":""`))
 	}
-	return func(ctx context.Context, c client.Client) (client.WorkflowRun, error) {
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: nextID("bench-payload-shape"), TaskQueue: BareQueue}, BarePayloadShapeWorkflowName, in)
-		if err != nil {
-			return nil, err
-		}
-		return run, run.Get(ctx, nil)
-	}
+	return runBare("bench-payload-shape", BarePayloadShapeWorkflowName, in)
 }
