@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fenixrt/fenix/contract"
@@ -150,6 +151,28 @@ func Pack(ctx context.Context, s Store, messages []contract.Message, inlineLimit
 	}
 	set.Ref = ref
 	return set, nil
+}
+
+// AppendInline is Pack of set's messages followed by more, for a set
+// that is inline and stays within inlineLimit (DefaultInlineLimit when 0):
+// it returns the longer set, measured as Pack measures it, and true,
+// without a store. It returns false when set is a reference or the longer
+// list must be stored; the caller then unpacks and packs. Callers that
+// must be deterministic (workflow code) can use it: it only encodes.
+func AppendInline(set contract.MessageSet, more []contract.Message, inlineLimit int) (contract.MessageSet, bool, error) {
+	if set.Ref != "" {
+		return contract.MessageSet{}, false, nil
+	}
+	if inlineLimit <= 0 {
+		inlineLimit = DefaultInlineLimit
+	}
+	messages := append(slices.Clip(set.Messages), more...)
+	longer, err := Measure(messages)
+	if err != nil || longer.Bytes > inlineLimit {
+		return contract.MessageSet{}, false, err
+	}
+	longer.Messages = messages
+	return longer, true, nil
 }
 
 // Measure is Pack's count and size of messages without the messages: for
