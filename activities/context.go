@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/fenixrt/fenix/agent/compaction"
 	"github.com/fenixrt/fenix/agent/prompt"
@@ -60,6 +61,11 @@ type PrepareTurnInput struct {
 	// out and nothing is put in the context store, so the stage costs its
 	// trace and estimates rather than a copy of the system prompt.
 	ContextUnused bool `json:"context_unused,omitempty"`
+	// TranscriptKept says the caller keeps the inline transcript it sent
+	// (fenix-shape 10): when the assembled context is inline and ends with
+	// that transcript unchanged, the result holds only what precedes it
+	// (TranscriptTail), so history does not record the transcript again.
+	TranscriptKept bool `json:"transcript_kept,omitempty"`
 }
 
 // PrepareTurnResult is the assembled context.
@@ -73,6 +79,10 @@ type PrepareTurnResult struct {
 	// CompactContext's result for Messages (which it leaves out), without
 	// running it.
 	NoCompaction *CompactContextResult `json:"no_compaction,omitempty"`
+	// TranscriptTail says Messages holds only the context's head (the
+	// system prompt): the context is the head followed by the transcript
+	// the caller sent and kept. Count and Bytes are the whole context's.
+	TranscriptTail bool `json:"transcript_tail,omitempty"`
 }
 
 func (a *Activities) assembler() *prompt.Assembler {
@@ -120,6 +130,10 @@ func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (Prep
 	if err != nil {
 		return fail[PrepareTurnResult](err)
 	}
+	tail := in.TranscriptKept && set.Ref == "" && as.ContextRef == "" && endsWith(set.Messages, transcript)
+	if tail {
+		set.Messages = set.Messages[:len(set.Messages)-len(transcript)]
+	}
 	trace := prepared.Trace.Entry()
 	trace.Fields["context_bytes"] = set.Bytes
 	if set.Ref != "" {
@@ -134,8 +148,14 @@ func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (Prep
 		EstimatedMessageCount: prepared.EstimatedMessageCount,
 		EstimatedTokenCount:   prepared.EstimatedTokenCount,
 		NoCompaction:          noCompaction,
+		TranscriptTail:        tail,
 		Trace:                 trace,
 	}, nil
+}
+
+// endsWith is whether messages end with tail, unchanged (not redacted).
+func endsWith(messages, tail []contract.Message) bool {
+	return len(messages) >= len(tail) && reflect.DeepEqual(messages[len(messages)-len(tail):], tail)
 }
 
 // CompactContextInput is CompactContext's input.

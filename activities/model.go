@@ -53,19 +53,27 @@ type CallModelInput struct {
 	// Prompt is the prepared, compacted context for this call.
 	Prompt contract.MessageSet `json:"prompt"`
 	// Transcript is the conversation so far; the answer is appended to it.
-	Transcript       contract.MessageSet `json:"transcript"`
+	Transcript       contract.MessageSet `json:"transcript,omitzero"`
 	AllowedToolNames []string            `json:"allowed_tool_names"`
 	Step             int                 `json:"step"`
 	MaxTokens        int                 `json:"max_tokens,omitempty"`
+	// AnswerOnly says the caller keeps the transcript (an inline one,
+	// fenix-shape 10) and appends the answer itself: Transcript is not
+	// sent and none is returned, so history does not hold it twice more
+	// per model call. A worker that predates the field appends the answer
+	// to the empty transcript it was given, which the caller ignores.
+	AnswerOnly bool `json:"answer_only,omitempty"`
 }
 
 // CallModelResult is the model's answer and the transcript with it.
 type CallModelResult struct {
-	Message      contract.Message    `json:"message"`
-	FinishReason string              `json:"finish_reason"`
-	Usage        llm.Usage           `json:"usage"`
-	Transcript   contract.MessageSet `json:"transcript"`
-	Trace        contract.TraceEntry `json:"trace"`
+	Message      contract.Message `json:"message"`
+	FinishReason string           `json:"finish_reason"`
+	Usage        llm.Usage        `json:"usage"`
+	// Transcript is the transcript with Message appended, unless the
+	// caller asked for the answer only.
+	Transcript contract.MessageSet `json:"transcript,omitzero"`
+	Trace      contract.TraceEntry `json:"trace"`
 }
 
 // CallModel asks the model for the next turn, offering the agent's allowed
@@ -80,9 +88,11 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	if err != nil {
 		return fail[CallModelResult](err)
 	}
-	transcript, err := contextstore.Unpack(ctx, a.Contexts, in.Transcript)
-	if err != nil {
-		return fail[CallModelResult](err)
+	var transcript []contract.Message
+	if !in.AnswerOnly {
+		if transcript, err = contextstore.Unpack(ctx, a.Contexts, in.Transcript); err != nil {
+			return fail[CallModelResult](err)
+		}
 	}
 	if info, ok := currentActivity(ctx); ok {
 		ctx = llm.WithAttempt(ctx, int(info.Attempt))
@@ -103,9 +113,11 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	renamed := contract.UniqueCallIDs(resp.Message.ToolCalls)
 	a.metrics().ModelTokens(TokenKindPrompt, resp.Usage.PromptTokens)
 	a.metrics().ModelTokens(TokenKindCompletion, resp.Usage.CompletionTokens)
-	set, err := contextstore.Pack(ctx, a.Contexts, append(slices.Clip(transcript), resp.Message), a.InlineLimit)
-	if err != nil {
-		return fail[CallModelResult](err)
+	var set contract.MessageSet
+	if !in.AnswerOnly {
+		if set, err = contextstore.Pack(ctx, a.Contexts, append(slices.Clip(transcript), resp.Message), a.InlineLimit); err != nil {
+			return fail[CallModelResult](err)
+		}
 	}
 	names := make([]string, len(resp.Message.ToolCalls))
 	for i, tc := range resp.Message.ToolCalls {

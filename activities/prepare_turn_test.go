@@ -10,6 +10,7 @@ import (
 
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/redact"
 )
 
 // A tool call's PrepareTurn (ContextUnused, fenix-shape 8) with nothing to
@@ -55,4 +56,46 @@ func TestPrepareTurnLeavesOutAContextNobodyReads(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, needed.NoCompaction, "over the threshold: CompactContext runs")
 	assert.NotEmpty(t, needed.Messages.Ref, "and gets the messages")
+}
+
+// With TranscriptKept (fenix-shape 10) an inline context that ends with
+// the caller's transcript unchanged comes back as its head alone, measured
+// whole; a redacted transcript, or a context that must be stored, comes
+// back whole as before.
+func TestPrepareTurnLeavesOutTheTranscriptTheCallerKeeps(t *testing.T) {
+	store, err := contextstore.NewFS(t.TempDir())
+	require.NoError(t, err)
+	a := &Activities{Contexts: store, Redactor: redact.Default(), InlineLimit: 4096}
+	turn := contract.Assignment{AgentContext: contract.AgentContext{Profile: "main"}, ContextMessages: []contract.Message{
+		{Role: contract.RoleUser, Content: "What is 2 + 2?"},
+		{Role: contract.RoleAssistant, ToolCalls: []contract.ToolCall{{CallID: "c1", ToolName: "calculator", Arguments: map[string]any{"expression": "2 + 2"}}}},
+		{Role: contract.RoleTool, Content: "4", ToolCallID: "c1", Name: "calculator"},
+	}}
+	prepare := func(as contract.Assignment, kept bool) PrepareTurnResult {
+		t.Helper()
+		res, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: as, DecideCompaction: true, TranscriptKept: kept})
+		require.NoError(t, err)
+		return res
+	}
+
+	whole := prepare(turn, false)
+	require.False(t, whole.TranscriptTail)
+	kept := prepare(turn, true)
+	require.True(t, kept.TranscriptTail)
+	assert.Equal(t, whole.Messages.Messages[:len(whole.Messages.Messages)-3], kept.Messages.Messages, "the head alone")
+	assert.Equal(t, whole.Messages.Count, kept.Messages.Count, "measured whole")
+	assert.Equal(t, whole.Messages.Bytes, kept.Messages.Bytes)
+	assert.Equal(t, whole.Messages.Messages, append(kept.Messages.Messages, turn.ContextMessages...))
+
+	secret := turn
+	secret.ContextMessages = append([]contract.Message{{Role: contract.RoleUser, Content: "my key is AKIAIOSFODNN7EXAMPLE"}}, turn.ContextMessages...)
+	redacted := prepare(secret, true)
+	assert.False(t, redacted.TranscriptTail, "the model gets the redacted transcript, which the caller does not have")
+	assert.Contains(t, redacted.Messages.Messages[len(redacted.Messages.Messages)-4].Content, "[REDACTED:aws_access_key_id]")
+
+	long := turn
+	long.ContextMessages = append([]contract.Message{{Role: contract.RoleUser, Content: strings.Repeat("word ", 1000)}}, turn.ContextMessages...)
+	stored := prepare(long, true)
+	assert.False(t, stored.TranscriptTail)
+	assert.NotEmpty(t, stored.Messages.Ref, "over the inline limit the context is stored whole")
 }

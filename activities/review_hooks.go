@@ -61,8 +61,11 @@ func (a *Activities) turnSubscription(inConversation bool) *HookSubscription {
 
 // leanReview is the review result of fenix-shape 5: no copy of the call,
 // and the subscribed events (also in the trace, so a skipped stage is
-// explained).
+// explained). The descriptor keeps what the workflow and the history
+// tools read, not the description and schema written for the model (an
+// MCP tool's can be kilobytes, recorded with every call).
 func (a *Activities) leanReview(in ReviewToolCallInput, desc tools.Descriptor, queue, fingerprint string) ReviewToolCallResult {
+	desc.Description, desc.Schema = "", nil
 	events := a.hookRegistry().Subscribed(in.ToolCall.ToolName, skippableEvents...)
 	if in.ConversationSessions {
 		events = a.hookRegistry().SubscribedInConversation(in.ToolCall.ToolName, skippableEvents...)

@@ -41,7 +41,9 @@ type ReviewToolCallInput struct {
 
 // ReviewToolCallResult is the approved call and where it must run.
 type ReviewToolCallResult struct {
-	ToolCall contract.ToolCall `json:"tool_call"`
+	// ToolCall is empty in a Lean review's recorded result (the workflow
+	// has the call) and then left out of it.
+	ToolCall contract.ToolCall `json:"tool_call,omitzero"`
 	Tool     tools.Descriptor  `json:"tool"`
 	// TaskQueue is where ExecuteTool must run; empty means the shared queue.
 	TaskQueue string `json:"task_queue,omitempty"`
