@@ -157,15 +157,15 @@ func (t *turnRun) loop() (*contract.Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		answer, err := runStage[activities.CallModelResult](t.session, activities.StageCallModel, t.modelOptions(step), acts.CallModel,
-			activities.CallModelInput{Model: t.model, Prompt: prompt, Transcript: t.transcript, AllowedToolNames: t.req.AgentContext.AllowedToolNames,
-				Step: step, MaxTokens: t.req.MaxTokens})
+		in := t.modelInput(prompt, step)
+		answer, err := runStage[activities.CallModelResult](t.session, activities.StageCallModel, t.modelOptions(step), acts.CallModel, in)
 		if err != nil {
 			return nil, err
 		}
 		t.addTrace(answer.Trace)
-		t.transcript = answer.Transcript
-		t.setHookTranscript(t.transcript)
+		if err := t.takeAnswer(in, answer); err != nil {
+			return nil, err
+		}
 		calls := answer.Message.ToolCalls
 		if len(calls) == 0 {
 			verdict, err := t.stopHooks(answer.Message.Content, step, t.stopBlocks)
@@ -531,9 +531,15 @@ func (t *turnRun) childRequest(call contract.ToolCall, args activities.SubagentA
 	}
 }
 
-// appendMessages adds the tool results to the transcript in a local
-// activity (the results are already in history).
+// appendMessages adds the tool results to the transcript: in workflow
+// state while it stays inline (fenix-shape 10), else in a local activity
+// that stores it (the results are already in history).
 func (t *turnRun) appendMessages(messages []contract.Message) error {
+	if longer, ok := t.appendInline(messages); ok {
+		t.transcript = longer
+		t.setHookTranscript(t.transcript)
+		return nil
+	}
 	ctx := workflow.WithLocalActivityOptions(t.stageCtx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: time.Minute, Summary: "AppendMessages",
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},

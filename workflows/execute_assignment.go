@@ -155,9 +155,15 @@ var prepareTurnOptions = stageOptions("PrepareTurn", contextStageTimeout)
 // prepareTurnInput asks PrepareTurn to answer for CompactContext when
 // nothing needs compacting (since shapeIdleCompaction), unless the result
 // must be packed with another inline limit than the worker's (PrepareRound).
+//
+// Since shapeTranscriptOnce the workflow keeps an inline transcript it
+// sends, so PrepareTurn may leave it out of the context it returns (see
+// transcript.go).
 func prepareTurnInput(s *session, a contract.Assignment, resultInlineLimit int, contextUnused bool) activities.PrepareTurnInput {
 	decide := s.shape >= shapeIdleCompaction && resultInlineLimit == 0
-	return activities.PrepareTurnInput{Assignment: a, DecideCompaction: decide, ContextUnused: decide && contextUnused}
+	in := activities.PrepareTurnInput{Assignment: a, DecideCompaction: decide, ContextUnused: decide && contextUnused}
+	in.TranscriptKept = s.shape >= shapeTranscriptOnce && !in.ContextUnused && a.ContextRef == ""
+	return in
 }
 
 // compactPrepared records PrepareTurn's outcome and runs CompactContext
@@ -165,6 +171,9 @@ func prepareTurnInput(s *session, a contract.Assignment, resultInlineLimit int, 
 func compactPrepared(s *session, a contract.Assignment, in activities.PrepareTurnInput, prep activities.PrepareTurnResult, err error, resultInlineLimit int) (activities.CompactContextResult, error) {
 	if err != nil {
 		return activities.CompactContextResult{}, err
+	}
+	if prep.TranscriptTail {
+		prep.Messages.Messages = followedBy(prep.Messages.Messages, a.ContextMessages)
 	}
 	s.addTrace(prep.Trace)
 	if err := s.checkCancel(); err != nil {

@@ -25,7 +25,7 @@ func TestLeanTurnLeavesOutTurnStagesWithoutHooks(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Equal(t, "2 + 2 is 4.", res.Output.Content)
 	assert.Equal(t, []string{"RunLifecycleHooks",
-		"PrepareTurn", "CallModel", "ReviewToolCall", "ExecuteTool", "ProjectToolResult", "RunPostToolUseHooks", "AppendMessages",
+		"PrepareTurn", "CallModel", "ReviewToolCall", "ExecuteTool", "ProjectToolResult", "RunPostToolUseHooks",
 		"PrepareTurn", "CallModel", "FinalizeOutput", "RunLifecycleHooks"}, h.rawStarted(),
 		"no UserPromptSubmit, PostToolBatch, StepComplete or Stop stage: no hook subscribes")
 	start := res.Trace[0]

@@ -328,6 +328,18 @@ func scenarios() []scenario {
 		{"lean_turn_claude_stop.json", promptedTurn("replay-lean-turn-claude-stop", "verify", "policy-context: what is 2 + 2?")},
 		{"lean_turn_claude_prompt_blocked.json", promptedTurn("replay-lean-turn-claude-prompt-blocked", "answer", "please policy-block this")},
 		{"lean_turn_claude_halt.json", agentScenario("halting", 5, nil)},
+		// fenix-shape 10 with hook context and a Stop hook's feedback,
+		// both appended in the workflow.
+		{"transcript_once_claude_stop.json", promptedTurn("replay-transcript-once-claude-stop", "verify", "policy-context: what is 2 + 2?")},
+		// fenix-shape 10: PrepareRound's PrepareTurn returns the system
+		// prompt alone and the workflow puts the transcript back.
+		{"transcript_once_prepare_round.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
+			if err != nil {
+				return nil, err
+			}
+			return startJSON(ctx, c, q, workflows.PrepareRoundWorkflow, "replay-transcript-once-prepare-round", json.RawMessage(raw))
+		}},
 		{"prepare_round_compacted.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			raw, err := os.ReadFile(filepath.Join("..", "examples", "prepare_round.json"))
 			if err != nil {
@@ -409,6 +421,19 @@ func builtinScenarios() []scenario {
 			req := agentRequest("long", 10)
 			req["continue_as_new_after_events"] = 20
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-lean-turn-can", req)
+		}},
+		// fenix-shape 10: the inline transcript stays in the workflow, so
+		// no AppendMessages stage and no transcript in CallModel's result;
+		// a tool result over the inline limit is still stored by the
+		// stage and passed on by reference.
+		scenario{file: "transcript_once_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
+		scenario{file: "transcript_once_agent_turn_parallel.json", run: agentScenario("parallel", 5, nil)},
+		scenario{file: "transcript_once_agent_turn_subagent.json", run: agentScenario("delegating", 5, nil)},
+		scenario{file: "transcript_once_agent_turn_large.json", run: agentScenario("reader", 5, nil)},
+		scenario{file: "transcript_once_agent_turn_continue_as_new.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest("long", 10)
+			req["continue_as_new_after_events"] = 20
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-transcript-once-can", req)
 		}},
 	)
 }

@@ -108,6 +108,7 @@ func recordHistories(t *testing.T, overwrite bool) {
 
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# Fenix\nDurable agents.\n"), 0o644))
+	writeBigFile(t, ws)
 	registry, err := testtools.WithBuiltins(testtools.Sleep())
 	require.NoError(t, err)
 	queue := "fenix-record"

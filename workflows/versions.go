@@ -77,7 +77,16 @@ const (
 	// call's events.
 	shapeLeanTurn workflow.Version = 9
 
-	shapeLatest = shapeLeanTurn
+	// shapeTranscriptOnce: an agent turn keeps an inline transcript in
+	// workflow state instead of having stages return it again. CallModel
+	// returns the answer without the transcript (the workflow appends it),
+	// and appending tool results, hook context or Stop feedback that keeps
+	// the transcript inline runs no AppendMessages stage (see
+	// transcript.go). A transcript over the inline limit is stored as
+	// before.
+	shapeTranscriptOnce workflow.Version = 10
+
+	shapeLatest = shapeTranscriptOnce
 )
 
 // readVersions sets what the run's versions enable. The order of the
