@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/fenixrt/fenix/agent/llm"
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
 	fenixworker "github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/workflows"
@@ -52,13 +54,37 @@ func BenchmarkAgentTurnTranscript(b *testing.B) {
 	}
 	defer w.Stop()
 
-	for _, size := range []int{1 << 10, 10 << 10, 50 << 10, 200 << 10} {
-		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+	cases := []struct {
+		size int
+		// byRef sends the conversation as a context_ref into the worker's
+		// store, as a kernel does with a large one (`starter run` does it
+		// over 2 MB); otherwise it is inline in the assignment.
+		byRef bool
+	}{{1 << 10, false}, {10 << 10, false}, {50 << 10, false}, {200 << 10, false}, {1 << 20, true}, {10 << 20, true}}
+	for _, c := range cases {
+		name := fmt.Sprintf("%dKB", c.size>>10)
+		if c.byRef {
+			name += "-ref"
+		}
+		b.Run(name, func(b *testing.B) {
+			conversation := conversationOf(c.size)
+			var ref string
+			if c.byRef {
+				set, err := contextstore.Put(ctx, w.ContextStore(), messagesOf(conversation))
+				if err != nil {
+					b.Fatal(err)
+				}
+				ref = set.Ref
+			}
 			var bytes, events int
 			for b.Loop() {
 				id := nextID("bench-transcript")
 				a := baseAssignment(id, "calculator")
-				a["context_messages"] = conversationOf(size)
+				a["context_messages"] = conversation
+				if ref != "" {
+					delete(a, "context_messages")
+					a["context_ref"] = ref
+				}
 				a["model_context"] = map[string]any{"likely_model": "scripted:" + agentScript}
 				a["max_steps"] = 4
 				run, err := runFenix(ctx, srv.Client(), workflows.AgentTurnWorkflow, id, a, agentAnswer)
@@ -89,4 +115,12 @@ func conversationOf(size int) []map[string]any {
 		msgs = append(msgs, map[string]any{"role": "user", "content": line})
 	}
 	return append(msgs, map[string]any{"role": "user", "content": "What is 2 + 2?"})
+}
+
+func messagesOf(conversation []map[string]any) []contract.Message {
+	out := make([]contract.Message, len(conversation))
+	for i, m := range conversation {
+		out[i] = contract.Message{Role: m["role"].(string), Content: m["content"].(string)}
+	}
+	return out
 }
