@@ -92,6 +92,21 @@ func (a *Activities) assembler() *prompt.Assembler {
 	return &prompt.Assembler{Estimator: a.estimator(), DefaultWorkspaceRoot: a.DefaultWorkspaceRoot, WorkspaceBases: a.WorkspaceBases}
 }
 
+// assemblerFor is the assembler for one PrepareTurn: one that takes no
+// workspace snapshot when nothing reads the context (ContextUnused). The
+// snapshot lists the workspace and writes operator_state.json, which
+// grows with the workspace (15 ms at 10,000 files in one directory), and
+// a tool call's context is never sent to a model.
+func (a *Activities) assemblerFor(in PrepareTurnInput) *prompt.Assembler {
+	as := a.assembler()
+	if !in.ContextUnused {
+		return as
+	}
+	skip := *as
+	skip.NoSnapshot = "the context goes to no model (a tool call or skill operation)"
+	return &skip
+}
+
 // PrepareTurn assembles [system prompt] + transcript: profile sections,
 // selected skills, the operator snapshot (main agent only), estimates.
 func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (PrepareTurnResult, error) {
@@ -108,7 +123,7 @@ func (a *Activities) PrepareTurn(ctx context.Context, in PrepareTurnInput) (Prep
 			return fail[PrepareTurnResult](err)
 		}
 	}
-	prepared, err := a.assembler().Prepare(ctx, as, transcript)
+	prepared, err := a.assemblerFor(in).Prepare(ctx, as, transcript)
 	if err != nil {
 		return fail[PrepareTurnResult](ctxErr(ctx, err))
 	}

@@ -2,12 +2,16 @@ package activities
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fenixrt/fenix/agent/prompt"
+	"github.com/fenixrt/fenix/agent/prompt/operator"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/redact"
@@ -98,4 +102,30 @@ func TestPrepareTurnLeavesOutTheTranscriptTheCallerKeeps(t *testing.T) {
 	stored := prepare(long, true)
 	assert.False(t, stored.TranscriptTail)
 	assert.NotEmpty(t, stored.Messages.Ref, "over the inline limit the context is stored whole")
+}
+
+// A tool call's PrepareTurn (ContextUnused) takes no workspace snapshot: it
+// lists the workspace and writes operator_state.json, growing with the
+// workspace, for a context no model reads. A round's PrepareTurn still
+// takes it.
+func TestPrepareTurnTakesNoSnapshotForAContextNobodyReads(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# project\n"), 0o644))
+	a := &Activities{DefaultWorkspaceRoot: ws,
+		Assembler: &prompt.Assembler{DefaultWorkspaceRoot: ws, Operator: &operator.Snapshotter{}}}
+	main := contract.Assignment{ConversationID: "conv-1", WorkspaceRoot: ws, AgentContext: contract.AgentContext{Profile: "main"},
+		ContextMessages: []contract.Message{{Role: contract.RoleUser, Content: "What is 2 + 2?"}}}
+	state := filepath.Join(ws, ".fenix", "sessions", "conv-1", operator.StateFile)
+
+	call, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: main, DecideCompaction: true, ContextUnused: true})
+	require.NoError(t, err)
+	assert.NotEmpty(t, call.Trace.Get("operator_state_skipped"))
+	assert.Nil(t, call.Trace.Get("operator_state_path"))
+	assert.NoFileExists(t, state, "a tool call writes nothing into the workspace")
+
+	round, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: main, DecideCompaction: true})
+	require.NoError(t, err)
+	assert.Nil(t, round.Trace.Get("operator_state_skipped"))
+	assert.FileExists(t, state)
+	assert.Greater(t, round.EstimatedTokenCount, call.EstimatedTokenCount, "the round's context holds the snapshot")
 }

@@ -2,10 +2,13 @@ package activities
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/fenixrt/fenix/agent/prompt"
+	"github.com/fenixrt/fenix/agent/prompt/operator"
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
@@ -17,7 +20,8 @@ import (
 
 // What each stage of a calculator call costs inside its activity, with
 // the hooks a worker without settings files loads (the cancellation
-// guard, the SQLite audit log, redaction), called directly: no Temporal,
+// guard, the SQLite audit log, redaction) and its workspace snapshotter,
+// for the main agent's call, called directly: no Temporal,
 // no payload conversion. Beside `starter bench`, which measures a whole
 // call against its floors, this says which stage's own work is worth
 // making cheaper.
@@ -42,7 +46,7 @@ func BenchmarkCalculatorStages(b *testing.B) {
 	ws := b.TempDir()
 	a := &Activities{Tools: tools.Builtin(), Contexts: contexts, Hooks: r, DefaultWorkspaceRoot: ws,
 		Redactor: redact.Default(), InlineLimit: contextstore.DefaultInlineLimit,
-		Assembler: &prompt.Assembler{DefaultWorkspaceRoot: ws}}
+		Assembler: &prompt.Assembler{DefaultWorkspaceRoot: ws, Operator: &operator.Snapshotter{}}}
 	call := contract.ToolCall{CallID: "call-1", ToolName: "calculator", Arguments: map[string]any{"expression": "2 + 2"}}
 	assignment := contract.Assignment{LogicalWorkID: "w", AttemptNo: 1, ConversationID: "conv-1", TurnID: "turn-1",
 		ContextMessages: []contract.Message{{Role: contract.RoleUser, Content: "What is 2 + 2?"}},
@@ -96,6 +100,34 @@ func BenchmarkCalculatorStages(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := stage.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// A main agent's tool call's PrepareTurn by workspace size (files in one
+// directory, the snapshot's worst case): nothing in it may grow with the
+// workspace, since the call's context goes to no model.
+//
+//	go test -run '^$' -bench 'ToolCallPrepareTurn' -benchtime 200x ./activities
+func BenchmarkToolCallPrepareTurn(b *testing.B) {
+	for _, files := range []int{100, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) {
+			ws := b.TempDir()
+			for i := range files {
+				if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%06d.txt", i)), nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			a := &Activities{DefaultWorkspaceRoot: ws, Redactor: redact.Default(),
+				Assembler: &prompt.Assembler{DefaultWorkspaceRoot: ws, Operator: &operator.Snapshotter{}}}
+			call := contract.Assignment{ConversationID: "conv-1", WorkspaceRoot: ws, AgentContext: contract.AgentContext{Profile: "main"},
+				ContextMessages: []contract.Message{{Role: contract.RoleUser, Content: "What is 2 + 2?"}}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: call, DecideCompaction: true, ContextUnused: true}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -58,6 +58,10 @@ type Assembler struct {
 	// inside before it is snapshotted (FENIX_WORKSPACE_BASES); nil means
 	// DefaultWorkspaceRoot alone.
 	WorkspaceBases *workspace.Bases
+	// NoSnapshot, when set, says why this preparation takes no workspace
+	// snapshot (its context goes to no model): Operator State is then
+	// inline only, and the reason is in the trace.
+	NoSnapshot string
 }
 
 // Prepared is PrepareTurn's result.
@@ -91,6 +95,7 @@ type PrepareTrace struct {
 	OperatorStateBytes     int               `json:"operator_state_bytes,omitempty"`
 	OperatorStateTruncated bool              `json:"operator_state_truncated,omitempty"`
 	OperatorStateError     string            `json:"operator_state_error,omitempty"`
+	OperatorStateSkipped   string            `json:"operator_state_skipped,omitempty"`
 	// DroppedSections are inline sections left out because the operator
 	// layer does not apply.
 	DroppedSections  []string             `json:"dropped_sections,omitempty"`
@@ -252,6 +257,10 @@ func (as *Assembler) operatorState(ctx context.Context, a contract.Assignment, p
 		return nil
 	}
 	if as.Operator == nil {
+		return nil
+	}
+	if as.NoSnapshot != "" {
+		tr.OperatorStateSkipped = as.NoSnapshot
 		return nil
 	}
 	root := a.WorkspaceRoot
