@@ -92,18 +92,18 @@ func (a *Activities) assembler() *prompt.Assembler {
 	return &prompt.Assembler{Estimator: a.estimator(), DefaultWorkspaceRoot: a.DefaultWorkspaceRoot, WorkspaceBases: a.WorkspaceBases}
 }
 
-// assemblerFor is the assembler for one PrepareTurn: one that takes no
-// workspace snapshot when nothing reads the context (ContextUnused). The
-// snapshot lists the workspace and writes operator_state.json, which
-// grows with the workspace (15 ms at 10,000 files in one directory), and
-// a tool call's context is never sent to a model.
+// assemblerFor is the assembler for one PrepareTurn: when nothing reads
+// the context (ContextUnused: a tool call's is never sent to a model), one
+// that skips what grows with the workspace, the workspace snapshot (which
+// also writes operator_state.json; 13 ms at 10,000 files in one
+// directory) and loading the skills the transcript refers to.
 func (a *Activities) assemblerFor(in PrepareTurnInput) *prompt.Assembler {
 	as := a.assembler()
 	if !in.ContextUnused {
 		return as
 	}
 	skip := *as
-	skip.NoSnapshot = "the context goes to no model (a tool call or skill operation)"
+	skip.Unread = "the context goes to no model (a tool call or skill operation)"
 	return &skip
 }
 

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fenixrt/fenix/agent/prompt"
 	"github.com/fenixrt/fenix/agent/prompt/operator"
+	"github.com/fenixrt/fenix/agent/skills"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/redact"
@@ -104,28 +106,33 @@ func TestPrepareTurnLeavesOutTheTranscriptTheCallerKeeps(t *testing.T) {
 	assert.NotEmpty(t, stored.Messages.Ref, "over the inline limit the context is stored whole")
 }
 
-// A tool call's PrepareTurn (ContextUnused) takes no workspace snapshot: it
-// lists the workspace and writes operator_state.json, growing with the
-// workspace, for a context no model reads. A round's PrepareTurn still
-// takes it.
+// A tool call's PrepareTurn (ContextUnused) takes no workspace snapshot
+// (it lists the workspace and writes operator_state.json) and loads no
+// skill the transcript refers to: both grow with the workspace, for a
+// context no model reads. A round's PrepareTurn does both.
 func TestPrepareTurnTakesNoSnapshotForAContextNobodyReads(t *testing.T) {
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# project\n"), 0o644))
+	catalog, err := skills.Open(skills.Roots{System: filepath.Join("..", "examples", "skills", "system")})
+	require.NoError(t, err)
 	a := &Activities{DefaultWorkspaceRoot: ws,
-		Assembler: &prompt.Assembler{DefaultWorkspaceRoot: ws, Operator: &operator.Snapshotter{}}}
+		Assembler: &prompt.Assembler{DefaultWorkspaceRoot: ws, Operator: &operator.Snapshotter{}, Skills: catalog}}
 	main := contract.Assignment{ConversationID: "conv-1", WorkspaceRoot: ws, AgentContext: contract.AgentContext{Profile: "main"},
-		ContextMessages: []contract.Message{{Role: contract.RoleUser, Content: "What is 2 + 2?"}}}
+		ContextMessages: []contract.Message{{Role: contract.RoleUser, Content: "Use $release-notes, then compute 2 + 2."}}}
 	state := filepath.Join(ws, ".fenix", "sessions", "conv-1", operator.StateFile)
 
 	call, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: main, DecideCompaction: true, ContextUnused: true})
 	require.NoError(t, err)
-	assert.NotEmpty(t, call.Trace.Get("operator_state_skipped"))
+	assert.NotEmpty(t, call.Trace.Get("context_unread"))
 	assert.Nil(t, call.Trace.Get("operator_state_path"))
 	assert.NoFileExists(t, state, "a tool call writes nothing into the workspace")
+	assert.Empty(t, call.Trace.Get("selected_skills"))
+	assert.EqualValues(t, 1, call.Trace.Get("active_skill_count"), "the catalog's skills are still listed")
 
 	round, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: main, DecideCompaction: true})
 	require.NoError(t, err)
-	assert.Nil(t, round.Trace.Get("operator_state_skipped"))
+	assert.Nil(t, round.Trace.Get("context_unread"))
 	assert.FileExists(t, state)
+	assert.Equal(t, "[release-notes]", fmt.Sprint(round.Trace.Get("selected_skills")))
 	assert.Greater(t, round.EstimatedTokenCount, call.EstimatedTokenCount, "the round's context holds the snapshot")
 }

@@ -58,10 +58,13 @@ type Assembler struct {
 	// inside before it is snapshotted (FENIX_WORKSPACE_BASES); nil means
 	// DefaultWorkspaceRoot alone.
 	WorkspaceBases *workspace.Bases
-	// NoSnapshot, when set, says why this preparation takes no workspace
-	// snapshot (its context goes to no model): Operator State is then
-	// inline only, and the reason is in the trace.
-	NoSnapshot string
+	// Unread, when set, says why no model reads this preparation's
+	// context: it then does no work that only that reader needs, work that
+	// grows with the workspace. It takes no workspace snapshot (Operator
+	// State is inline only) and loads no skill the transcript refers to
+	// (the catalog's active skills, in memory, are still listed). The
+	// reason is in the trace (context_unread).
+	Unread string
 }
 
 // Prepared is PrepareTurn's result.
@@ -95,7 +98,7 @@ type PrepareTrace struct {
 	OperatorStateBytes     int               `json:"operator_state_bytes,omitempty"`
 	OperatorStateTruncated bool              `json:"operator_state_truncated,omitempty"`
 	OperatorStateError     string            `json:"operator_state_error,omitempty"`
-	OperatorStateSkipped   string            `json:"operator_state_skipped,omitempty"`
+	ContextUnread          string            `json:"context_unread,omitempty"`
 	// DroppedSections are inline sections left out because the operator
 	// layer does not apply.
 	DroppedSections  []string             `json:"dropped_sections,omitempty"`
@@ -143,6 +146,7 @@ func (as *Assembler) Prepare(ctx context.Context, a contract.Assignment, transcr
 		Estimator:        est.Name(),
 		SectionSources:   map[string]string{},
 		SelectedSkills:   []string{},
+		ContextUnread:    as.Unread,
 	}
 	messages := NormalizeTranscript(transcript)
 
@@ -218,7 +222,12 @@ func (as *Assembler) addSkills(messages []contract.Message, s *Sections, tr *Pre
 	if as.Skills == nil {
 		return
 	}
-	sel := as.Skills.Select(messages)
+	var sel skills.Selection
+	if as.Unread == "" {
+		sel = as.Skills.Select(messages)
+	} else {
+		sel.Active = as.Skills.Select(nil).Active
+	}
 	tr.ActiveSkillCount = len(sel.Active)
 	for _, e := range sel.Active {
 		s.ActiveSkills = append(s.ActiveSkills, SkillSummary{Name: e.Name, Description: e.Description})
@@ -259,8 +268,7 @@ func (as *Assembler) operatorState(ctx context.Context, a contract.Assignment, p
 	if as.Operator == nil {
 		return nil
 	}
-	if as.NoSnapshot != "" {
-		tr.OperatorStateSkipped = as.NoSnapshot
+	if as.Unread != "" {
 		return nil
 	}
 	root := a.WorkspaceRoot
