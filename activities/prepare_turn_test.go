@@ -136,3 +136,33 @@ func TestPrepareTurnTakesNoSnapshotForAContextNobodyReads(t *testing.T) {
 	assert.Equal(t, "[release-notes]", fmt.Sprint(round.Trace.Get("selected_skills")))
 	assert.Greater(t, round.EstimatedTokenCount, call.EstimatedTokenCount, "the round's context holds the snapshot")
 }
+
+// A tool call's context is redacted only when it goes on to CompactContext
+// (whose hooks and summarizer see it): otherwise nothing reads it, and
+// redacting a long transcript was most of the stage's work.
+func TestPrepareTurnRedactsAContextNobodyReadsOnlyWhenItIsCompacted(t *testing.T) {
+	store, err := contextstore.NewFS(t.TempDir())
+	require.NoError(t, err)
+	a := &Activities{Contexts: store, Redactor: redact.Default(), InlineLimit: 1 << 20}
+	call := contract.Assignment{AgentContext: contract.AgentContext{Profile: "bench"}}
+	for i := range 4 {
+		call.ContextMessages = append(call.ContextMessages, contract.Message{Role: contract.RoleUser, Content: fmt.Sprintf("step %d: my key is AKIAIOSFODNN7EXAMPLE and more words here", i)})
+	}
+
+	unread, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: call, DecideCompaction: true, ContextUnused: true})
+	require.NoError(t, err)
+	require.NotNil(t, unread.NoCompaction)
+	assert.Empty(t, unread.Messages.Messages)
+	assert.Nil(t, unread.Trace.Get("context_redactions"), "nothing reads it: nothing to redact")
+
+	threshold := 10
+	call.BudgetHints = contract.BudgetHints{AdvisoryCompactionThresholdTokens: &threshold}
+	compacted, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: call, DecideCompaction: true, ContextUnused: true})
+	require.NoError(t, err)
+	require.Nil(t, compacted.NoCompaction, "over the threshold CompactContext runs")
+	assert.EqualValues(t, 4, compacted.Trace.Get("context_redactions"))
+	for _, m := range compacted.Messages.Messages {
+		assert.NotContains(t, m.Content, "AKIAIOSFODNN7EXAMPLE", "what goes on to CompactContext is redacted")
+	}
+	require.NotEmpty(t, compacted.Messages.Messages)
+}

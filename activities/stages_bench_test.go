@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fenixrt/fenix/agent/prompt"
@@ -108,11 +109,30 @@ func BenchmarkCalculatorStages(b *testing.B) {
 }
 
 // A main agent's tool call's PrepareTurn by workspace size (files in one
-// directory, the snapshot's worst case): nothing in it may grow with the
-// workspace, since the call's context goes to no model.
+// directory, the snapshot's worst case) and by the size of the transcript
+// the assignment carries: the call's context goes to no model, so what
+// grows with them should not be there.
 //
 //	go test -run '^$' -bench 'ToolCallPrepareTurn' -benchtime 200x ./activities
 func BenchmarkToolCallPrepareTurn(b *testing.B) {
+	for _, size := range []int{10 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("transcript=%dKB", size>>10), func(b *testing.B) {
+			ws := b.TempDir()
+			a := &Activities{DefaultWorkspaceRoot: ws, Redactor: redact.Default(),
+				Assembler: &prompt.Assembler{DefaultWorkspaceRoot: ws, Operator: &operator.Snapshotter{}}}
+			call := contract.Assignment{ConversationID: "conv-1", WorkspaceRoot: ws, AgentContext: contract.AgentContext{Profile: "main"}}
+			line := strings.Repeat("Earlier we discussed the migration plan in detail. ", 20)[:1000]
+			for i := 0; i*1000 < size; i++ {
+				call.ContextMessages = append(call.ContextMessages, contract.Message{Role: contract.RoleUser, Content: line})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: call, DecideCompaction: true, ContextUnused: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	for _, files := range []int{100, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) {
 			ws := b.TempDir()
