@@ -57,6 +57,12 @@ func TestExitStatusAndStreams(t *testing.T) {
 		{"exit code", "exit 7", 7, "", ""},
 		{"missing program", "definitely-not-a-program-fenix", 127, "", "not found"},
 		{"killed by signal", "kill -9 $$", 137, "", ""},
+		// The line runs in the gate's shell (eval, no second exec) but
+		// sees what `sh -c LINE` would: no positional parameters, $0 the
+		// shell, none of the gate's variables, the gate's fd closed.
+		{"as sh -c sees it", `echo "$0 $# [$*] [${fenix_gate-unset}]"; [ -e /proc/self/fd/3 ] && echo fd3 open; exit 0`, 0, "/bin/sh 0 [] [unset]\n", ""},
+		{"syntax error", "if then", 2, "", "Syntax error"},
+		{"several lines", "x=1\nif [ $x = 1 ]; then\n  echo one\nfi", 0, "one\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
