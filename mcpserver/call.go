@@ -84,14 +84,14 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 
 	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	run, err := g.cfg.Client.ExecuteWorkflow(startCtx, client.StartWorkflowOptions{
+	run, err := workflows.StartWorkflow(startCtx, g.cfg.Client, client.StartWorkflowOptions{
 		ID:        c.workflowID,
 		TaskQueue: g.cfg.TaskQueue,
 		// A retry of the same request joins the run in flight, or reads the
 		// result of the closed one: never a second execution.
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, workflows.ExecuteAssignmentWorkflow, a)
+	}, workflows.ExecuteAssignmentWorkflow, a, a)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if !errors.As(err, &started) {

@@ -47,7 +47,7 @@ func cmdAgent(ctx context.Context, c *cli, args []string) (int, error) {
 		return exitFailed, err
 	}
 	defer conn.Close()
-	run, err := conn.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: *id, TaskQueue: *taskQueue}, workflows.AgentTurnWorkflow, json.RawMessage(raw))
+	run, err := workflows.StartWorkflow(ctx, conn, client.StartWorkflowOptions{ID: *id, TaskQueue: *taskQueue}, workflows.AgentTurnWorkflow, req.Assignment, json.RawMessage(raw))
 	if err != nil {
 		return exitFailed, fmt.Errorf("start AgentTurn: %w", err)
 	}

@@ -168,7 +168,7 @@ func start(ctx context.Context, c *cli, sf startFlags, args []string, workflowTy
 	if err != nil {
 		return nil, nil, a, err
 	}
-	run, err := conn.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: *sf.taskQueue}, workflowType, json.RawMessage(raw))
+	run, err := workflows.StartWorkflow(ctx, conn, client.StartWorkflowOptions{ID: id, TaskQueue: *sf.taskQueue}, workflowType, a, json.RawMessage(raw))
 	if err != nil {
 		conn.Close()
 		var started *serviceerror.WorkflowExecutionAlreadyStarted

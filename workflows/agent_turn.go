@@ -412,12 +412,16 @@ func (t *turnRun) runSubagent(ctx workflow.Context, step int, call contract.Tool
 	}
 	raw, _ := json.Marshal(child)
 	started := workflow.Now(t.ctx)
-	childCtx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+	childOpts := workflow.ChildWorkflowOptions{
 		WorkflowID:          childID,
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation: true,
 		StaticSummary:       fmt.Sprintf("Subagent %s of %s", args.Profile, call.CallID),
-	})
+	}
+	if t.searchAttrs && t.shape >= shapeStartAttributes {
+		childOpts.TypedSearchAttributes = StartAttributes(child.Assignment)
+	}
+	childCtx := workflow.WithChildOptions(ctx, childOpts)
 	t.currentStage = "subagent"
 	t.flushAttrs()
 	var res contract.Result

@@ -28,6 +28,20 @@ func startJSON(ctx context.Context, c client.Client, queue, workflowType, id str
 	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflowType, json.RawMessage(raw))
 }
 
+// startAttributed starts like Fenix's starters: with the run's start
+// search attributes (workflows.StartWorkflow, fenix-shape 11).
+func startAttributed(ctx context.Context, c client.Client, queue, workflowType, id string, input any) (client.WorkflowRun, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, err
+	}
+	var a contract.Assignment
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, err
+	}
+	return workflows.StartWorkflow(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflowType, a, json.RawMessage(raw))
+}
+
 func scenarios() []scenario {
 	withTool := func(call map[string]any, allowed ...string) map[string]any {
 		a := calculatorAssignment()
@@ -299,6 +313,9 @@ func scenarios() []scenario {
 		// arguments hash, the record_permission_decision stage.
 		{"inbox_permission_allowed.json", inboxScenario("replay-inbox-permission", workflows.DecisionAllow)},
 		{"inbox_permission_denied.json", inboxScenario("replay-inbox-denied", workflows.DecisionDeny)},
+		// fenix-shape 11: AwaitingDecision set before the wait and unset
+		// after it, on a run started with its start search attributes.
+		{"start_attributes_inbox_allowed.json", inboxScenarioStarted("replay-start-attributes-inbox", workflows.DecisionAllow, startAttributed)},
 		{"inbox_permission_timeout.json", timeoutScenario("replay-inbox-timeout")},
 		{"inbox_canceled_while_waiting.json", cancelWhileWaitingScenario("replay-inbox-cancel")},
 		{"inbox_agent_turn_permission.json", agentScenario("ask", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
@@ -367,11 +384,11 @@ func builtinScenarios() []scenario {
 	}
 	// toolCalls are a shape's calculator call, exec_command call and call
 	// refused by review, recorded as prefix_calculator.json and so on.
-	toolCalls := func(prefix string) []scenario {
+	toolCallsStarted := func(prefix string, startRun func(context.Context, client.Client, string, string, string, any) (client.WorkflowRun, error)) []scenario {
 		start := func(name string, a map[string]any) scenario {
 			id := "replay-" + strings.ReplaceAll(prefix, "_", "-") + "-" + strings.ReplaceAll(name, "_", "-")
 			return scenario{file: prefix + "_" + name + ".json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-				return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+				return startRun(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
 			}}
 		}
 		return []scenario{
@@ -380,8 +397,18 @@ func builtinScenarios() []scenario {
 			start("not_visible", withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}, "calculator")),
 		}
 	}
+	toolCalls := func(prefix string) []scenario { return toolCallsStarted(prefix, startJSON) }
+	attributedTurn := func(file, script string, maxSteps, continueAfter int) scenario {
+		return scenario{file: file, run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			req := agentRequest(script, maxSteps)
+			if continueAfter > 0 {
+				req["continue_as_new_after_events"] = continueAfter
+			}
+			return startAttributed(ctx, c, q, workflows.AgentTurnWorkflow, "replay-start-attributes-"+script, req)
+		}}
+	}
 	// fenix-shape 5 (lean_*) and 8 (beside_review_*).
-	return append(append(toolCalls("lean"), toolCalls("beside_review")...),
+	shapes := append(append(toolCalls("lean"), toolCalls("beside_review")...),
 		scenario{file: "lean_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
 		// fenix-shape 7: nothing to compact, PrepareTurn answers for
 		// CompactContext.
@@ -435,6 +462,18 @@ func builtinScenarios() []scenario {
 			req["continue_as_new_after_events"] = 20
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-transcript-once-can", req)
 		}},
+	)
+	// fenix-shape 11: runs started with their start search attributes
+	// upsert only what changes (the status at the end, or before a
+	// yield); a subagent's child starts with its own; a continued run
+	// keeps them. start_attributes_plain_* is a run of the same shape
+	// started without them, as by a kernel that sets none.
+	shapes = append(shapes, toolCallsStarted("start_attributes", startAttributed)...)
+	shapes = append(shapes, toolCallsStarted("start_attributes_plain", startJSON)...)
+	return append(shapes,
+		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
+		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),
+		attributedTurn("start_attributes_agent_turn_continue_as_new.json", "long", 10, 20),
 	)
 }
 
@@ -505,10 +544,14 @@ func decidePermission(ctx context.Context, c client.Client, run client.WorkflowR
 // inboxScenario starts a calculator call the test policy asks about and
 // decides it from the inbox.
 func inboxScenario(id, decision string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+	return inboxScenarioStarted(id, decision, startJSON)
+}
+
+func inboxScenarioStarted(id, decision string, startRun func(context.Context, client.Client, string, string, string, any) (client.WorkflowRun, error)) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 		a := calculatorAssignment()
 		a["tool_call"] = map[string]any{"call_id": "ask-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}
-		run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+		run, err := startRun(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
 		if err != nil {
 			return nil, err
 		}

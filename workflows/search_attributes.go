@@ -2,6 +2,8 @@ package workflows
 
 import (
 	"slices"
+
+	"github.com/fenixrt/fenix/contract"
 	"sync/atomic"
 
 	"go.temporal.io/sdk/temporal"
@@ -60,7 +62,7 @@ func (s *session) upsert(updates ...attrUpdate) {
 		return
 	}
 	for _, u := range updates {
-		if i := slices.IndexFunc(s.pendingAttrs, func(p attrUpdate) bool { return p.key == u.key }); i >= 0 {
+		if i := slices.IndexFunc(s.pendingAttrs, func(p attrUpdate) bool { return p.key.GetName() == u.key.GetName() }); i >= 0 {
 			s.pendingAttrs[i] = u
 		} else {
 			s.pendingAttrs = append(s.pendingAttrs, u)
@@ -68,11 +70,19 @@ func (s *session) upsert(updates ...attrUpdate) {
 	}
 }
 
-// flushAttrs upserts the pending updates before the run yields.
+// flushAttrs upserts the pending updates before the run yields. Since
+// fenix-shape 11 it leaves out the values the run already has: a run
+// started with StartAttributes (or continued as new, which keeps them)
+// makes no upsert until its status changes.
 func (s *session) flushAttrs() {
-	if len(s.pendingAttrs) > 0 {
-		s.upsertNow(s.pendingAttrs)
-		s.pendingAttrs = nil
+	pending := s.pendingAttrs
+	s.pendingAttrs = nil
+	if s.shape >= shapeStartAttributes {
+		current := workflow.GetTypedSearchAttributes(s.ctx)
+		pending = slices.DeleteFunc(pending, func(u attrUpdate) bool { return u.heldBy(current) })
+	}
+	if len(pending) > 0 {
+		s.upsertNow(pending)
 	}
 }
 
@@ -93,16 +103,62 @@ func (s *session) upsertNow(updates []attrUpdate) {
 }
 
 // attrUpdate is one search-attribute update with its key, so pending
-// updates of the same key replace each other.
+// updates of the same key replace each other, and its value, so an update
+// the run already holds can be left out.
 type attrUpdate struct {
-	key    string
+	key    temporal.SearchAttributeKeyKeyword
+	value  string
+	unset  bool
 	update temporal.SearchAttributeUpdate
 }
 
 func setAttr(key temporal.SearchAttributeKeyKeyword, value string) attrUpdate {
-	return attrUpdate{key: key.GetName(), update: key.ValueSet(value)}
+	return attrUpdate{key: key, value: value, update: key.ValueSet(value)}
 }
 
 func unsetAttr(key temporal.SearchAttributeKeyKeyword) attrUpdate {
-	return attrUpdate{key: key.GetName(), update: key.ValueUnset()}
+	return attrUpdate{key: key, unset: true, update: key.ValueUnset()}
+}
+
+// heldBy reports whether the run's search attributes already say what u
+// would.
+func (u attrUpdate) heldBy(current temporal.SearchAttributes) bool {
+	value, ok := current.GetKeyword(u.key)
+	if u.unset {
+		return !ok
+	}
+	return ok && value == u.value
+}
+
+// startAttributes are the search attributes a run upserts first: its
+// conversation, turn, running status and, for a tool call, the tool.
+func startAttributes(conversationID, turnID, toolName string) []attrUpdate {
+	updates := []attrUpdate{setAttr(SearchAttrConversationID, conversationID), setAttr(SearchAttrTurnID, turnID),
+		setAttr(SearchAttrAssignmentStatus, AssignmentStatusRunning)}
+	if toolName != "" {
+		updates = append(updates, setAttr(SearchAttrToolName, toolName))
+	}
+	return updates
+}
+
+// AssignmentStatusRunning is AssignmentStatus while a run works.
+const AssignmentStatusRunning = "running"
+
+// StartAttributes are the search attributes a run of a (ExecuteAssignment,
+// AgentTurn or PrepareRound) sets first. A starter that passes them in
+// StartWorkflowOptions.TypedSearchAttributes saves the run that upsert
+// (fenix-shape 11): one history event and one visibility write fewer per
+// call. The namespace must have them registered (the worker does that at
+// startup); StartWorkflow falls back to starting without them.
+func StartAttributes(a contract.Assignment) temporal.SearchAttributes {
+	toolName := ""
+	if a.ToolCall != nil {
+		toolName = a.ToolCall.ToolName
+	}
+	updates := startAttributes(a.ConversationID, a.TurnID, toolName)
+	out := make([]temporal.SearchAttributeUpdate, len(updates))
+	for i, u := range updates {
+		out[i] = u.update
+	}
+	return temporal.NewSearchAttributes(out...)
 }

@@ -113,12 +113,11 @@ func (s *session) bindAssignment(a contract.Assignment) {
 	info := workflow.GetInfo(s.ctx)
 	s.gov.hookSession = hooks.SessionFromAssignment(info.WorkflowExecution.ID, info.WorkflowExecution.RunID, a)
 	s.bindConversationSession(a)
-	updates := []attrUpdate{setAttr(SearchAttrConversationID, a.ConversationID), setAttr(SearchAttrTurnID, a.TurnID),
-		setAttr(SearchAttrAssignmentStatus, "running")}
-	if s.shape >= shapeFastPath && a.ToolCall != nil && a.ToolCall.ToolName != "" {
-		updates = append(updates, setAttr(SearchAttrToolName, a.ToolCall.ToolName))
+	toolName := ""
+	if s.shape >= shapeFastPath && a.ToolCall != nil {
+		toolName = a.ToolCall.ToolName
 	}
-	s.upsert(updates...)
+	s.upsert(startAttributes(a.ConversationID, a.TurnID, toolName)...)
 	s.mode = s.stageModeFor(a.Execution)
 }
 

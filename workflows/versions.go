@@ -86,7 +86,13 @@ const (
 	// before.
 	shapeTranscriptOnce workflow.Version = 10
 
-	shapeLatest = shapeTranscriptOnce
+	// shapeStartAttributes: pending search-attribute updates the run
+	// already holds are not upserted, so a run started with
+	// StartAttributes (or continued as new) makes no upsert until its
+	// status changes, and a subagent's child run starts with its own.
+	shapeStartAttributes workflow.Version = 11
+
+	shapeLatest = shapeStartAttributes
 )
 
 // readVersions sets what the run's versions enable. The order of the

@@ -218,7 +218,13 @@ func runFenix(ctx context.Context, c client.Client, workflowType, id string, inp
 	}
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.DefaultTaskQueue}, workflowType, json.RawMessage(raw))
+	// Started as Fenix's starters start runs: with the search attributes
+	// the run would upsert first (workflows.StartWorkflow).
+	var a contract.Assignment
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, err
+	}
+	run, err := workflows.StartWorkflow(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.DefaultTaskQueue}, workflowType, a, json.RawMessage(raw))
 	if err != nil {
 		return nil, err
 	}

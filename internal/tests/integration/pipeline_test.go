@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,7 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
@@ -227,4 +231,75 @@ func reportKinds(reports []contract.Report) []string {
 		out[i] = r.Kind
 	}
 	return out
+}
+
+// A run started the way Fenix's starters start it (workflows.StartWorkflow,
+// fenix-shape 11) carries its search attributes from the start: it is
+// found as running while the command runs, yet upserts nothing but the
+// version marker's attribute and its final status.
+func TestStartAttributesFindTheRunWithoutItsUpsert(t *testing.T) {
+	w := startWorker(t)
+	a := assignment("start-attributes", map[string]any{"tool_name": "exec_command", "arguments": map[string]any{"command_line": "sleep 2"}}, "exec_command")
+	a["conversation_id"] = "conv-start-attributes-" + w.queue
+	raw, err := json.Marshal(a)
+	require.NoError(t, err)
+	var typed contract.Assignment
+	require.NoError(t, json.Unmarshal(raw, &typed))
+	ctx := context.Background()
+	run, err := workflows.StartWorkflow(ctx, server.Client(), client.StartWorkflowOptions{ID: "start-attributes-" + w.queue, TaskQueue: w.queue},
+		workflows.ExecuteAssignmentWorkflow, typed, json.RawMessage(raw))
+	require.NoError(t, err)
+
+	found := func(status string) func() bool {
+		query := fmt.Sprintf("ConversationId = '%s' AND TurnId = 'turn-it' AND ToolName = 'exec_command' AND AssignmentStatus = '%s'", a["conversation_id"], status)
+		return func() bool {
+			resp, err := server.Client().ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+			return err == nil && len(resp.GetExecutions()) == 1 && resp.GetExecutions()[0].GetExecution().GetRunId() == run.GetRunID()
+		}
+	}
+	require.Eventually(t, found("running"), 5*time.Second, 100*time.Millisecond, "the running call is found by its start attributes")
+	var res contract.Result
+	require.NoError(t, run.Get(ctx, &res))
+	require.Equal(t, contract.StatusCompleted, res.Status, "error: %+v", res.Error)
+	require.Eventually(t, found("completed"), 15*time.Second, 200*time.Millisecond, "the finished call is found with its final status")
+
+	var upserted [][]string
+	for _, e := range history(t, run) {
+		if u := e.GetUpsertWorkflowSearchAttributesEventAttributes(); u != nil {
+			var keys []string
+			for k := range u.GetSearchAttributes().GetIndexedFields() {
+				keys = append(keys, k)
+			}
+			upserted = append(upserted, keys)
+		}
+	}
+	assert.Equal(t, [][]string{{"TemporalChangeVersion"}, {"AssignmentStatus"}}, upserted)
+}
+
+// StartWorkflow on a namespace without Fenix's search attributes starts
+// the run without them instead of failing the start.
+func TestStartWorkflowWithoutRegisteredAttributesStillStarts(t *testing.T) {
+	ctx := context.Background()
+	namespace := "no-fenix-attributes"
+	_, err := server.Client().WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+		Namespace: namespace, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
+	var exists *serviceerror.NamespaceAlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		require.NoError(t, err)
+	}
+	c, err := client.NewClientFromExisting(server.Client(), client.Options{Namespace: namespace})
+	require.NoError(t, err)
+	defer c.Close()
+	a := contract.Assignment{LogicalWorkID: "unregistered", AttemptNo: 1, ConversationID: "conv-unregistered", TurnID: "turn-1"}
+	var run client.WorkflowRun
+	require.Eventually(t, func() bool { // a new namespace takes a moment to reach every service
+		run, err = workflows.StartWorkflow(ctx, c, client.StartWorkflowOptions{ID: "start-unregistered-" + newTaskQueue(t), TaskQueue: "nobody-polls"},
+			workflows.ExecuteAssignmentWorkflow, a, a)
+		return err == nil || !strings.Contains(err.Error(), "not found")
+	}, 15*time.Second, 200*time.Millisecond)
+	require.NoError(t, err)
+	d, err := c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	assert.Empty(t, d.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()["ConversationId"], "started without the unregistered attributes")
+	require.NoError(t, c.TerminateWorkflow(ctx, run.GetID(), run.GetRunID(), "test done"))
 }

@@ -1,0 +1,39 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/contract"
+)
+
+// StartWorkflow starts workflowType (ExecuteAssignment, AgentTurn or
+// PrepareRound) for a with input, setting a's StartAttributes so the run
+// makes no upsert of its own until its status changes. When the namespace
+// does not know Fenix's search attributes (no worker registered them), it
+// starts the run without them: the run then upserts what it can, as it
+// would for a starter in any other language that sets none.
+func StartWorkflow(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, workflowType string, a contract.Assignment, input any) (client.WorkflowRun, error) {
+	withAttributes := opts
+	withAttributes.TypedSearchAttributes = StartAttributes(a)
+	run, err := c.ExecuteWorkflow(ctx, withAttributes, workflowType, input)
+	if err != nil && unknownSearchAttribute(err) {
+		return c.ExecuteWorkflow(ctx, opts, workflowType, input)
+	}
+	return run, err
+}
+
+// unknownSearchAttribute reports whether err is the server refusing a
+// search attribute its namespace has not registered.
+func unknownSearchAttribute(err error) bool {
+	var invalid *serviceerror.InvalidArgument
+	if !errors.As(err, &invalid) {
+		return false
+	}
+	msg := strings.ToLower(invalid.Message)
+	return strings.Contains(msg, "search attribute")
+}
