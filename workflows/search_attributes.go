@@ -93,11 +93,7 @@ func (s *session) closeAttrs(status string) {
 }
 
 func (s *session) upsertNow(updates []attrUpdate) {
-	out := make([]temporal.SearchAttributeUpdate, len(updates))
-	for i, u := range updates {
-		out[i] = u.update
-	}
-	if err := workflow.UpsertTypedSearchAttributes(s.ctx, out...); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(s.ctx, sdkUpdates(updates)...); err != nil {
 		s.logger.Warn("upserting search attributes failed", "error", err)
 	}
 }
@@ -144,7 +140,7 @@ func startAttributes(conversationID, turnID, toolName string) []attrUpdate {
 // AssignmentStatusRunning is AssignmentStatus while a run works.
 const AssignmentStatusRunning = "running"
 
-// StartAttributes are the search attributes a run of a (ExecuteAssignment,
+// StartAttributes are the search attributes a run for a (ExecuteAssignment,
 // AgentTurn or PrepareRound) sets first. A starter that passes them in
 // StartWorkflowOptions.TypedSearchAttributes saves the run that upsert
 // (fenix-shape 11): one history event and one visibility write fewer per
@@ -155,10 +151,13 @@ func StartAttributes(a contract.Assignment) temporal.SearchAttributes {
 	if a.ToolCall != nil {
 		toolName = a.ToolCall.ToolName
 	}
-	updates := startAttributes(a.ConversationID, a.TurnID, toolName)
+	return temporal.NewSearchAttributes(sdkUpdates(startAttributes(a.ConversationID, a.TurnID, toolName))...)
+}
+
+func sdkUpdates(updates []attrUpdate) []temporal.SearchAttributeUpdate {
 	out := make([]temporal.SearchAttributeUpdate, len(updates))
 	for i, u := range updates {
 		out[i] = u.update
 	}
-	return temporal.NewSearchAttributes(out...)
+	return out
 }
