@@ -262,15 +262,20 @@ func TestServerRestartWithAssignmentsInFlight(t *testing.T) {
 	t.Logf("SERVER RESTART: %d assignments in flight, all completed within %s of the stop; %d TOOL_CALL audit rows for %d calls; ran on hosts %v", n, latest.Round(time.Millisecond), toolCalls, n, perHost)
 }
 
-// startAndWait starts a workflow on the shared queue and waits for it.
+// startAndWait starts a workflow on the shared queue as Fenix's starters
+// do (with its start search attributes) and waits for it.
 func startAndWait(workflowType, id string, input any, limit time.Duration) (contract.Result, error) {
 	raw, err := jsonMarshal(input)
 	if err != nil {
 		return contract.Result{}, err
 	}
+	var a contract.Assignment
+	if err := jsonUnmarshal(raw, &a); err != nil {
+		return contract.Result{}, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	run, err := tc.ExecuteWorkflow(ctx, startOptions(id), workflowType, raw)
+	run, err := workflows.StartWorkflow(ctx, tc, startOptions(id), workflowType, a, raw)
 	if err != nil {
 		return contract.Result{}, err
 	}
