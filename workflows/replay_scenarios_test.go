@@ -35,11 +35,7 @@ func startAttributed(ctx context.Context, c client.Client, queue, workflowType, 
 	if err != nil {
 		return nil, err
 	}
-	var a contract.Assignment
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, err
-	}
-	return workflows.StartWorkflow(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflowType, a, json.RawMessage(raw))
+	return workflows.StartWorkflowJSON(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflowType, raw)
 }
 
 func scenarios() []scenario {

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -25,6 +26,18 @@ func StartWorkflow(ctx context.Context, c client.Client, opts client.StartWorkfl
 		return c.ExecuteWorkflow(ctx, opts, workflowType, input)
 	}
 	return run, err
+}
+
+// StartWorkflowJSON is StartWorkflow for an input already in JSON: the
+// assignment's fields are read from it. Input that is no assignment is
+// started as it is, without attributes, so the run reports what is wrong
+// with it.
+func StartWorkflowJSON(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, workflowType string, input json.RawMessage) (client.WorkflowRun, error) {
+	var a contract.Assignment
+	if err := json.Unmarshal(input, &a); err != nil {
+		return c.ExecuteWorkflow(ctx, opts, workflowType, input)
+	}
+	return StartWorkflow(ctx, c, opts, workflowType, a, input)
 }
 
 // unknownSearchAttribute reports whether err is the server refusing a

@@ -220,11 +220,7 @@ func runFenix(ctx context.Context, c client.Client, workflowType, id string, inp
 	defer cancel()
 	// Started as Fenix's starters start runs: with the search attributes
 	// the run would upsert first (workflows.StartWorkflow).
-	var a contract.Assignment
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, err
-	}
-	run, err := workflows.StartWorkflow(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.DefaultTaskQueue}, workflowType, a, json.RawMessage(raw))
+	run, err := workflows.StartWorkflowJSON(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.DefaultTaskQueue}, workflowType, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -269,13 +269,9 @@ func startAndWait(workflowType, id string, input any, limit time.Duration) (cont
 	if err != nil {
 		return contract.Result{}, err
 	}
-	var a contract.Assignment
-	if err := jsonUnmarshal(raw, &a); err != nil {
-		return contract.Result{}, err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	run, err := workflows.StartWorkflow(ctx, tc, startOptions(id), workflowType, a, raw)
+	run, err := workflows.StartWorkflowJSON(ctx, tc, startOptions(id), workflowType, raw)
 	if err != nil {
 		return contract.Result{}, err
 	}

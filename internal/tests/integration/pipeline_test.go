@@ -243,11 +243,9 @@ func TestStartAttributesFindTheRunWithoutItsUpsert(t *testing.T) {
 	a["conversation_id"] = "conv-start-attributes-" + w.queue
 	raw, err := json.Marshal(a)
 	require.NoError(t, err)
-	var typed contract.Assignment
-	require.NoError(t, json.Unmarshal(raw, &typed))
 	ctx := context.Background()
-	run, err := workflows.StartWorkflow(ctx, server.Client(), client.StartWorkflowOptions{ID: "start-attributes-" + w.queue, TaskQueue: w.queue},
-		workflows.ExecuteAssignmentWorkflow, typed, json.RawMessage(raw))
+	run, err := workflows.StartWorkflowJSON(ctx, server.Client(), client.StartWorkflowOptions{ID: "start-attributes-" + w.queue, TaskQueue: w.queue},
+		workflows.ExecuteAssignmentWorkflow, raw)
 	require.NoError(t, err)
 
 	found := func(status string) func() bool {
@@ -302,4 +300,19 @@ func TestStartWorkflowWithoutRegisteredAttributesStillStarts(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, d.TypedSearchAttributes.ContainsKey(workflows.SearchAttrConversationID), "started without the unregistered attributes")
 	require.NoError(t, c.TerminateWorkflow(ctx, run.GetID(), run.GetRunID(), "test done"))
+}
+
+// Input that is no assignment still starts, without attributes, so the
+// run (not the starter) reports what is wrong with it.
+func TestStartWorkflowJSONStartsInputThatIsNoAssignment(t *testing.T) {
+	w := startWorker(t)
+	ctx := context.Background()
+	run, err := workflows.StartWorkflowJSON(ctx, server.Client(), client.StartWorkflowOptions{ID: "start-json-malformed-" + w.queue, TaskQueue: w.queue},
+		workflows.ExecuteAssignmentWorkflow, json.RawMessage(`{"attempt_no": "first"}`))
+	require.NoError(t, err)
+	var res contract.Result
+	require.NoError(t, run.Get(ctx, &res))
+	assert.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType)
+	assert.Contains(t, res.Error.LastErrorSummary, "attempt_no")
 }
