@@ -56,6 +56,10 @@ type Config struct {
 	// (holding .claude/) or plugin directories (holding hooks/hooks.json),
 	// loaded after HooksFile's, in order.
 	HookSources []string
+	// HookConcurrency bounds how many hooks of one event run at once
+	// (FENIX_HOOK_CONCURRENCY; 0 means hooks.DefaultConcurrency, 1 runs
+	// them in turn, for hooks that cannot share the machine or a file).
+	HookConcurrency int
 	// HookHTTPAllow opens exceptions for http hooks' outbound rule, in
 	// FENIX_FETCH_ALLOW's format (CIDRs, IPs, host names).
 	HookHTTPAllow string
@@ -212,6 +216,9 @@ func (c Config) Validate() error {
 	if c.Contexts.Retention < 0 {
 		return fmt.Errorf("FENIX_CONTEXT_RETENTION=%s: want a positive duration", c.Contexts.Retention)
 	}
+	if c.HookConcurrency < 0 {
+		return fmt.Errorf("FENIX_HOOK_CONCURRENCY=%d: want 1 or more (0: the default, %d)", c.HookConcurrency, hooks.DefaultConcurrency)
+	}
 	switch c.Process.GRPCCompression {
 	case "", "gzip", "none":
 	default:
@@ -268,6 +275,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.ProfilesDir, "profiles-dir", getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
 	fs.StringVar(&cfg.HooksFile, "hooks-file", getenv("FENIX_HOOKS_FILE"), "hook settings in Claude Code's format: settings files, project directories (holding .claude/) or plugin directories (holding hooks/hooks.json), \":\"-separated, loaded in order (env FENIX_HOOKS_FILE)")
 	fs.StringVar(&cfg.MCPConfig, "mcp-config", getenv("FENIX_MCP_CONFIG"), "MCP server configurations in Claude Code's .mcp.json format, \":\"-separated; project directories given to -hooks-file contribute their .mcp.json too (env FENIX_MCP_CONFIG)")
+	fs.IntVar(&cfg.HookConcurrency, "hook-concurrency", env.count("FENIX_HOOK_CONCURRENCY", hooks.DefaultConcurrency), "how many hooks of one event run at once; 1 runs them in turn (env FENIX_HOOK_CONCURRENCY)")
 	fs.StringVar(&cfg.HookHTTPAllow, "hooks-http-allow", getenv("FENIX_HOOKS_HTTP_ALLOW"), "private or loopback destinations http hooks may reach: CIDRs, IPs, host names (env FENIX_HOOKS_HTTP_ALLOW)")
 	fs.StringVar(&cfg.SummaryModel, "summary-model", getenv("FENIX_SUMMARY_MODEL"), "model for summary compaction with summarizer \"model\" (env FENIX_SUMMARY_MODEL)")
 	fs.StringVar(&redactPatterns, "redact-patterns", getenv("FENIX_REDACT_PATTERNS"), "JSON file of extra secret patterns [{\"name\",\"regex\",\"keep\",\"hints\"}] redacted from tool output (env FENIX_REDACT_PATTERNS)")
@@ -290,6 +298,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
+	}
+	if cfg.HookConcurrency < 1 {
+		return Config{}, fmt.Errorf("-hook-concurrency=%d: want 1 or more", cfg.HookConcurrency)
 	}
 	cfg.WorkspaceBases = workspace.ParseList(workspaceBases)
 	cfg.Process.InboxTokens = getenv("FENIX_INBOX_TOKENS")
@@ -375,6 +386,18 @@ func (e *envReader) bytes(key string, def int64) int64 {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if (err != nil || n <= 0) && e.err == nil {
 		e.err = fmt.Errorf("%s=%q: want a positive number of bytes", key, v)
+	}
+	return n
+}
+
+func (e *envReader) count(key string, def int) int {
+	v := e.getenv(key)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if (err != nil || n < 1) && e.err == nil {
+		e.err = fmt.Errorf("%s=%q: want a whole number, 1 or more", key, v)
 	}
 	return n
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -70,6 +71,27 @@ func TestLoadConfig(t *testing.T) {
 		{name: "session idle timeout under 1s", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_SESSION_IDLE_TIMEOUT": "10ms"}, wantErr: "FENIX_SESSION_IDLE_TIMEOUT=10ms"},
 		{name: "bad duration names its variable", env: map[string]string{"FENIX_CONTEXT_GC_INTERVAL": "soon"}, wantErr: `FENIX_CONTEXT_GC_INTERVAL="soon"`},
 		{name: "bad size names its variable", env: map[string]string{"FENIX_CONTEXT_MAX_BYTES": "-1"}, wantErr: `FENIX_CONTEXT_MAX_BYTES="-1"`},
+		{name: "hooks run eight at a time by default", env: map[string]string{"FENIX_DATA_DIR": "/d"},
+			check: func(t *testing.T, c Config) {
+				if c.HookConcurrency != hooks.DefaultConcurrency {
+					t.Errorf("HookConcurrency = %d, want %d", c.HookConcurrency, hooks.DefaultConcurrency)
+				}
+			}},
+		{name: "hooks in turn", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_HOOK_CONCURRENCY": "1"},
+			check: func(t *testing.T, c Config) {
+				if c.HookConcurrency != 1 {
+					t.Errorf("HookConcurrency = %d, want 1", c.HookConcurrency)
+				}
+			}},
+		{name: "hook concurrency flag", args: []string{"-hook-concurrency", "3"}, env: map[string]string{"FENIX_DATA_DIR": "/d"},
+			check: func(t *testing.T, c Config) {
+				if c.HookConcurrency != 3 {
+					t.Errorf("HookConcurrency = %d, want 3", c.HookConcurrency)
+				}
+			}},
+		{name: "hook concurrency 0 names its variable", env: map[string]string{"FENIX_HOOK_CONCURRENCY": "0"}, wantErr: `FENIX_HOOK_CONCURRENCY="0"`},
+		{name: "hook concurrency not a number", env: map[string]string{"FENIX_HOOK_CONCURRENCY": "all"}, wantErr: `FENIX_HOOK_CONCURRENCY="all"`},
+		{name: "hook concurrency flag 0", args: []string{"-hook-concurrency", "0"}, env: map[string]string{"FENIX_DATA_DIR": "/d"}, wantErr: "-hook-concurrency=0"},
 		{name: "unknown flag", args: []string{"-nope"}, wantErr: "flag provided but not defined"},
 		{name: "codec key malformed", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_CODEC_KEY": "not base64!"}, wantErr: "FENIX_CODEC_KEY"},
 	}

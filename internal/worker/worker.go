@@ -363,7 +363,11 @@ func openSkills(dir string) (*skills.Catalog, error) {
 // cancellation guard, the command and http hooks of the settings files (in
 // the order given), the audit log, custom Go hooks, then secret redaction.
 func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, host *tools.Host) (*hooks.Registry, error) {
-	r := hooks.NewRegistry(hooks.WithLogger(cfg.Logger.Warn))
+	opts := []hooks.Option{hooks.WithLogger(cfg.Logger.Warn)}
+	if cfg.HookConcurrency > 0 {
+		opts = append(opts, hooks.WithConcurrency(cfg.HookConcurrency))
+	}
+	r := hooks.NewRegistry(opts...)
 	r.Add(builtin.NewCancellationHook())
 	var paths []string
 	if cfg.HooksFile != "" {
