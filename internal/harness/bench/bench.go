@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sync"
@@ -200,6 +201,28 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		defer bareMCP.Stop()
 	}
 
+	python, withPython := Python()
+	var project string
+	if withPython {
+		if project, err = PythonHooksProject(dataDir, python); err != nil {
+			return nil, err
+		}
+		for _, hw := range []struct {
+			queue       string
+			concurrency int
+		}{{pythonHooksInTurnQueue, 1}, {pythonHooksTogetherQueue, 0}} {
+			hooked, err := fenixworker.New(c, fenixworker.Config{TaskQueue: hw.queue, DataDir: filepath.Join(dataDir, hw.queue),
+				DefaultWorkspaceRoot: workspace, Logger: o.Logger, HooksFile: project, HookConcurrency: hw.concurrency})
+			if err != nil {
+				return nil, err
+			}
+			if err := hooked.Start(); err != nil {
+				return nil, err
+			}
+			defer hooked.Stop()
+		}
+	}
+
 	// The regular calculator's own activity count, for the bare workflow
 	// that pays the same number of round trips.
 	regularActivities, err := countActivities(ctx, c, ScenarioCalculatorRegular)
@@ -216,7 +239,19 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	} else {
 		fmt.Fprintln(o.Out, "MCP scenarios skipped: the npm reference servers are unavailable (node/npm missing or the install failed)")
 	}
+	if withPython {
+		all = append(all, pythonHookScenarios()...)
+	} else {
+		fmt.Fprintln(o.Out, "python hook scenarios skipped: no python3")
+	}
 	scenarios := selectScenarios(all, o.Only)
+	if withPython && slices.ContainsFunc(scenarios, func(sc scenario) bool { return sc.name == ScenarioPythonHooksTogether }) {
+		startup, err := PythonStartup(ctx, python, 20)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(o.Out, "python hooks run with %s: %s to start and import json, re, sys (p50 of 20)\n", python, startup.Round(time.Millisecond/10))
+	}
 	fmt.Fprintf(o.Out, "dev server with %s; %d runs per scenario, interleaved in rounds; think time %s\n", config, o.N, o.Think)
 	fmt.Fprintf(o.Out, "the regular-mode calculator schedules %d regular activities\n\n", regularActivities)
 
@@ -227,6 +262,13 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			return results, err
 		}
 		results = append(results, rs...)
+	}
+	if project != "" && slices.ContainsFunc(scenarios, func(sc scenario) bool { return sc.name == ScenarioPythonHooksTogether }) {
+		logged, err := CommandsLogged(project)
+		if err != nil {
+			return results, fmt.Errorf("the python hooks' command log: %w", err)
+		}
+		fmt.Fprintf(o.Out, "log_commands.py logged %d commands\n", logged)
 	}
 	return results, nil
 }

@@ -34,6 +34,10 @@ func TestBenchRuns(t *testing.T) {
 	if _, err := mcpservers.Install(ctx); err == nil {
 		want += 2 * len(mcpScenarios())
 	}
+	_, withPython := Python()
+	if withPython {
+		want += 2 * len(pythonHookScenarios())
+	}
 	if len(results) != want {
 		t.Fatalf("got %d results, want %d", len(results), want)
 	}
@@ -47,6 +51,11 @@ func TestBenchRuns(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
+	}
+	// Three runs at each of two concurrencies, by each of the two python
+	// hook workers: every run's log_commands.py appended its line.
+	if withPython && !strings.Contains(out.String(), "log_commands.py logged 12 commands") {
+		t.Errorf("the python hooks did not log 12 commands:\n%s", out.String())
 	}
 	t.Log("\n" + out.String())
 }

@@ -212,29 +212,38 @@ func agentTurn(stages string) func(context.Context, client.Client) (client.Workf
 }
 
 func runFenix(ctx context.Context, c client.Client, workflowType, id string, input map[string]any, want string) (client.WorkflowRun, error) {
-	raw, err := json.Marshal(input)
+	run, res, err := runFenixOn(ctx, c, workflows.DefaultTaskQueue, workflowType, id, input)
 	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
-	defer cancel()
-	// Started as Fenix's starters start runs: with the search attributes
-	// the run would upsert first (workflows.StartWorkflow).
-	run, err := workflows.StartWorkflowJSON(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.DefaultTaskQueue}, workflowType, raw)
-	if err != nil {
-		return nil, err
-	}
-	var res contract.Result
-	if err := run.Get(ctx, &res); err != nil {
 		return run, err
-	}
-	if res.Status != contract.StatusCompleted || res.Output == nil {
-		return run, fmt.Errorf("%s %s ended %s: %+v", workflowType, id, res.Status, res.Error)
 	}
 	if want != "" && res.Output.Content != want {
 		return run, fmt.Errorf("%s %s answered %q, want %q", workflowType, id, res.Output.Content, want)
 	}
 	return run, nil
+}
+
+// runFenixOn runs one Fenix workflow on queue to a completed result.
+func runFenixOn(ctx context.Context, c client.Client, queue, workflowType, id string, input map[string]any) (client.WorkflowRun, contract.Result, error) {
+	var res contract.Result
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, res, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	// Started as Fenix's starters start runs: with the search attributes
+	// the run would upsert first (workflows.StartWorkflow).
+	run, err := workflows.StartWorkflowJSON(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflowType, raw)
+	if err != nil {
+		return nil, res, err
+	}
+	if err := run.Get(ctx, &res); err != nil {
+		return run, res, err
+	}
+	if res.Status != contract.StatusCompleted || res.Output == nil {
+		return run, res, fmt.Errorf("%s %s ended %s: %+v", workflowType, id, res.Status, res.Error)
+	}
+	return run, res, nil
 }
 
 // scriptedModel answers the bench agent turn: a calculator call, then the
