@@ -3,7 +3,9 @@ package claudecode
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,6 +98,14 @@ func pinnable(name string, mode fs.FileMode) bool {
 	return false
 }
 
+// pinTooLargeError is a script directory past the limits of one pinned
+// tree.
+type pinTooLargeError struct{ dir string }
+
+func (e *pinTooLargeError) Error() string {
+	return fmt.Sprintf("hook script directory %s holds more than %d files or %d bytes; keep hook scripts in a directory of their own", e.dir, maxPinnedFiles, maxPinnedBytes)
+}
+
 // readTree reads the pinnable files of dir and the launched ones (or,
 // when alone is set, just the launched ones).
 func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
@@ -112,7 +122,7 @@ func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 		}
 		total += len(data)
 		if len(t.files) >= maxPinnedFiles || total > maxPinnedBytes {
-			return fmt.Errorf("hook script directory %s holds more than %d files or %d bytes; keep hook scripts in a directory of their own", dir, maxPinnedFiles, maxPinnedBytes)
+			return &pinTooLargeError{dir: dir}
 		}
 		t.files = append(t.files, pinnedFile{rel: filepath.ToSlash(rel), exec: info.Mode()&0o111 != 0, data: data})
 		return nil
@@ -242,6 +252,17 @@ func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 		at, launched = i, append(slices.Clone(t.launched), name)
 	}
 	t, err := readTree(dir, launched, alone)
+	var tooLarge *pinTooLargeError
+	if errors.As(err, &tooLarge) && !p.owns(dir) {
+		// A program outside the project and plugin, in a directory of
+		// many (/usr/bin/env, an interpreter under pyenv or nvm): a
+		// native executable is the system's or the operator's and runs
+		// where it is; a script is pinned alone, without its neighbours.
+		if nativeExecutable(script) {
+			return nil, nil
+		}
+		t, err = readTree(dir, launched, true)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +284,39 @@ func (t *pinnedTree) has(rel string) bool {
 		if f.rel == rel {
 			return true
 		}
+	}
+	return false
+}
+
+// owns reports whether dir is the project's or the plugin's, where every
+// script a hook launches is pinned with its directory.
+func (p *pinner) owns(dir string) bool {
+	for _, root := range []string{p.src.Paths.ProjectDir, p.src.Paths.PluginRoot} {
+		if root == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(root, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return true
+		}
+	}
+	return false
+}
+
+// nativeExecutable reports whether path is a compiled program (ELF,
+// Mach-O) rather than a script.
+func nativeExecutable(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil {
+		return false
+	}
+	switch string(magic[:]) {
+	case "\x7fELF", "\xfe\xed\xfa\xce", "\xfe\xed\xfa\xcf", "\xce\xfa\xed\xfe", "\xcf\xfa\xed\xfe", "\xca\xfe\xba\xbe":
+		return true
 	}
 	return false
 }

@@ -3,6 +3,7 @@ package claudecode
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,4 +160,93 @@ func TestPolicyFingerprintCoversScripts(t *testing.T) {
 	if got := fingerprint(settings); got == base {
 		t.Errorf("a rewritten helper keeps fingerprint %s", got)
 	}
+}
+
+// Programs outside the project in a directory of many files, as
+// `/usr/bin/env bash "$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh` names,
+// used to fail the whole settings file ("holds more than 512 files"). A
+// native executable there runs where it is; a script there is pinned
+// alone; the project's own guard is still pinned and still blocks after
+// it is rewritten.
+func TestProgramsInLargeDirectoriesOutsideTheProject(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxPinnedFiles + 10 {
+		writeScript(t, bin, "tool"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+strings.Repeat("0", i/26), "exit 0")
+	}
+	envPath, err := exec.LookPath("env")
+	if err != nil {
+		t.Skip("no env program")
+	}
+	native, err := os.ReadFile(envPath)
+	if err != nil || !nativeExecutable(envPath) {
+		t.Skipf("%s is not a native executable", envPath)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "env"), native, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// run-guard is a script next to them: it runs the guard it is given.
+	runGuard := writeScript(t, bin, "run-guard", `exec sh "$1"`)
+	for _, tc := range []struct {
+		name, command string
+		// inPlace is what the hook runs where it is; pinned what it must
+		// not run from where the settings name it.
+		inPlace, pinned string
+	}{
+		{"native env", filepath.Join(bin, "env") + ` sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh`, filepath.Join(bin, "env") + " ", ""},
+		{"script pinned alone", runGuard + ` \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh`, "", runGuard + " "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			project, _ := pinProject(t)
+			settings := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+				{"type": "command", "command": "`+tc.command+`", "onFailure": "block"}]}]}}`)
+			store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, src := pinnedRegistry(t, settings, store)
+			commands := strings.Join(hookCommands(src), "\n")
+			if !strings.Contains(commands, store.Dir()) || (tc.inPlace != "" && !strings.Contains(commands, tc.inPlace)) ||
+				(tc.pinned != "" && strings.Contains(commands, tc.pinned)) {
+				t.Errorf("the hook runs %q: want the guard from the store, %q in place, %q not in place", commands, tc.inPlace, tc.pinned)
+			}
+			if err := os.WriteFile(filepath.Join(project, ".claude", "hooks", "guard.sh"), []byte("exit 0\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res := r.RunPreToolUse(context.Background(), rmEvent(project))
+			if !res.Blocked() || !strings.Contains(res.Action.Reason, "blocked by the pinned guard: rm") {
+				t.Fatalf("after rewriting the guard: %+v, want the pinned guard's block", res)
+			}
+		})
+	}
+	// Rewriting run-guard itself after load changes nothing either.
+	project, _ := pinProject(t)
+	settings := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+		{"type": "command", "command": "`+runGuard+` \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh", "onFailure": "block"}]}]}}`)
+	store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := pinnedRegistry(t, settings, store)
+	if err := os.WriteFile(runGuard, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.RunPreToolUse(context.Background(), rmEvent(project)); !res.Blocked() {
+		t.Fatalf("after rewriting run-guard: %+v, want the pinned guard's block", res)
+	}
+}
+
+// hookCommands are the command lines src's command hooks run.
+func hookCommands(src *Source) []string {
+	var out []string
+	for _, h := range src.Hooks {
+		if e, ok := h.(*ExternalHook); ok {
+			if c, ok := e.transport.(*commandTransport); ok {
+				out = append(out, c.command)
+			}
+		}
+	}
+	return out
 }
