@@ -313,6 +313,7 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 			Written: entry.Command, WrittenArgs: args})
 		if err == nil {
 			src.protectCommand(entry.Command, args, entry.Args != nil)
+			src.warnShims(where, entry.Command, args, entry.Args != nil)
 		}
 	} else {
 		if strings.TrimSpace(entry.URL) == "" {
