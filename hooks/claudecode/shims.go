@@ -78,8 +78,8 @@ func launchedPrograms(command string, args []string, execForm bool) []string {
 	return out
 }
 
-// warnShims warns once per program of a command hook that starts through
-// a version manager's shell shim.
+// warnShims warns about each program of a command hook that starts
+// through a version manager's shell shim.
 func (src *Source) warnShims(where, command string, args []string, execForm bool) {
 	for _, name := range launchedPrograms(command, args, execForm) {
 		if shim, ok := shellShim(name); ok {
