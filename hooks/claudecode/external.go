@@ -211,7 +211,11 @@ func NewCommandHook(cfg CommandHookConfig) (*ExternalHook, error) {
 	default:
 		return nil, fmt.Errorf("command hook %q for %s: shell %q is not available (use bash)", cfg.Command, cfg.Event, cfg.Shell)
 	}
-	scripts := scriptFiles(cfg.Command, cfg.Args, cfg.Args != nil, cfg.Paths.placeholders(), cfg.Paths.ProjectDir)
+	vars := cfg.Paths.placeholders()
+	if cfg.Args == nil {
+		vars = shellVars(vars, cfg.Env)
+	}
+	scripts := scriptFiles(cfg.Command, cfg.Args, cfg.Args != nil, vars, cfg.Paths.ProjectDir)
 	written, writtenArgs := cfg.Written, cfg.WrittenArgs
 	if written == "" {
 		written, writtenArgs = cfg.Command, cfg.Args

@@ -357,8 +357,11 @@ func (p *pinner) pinLaunched(w string) error {
 		return nil
 	}
 	if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
+		if err == nil && !p.owns(filepath.Dir(path)) && nativeExecutable(path) {
+			return nil // a link to the system's interpreter (/usr/bin/python3): it runs where it is
+		}
 		if err == nil || !os.IsNotExist(err) {
-			p.src.warn("%s: hook script %s is not a regular file; it is run from the project, not pinned", p.src.Path, path)
+			p.src.warn("%s: hook script %s is not a regular file; it runs where it is, not pinned", p.src.Path, path)
 		}
 		return nil
 	}
@@ -390,6 +393,7 @@ func (p *pinner) command(command string, args []string, execForm bool) (string, 
 		}
 		return out[0], out[1:], nil
 	}
+	vars = shellVars(vars, p.src.env)
 	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
 	if err != nil {
 		return command, args, nil // NewCommandHook runs it as written; sh reports the error

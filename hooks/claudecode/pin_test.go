@@ -250,3 +250,59 @@ func hookCommands(src *Source) []string {
 	}
 	return out
 }
+
+// User-level hooks live in ~/.claude/hooks and are named with ~ or $HOME,
+// which sh expands. `~/.claude/hooks/guard.sh` used to be taken for a
+// path relative to the project: the hook "could not start" and did not
+// run. Both forms now run the guard, pinned like a project's: rewriting it
+// after load changes nothing. A link to a native program outside the
+// project (/usr/bin/python3 -> python3.11) runs where it is, with no
+// warning.
+func TestUserLevelHooksUnderHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	hooksDir := filepath.Join(home, ".claude", "hooks")
+	if err := os.MkdirAll(hooksDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeScript(t, hooksDir, "lib.sh", `deny() { echo "blocked by the pinned guard: $1" >&2; exit 2; }`)
+	guard := writeScript(t, hooksDir, "guard.sh", `. "$(dirname "$0")/lib.sh"
+grep -q '"rm' && deny rm
+exit 0`)
+	envPath, err := exec.LookPath("env")
+	if err != nil || !nativeExecutable(envPath) {
+		t.Skip("no native env program to link to")
+	}
+	link := filepath.Join(t.TempDir(), "env-link")
+	if err := os.Symlink(envPath, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, command := range []string{`~/.claude/hooks/guard.sh`, `\"$HOME\"/.claude/hooks/guard.sh`, `${HOME}/.claude/hooks/guard.sh --flag`,
+		link + ` sh ~/.claude/hooks/guard.sh`} {
+		t.Run(command, func(t *testing.T) {
+			if err := os.WriteFile(guard, []byte("#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\ngrep -q '\"rm' && deny rm\nexit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			settings := writeFileAt(t, filepath.Join(home, ".claude", "settings.json"),
+				`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "`+command+`", "onFailure": "block"}]}]}}`)
+			store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, src := pinnedRegistry(t, settings, store)
+			if len(src.Warnings) != 0 {
+				t.Errorf("warnings: %q", src.Warnings)
+			}
+			project := t.TempDir()
+			if res := r.RunPreToolUse(context.Background(), rmEvent(project)); !res.Blocked() || !strings.Contains(res.Action.Reason, "blocked by the pinned guard: rm") {
+				t.Fatalf("%+v, want the guard's block", res)
+			}
+			if err := os.WriteFile(guard, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if res := r.RunPreToolUse(context.Background(), rmEvent(project)); !res.Blocked() {
+				t.Fatalf("after rewriting ~/.claude/hooks/guard.sh: %+v, want the pinned guard's block", res)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"maps"
 	"path/filepath"
 	"strings"
 
@@ -23,7 +24,11 @@ func (src *Source) protectSource() {
 
 // protectCommand protects the files a command hook references.
 func (src *Source) protectCommand(command string, args []string, execForm bool) {
-	abs, rel := referencedFiles(command, args, execForm, src.Paths.placeholders())
+	vars := src.Paths.placeholders()
+	if !execForm {
+		vars = shellVars(vars, src.env)
+	}
+	abs, rel := referencedFiles(command, args, execForm, vars)
 	src.Protected = appendNew(src.Protected, abs...)
 	src.ProtectedRelative = appendNew(src.ProtectedRelative, rel...)
 }
@@ -39,6 +44,25 @@ func (p HookPaths) placeholders() map[string]string {
 		vars["CLAUDE_PLUGIN_DATA"] = p.PluginData
 	}
 	return vars
+}
+
+// shellVars adds to vars what a shell-form command also expands in the
+// words that name its scripts: HOME, for ~ and $HOME (user-level hooks
+// live in ~/.claude/hooks), as the hook process gets it: from the
+// settings file's env, else the worker's. Exec form expands neither.
+func shellVars(vars, settingsEnv map[string]string) map[string]string {
+	home := settingsEnv["HOME"]
+	for _, kv := range processEnv() {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok && home == "" {
+			home = v
+		}
+	}
+	if home == "" || !filepath.IsAbs(home) {
+		return vars
+	}
+	out := maps.Clone(vars)
+	out["HOME"] = filepath.Clean(home)
+	return out
 }
 
 func appendNew(list []string, items ...string) []string {
@@ -126,16 +150,32 @@ func looksLikePath(w string) bool {
 // renderWord renders a shell word made of literals, quotes and the known
 // placeholders; a workspace-dependent $CLAUDE_PROJECT_DIR renders as ""
 // so the rest of the path is taken relative to the workspace.
+// A leading unquoted ~ renders as vars["HOME"] when vars has it (see
+// shellVars); without it the word is not rendered.
 func renderWord(parts []syntax.WordPart, vars map[string]string) (string, bool) {
+	return renderParts(parts, vars, true)
+}
+
+// renderParts renders parts; top is set for a whole word, where a
+// leading ~ is the shell's tilde prefix (inside quotes it is a letter).
+func renderParts(parts []syntax.WordPart, vars map[string]string, top bool) (string, bool) {
 	var b strings.Builder
 	for i, p := range parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			b.WriteString(p.Value)
+			v := p.Value
+			if top && i == 0 && (v == "~" || strings.HasPrefix(v, "~/")) {
+				home, ok := vars["HOME"]
+				if !ok {
+					return "", false
+				}
+				v = home + v[1:]
+			}
+			b.WriteString(v)
 		case *syntax.SglQuoted:
 			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
-			s, ok := renderWord(p.Parts, vars)
+			s, ok := renderParts(p.Parts, vars, false)
 			if !ok {
 				return "", false
 			}
@@ -150,7 +190,7 @@ func renderWord(parts []syntax.WordPart, vars map[string]string) (string, bool) 
 			}
 			if v == "" && i == 0 {
 				// Workspace-relative: drop the separator that follows.
-				rest, ok := renderWord(parts[1:], vars)
+				rest, ok := renderParts(parts[1:], vars, false)
 				if !ok {
 					return "", false
 				}
