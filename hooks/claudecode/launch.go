@@ -67,24 +67,9 @@ func scriptFiles(command string, args []string, execForm bool, vars map[string]s
 		}
 		words = launchedWords(words)
 	} else {
-		file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
-		if err != nil {
-			return nil
+		for _, rendered := range simpleCommands(command, vars) {
+			words = append(words, launchedWords(rendered)...)
 		}
-		syntax.Walk(file, func(n syntax.Node) bool {
-			if call, ok := n.(*syntax.CallExpr); ok {
-				var rendered []string
-				for _, w := range call.Args {
-					s, ok := renderWord(w.Parts, vars)
-					if !ok {
-						s = ""
-					}
-					rendered = append(rendered, s)
-				}
-				words = append(words, launchedWords(rendered)...)
-			}
-			return true
-		})
 	}
 	var out []string
 	for _, w := range words {
@@ -97,6 +82,29 @@ func scriptFiles(command string, args []string, execForm bool, vars map[string]s
 		out = appendNew(out, filepath.Clean(w))
 	}
 	return out
+}
+
+// simpleCommands parses a shell-form command into the words of each
+// simple command, rendered with vars ("" for a word that does not render);
+// nil when it does not parse (sh will say why when it runs).
+func simpleCommands(command string, vars map[string]string) [][]string {
+	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
+	if err != nil {
+		return nil
+	}
+	var calls [][]string
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if call, ok := n.(*syntax.CallExpr); ok {
+			var rendered []string
+			for _, w := range call.Args {
+				s, _ := renderWord(w.Parts, vars)
+				rendered = append(rendered, s)
+			}
+			calls = append(calls, rendered)
+		}
+		return true
+	})
+	return calls
 }
 
 // launchedWords picks the program (when it is a path) and the script

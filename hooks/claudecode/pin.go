@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -255,12 +254,7 @@ func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 	var tooLarge *pinTooLargeError
 	if errors.As(err, &tooLarge) && !p.owns(dir) {
 		// A program outside the project and plugin, in a directory of
-		// many (/usr/bin/env, an interpreter under pyenv or nvm): a
-		// native executable is the system's or the operator's and runs
-		// where it is; a script is pinned alone, without its neighbours.
-		if nativeExecutable(script) {
-			return nil, nil
-		}
+		// many (~/.local/bin): pinned alone, without its neighbours.
 		t, err = readTree(dir, launched, true)
 	}
 	if err != nil {
@@ -302,23 +296,19 @@ func (p *pinner) owns(dir string) bool {
 	return false
 }
 
-// nativeExecutable reports whether path is a compiled program (ELF,
-// Mach-O) rather than a script.
-func nativeExecutable(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
+// systemProgramDirs hold the system's programs, which the worker runs
+// where they are (an agent that can rewrite them can rewrite the worker).
+var systemProgramDirs = []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin",
+	"/usr/libexec", "/opt/homebrew/bin", "/opt/homebrew/sbin"}
+
+// systemProgramDir reports whether dir (its links resolved) is one of
+// systemProgramDirs or in the Nix store.
+func systemProgramDir(dir string) bool {
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
 	}
-	defer f.Close()
-	var magic [4]byte
-	if _, err := io.ReadFull(f, magic[:]); err != nil {
-		return false
-	}
-	switch string(magic[:]) {
-	case "\x7fELF", "\xfe\xed\xfa\xce", "\xfe\xed\xfa\xcf", "\xce\xfa\xed\xfe", "\xcf\xfa\xed\xfe", "\xca\xfe\xba\xbe":
-		return true
-	}
-	return false
+	dir = filepath.Clean(dir)
+	return slices.Contains(systemProgramDirs, dir) || strings.HasPrefix(dir, "/nix/store/")
 }
 
 // storedPath maps a project path into the store, when a pinned tree
@@ -356,10 +346,10 @@ func (p *pinner) pinLaunched(w string) error {
 	if path == "" {
 		return nil
 	}
+	if systemProgramDir(filepath.Dir(path)) {
+		return nil // the system's program (/usr/bin/env, /usr/bin/python3): it runs where it is
+	}
 	if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
-		if err == nil && !p.owns(filepath.Dir(path)) && nativeExecutable(path) {
-			return nil // a link to the system's interpreter (/usr/bin/python3): it runs where it is
-		}
 		if err == nil || !os.IsNotExist(err) {
 			p.src.warn("%s: hook script %s is not a regular file; it runs where it is, not pinned", p.src.Path, path)
 		}

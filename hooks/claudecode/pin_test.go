@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,41 +165,49 @@ func TestPolicyFingerprintCoversScripts(t *testing.T) {
 
 // Programs outside the project in a directory of many files, as
 // `/usr/bin/env bash "$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh` names,
-// used to fail the whole settings file ("holds more than 512 files"). A
-// native executable there runs where it is; a script there is pinned
-// alone; the project's own guard is still pinned and still blocks after
-// it is rewritten.
+// used to fail the whole settings file ("holds more than 512 files"). The
+// system's programs (/usr/bin/env) run where they are; any other program
+// or script in such a directory is pinned alone, so rewriting it after
+// load changes nothing; the project's own guard is pinned as before.
 func TestProgramsInLargeDirectoriesOutsideTheProject(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for i := range maxPinnedFiles + 10 {
-		writeScript(t, bin, "tool"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+strings.Repeat("0", i/26), "exit 0")
+		writeScript(t, bin, fmt.Sprintf("tool%03d", i), "exit 0")
 	}
 	envPath, err := exec.LookPath("env")
 	if err != nil {
 		t.Skip("no env program")
 	}
 	native, err := os.ReadFile(envPath)
-	if err != nil || !nativeExecutable(envPath) {
-		t.Skipf("%s is not a native executable", envPath)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(bin, "env"), native, 0o755); err != nil {
+	binEnv := filepath.Join(bin, "env")
+	if err := os.WriteFile(binEnv, native, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// run-guard is a script next to them: it runs the guard it is given.
 	runGuard := writeScript(t, bin, "run-guard", `exec sh "$1"`)
+	const guard = ` \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh`
 	for _, tc := range []struct {
 		name, command string
-		// inPlace is what the hook runs where it is; pinned what it must
-		// not run from where the settings name it.
+		// inPlace is what the hook runs where it is, pinned what it must
+		// run from the store.
 		inPlace, pinned string
 	}{
-		{"native env", filepath.Join(bin, "env") + ` sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh`, filepath.Join(bin, "env") + " ", ""},
-		{"script pinned alone", runGuard + ` \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh`, "", runGuard + " "},
+		{"the system's env", "/usr/bin/env sh" + guard, "/usr/bin/env ", ""},
+		{"a program in a large directory", binEnv + " sh" + guard, "", binEnv},
+		{"a script in a large directory", runGuard + guard, "", runGuard},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.inPlace != "" {
+				if _, err := os.Stat(strings.TrimSpace(tc.inPlace)); err != nil {
+					t.Skip(err)
+				}
+			}
 			project, _ := pinProject(t)
 			settings := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
 				{"type": "command", "command": "`+tc.command+`", "onFailure": "block"}]}]}}`)
@@ -207,34 +216,33 @@ func TestProgramsInLargeDirectoriesOutsideTheProject(t *testing.T) {
 				t.Fatal(err)
 			}
 			r, src := pinnedRegistry(t, settings, store)
+			if len(src.Warnings) != 0 {
+				t.Errorf("warnings: %q", src.Warnings)
+			}
 			commands := strings.Join(hookCommands(src), "\n")
 			if !strings.Contains(commands, store.Dir()) || (tc.inPlace != "" && !strings.Contains(commands, tc.inPlace)) ||
 				(tc.pinned != "" && strings.Contains(commands, tc.pinned)) {
-				t.Errorf("the hook runs %q: want the guard from the store, %q in place, %q not in place", commands, tc.inPlace, tc.pinned)
+				t.Errorf("the hook runs %q: want the guard from the store, %q where it is, %q from the store", commands, tc.inPlace, tc.pinned)
 			}
+			// Rewrite the guard and, when it was pinned, the program.
 			if err := os.WriteFile(filepath.Join(project, ".claude", "hooks", "guard.sh"), []byte("exit 0\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			if tc.pinned != "" {
+				saved, err := os.ReadFile(tc.pinned)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(tc.pinned, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				defer os.WriteFile(tc.pinned, saved, 0o755)
+			}
 			res := r.RunPreToolUse(context.Background(), rmEvent(project))
 			if !res.Blocked() || !strings.Contains(res.Action.Reason, "blocked by the pinned guard: rm") {
-				t.Fatalf("after rewriting the guard: %+v, want the pinned guard's block", res)
+				t.Fatalf("after rewriting: %+v, want the pinned guard's block", res)
 			}
 		})
-	}
-	// Rewriting run-guard itself after load changes nothing either.
-	project, _ := pinProject(t)
-	settings := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-		{"type": "command", "command": "`+runGuard+` \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh", "onFailure": "block"}]}]}}`)
-	store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := pinnedRegistry(t, settings, store)
-	if err := os.WriteFile(runGuard, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if res := r.RunPreToolUse(context.Background(), rmEvent(project)); !res.Blocked() {
-		t.Fatalf("after rewriting run-guard: %+v, want the pinned guard's block", res)
 	}
 }
 
@@ -255,9 +263,7 @@ func hookCommands(src *Source) []string {
 // which sh expands. `~/.claude/hooks/guard.sh` used to be taken for a
 // path relative to the project: the hook "could not start" and did not
 // run. Both forms now run the guard, pinned like a project's: rewriting it
-// after load changes nothing. A link to a native program outside the
-// project (/usr/bin/python3 -> python3.11) runs where it is, with no
-// warning.
+// after load changes nothing.
 func TestUserLevelHooksUnderHome(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -269,17 +275,14 @@ func TestUserLevelHooksUnderHome(t *testing.T) {
 	guard := writeScript(t, hooksDir, "guard.sh", `. "$(dirname "$0")/lib.sh"
 grep -q '"rm' && deny rm
 exit 0`)
-	envPath, err := exec.LookPath("env")
-	if err != nil || !nativeExecutable(envPath) {
-		t.Skip("no native env program to link to")
-	}
-	link := filepath.Join(t.TempDir(), "env-link")
-	if err := os.Symlink(envPath, link); err != nil {
-		t.Fatal(err)
-	}
 	for _, command := range []string{`~/.claude/hooks/guard.sh`, `\"$HOME\"/.claude/hooks/guard.sh`, `${HOME}/.claude/hooks/guard.sh --flag`,
-		link + ` sh ~/.claude/hooks/guard.sh`} {
+		`/usr/bin/env sh ~/.claude/hooks/guard.sh`} {
 		t.Run(command, func(t *testing.T) {
+			if strings.HasPrefix(command, "/usr/bin/env") {
+				if _, err := os.Stat("/usr/bin/env"); err != nil {
+					t.Skip(err)
+				}
+			}
 			if err := os.WriteFile(guard, []byte("#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\ngrep -q '\"rm' && deny rm\nexit 0\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}

@@ -6,8 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // A hook runs on every call it matches, so what starts before its first
@@ -43,25 +41,9 @@ func shellShim(name string) (string, bool) {
 // PATH): the first word of each simple command, past `env`, `exec` and
 // `command` and their flags and assignments.
 func launchedPrograms(command string, args []string, execForm bool) []string {
-	var calls [][]string
-	if execForm {
-		calls = append(calls, append([]string{command}, args...))
-	} else {
-		file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
-		if err != nil {
-			return nil
-		}
-		syntax.Walk(file, func(n syntax.Node) bool {
-			if call, ok := n.(*syntax.CallExpr); ok {
-				var words []string
-				for _, w := range call.Args {
-					s, _ := renderWord(w.Parts, nil)
-					words = append(words, s)
-				}
-				calls = append(calls, words)
-			}
-			return true
-		})
+	calls := [][]string{append([]string{command}, args...)}
+	if !execForm {
+		calls = simpleCommands(command, nil)
 	}
 	var out []string
 	for _, words := range calls {
