@@ -109,9 +109,16 @@ func (e *pinTooLargeError) Error() string {
 // when alone is set, just the launched ones).
 func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 	t := &pinnedTree{source: dir, launched: launched, alone: alone}
+	// The tree is read where dir leads: a hooks directory reached through
+	// a symlink is pinned like any other (walking the link itself would
+	// read nothing and leave its scripts running from the project).
+	root := dir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		root = real
+	}
 	var total int
 	add := func(path string, info fs.FileInfo) error {
-		rel, err := filepath.Rel(dir, path)
+		rel, err := filepath.Rel(root, path)
 		if err != nil {
 			return err
 		}
@@ -128,7 +135,7 @@ func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 	}
 	if alone {
 		for _, name := range launched {
-			path := filepath.Join(dir, name)
+			path := filepath.Join(root, name)
 			info, err := os.Lstat(path)
 			if err != nil || !info.Mode().IsRegular() {
 				return nil, fmt.Errorf("hook script %s: not a regular file", path)
@@ -138,12 +145,12 @@ func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 			}
 		}
 	} else {
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if d.IsDir() {
-				if path != dir && (strings.HasPrefix(d.Name(), ".") || skippedPinDirs[d.Name()]) {
+				if path != root && (strings.HasPrefix(d.Name(), ".") || skippedPinDirs[d.Name()]) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -155,7 +162,7 @@ func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 			if err != nil {
 				return err
 			}
-			if rel, _ := filepath.Rel(dir, path); !pinnable(d.Name(), info.Mode()) && !slices.Contains(launched, rel) {
+			if rel, _ := filepath.Rel(root, path); !pinnable(d.Name(), info.Mode()) && !slices.Contains(launched, rel) {
 				return nil
 			}
 			return add(path, info)
@@ -301,12 +308,11 @@ func (p *pinner) owns(dir string) bool {
 var systemProgramDirs = []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin",
 	"/usr/libexec", "/opt/homebrew/bin", "/opt/homebrew/sbin"}
 
-// systemProgramDir reports whether dir (its links resolved) is one of
-// systemProgramDirs or in the Nix store.
+// systemProgramDir reports whether dir, as the command names it, is one
+// of systemProgramDirs or in the Nix store. Links are not followed: a
+// link in the project that leads to /usr/bin is the project's, and the
+// agent may point it elsewhere.
 func systemProgramDir(dir string) bool {
-	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = resolved
-	}
 	dir = filepath.Clean(dir)
 	return slices.Contains(systemProgramDirs, dir) || strings.HasPrefix(dir, "/nix/store/")
 }

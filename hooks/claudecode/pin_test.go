@@ -309,3 +309,62 @@ exit 0`)
 		})
 	}
 }
+
+// A hooks directory reached through a symlink (a dotfiles checkout linked
+// as .claude/hooks, a bin/ link inside it) used to be walked as the link
+// itself: nothing was read, and the scripts ran from where the project
+// has them, so rewriting them changed the guard. They are pinned like any
+// other now.
+func TestHooksDirectoryThroughASymlinkIsPinned(t *testing.T) {
+	for _, layout := range []string{".claude/hooks is a link", "a link inside .claude/hooks"} {
+		t.Run(layout, func(t *testing.T) {
+			project := filepath.Join(t.TempDir(), "project")
+			dotfiles := filepath.Join(t.TempDir(), "dotfiles", "claude-hooks")
+			for _, d := range []string{filepath.Join(project, ".claude"), dotfiles} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeScript(t, dotfiles, "lib.sh", `deny() { echo "blocked by the pinned guard: $1" >&2; exit 2; }`)
+			guard := writeScript(t, dotfiles, "guard.sh", `. "$(dirname "$0")/lib.sh"
+grep -q '"rm' && deny rm
+exit 0`)
+			command := `\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh`
+			if layout == ".claude/hooks is a link" {
+				if err := os.Symlink(dotfiles, filepath.Join(project, ".claude", "hooks")); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := os.MkdirAll(filepath.Join(project, ".claude", "hooks"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(dotfiles, filepath.Join(project, ".claude", "hooks", "bin")); err != nil {
+					t.Fatal(err)
+				}
+				command = `\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/bin/guard.sh`
+			}
+			settings := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+				{"type": "command", "command": "`+command+`", "onFailure": "block"}]}]}}`)
+			store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, src := pinnedRegistry(t, settings, store)
+			if commands := strings.Join(hookCommands(src), "\n"); !strings.Contains(commands, store.Dir()) {
+				t.Errorf("the hook runs %q, not the stored copy", commands)
+			}
+			if res := r.RunPreToolUse(context.Background(), rmEvent(project)); !res.Blocked() {
+				t.Fatalf("before rewriting: %+v, want blocked", res)
+			}
+			for _, f := range []string{guard, filepath.Join(dotfiles, "lib.sh")} {
+				if err := os.WriteFile(f, []byte("#!/bin/sh\ndeny() { exit 0; }\nexit 0\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := r.RunPreToolUse(context.Background(), rmEvent(project))
+			if !res.Blocked() || !strings.Contains(res.Action.Reason, "blocked by the pinned guard: rm") {
+				t.Fatalf("after rewriting the linked scripts: %+v, want the pinned guard's block", res)
+			}
+		})
+	}
+}
