@@ -73,7 +73,11 @@ type pinnedTree struct {
 	// without the rest of the root.
 	alone bool
 	files []pinnedFile
-	hash  string
+	// packages are the node_modules directories under source (relative
+	// names): too large to copy, they are linked from the copy, so a
+	// script's require() and import still find its packages.
+	packages []string
+	hash     string
 	// stored is where the copy lives; "" without a store.
 	stored string
 }
@@ -150,6 +154,10 @@ func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 				return err
 			}
 			if d.IsDir() {
+				if path != root && d.Name() == "node_modules" {
+					rel, _ := filepath.Rel(root, path)
+					t.packages = append(t.packages, filepath.ToSlash(rel))
+				}
 				if path != root && (strings.HasPrefix(d.Name(), ".") || skippedPinDirs[d.Name()]) {
 					return filepath.SkipDir
 				}
@@ -181,8 +189,19 @@ func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 		fmt.Fprintf(h, "%d:%s%s%d:", len(f.rel), f.rel, mode, len(f.data))
 		h.Write(f.data)
 	}
+	for _, rel := range t.packages {
+		// The link's target is the source's: two projects with the same
+		// scripts and their own packages get their own copies.
+		target := t.packageDir(rel)
+		fmt.Fprintf(h, "%d:%s@%d:%s", len(rel), rel, len(target), target)
+	}
 	t.hash = hex.EncodeToString(h.Sum(nil))
 	return t, nil
+}
+
+// packageDir is where a node_modules directory of the tree lives.
+func (t *pinnedTree) packageDir(rel string) string {
+	return filepath.Join(t.source, filepath.FromSlash(rel))
 }
 
 // put copies the tree into the store, once per content.
@@ -214,6 +233,18 @@ func (s *ScriptStore) put(t *pinnedTree) error {
 			return fmt.Errorf("hook script store: %w", err)
 		}
 		if err := os.Chmod(path, mode); err != nil {
+			return fmt.Errorf("hook script store: %w", err)
+		}
+	}
+	for _, rel := range t.packages {
+		path := filepath.Join(tmp, filepath.FromSlash(rel))
+		if dir := filepath.Dir(path); dir != tmp {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return fmt.Errorf("hook script store: %w", err)
+			}
+			dirs = append(dirs, dir)
+		}
+		if err := os.Symlink(t.packageDir(rel), path); err != nil {
 			return fmt.Errorf("hook script store: %w", err)
 		}
 	}
@@ -266,6 +297,9 @@ func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	for _, rel := range t.packages {
+		p.src.warn("%s: %s is linked into the pinned copy, not copied: the hooks there load their packages from it, so whoever can write it can change what they import", p.src.Path, t.packageDir(rel))
 	}
 	if p.store != nil {
 		if err := p.store.put(t); err != nil {

@@ -368,3 +368,51 @@ exit 0`)
 		})
 	}
 }
+
+// A JavaScript hook that requires a package installed next to it
+// (.claude/hooks/node_modules) failed with "Cannot find module" once its
+// directory was pinned without node_modules. The pinned copy now links
+// node_modules (too large to copy, so the load warns that it is not
+// pinned); the script itself stays pinned.
+func TestPinnedJavaScriptHookFindsItsPackages(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	project, _ := pinProject(t)
+	hooksDir := filepath.Join(project, ".claude", "hooks")
+	pkg := filepath.Join(hooksDir, "node_modules", "denylist")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "index.js"), []byte("module.exports = ['rm'];\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	guard := filepath.Join(hooksDir, "guard.js")
+	if err := os.WriteFile(guard, []byte(`const deny = require('denylist');
+let input = '';
+process.stdin.on('data', c => input += c).on('end', () => {
+  const command = JSON.parse(input).tool_input.command || '';
+  if (deny.some(w => command.startsWith(w))) { console.error('blocked by the pinned guard: rm'); process.exit(2); }
+});
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	settings := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+		{"type": "command", "command": "`+node+` \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.js", "onFailure": "block"}]}]}}`)
+	store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, src := pinnedRegistry(t, settings, store)
+	if !strings.Contains(strings.Join(src.Warnings, "\n"), filepath.Join(hooksDir, "node_modules")+" is linked into the pinned copy") {
+		t.Errorf("warnings %q, want one naming the linked node_modules", src.Warnings)
+	}
+	if err := os.WriteFile(guard, []byte("process.exit(0)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := r.RunPreToolUse(context.Background(), rmEvent(project))
+	if !res.Blocked() || !strings.Contains(res.Action.Reason, "blocked by the pinned guard: rm") {
+		t.Fatalf("%+v, want the pinned guard's block (its package found through the link)", res)
+	}
+}
