@@ -209,13 +209,7 @@ func TestProgramsInLargeDirectoriesOutsideTheProject(t *testing.T) {
 				}
 			}
 			project, _ := pinProject(t)
-			settings := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-				{"type": "command", "command": "`+tc.command+`", "onFailure": "block"}]}]}}`)
-			store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, src := pinnedRegistry(t, settings, store)
+			r, src, store := loadGuardCommand(t, project, tc.command)
 			if len(src.Warnings) != 0 {
 				t.Errorf("warnings: %q", src.Warnings)
 			}
@@ -286,13 +280,7 @@ exit 0`)
 			if err := os.WriteFile(guard, []byte("#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\ngrep -q '\"rm' && deny rm\nexit 0\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			settings := writeFileAt(t, filepath.Join(home, ".claude", "settings.json"),
-				`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "`+command+`", "onFailure": "block"}]}]}}`)
-			store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, src := pinnedRegistry(t, settings, store)
+			r, src, _ := loadGuardCommand(t, home, command)
 			if len(src.Warnings) != 0 {
 				t.Errorf("warnings: %q", src.Warnings)
 			}
@@ -343,13 +331,7 @@ exit 0`)
 				}
 				command = `\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/bin/guard.sh`
 			}
-			settings := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-				{"type": "command", "command": "`+command+`", "onFailure": "block"}]}]}}`)
-			store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, src := pinnedRegistry(t, settings, store)
+			r, src, store := loadGuardCommand(t, project, command)
 			if commands := strings.Join(hookCommands(src), "\n"); !strings.Contains(commands, store.Dir()) {
 				t.Errorf("the hook runs %q, not the stored copy", commands)
 			}
@@ -398,13 +380,7 @@ process.stdin.on('data', c => input += c).on('end', () => {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	settings := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-		{"type": "command", "command": "`+node+` \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.js", "onFailure": "block"}]}]}}`)
-	store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, src := pinnedRegistry(t, settings, store)
+	r, src, _ := loadGuardCommand(t, project, node+` \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.js`)
 	if !strings.Contains(strings.Join(src.Warnings, "\n"), filepath.Join(hooksDir, "node_modules")+" is linked into the pinned copy") {
 		t.Errorf("warnings %q, want one naming the linked node_modules", src.Warnings)
 	}
@@ -415,4 +391,18 @@ process.stdin.on('data', c => input += c).on('end', () => {
 	if !res.Blocked() || !strings.Contains(res.Action.Reason, "blocked by the pinned guard: rm") {
 		t.Fatalf("%+v, want the pinned guard's block (its package found through the link)", res)
 	}
+}
+
+// loadGuardCommand writes <dir>/.claude/settings.json with command as a
+// fail-closed PreToolUse hook for Bash and loads it with a fresh store.
+func loadGuardCommand(t *testing.T, dir, command string) (*hooks.Registry, *Source, *ScriptStore) {
+	t.Helper()
+	settings := writeFileAt(t, filepath.Join(dir, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+		{"type": "command", "command": "`+command+`", "onFailure": "block"}]}]}}`)
+	store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, src := pinnedRegistry(t, settings, store)
+	return r, src, store
 }
