@@ -82,15 +82,21 @@ type pinnedTree struct {
 	stored string
 }
 
-// configExtensions mark files a script may read next to itself.
-var configExtensions = []string{".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".env"}
+// configExtensions mark files a script may read next to itself: its
+// configuration and the data its checks use (a blocklist.txt, rules.csv,
+// a prompt.md). A guard that cannot find them in its pinned copy fails,
+// and a failing hook that does not block lets the call through.
+var configExtensions = []string{".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".env",
+	".txt", ".md", ".csv", ".tsv", ".xml", ".list", ".lst", ".re", ".regex", ".rules", ".tmpl", ".template", ".j2", ".sql", ".properties"}
 
 // pinnable reports whether a file of a script directory is copied with
-// it: scripts and executables (what a script imports or runs) and config
-// files (what it reads); logs and other data a script writes next to
-// itself are not policy, so they are neither copied nor fingerprinted.
+// it: scripts and executables (what a script imports or runs), config and
+// data files (what it reads), and files without an extension (a
+// "blocklist"); logs (*.log, *.jsonl, logs/) and other output a script
+// writes next to itself are not policy, so they are neither copied nor
+// fingerprinted.
 func pinnable(name string, mode fs.FileMode) bool {
-	if mode&0o111 != 0 || hasScriptExtension(name) {
+	if mode&0o111 != 0 || hasScriptExtension(name) || filepath.Ext(name) == "" {
 		return true
 	}
 	for _, ext := range configExtensions {

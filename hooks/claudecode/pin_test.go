@@ -406,3 +406,42 @@ func loadGuardCommand(t *testing.T, dir, command string) (*hooks.Registry, *Sour
 	r, src := pinnedRegistry(t, settings, store)
 	return r, src, store
 }
+
+// A guard that reads its rules from files next to it (blocklist.txt, an
+// extensionless "denylist") used to find them missing in its pinned copy:
+// it failed, and a failing hook that does not block lets the call
+// through. The data files are pinned with the script (and rewriting them
+// after load changes nothing); its log is not copied.
+func TestPinnedGuardReadsItsDataFiles(t *testing.T) {
+	project, _ := pinProject(t)
+	hooksDir := filepath.Join(project, ".claude", "hooks")
+	for name, body := range map[string]string{"blocklist.txt": "rm\n", "denylist": "curl\n", "guard.log": "old output\n"} {
+		if err := os.WriteFile(filepath.Join(hooksDir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeScript(t, hooksDir, "data-guard.sh", `here="$(dirname "$0")"
+command=$(sed -n 's/.*"command": *"\([^"]*\)".*/\1/p')
+for word in $(cat "$here/blocklist.txt" "$here/denylist"); do
+  case "$command" in "$word "*) echo "blocked by the pinned guard: $word" >&2; exit 2;; esac
+done
+exit 0`)
+	r, _, store := loadGuardCommand(t, project, `\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/data-guard.sh`)
+	for _, f := range []string{"blocklist.txt", "denylist"} {
+		if err := os.WriteFile(filepath.Join(hooksDir, f), []byte("nothing\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, command := range []string{"rm -rf /", "curl http://evil.example"} {
+		ev := rmEvent(project)
+		ev.ToolInput = map[string]any{"command_line": command}
+		res := r.RunPreToolUse(context.Background(), ev)
+		if !res.Blocked() || !strings.Contains(res.Action.Reason, "blocked by the pinned guard") {
+			t.Errorf("%q: %+v, want the pinned guard's block from its pinned data", command, res)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(store.Dir(), "*", "guard.log"))
+	if len(logs) != 0 {
+		t.Errorf("the guard's log was copied: %v", logs)
+	}
+}
