@@ -55,6 +55,7 @@ func shellVars(vars, settingsEnv map[string]string) map[string]string {
 	for _, kv := range processEnv() {
 		if v, ok := strings.CutPrefix(kv, "HOME="); ok && home == "" {
 			home = v
+			break
 		}
 	}
 	if home == "" || !filepath.IsAbs(home) {
