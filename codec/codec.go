@@ -138,14 +138,15 @@ func (c *Codec) decrypt(p *commonpb.Payload) (*commonpb.Payload, error) {
 	return &orig, nil
 }
 
-// NewDataConverter wraps the SDK's default converter with codec, for
-// client.Options.DataConverter on every worker and starter. A nil codec
-// (encryption off, as FromEnv returns) gives the default converter.
+// NewDataConverter is Fenix's converter (the SDK's default, with JSON
+// written without HTML escaping: jsonPayloadConverter) wrapped with codec,
+// for client.Options.DataConverter on every worker and starter. A nil
+// codec (encryption off, as FromEnv returns) gives it unwrapped.
 func NewDataConverter(codec converter.PayloadCodec) converter.DataConverter {
 	if isNil(codec) {
-		return converter.GetDefaultDataConverter()
+		return dataConverter
 	}
-	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), codec)
+	return converter.NewCodecDataConverter(dataConverter, codec)
 }
 
 // isNil also catches a nil *Codec inside the interface.

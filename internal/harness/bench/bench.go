@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/fenixrt/fenix/agent/llm"
+	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
 	fenixworker "github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/workflows"
@@ -162,6 +163,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	case "none":
 		plain, err := client.Dial(client.Options{HostPort: srv.HostPort, Namespace: srv.Namespace,
 			Logger:            sdklog.NewStructuredLogger(o.Logger),
+			DataConverter:     codec.NewDataConverter(nil),
 			ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}})
 		if err != nil {
 			return nil, err

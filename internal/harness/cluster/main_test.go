@@ -18,6 +18,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/internal/harness/testenv"
 	"github.com/fenixrt/fenix/internal/worker"
@@ -121,7 +122,8 @@ func startCluster(ctx context.Context, dir string) error {
 		fmt.Printf("cluster: host %s at %s (namespace %s), queue %s, Temporal at %s\n", h.Name, h.Link.Addr, h.Link.NetNS, h.Queue, h.TemporalAddress())
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	tc, err = client.Dial(client.Options{HostPort: cl.Frontend, Namespace: cl.Namespace, Logger: worker.NewSDKLogger(logger)})
+	tc, err = client.Dial(client.Options{HostPort: cl.Frontend, Namespace: cl.Namespace, Logger: worker.NewSDKLogger(logger),
+		DataConverter: codec.NewDataConverter(nil)})
 	return err
 }
 

@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -230,7 +231,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:     o.CLIPath,
-		ClientOptions:    &client.Options{HostPort: o.HostPort, Namespace: o.Namespace, Logger: quietLogger{}},
+		ClientOptions:    &client.Options{HostPort: o.HostPort, Namespace: o.Namespace, Logger: quietLogger{}, DataConverter: codec.NewDataConverter(nil)},
 		EnableUI:         o.EnableUI,
 		UIPort:           o.UIPort,
 		DBFilename:       o.DBFilename,

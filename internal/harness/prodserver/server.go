@@ -15,6 +15,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/internal/harness/childproc"
 )
 
@@ -116,7 +117,7 @@ func checkHealth(ctx context.Context, addr string) error {
 		return err
 	}
 	conn.Close()
-	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger{}})
+	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger{}, DataConverter: codec.NewDataConverter(nil)})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/audit"
+	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
@@ -55,7 +56,8 @@ func TestServerRestartMidRunCompletesEveryAssignment(t *testing.T) {
 	// One client, dialed once, for the worker and the test: it must ride
 	// out the restart on its own.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: restartLogLevel()}))
-	c, err := client.Dial(client.Options{HostPort: opts.HostPort, Namespace: "default", Logger: worker.NewSDKLogger(logger)})
+	c, err := client.Dial(client.Options{HostPort: opts.HostPort, Namespace: "default", Logger: worker.NewSDKLogger(logger),
+		DataConverter: codec.NewDataConverter(nil)})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 

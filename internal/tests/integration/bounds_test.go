@@ -153,6 +153,31 @@ func TestEveryToolAtItsMaximumSizesEndsWithAResult(t *testing.T) {
 	assert.Contains(t, res.Output.Content, strings.Repeat("w", 1<<19))
 }
 
+// Results made of HTML characters reach history as large as Fenix
+// measured them: through the SDK's own JSON converter every '<' would
+// become six bytes, the stages' markers would overflow the server's 4 MB
+// message limit and the run would never end.
+func TestHTMLHeavyResultsEndWithAResult(t *testing.T) {
+	w := startWorker(t)
+	require.NoError(t, os.WriteFile(filepath.Join(w.workspace, "lt.txt"), []byte(strings.Repeat("<", 1<<20)), 0o644))
+	lines := strings.Repeat(strings.Repeat("<", 300)+"\n", 1000)
+	require.NoError(t, os.WriteFile(filepath.Join(w.workspace, "lines.txt"), []byte(lines), 0o644))
+	cases := []struct {
+		id, tool string
+		args     map[string]any
+	}{
+		{"html-calculator", "calculator", map[string]any{"expression": `repeat("<", 170000)`}},
+		{"html-read", "workspace_read", map[string]any{"path": "lt.txt", "max_bytes": 1 << 20}},
+		{"html-read-default", "workspace_read", map[string]any{"path": "lt.txt"}},
+		{"html-search", "workspace_search", map[string]any{"pattern": "<", "path": "lines.txt", "max_results": 1000}},
+	}
+	for _, c := range cases {
+		res := runBounded(t, w.queue, c.id, assignment(c.id, map[string]any{"call_id": c.id, "tool_name": c.tool, "arguments": c.args}, c.tool))
+		require.Equal(t, contract.StatusCompleted, res.Status, "%s: %s", c.id, errorType(res))
+		assert.True(t, strings.Contains(res.Output.Content, strings.Repeat("<", 300)), "%s: the content is not in the result", c.id)
+	}
+}
+
 func errorType(res contract.Result) string {
 	if res.Error == nil {
 		return ""

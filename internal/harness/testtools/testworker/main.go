@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 
+	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/internal/harness/testtools"
 	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/workflows"
@@ -44,6 +45,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	opts.Logger = worker.NewSDKLogger(logger)
+	opts.DataConverter = codec.NewDataConverter(nil)
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return err

@@ -1,0 +1,49 @@
+package codec
+
+import (
+	"encoding/json"
+	"testing"
+
+	"go.temporal.io/sdk/converter"
+)
+
+// HTML characters reach history as they are, in strings and inside a
+// json.RawMessage alike, so a payload is as large as Fenix measured it.
+func TestJSONPayloadsKeepHTMLCharacters(t *testing.T) {
+	type result struct {
+		Text string          `json:"text"`
+		Raw  json.RawMessage `json:"raw"`
+	}
+	in := result{Text: "<a href='x'>&</a>", Raw: json.RawMessage(`{"html":"<b>&amp;</b>"}`)}
+	for name, dc := range map[string]converter.DataConverter{"plain": NewDataConverter(nil), "encrypted": NewDataConverter(newCodec(t, newKey(t, "k1")))} {
+		p, err := dc.ToPayload(in)
+		if err != nil {
+			t.Fatalf("%s: ToPayload: %v", name, err)
+		}
+		if name == "plain" {
+			want := `{"text":"<a href='x'>&</a>","raw":{"html":"<b>&amp;</b>"}}`
+			if got := string(p.GetData()); got != want {
+				t.Errorf("payload data = %s, want %s", got, want)
+			}
+			if enc := string(p.GetMetadata()[MetadataEncoding]); enc != converter.MetadataEncodingJSON {
+				t.Errorf("encoding = %q, want %q", enc, converter.MetadataEncodingJSON)
+			}
+		}
+		var out result
+		if err := dc.FromPayload(p, &out); err != nil {
+			t.Fatalf("%s: FromPayload: %v", name, err)
+		}
+		if out.Text != in.Text || string(out.Raw) != string(in.Raw) {
+			t.Errorf("%s: round trip = %+v, want %+v", name, out, in)
+		}
+	}
+	// What the SDK's own converter wrote still decodes.
+	old, err := converter.GetDefaultDataConverter().ToPayload(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out result
+	if err := NewDataConverter(nil).FromPayload(old, &out); err != nil || out.Text != in.Text {
+		t.Errorf("decoding the SDK converter's payload: %+v, %v", out, err)
+	}
+}
