@@ -21,9 +21,9 @@ import (
 	"github.com/fenixrt/fenix/workflows"
 )
 
-// HeaderConversation lets an HTTP client name its conversation, so calls
-// retried from a new session (after a reconnect or a gateway restart) map
-// to the same workflow IDs.
+// HeaderConversation lets an HTTP client name its conversation: its
+// sessions' calls share one conversation_id (hook sessions, audit, the
+// approvals inbox) instead of one per MCP session.
 const HeaderConversation = "Fenix-Conversation-Id"
 
 // Metadata keys of a tools/call result's _meta.
@@ -77,7 +77,11 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 		// unique, so never mistaken for a retry.
 		c.requestID = "x" + randomID()
 	}
-	workID := logicalWorkID(conversation, c.requestID, d.Name, args)
+	session := c.session
+	if session == "" {
+		session = g.stdioSession // one session per `starter mcp` process
+	}
+	workID := logicalWorkID(conversation, session, c.requestID, d.Name, args)
 	c.workflowID = workflows.AssignmentWorkflowID(workID, 1)
 	c.callID = "mcp-" + c.requestID
 	a := g.assignment(workID, conversation, c, args, req)
@@ -127,12 +131,15 @@ func (g *Gateway) conversation(req *mcp.CallToolRequest) (string, error) {
 }
 
 // logicalWorkID derives the assignment's identity from the conversation,
-// the request ID and the call: a retry of the same request maps to the same
-// run; a different call that reuses a request ID (a new client numbering
-// from zero in a named conversation) does not.
-func logicalWorkID(conversation, requestID, tool string, args map[string]any) string {
+// the MCP session, the request ID and the call: a retry of the same
+// request in its session maps to the same run. JSON-RPC request IDs are
+// unique only within a session, so another session's request with the
+// same ID (a new client numbering from zero in a named conversation) is a
+// new run, never the recorded result of an earlier one; so is a different
+// call reusing a request ID.
+func logicalWorkID(conversation, session, requestID, tool string, args map[string]any) string {
 	raw, _ := json.Marshal(args) // map keys marshal sorted: stable
-	sum := sha256.Sum256(append([]byte(tool+"\x00"), raw...))
+	sum := sha256.Sum256(append([]byte(session+"\x00"+tool+"\x00"), raw...))
 	return fmt.Sprintf("mcp-%s-%s-%s", conversation, requestID, hex.EncodeToString(sum[:6]))
 }
 

@@ -7,9 +7,10 @@
 // appear without the gateway knowing them) and filtered by the gateway's
 // allow-list. Every tools/call is an ExecuteAssignment run with the full
 // pipeline: review, hooks, approval, audit. Its workflow ID derives from the
-// conversation (the MCP session, or a name the client gives), the JSON-RPC
-// request ID and the call itself, so a client that retries a request after
-// a reconnect gets the recorded result instead of a second execution.
+// conversation (the MCP session, or a name the client gives), the session,
+// the JSON-RPC request ID and the call itself, so a request retried in its
+// session gets the recorded result instead of a second execution, and a
+// new session's request is never answered with an old one's result.
 package mcpserver
 
 import (

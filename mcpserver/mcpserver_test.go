@@ -43,13 +43,15 @@ func TestConversationNamesAreChecked(t *testing.T) {
 }
 
 func TestLogicalWorkIDIsStablePerRequestAndCall(t *testing.T) {
-	a := logicalWorkID("conv", "3", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}})
-	b := logicalWorkID("conv", "3", "calculator", map[string]any{"x": []any{1, 2}, "expression": "1+1"})
+	a := logicalWorkID("conv", "sess-1", "3", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}})
+	b := logicalWorkID("conv", "sess-1", "3", "calculator", map[string]any{"x": []any{1, 2}, "expression": "1+1"})
 	assert.Equal(t, a, b, "a retry of the same request maps to the same run")
 	assert.True(t, strings.HasPrefix(a, "mcp-conv-3-"), a)
-	assert.NotEqual(t, a, logicalWorkID("conv", "3", "calculator", map[string]any{"expression": "2+2"}), "a new call reusing a request ID is a new run")
-	assert.NotEqual(t, a, logicalWorkID("conv", "4", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}}))
-	assert.NotEqual(t, a, logicalWorkID("other", "3", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}}))
+	assert.NotEqual(t, a, logicalWorkID("conv", "sess-1", "3", "calculator", map[string]any{"expression": "2+2"}), "a new call reusing a request ID is a new run")
+	assert.NotEqual(t, a, logicalWorkID("conv", "sess-2", "3", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}}),
+		"another session's request with the same ID and call is a new run, not the first one's recorded result")
+	assert.NotEqual(t, a, logicalWorkID("conv", "sess-1", "4", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}}))
+	assert.NotEqual(t, a, logicalWorkID("other", "sess-1", "3", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}}))
 }
 
 func TestLedgerAnnotatesCallsAndNotesCancellations(t *testing.T) {

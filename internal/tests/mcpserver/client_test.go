@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/fenixrt/fenix/contract"
@@ -213,42 +214,52 @@ func TestApprovalByStarterWhileProgressSaysSo(t *testing.T) {
 	assert.Contains(t, r.text(), "README.md")
 }
 
-// TestRetryAfterGatewayRestartGetsTheRecordedResult: a call in flight when
-// the gateway stops completes in Temporal; the client reconnects to a new
-// gateway, retries the same request in the same named conversation and
-// gets that run's result, not a second execution.
-func TestRetryAfterGatewayRestartGetsTheRecordedResult(t *testing.T) {
+// TestANewClientInANamedConversationRunsItsCalls: JSON-RPC request IDs are
+// unique only within a session. A client that restarts (or a second one)
+// in the same named conversation numbers its requests from zero again; its
+// calls run, and never answer with an earlier session's recorded result.
+// A call cut by a gateway restart still completes in Temporal.
+func TestANewClientInANamedConversationRunsItsCalls(t *testing.T) {
 	w := startWorker(t)
-	cfg := mcpserver.Config{TaskQueue: w.queue, Allow: []string{"test_sleep"}}
-	headers := map[string]string{mcpserver.HeaderConversation: "retry-conv"}
-	// Longer than the gateway's 5 s graceful shutdown, so the call is cut.
-	steps := []any{call("test_sleep", map[string]any{"seconds": 8})}
+	cfg := mcpserver.Config{TaskQueue: w.queue, Allow: []string{"test_sleep", "workspace_write"}}
+	headers := map[string]string{mcpserver.HeaderConversation: "named-conv"}
+	ctx := context.Background()
+	runsOf := func(id string) []*workflowpb.WorkflowExecutionInfo {
+		resp, err := env.Server.Client().ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: env.Server.Namespace, Query: "WorkflowId = '" + id + "'"})
+		require.NoError(t, err)
+		return resp.Executions
+	}
 
+	// Longer than the gateway's 5 s graceful shutdown, so the call is cut.
+	sleep := []any{call("test_sleep", map[string]any{"seconds": 8})}
 	url, stop := gateway(t, cfg, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
-	first := startDriver(t, map[string]any{"transport": "http", "url": url, "headers": headers, "steps": steps})
+	first := startDriver(t, map[string]any{"transport": "http", "url": url, "headers": headers, "steps": sleep})
 	first.next(time.Minute, "progress") // the run is under way
 	stop()
-	// The client lost its server mid-call (the SDK keeps trying to resume
-	// the stream of a server that is gone); it gives up and reconnects.
 	require.NoError(t, first.cmd.Process.Kill())
 
 	url2, _ := gateway(t, cfg, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
-	second := startDriver(t, map[string]any{"transport": "http", "url": url2, "headers": headers, "steps": steps})
-	r := second.result(time.Minute)
-	assert.False(t, r.IsError, r.text())
-	assert.Contains(t, r.text(), "Slept 8 seconds")
-	id := r.workflowID()
-	require.True(t, strings.HasPrefix(id, "assignment-mcp-retry-conv-"), id)
-
-	ctx := context.Background()
-	resp, err := env.Server.Client().ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: env.Server.Namespace, Query: "WorkflowId = '" + id + "'"})
-	require.NoError(t, err)
-	require.Len(t, resp.Executions, 1, "one run: the retry did not execute again")
-	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, resp.Executions[0].Status)
-	assert.Equal(t, r.Meta[mcpserver.MetaRunID], resp.Executions[0].Execution.RunId)
-
-	// Once the run is closed, a retry still reads it (reject-duplicate).
-	third := startDriver(t, map[string]any{"transport": "http", "url": url2, "headers": headers, "steps": steps})
-	again := third.result(time.Minute)
-	assert.Equal(t, r.Meta[mcpserver.MetaRunID], again.Meta[mcpserver.MetaRunID])
+	write := []any{call("workspace_write", map[string]any{"path": "log.txt", "content": "one\n"})}
+	var ids []string
+	for i := range 2 {
+		d := startDriver(t, map[string]any{"transport": "http", "url": url2, "headers": headers, "steps": write})
+		r := d.result(time.Minute)
+		require.False(t, r.IsError, r.text())
+		id := r.workflowID()
+		require.True(t, strings.HasPrefix(id, "assignment-mcp-named-conv-"), id)
+		ids = append(ids, id)
+		b, err := os.ReadFile(filepath.Join(w.workspace, "log.txt"))
+		require.NoError(t, err, "client %d: its write did not run", i+1)
+		assert.Equal(t, "one\n", string(b))
+		require.NoError(t, os.Remove(filepath.Join(w.workspace, "log.txt")))
+	}
+	assert.NotEqual(t, ids[0], ids[1], "the second client's call answered with the first one's run")
+	for _, id := range ids {
+		require.Len(t, runsOf(id), 1, id)
+	}
+	require.Eventually(t, func() bool {
+		resp, err := env.Server.Client().ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: env.Server.Namespace,
+			Query: "ConversationId = 'named-conv' AND ToolName = 'test_sleep'"})
+		return err == nil && len(resp.Executions) == 1 && resp.Executions[0].Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+	}, time.Minute, 200*time.Millisecond, "the cut call completes in Temporal")
 }
