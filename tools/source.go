@@ -134,6 +134,7 @@ func DefineDynamic(spec DynamicSpec) (Definition, error) {
 		return Definition{}, fmt.Errorf("tool %q: input schema is not JSON: %w", spec.Name, err)
 	}
 	c := validator.NewCompiler()
+	c.UseLoader(noExternalSchemas{tool: spec.Name})
 	url := "fenix://tools/" + spec.Name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		return Definition{}, fmt.Errorf("tool %q: input schema: %w", spec.Name, err)
@@ -157,4 +158,15 @@ func DefineDynamic(spec DynamicSpec) (Definition, error) {
 		project: spec.Project,
 		owner:   spec.Owner,
 	}, nil
+}
+
+// noExternalSchemas refuses every $ref or $schema a dynamic tool's schema
+// makes outside itself. Such schemas come from MCP servers and plugins:
+// the compiler's default loader would read any file:// path on the worker
+// (and a validation error would then show its content to the caller) or
+// block on a FIFO. The standard drafts' meta-schemas are built in.
+type noExternalSchemas struct{ tool string }
+
+func (l noExternalSchemas) Load(url string) (any, error) {
+	return nil, fmt.Errorf("tool %q: input schema refers to %q: Fenix loads no schema outside the tool's own", l.tool, url)
 }
