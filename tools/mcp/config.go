@@ -229,6 +229,12 @@ func parseEntry(key string, raw json.RawMessage, path, dir string, getenv func(s
 	if len(s.Name) == 0 {
 		return ServerConfig{}, warnings, fmt.Errorf("%s has an empty name", where)
 	}
+	// "__" separates server from tool in mcp__<server>__<tool>: a server
+	// named a__b would have its tools routed to server a, and a rule
+	// naming mcp__a__b would not read as a server rule.
+	if strings.Contains(s.Name, "__") {
+		return ServerConfig{}, warnings, fmt.Errorf("%s: the name contains \"__\", which separates server from tool in mcp__<server>__<tool>; rename the server", where)
+	}
 	return s, warnings, nil
 }
 

@@ -49,7 +49,8 @@ func TestParseSkipsBadEntriesAndNamesThem(t *testing.T) {
 		"nocmd": {"args": ["x"]},
 		"sse": {"type": "sse", "url": "http://x/sse"},
 		"ws": {"type": "ws", "url": "ws://x"},
-		"badurl": {"type": "http", "url": "file:///etc/passwd"}
+		"badurl": {"type": "http", "url": "file:///etc/passwd"},
+		"a__b": {"command": "node"}
 	}}`
 	servers, warnings, err := mcp.Parse([]byte(doc), "a/.mcp.json", nil)
 	if err != nil {
@@ -59,7 +60,7 @@ func TestParseSkipsBadEntriesAndNamesThem(t *testing.T) {
 		t.Fatalf("servers = %+v", servers)
 	}
 	joined := strings.Join(warnings, "\n")
-	for _, want := range []string{`"nocmd" in a/.mcp.json has no "command"`, "deprecated SSE", `unknown type "ws"`, `"badurl"`} {
+	for _, want := range []string{`"nocmd" in a/.mcp.json has no "command"`, "deprecated SSE", `unknown type "ws"`, `"badurl"`, `"a__b" in a/.mcp.json: the name contains "__"`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings lack %q: %s", want, joined)
 		}
