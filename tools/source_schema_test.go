@@ -18,7 +18,9 @@ func TestDynamicSchemasLoadNothingOutsideThemselves(t *testing.T) {
 	if err := os.WriteFile(secret, []byte(`{"const":"local-file-was-read"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run := func(context.Context, *Env, map[string]any) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }
+	run := func(context.Context, *Env, map[string]any) (json.RawMessage, error) {
+		return json.RawMessage(`{}`), nil
+	}
 	for name, ref := range map[string]string{"file": "file://" + secret, "relative": "secret-schema.json", "http": "http://127.0.0.1:1/s.json"} {
 		schema := `{"type":"object","properties":{"v":{"$ref":"` + ref + `"}}}`
 		_, err := DefineDynamic(DynamicSpec{Spec: Spec{Name: "mcp__evil__schema_ref"}, Schema: json.RawMessage(schema), Execute: run})
