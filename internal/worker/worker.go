@@ -99,6 +99,9 @@ func New(c client.Client, cfg Config) (w *Worker, err error) {
 			cleanup.closeAll()
 		}
 	}()
+	if err := hideProcessFromSameUser(); err != nil {
+		return nil, fmt.Errorf("marking the worker process non-dumpable, so commands cannot read its environment: %w", err)
+	}
 	w = &Worker{cfg: cfg, client: c}
 	if w.Activities, err = w.buildActivities(&cleanup); err != nil {
 		return nil, err
