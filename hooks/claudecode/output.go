@@ -78,7 +78,7 @@ type verdict struct {
 // when it starts with "{" and ends with "}"; exit 2 blocks with stderr as
 // the reason and stdout ignored; any other non-zero exit, or unparseable
 // or invalid JSON, is a non-blocking error (the returned error) unless a
-// valid JSON object decided.
+// valid JSON object restricted (denied, asked, blocked, stopped).
 func interpret(o outcome) (verdict, error) {
 	v := verdict{stderr: strings.TrimSpace(o.stderr)}
 	parsed, plain, parseErr := parseHookStdout(o.stdout)
@@ -105,12 +105,51 @@ func interpret(o outcome) (verdict, error) {
 		return verdict{}, parseErr
 	case o.exitCode == 0:
 		return v, nil
-	case parsed != nil:
-		// A valid JSON object decides whatever the exit code.
+	case parsed != nil && parsed.restrictsOnly():
+		// Beyond Claude Code, which reads JSON only on exit 0: a script
+		// that printed its deny and then exited 1 meant the deny. Only
+		// restrictions are read this way (restrictsOnly dropped the rest),
+		// so a crashing hook never widens what runs.
 		return v, nil
 	default:
 		return verdict{}, fmt.Errorf("exited with status %d%s", o.exitCode, suffix(o.stderr))
 	}
+}
+
+// restrictsOnly drops from the output of a hook that exited other than 0
+// and 2 everything that would widen or change what runs (an allow, an
+// updated input or output, added context, a retry), as Claude Code
+// ignores all of it, and reports whether a restriction is left: a
+// deny or ask, a block, a PermissionRequest deny, a stop.
+func (h *hookJSON) restrictsOnly() bool {
+	restricted := false
+	if h.Continue != nil && !*h.Continue {
+		restricted = true
+	} else {
+		h.Continue, h.StopReason = nil, ""
+	}
+	if h.Decision == "block" {
+		restricted = true
+	} else {
+		h.Decision, h.Reason = "", ""
+	}
+	h.SuppressOutput, h.AdditionalContext, h.UpdatedToolOutput = nil, "", nil
+	if s := h.HookSpecificOutput; s != nil {
+		switch s.PermissionDecision {
+		case "deny", "ask":
+			restricted = true
+		default:
+			s.PermissionDecision, s.PermissionDecisionReason = "", ""
+		}
+		if s.Decision != nil && s.Decision.Behavior == "deny" {
+			s.Decision.UpdatedInput = nil
+			restricted = true
+		} else {
+			s.Decision = nil
+		}
+		s.UpdatedInput, s.AdditionalContext, s.UpdatedToolOutput, s.UpdatedMCPToolOutput, s.Retry = nil, "", nil, nil, false
+	}
+	return restricted
 }
 
 func suffix(text string) string {

@@ -34,7 +34,10 @@ func registryOf(hs ...hooks.AgentHook) *hooks.Registry {
 	return r
 }
 
-func TestJSONIsReadOnEveryExitCode(t *testing.T) {
+// A hook that exits other than 0 and 2 is read as Claude Code reads it
+// (a non-blocking error, its JSON ignored), except that a restriction in
+// its JSON still holds: a crashing hook can only narrow what runs.
+func TestJSONRestrictionsAreReadOnEveryExitCode(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	deny := scriptHook(t, dir, "PreToolUse", `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no network"}}'; exit 1`)
@@ -44,8 +47,13 @@ func TestJSONIsReadOnEveryExitCode(t *testing.T) {
 	}
 	rewrite := scriptHook(t, dir, "PreToolUse", `echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command_line":"ls -a"}}}'; exit 3`)
 	res = registryOf(rewrite).RunPreToolUse(ctx, commandPreEvent(dir))
-	if res.Blocked() || !res.ArgsMutated || res.FinalArgs["command_line"] != "ls -a" || res.Decisions[0].Error != "" {
-		t.Errorf("JSON allow with exit 3: %+v, want the updated input applied", res)
+	if res.Blocked() || res.ArgsMutated || res.Decisions[0].Kind == hooks.KindAllow || !strings.Contains(res.Decisions[0].Error, "exited with status 3") {
+		t.Errorf("JSON allow with exit 3: %+v, want the allow and updated input ignored and a non-blocking error", res)
+	}
+	ask := scriptHook(t, dir, "PreToolUse", `echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"confirm"}}'; exit 1`)
+	res = registryOf(ask).RunPreToolUse(ctx, commandPreEvent(dir))
+	if res.PermissionRequired == nil || res.Decisions[0].Error != "" {
+		t.Errorf("JSON ask with exit 1: %+v, want ask", res.Decisions[0])
 	}
 	for _, body := range []string{`echo "lint config missing" >&2; exit 1`, `exit 1`, `echo 'not json'; exit 4`} {
 		res = registryOf(scriptHook(t, dir, "PreToolUse", body)).RunPreToolUse(ctx, commandPreEvent(dir))
