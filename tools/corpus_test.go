@@ -256,6 +256,14 @@ var securityCorpus = []corpusCase{
 	{name: "oversize command line", tool: "exec_command", args: args("command_line", strings.Repeat("x", 70000)), check: refused(fenixerr.ErrValidation, "")},
 	{name: "oversize write content", tool: "workspace_write", args: args("path", "big.txt", "content", strings.Repeat("x", 1100<<10)), check: refused(fenixerr.ErrPayloadTooLarge, "")},
 	{name: "oversize arguments", tool: "calculator", args: args("expression", "1", "pad", strings.Repeat("x", 300<<10)), check: refused(fenixerr.ErrPayloadTooLarge, "")},
+	{name: "edit replace_all growing the file a millionfold", tool: "workspace_edit",
+		args: args("path", "repeat.txt", "old_string", "x", "new_string", strings.Repeat("y", 256<<10), "replace_all", true),
+		check: func(t *testing.T, f *corpusFixture, res corpusResult) {
+			errorIs(t, res.err, fenixerr.ErrPayloadTooLarge, "")
+			if b, err := os.ReadFile(filepath.Join(f.dir, "repeat.txt")); err != nil || len(b) != 1<<20 {
+				t.Fatalf("repeat.txt changed: %d bytes (%v)", len(b), err)
+			}
+		}},
 	{name: "oversize memory content", tool: "memory_write", args: args("key", "k", "content", strings.Repeat("x", 70000)), check: refused(fenixerr.ErrValidation, "")},
 	{name: "unknown field in exec_command", tool: "exec_command", args: args("command_line", "true", "shell", "bash"), check: refused(fenixerr.ErrValidation, "")},
 	{name: "unknown field in workspace_read", tool: "workspace_read", args: args("path", "a.txt", "follow_symlinks", true), check: refused(fenixerr.ErrValidation, "")},
@@ -307,6 +315,7 @@ func TestSecurityCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.write(t, "a.txt", "alpha\n")
+	r.write(t, "repeat.txt", strings.Repeat("x", 1<<20))
 	r.write(t, ".git/hooks/README", "hooks\n")
 	r.write(t, ".claude/settings.json", "{}")
 	for link, target := range map[string]string{

@@ -3,6 +3,7 @@ package tools
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -138,6 +139,36 @@ func TestWorkspaceEdit(t *testing.T) {
 				t.Errorf("disk = %q, want %q", got, tt.wantDisk)
 			}
 		})
+	}
+}
+
+// A one-byte old_string replaced everywhere by a long new_string would
+// grow the file by count*len(new): the size is computed and refused
+// before the result is built, so the worker never holds it in memory.
+func TestWorkspaceEditReplaceAllRefusesGrowthBeforeAllocating(t *testing.T) {
+	r := newRig(t)
+	const occurrences = 256 << 10
+	file := strings.Repeat("x", occurrences)
+	r.write(t, "f.txt", file)
+	args := map[string]any{"path": "f.txt", "old_string": "x", "new_string": strings.Repeat("y", 256), "replace_all": true}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, _, err := r.call(t, "workspace_edit", args)
+	runtime.ReadMemStats(&after)
+	errorIs(t, err, fenixerr.ErrPayloadTooLarge, "")
+	// 262144 * 256 bytes: 64 MiB the edit would have built, twice over
+	// (the string and its copy for the write).
+	for _, want := range []string{`"f.txt"`, "(262144 occurrences)", "67108864 bytes", "4194304 bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 16<<20 {
+		t.Errorf("the refused edit allocated %d bytes; the file is %d bytes and nothing should approach the result's size", allocated, len(file))
+	}
+	if got := r.read(t, "f.txt"); got != file {
+		t.Errorf("the file changed (%d bytes)", len(got))
 	}
 }
 
