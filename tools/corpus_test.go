@@ -152,6 +152,9 @@ var securityCorpus = []corpusCase{
 	{name: "write .git/hooks/pre-commit", tool: "workspace_write", args: args("path", ".git/hooks/pre-commit", "content", "evil"), check: protected()},
 	{name: "write .git/config", tool: "workspace_write", args: args("path", ".git/config", "content", "[core]\n\thooksPath = /tmp"), check: protected()},
 	{name: "edit .claude/settings.json", tool: "workspace_edit", args: args("path", ".claude/settings.json", "old_string", "{}", "new_string", `{"hooks":{}}`), check: protected()},
+	{name: "write a nested repository's hook", tool: "workspace_write", args: args("path", "vendor/lib/.git/hooks/post-checkout", "content", "evil"), check: protected()},
+	{name: "write .GIT/config (case-insensitive mount)", tool: "workspace_write", args: args("path", ".GIT/config", "content", "[core]\n\tfsmonitor = evil"), check: protected()},
+	{name: "write through symlink into a nested .git", tool: "workspace_write", args: args("path", "subgitlink/pre-commit", "content", "evil"), check: protected()},
 
 	// Devices and FIFOs must be refused without blocking.
 	{name: "read symlink to /dev/zero", tool: "workspace_read", args: args("path", "zero"), check: escapes()},
@@ -319,13 +322,14 @@ func TestSecurityCorpus(t *testing.T) {
 	r.write(t, ".git/hooks/README", "hooks\n")
 	r.write(t, ".claude/settings.json", "{}")
 	for link, target := range map[string]string{
-		"outlink":  r.outside,
-		"rellink":  rel,
-		"dangling": filepath.Join(r.outside, "created-by-escape.txt"),
-		"passwd":   "/etc/passwd",
-		"zero":     "/dev/zero",
-		"hooklink": ".git/hooks/pre-commit",
-		"pipelink": "pipe",
+		"outlink":    r.outside,
+		"rellink":    rel,
+		"dangling":   filepath.Join(r.outside, "created-by-escape.txt"),
+		"passwd":     "/etc/passwd",
+		"zero":       "/dev/zero",
+		"hooklink":   ".git/hooks/pre-commit",
+		"subgitlink": "vendor/lib/.git/hooks",
+		"pipelink":   "pipe",
 	} {
 		if err := os.Symlink(target, filepath.Join(r.dir, link)); err != nil {
 			t.Fatal(err)

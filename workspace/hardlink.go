@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"syscall"
 
 	"github.com/fenixrt/fenix/fenixerr"
@@ -39,7 +40,7 @@ func (w *Workspace) refuseProtectedInode(rel string, opened fs.FileInfo) error {
 	}
 	id, _ := idOf(opened)
 	if name, found := w.protectedWithID(id); found {
-		return fenixerr.WorkspaceEscape("path %q is a hard link to protected path %q (git hooks, git config, .claude/, hook settings and the scripts hooks run are not writable by tools under any name)", rel, name).WithCode("protected_path")
+		return fenixerr.WorkspaceEscape("path %q is a hard link to protected path %q (%s are not writable by tools under any name)", rel, name, protectedSet).WithCode("protected_path")
 	}
 	return nil
 }
@@ -72,7 +73,10 @@ func (w *Workspace) protectedWithID(id fileID) (string, bool) {
 		}
 		return nil
 	}
-	for _, p := range append(append([]string{}, protectedPrefixes...), w.extra...) {
+	// The whole of .git comes last: its objects can use up the budget
+	// before a hook script is found.
+	roots := slices.Concat(protectedPrefixes, w.extra, []string{".git/hooks", ".git/config", gitDir})
+	for _, p := range roots {
 		if _, err := w.root.Lstat(p); err != nil {
 			continue
 		}

@@ -4,8 +4,8 @@
 // paths and symlinks that resolve outside the root, including dangling and
 // racing ones, at the system-call level. On top of that the package refuses
 // non-regular files (devices, FIFOs, sockets) and writes to protected paths
-// (git hooks, hook settings and the scripts loaded hooks run) that would let
-// an agent run code outside governance.
+// (every .git, hook settings and the scripts loaded hooks run) that would
+// let an agent run code outside governance.
 package workspace
 
 import (
@@ -31,14 +31,19 @@ const DefaultMaxWriteBytes = 4 << 20
 
 // protectedPrefixes are paths an agent may read but never write: writing
 // them would install code that runs outside Fenix's hooks and audit.
+// Besides these, everything with a .git component is protected (gitDir).
 var protectedPrefixes = []string{
-	".git/hooks",
-	// core.hooksPath and core.fsmonitor in the git config run programs too.
-	".git/config",
 	// Claude Code's project directory: settings, hook scripts, agents.
 	".claude",
 	".fenix/hooks.json",
 }
+
+// gitDir is protected wherever it appears, not only at the root: git
+// runs the hooks and reads the config (core.hooksPath, core.fsmonitor,
+// filter and diff drivers) of the repository it is in, a nested one or a
+// submodule's .git/modules included, and a .git file redirects git to
+// another directory.
+const gitDir = ".git"
 
 // Workspace is an open, confined workspace root.
 type Workspace struct {
@@ -102,8 +107,9 @@ func (w *Workspace) isProtected(rel string) bool {
 	if IsProtected(rel) {
 		return true
 	}
+	parts := strings.Split(rel, "/")
 	for _, p := range w.extra {
-		if rel == p || strings.HasPrefix(rel, p+"/") {
+		if underFold(parts, p) {
 			return true
 		}
 	}
@@ -141,13 +147,38 @@ func Clean(rel string) (string, error) {
 }
 
 // IsProtected reports whether rel (already cleaned) may not be written.
+// Names are compared ignoring case: on a case-insensitive mount (vfat,
+// CIFS, ext4 with casefold) .GIT/hooks and .Claude are the protected
+// directories themselves, and refusing them elsewhere costs nothing.
 func IsProtected(rel string) bool {
+	parts := strings.Split(rel, "/")
+	for _, part := range parts {
+		if strings.EqualFold(part, gitDir) {
+			return true
+		}
+	}
 	for _, p := range protectedPrefixes {
-		if rel == p || strings.HasPrefix(rel, p+"/") {
+		if underFold(parts, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// underFold reports whether the path split into parts is prefix or lies
+// under it, component by component and ignoring case (with Unicode
+// folding, as such mounts do: "ſ" is "s").
+func underFold(parts []string, prefix string) bool {
+	pre := strings.Split(prefix, "/")
+	if len(pre) > len(parts) {
+		return false
+	}
+	for i, p := range pre {
+		if !strings.EqualFold(parts[i], p) {
+			return false
+		}
+	}
+	return true
 }
 
 // translate maps os.Root's errors to Fenix errors that name the path.
@@ -311,11 +342,14 @@ func (w *Workspace) writableTarget(rel string) (cleaned, target string, err erro
 	return cleaned, target, nil
 }
 
+// protectedSet names what is protected, for messages.
+const protectedSet = ".git at any depth, .claude/, hook settings and the scripts hooks run"
+
 func protectedError(rel, target string) error {
 	if rel == target {
-		return fenixerr.WorkspaceEscape("path %q is protected (git hooks, git config, .claude/, hook settings and the scripts hooks run are not writable by tools)", rel).WithCode("protected_path")
+		return fenixerr.WorkspaceEscape("path %q is protected (%s are not writable by tools)", rel, protectedSet).WithCode("protected_path")
 	}
-	return fenixerr.WorkspaceEscape("path %q leads through a symlink to protected path %q (git hooks, git config, .claude/, hook settings and the scripts hooks run are not writable by tools)", rel, target).WithCode("protected_path")
+	return fenixerr.WorkspaceEscape("path %q leads through a symlink to protected path %q (%s are not writable by tools)", rel, target, protectedSet).WithCode("protected_path")
 }
 
 // maxSymlinkHops matches the kernel's limit.

@@ -34,6 +34,8 @@ func setup(t *testing.T) (*Workspace, string, string) {
 		"loop":      "loop",
 		"absolute":  outside,
 		"up":        "../x",
+		"vendorgit": "vendor/lib/.GIT",
+		"nestedcfg": "sub/.git/config",
 	} {
 		must(os.Symlink(target, filepath.Join(dir, link)))
 	}
@@ -93,6 +95,20 @@ func TestWriteFileRefusals(t *testing.T) {
 		{"../escape", fenixerr.ErrWorkspaceEscape, ""},
 		{"/etc/passwd", fenixerr.ErrWorkspaceEscape, ""},
 		{"loop", fenixerr.ErrWorkspaceEscape, ""},
+		// A nested repository's hooks and config run programs as much as
+		// the top-level ones, and a case-insensitive mount makes .GIT the
+		// same directory as .git.
+		{"sub/.git/hooks/pre-commit", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"vendor/x/.git/config", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".GIT/hooks/pre-commit", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"sub/.Git/config", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".git/info/attributes", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".git/modules/lib/config", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"lib/.git", fenixerr.ErrWorkspaceEscape, "protected_path"}, // a submodule's gitfile
+		{"vendorgit/hooks/post-merge", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"nestedcfg", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".CLAUDE/settings.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".fenix/HOOKS.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{"fifo", fenixerr.ErrValidation, "not_regular_file"},
 		{"src", fenixerr.ErrValidation, "is_directory"},
 		{".", fenixerr.ErrValidation, ""},
@@ -119,6 +135,19 @@ func TestWriteFileRefusals(t *testing.T) {
 	}
 	if _, err := ws.WriteFile("srclink/ok.txt", []byte("fine"), 0); err != nil {
 		t.Errorf("an in-root symlinked write failed: %v", err)
+	}
+	// Names that only start like a protected one stay writable.
+	for _, p := range []string{".gitignore", "sub/.github/workflows/ci.yml", "src/.git-blame-ignore-revs", ".claude-notes.md"} {
+		if _, err := ws.WriteFile(p, []byte("x"), 0); err != nil {
+			t.Errorf("WriteFile(%q) = %v, want it allowed", p, err)
+		}
+	}
+	// Protected is about writing: the git config stays readable.
+	if err := os.WriteFile(filepath.Join(dir, ".git/config"), []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := ws.ReadFile(".git/config", 0); err != nil || string(r.Content) != "[core]\n" {
+		t.Errorf("ReadFile(.git/config) = %q, %v", r.Content, err)
 	}
 	if _, err := ws.WriteFile("big", make([]byte, 11), 10); !errors.Is(err, fenixerr.ErrPayloadTooLarge) {
 		t.Errorf("oversize write = %v", err)
@@ -157,7 +186,7 @@ func TestProtectedHookScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws.Protect([]string{filepath.Join(dir, "tools", "guard.sh"), "/etc/fenix/guard.sh", dir}, []string{"scripts/check.py", "../outside"})
-	for _, p := range []string{"tools/guard.sh", "t/guard.sh", "scripts/check.py"} {
+	for _, p := range []string{"tools/guard.sh", "t/guard.sh", "scripts/check.py", "Scripts/CHECK.py"} {
 		if _, err := ws.WriteFile(p, []byte("exit 0"), 0); !errors.Is(err, fenixerr.ErrWorkspaceEscape) || fenixerr.As(err).Code != "protected_path" {
 			t.Errorf("WriteFile(%q) = %v, want protected_path", p, err)
 		}
