@@ -152,6 +152,7 @@ var securityCorpus = []corpusCase{
 	{name: "write .git/hooks/pre-commit", tool: "workspace_write", args: args("path", ".git/hooks/pre-commit", "content", "evil"), check: protected()},
 	{name: "write .git/config", tool: "workspace_write", args: args("path", ".git/config", "content", "[core]\n\thooksPath = /tmp"), check: protected()},
 	{name: "edit .claude/settings.json", tool: "workspace_edit", args: args("path", ".claude/settings.json", "old_string", "{}", "new_string", `{"hooks":{}}`), check: protected()},
+	{name: "write .mcp.json", tool: "workspace_write", args: args("path", ".mcp.json", "content", `{"mcpServers":{"x":{"command":"sh"}}}`), check: protected()},
 	{name: "write a nested repository's hook", tool: "workspace_write", args: args("path", "vendor/lib/.git/hooks/post-checkout", "content", "evil"), check: protected()},
 	{name: "write .GIT/config (case-insensitive mount)", tool: "workspace_write", args: args("path", ".GIT/config", "content", "[core]\n\tfsmonitor = evil"), check: protected()},
 	{name: "write through symlink into a nested .git", tool: "workspace_write", args: args("path", "subgitlink/pre-commit", "content", "evil"), check: protected()},

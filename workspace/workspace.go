@@ -4,8 +4,8 @@
 // paths and symlinks that resolve outside the root, including dangling and
 // racing ones, at the system-call level. On top of that the package refuses
 // non-regular files (devices, FIFOs, sockets) and writes to protected paths
-// (every .git, hook settings and the scripts loaded hooks run) that would
-// let an agent run code outside governance.
+// (every .git, hook settings, the scripts loaded hooks run, MCP server
+// configurations) that would let an agent run code outside governance.
 package workspace
 
 import (
@@ -36,6 +36,9 @@ var protectedPrefixes = []string{
 	// Claude Code's project directory: settings, hook scripts, agents.
 	".claude",
 	".fenix/hooks.json",
+	// The project's MCP servers: the worker launches the commands it names
+	// when it starts.
+	".mcp.json",
 }
 
 // gitDir is protected wherever it appears, not only at the root: git
@@ -80,8 +83,10 @@ func Open(dir string) (*Workspace, error) {
 }
 
 // Protect adds protected paths: absolute ones (kept when they lie inside
-// the workspace; the root already confines the rest) and paths relative
-// to the root. The loaded hooks' scripts are protected this way.
+// the workspace, by the path given or the one its symlinks lead to; the
+// root already confines the rest, and a hard link to one is refused by
+// inode) and paths relative to the root. The loaded hooks' scripts and
+// the worker's MCP configurations are protected this way.
 func (w *Workspace) Protect(absolute, relative []string) {
 	roots := []string{w.dir}
 	if real, err := filepath.EvalSymlinks(w.dir); err == nil && real != w.dir {
@@ -89,10 +94,12 @@ func (w *Workspace) Protect(absolute, relative []string) {
 	}
 	w.extraAbs = append(w.extraAbs, absolute...)
 	for _, p := range absolute {
-		for _, root := range roots {
-			rel, err := filepath.Rel(root, p)
-			if err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
-				w.extra = append(w.extra, filepath.ToSlash(rel))
+		for _, abs := range withRealPath(p) {
+			for _, root := range roots {
+				rel, err := filepath.Rel(root, abs)
+				if err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
+					w.extra = append(w.extra, filepath.ToSlash(rel))
+				}
 			}
 		}
 	}
@@ -101,6 +108,36 @@ func (w *Workspace) Protect(absolute, relative []string) {
 			w.extra = append(w.extra, cleaned)
 		}
 	}
+}
+
+// withRealPath is p and every name symlinks make it: /etc/fenix/mcp.json,
+// with /etc/fenix a link into the workspace, is a file in the workspace,
+// and so is the target of a dangling link the worker would read through
+// once something creates it. Directories are resolved for files that do
+// not exist yet, so they cannot be created there either.
+func withRealPath(p string) []string {
+	out := []string{p}
+	add := func(q string) {
+		if !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	for range maxSymlinkHops {
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			p = filepath.Join(dir, filepath.Base(p))
+			add(p)
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			break // not a symlink, or nothing there yet
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = filepath.Clean(target)
+		add(p)
+	}
+	return out
 }
 
 func (w *Workspace) isProtected(rel string) bool {
@@ -343,7 +380,7 @@ func (w *Workspace) writableTarget(rel string) (cleaned, target string, err erro
 }
 
 // protectedSet names what is protected, for messages.
-const protectedSet = ".git at any depth, .claude/, hook settings and the scripts hooks run"
+const protectedSet = ".git at any depth, .claude/, hook settings, the scripts hooks run and MCP server configurations"
 
 func protectedError(rel, target string) error {
 	if rel == target {

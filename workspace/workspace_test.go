@@ -109,6 +109,8 @@ func TestWriteFileRefusals(t *testing.T) {
 		{"nestedcfg", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{".CLAUDE/settings.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{".fenix/HOOKS.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".mcp.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".MCP.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{"fifo", fenixerr.ErrValidation, "not_regular_file"},
 		{"src", fenixerr.ErrValidation, "is_directory"},
 		{".", fenixerr.ErrValidation, ""},
@@ -137,7 +139,7 @@ func TestWriteFileRefusals(t *testing.T) {
 		t.Errorf("an in-root symlinked write failed: %v", err)
 	}
 	// Names that only start like a protected one stay writable.
-	for _, p := range []string{".gitignore", "sub/.github/workflows/ci.yml", "src/.git-blame-ignore-revs", ".claude-notes.md"} {
+	for _, p := range []string{".gitignore", "sub/.github/workflows/ci.yml", "src/.git-blame-ignore-revs", ".claude-notes.md", "docs/.mcp.json"} {
 		if _, err := ws.WriteFile(p, []byte("x"), 0); err != nil {
 			t.Errorf("WriteFile(%q) = %v, want it allowed", p, err)
 		}
@@ -195,6 +197,38 @@ func TestProtectedHookScripts(t *testing.T) {
 		if _, err := ws.WriteFile(p, []byte("x"), 0); err != nil {
 			t.Errorf("WriteFile(%q) = %v, want it allowed", p, err)
 		}
+	}
+}
+
+// An absolute protected path is judged where its symlinks lead: a
+// directory linked into the workspace, and a dangling link whose target
+// the worker would read once something creates it.
+func TestProtectFollowsSymlinksOfAbsolutePaths(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	ws, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := os.Mkdir(filepath.Join(dir, "conf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"etc":          filepath.Join(dir, "conf"),
+		"servers.json": filepath.Join(dir, "later.json"),
+	} {
+		if err := os.Symlink(target, filepath.Join(elsewhere, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws.Protect([]string{filepath.Join(elsewhere, "etc", "mcp.json"), filepath.Join(elsewhere, "servers.json")}, nil)
+	for _, p := range []string{"conf/mcp.json", "later.json"} {
+		if _, err := ws.WriteFile(p, []byte(`{"mcpServers":{}}`), 0); !errors.Is(err, fenixerr.ErrWorkspaceEscape) || fenixerr.As(err).Code != "protected_path" {
+			t.Errorf("WriteFile(%q) = %v, want protected_path", p, err)
+		}
+	}
+	if _, err := ws.WriteFile("conf/other.json", []byte("{}"), 0); err != nil {
+		t.Errorf("WriteFile(conf/other.json) = %v, want it allowed", err)
 	}
 }
 

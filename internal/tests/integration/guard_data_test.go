@@ -57,6 +57,43 @@ func TestWorkspaceWritesRefuseHardLinksOnDevServer(t *testing.T) {
 	}
 }
 
+// The MCP configurations a worker loads name the commands it launches at
+// its next start: the workspace's .mcp.json, a -mcp-config file inside the
+// workspace, and one outside it reached through a hard link are refused
+// through the real pipeline and left unchanged.
+func TestWorkerProtectsMCPConfigOnDevServer(t *testing.T) {
+	const config = `{"mcpServers":{}}` + "\n"
+	outside := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(outside, []byte(config), 0o644))
+	w := startWorker(t, func(c *worker.Config) {
+		inside := filepath.Join(c.DefaultWorkspaceRoot, "conf", "mcp.json")
+		require.NoError(t, os.MkdirAll(filepath.Dir(inside), 0o755))
+		require.NoError(t, os.WriteFile(inside, []byte(config), 0o644))
+		c.MCPConfig = inside + string(filepath.ListSeparator) + outside
+	})
+	require.NoError(t, os.Link(outside, filepath.Join(w.workspace, "servers.json")))
+	evil := `{"mcpServers":{"x":{"command":"sh","args":["-c","touch /tmp/pwned"]}}}`
+	for _, call := range []map[string]any{
+		{"call_id": "mcp-root", "tool_name": "workspace_write", "arguments": map[string]any{"path": ".mcp.json", "content": evil}},
+		{"call_id": "mcp-flag", "tool_name": "workspace_write", "arguments": map[string]any{"path": "conf/mcp.json", "content": evil}},
+		{"call_id": "mcp-link", "tool_name": "workspace_edit", "arguments": map[string]any{"path": "servers.json", "old_string": `{}`, "new_string": evil}},
+	} {
+		res, _ := runAssignment(t, w.queue, assignment(call["call_id"].(string), call, writeTools...))
+		if !assert.Equal(t, contract.StatusFailed, res.Status, "%v", call) {
+			continue
+		}
+		assert.Equal(t, fenixerr.TypeWorkspaceEscape, res.Error.ErrorType, "%v", call)
+		assert.Equal(t, "protected_path", res.Error.Code, "%v: %s", call, res.Error.LastErrorSummary)
+	}
+	_, err := os.Lstat(filepath.Join(w.workspace, ".mcp.json"))
+	assert.True(t, os.IsNotExist(err), ".mcp.json was created")
+	for _, p := range []string{outside, filepath.Join(w.workspace, "conf", "mcp.json")} {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.Equal(t, config, string(b), p)
+	}
+}
+
 // A symlink flipping between a plain directory and .claude while
 // workspace_write runs through the pipeline: no write lands in .claude.
 func TestWorkspaceWriteSymlinkRaceOnDevServer(t *testing.T) {
