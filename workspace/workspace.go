@@ -302,9 +302,9 @@ func requireRegular(rel string, info fs.FileInfo) error {
 }
 
 // WriteFile writes data to a regular file, creating parent directories.
-// Protected paths (also when reached through a symlink or a hard link) and
-// non-regular existing targets (devices, FIFOs, sockets, directories) are
-// refused. The target is resolved first, then opened beneath the root
+// Protected paths (also when reached through a symlink), files with more
+// than one hard link and non-regular existing targets (devices, FIFOs,
+// sockets, directories) are refused. The target is resolved first, then opened beneath the root
 // without following any symlink (openat2 on Linux), so a symlink swapped
 // in between fails the write instead of redirecting it.
 func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, error) {
@@ -336,7 +336,7 @@ func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, 
 		err = requireRegular(cleaned, info)
 	}
 	if err == nil {
-		err = w.refuseProtectedInode(cleaned, info)
+		err = w.refuseHardLink(cleaned, info)
 	}
 	if err != nil {
 		return "", err
