@@ -89,6 +89,10 @@ type Activities struct {
 	// InboxURL is the approvals inbox that permission_prompt
 	// notifications link to; empty adds no link.
 	InboxURL string
+	// Protected are further absolute paths tools never write, beside the
+	// hooks' own: the MCP configurations the worker loaded, which name the
+	// commands it launches when it starts.
+	Protected []string
 }
 
 func (a *Activities) metrics() Recorder {

@@ -159,6 +159,34 @@ func TestOpenWorkspaceProtectsHookScripts(t *testing.T) {
 	}
 }
 
+// The worker's further protected paths (its MCP configurations) are
+// protected in every workspace a tool opens: inside it by path, outside
+// it through a hard link.
+func TestOpenWorkspaceProtectsConfiguredPaths(t *testing.T) {
+	a, ws := hookActivities(t, `{"hooks": {}}`)
+	outside := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(outside, []byte(`{"mcpServers":{}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, filepath.Join(ws, "servers.json")); err != nil {
+		t.Fatal(err)
+	}
+	a.Protected = []string{filepath.Join(ws, "conf", "mcp.json"), outside}
+	w, err := a.openWorkspace(ws, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, p := range []string{"conf/mcp.json", "servers.json", ".mcp.json"} {
+		if _, err := w.WriteFile(p, []byte(`{"mcpServers":{"x":{"command":"sh"}}}`), 0); !errors.Is(err, fenixerr.ErrWorkspaceEscape) || fenixerr.As(err).Code != "protected_path" {
+			t.Errorf("WriteFile(%q) = %v, want protected_path", p, err)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != `{"mcpServers":{}}` {
+		t.Errorf("the outside configuration changed to %q", b)
+	}
+}
+
 // countingStore counts the context-store reads and writes.
 type countingStore struct {
 	contextstore.Store

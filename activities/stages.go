@@ -234,8 +234,10 @@ func (a *Activities) openWorkspace(root string, required bool) (*workspace.Works
 	if err != nil {
 		return nil, err
 	}
-	// The scripts and settings loaded hooks run are never writable by tools.
+	// The scripts and settings loaded hooks run, and the worker's own
+	// configuration, are never writable by tools.
 	ws.Protect(a.hookRegistry().ProtectedPaths())
+	ws.Protect(a.Protected, nil)
 	return ws, nil
 }
 

@@ -152,6 +152,12 @@ var securityCorpus = []corpusCase{
 	{name: "write .git/hooks/pre-commit", tool: "workspace_write", args: args("path", ".git/hooks/pre-commit", "content", "evil"), check: protected()},
 	{name: "write .git/config", tool: "workspace_write", args: args("path", ".git/config", "content", "[core]\n\thooksPath = /tmp"), check: protected()},
 	{name: "edit .claude/settings.json", tool: "workspace_edit", args: args("path", ".claude/settings.json", "old_string", "{}", "new_string", `{"hooks":{}}`), check: protected()},
+	{name: "write through a hard link to an outside file", tool: "workspace_write", args: args("path", "linked.txt", "content", "pwned"), check: refused(fenixerr.ErrWorkspaceEscape, "hard_link")},
+	{name: "edit through a hard link to an outside file", tool: "workspace_edit", args: args("path", "linked.txt", "old_string", "original", "new_string", "pwned"), check: refused(fenixerr.ErrWorkspaceEscape, "hard_link")},
+	{name: "write .mcp.json", tool: "workspace_write", args: args("path", ".mcp.json", "content", `{"mcpServers":{"x":{"command":"sh"}}}`), check: protected()},
+	{name: "write a nested repository's hook", tool: "workspace_write", args: args("path", "vendor/lib/.git/hooks/post-checkout", "content", "evil"), check: protected()},
+	{name: "write .GIT/config (case-insensitive mount)", tool: "workspace_write", args: args("path", ".GIT/config", "content", "[core]\n\tfsmonitor = evil"), check: protected()},
+	{name: "write through symlink into a nested .git", tool: "workspace_write", args: args("path", "subgitlink/pre-commit", "content", "evil"), check: protected()},
 
 	// Devices and FIFOs must be refused without blocking.
 	{name: "read symlink to /dev/zero", tool: "workspace_read", args: args("path", "zero"), check: escapes()},
@@ -256,6 +262,14 @@ var securityCorpus = []corpusCase{
 	{name: "oversize command line", tool: "exec_command", args: args("command_line", strings.Repeat("x", 70000)), check: refused(fenixerr.ErrValidation, "")},
 	{name: "oversize write content", tool: "workspace_write", args: args("path", "big.txt", "content", strings.Repeat("x", 1100<<10)), check: refused(fenixerr.ErrPayloadTooLarge, "")},
 	{name: "oversize arguments", tool: "calculator", args: args("expression", "1", "pad", strings.Repeat("x", 300<<10)), check: refused(fenixerr.ErrPayloadTooLarge, "")},
+	{name: "edit replace_all growing the file a millionfold", tool: "workspace_edit",
+		args: args("path", "repeat.txt", "old_string", "x", "new_string", strings.Repeat("y", 256<<10), "replace_all", true),
+		check: func(t *testing.T, f *corpusFixture, res corpusResult) {
+			errorIs(t, res.err, fenixerr.ErrPayloadTooLarge, "")
+			if b, err := os.ReadFile(filepath.Join(f.dir, "repeat.txt")); err != nil || len(b) != 1<<20 {
+				t.Fatalf("repeat.txt changed: %d bytes (%v)", len(b), err)
+			}
+		}},
 	{name: "oversize memory content", tool: "memory_write", args: args("key", "k", "content", strings.Repeat("x", 70000)), check: refused(fenixerr.ErrValidation, "")},
 	{name: "unknown field in exec_command", tool: "exec_command", args: args("command_line", "true", "shell", "bash"), check: refused(fenixerr.ErrValidation, "")},
 	{name: "unknown field in workspace_read", tool: "workspace_read", args: args("path", "a.txt", "follow_symlinks", true), check: refused(fenixerr.ErrValidation, "")},
@@ -306,17 +320,27 @@ func TestSecurityCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A hard link into the workspace, as exec_command could make one.
+	linked := filepath.Join(r.outside, "linked.txt")
+	if err := os.WriteFile(linked, []byte("outside original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(linked, filepath.Join(r.dir, "linked.txt")); err != nil {
+		t.Fatal(err)
+	}
 	r.write(t, "a.txt", "alpha\n")
+	r.write(t, "repeat.txt", strings.Repeat("x", 1<<20))
 	r.write(t, ".git/hooks/README", "hooks\n")
 	r.write(t, ".claude/settings.json", "{}")
 	for link, target := range map[string]string{
-		"outlink":  r.outside,
-		"rellink":  rel,
-		"dangling": filepath.Join(r.outside, "created-by-escape.txt"),
-		"passwd":   "/etc/passwd",
-		"zero":     "/dev/zero",
-		"hooklink": ".git/hooks/pre-commit",
-		"pipelink": "pipe",
+		"outlink":    r.outside,
+		"rellink":    rel,
+		"dangling":   filepath.Join(r.outside, "created-by-escape.txt"),
+		"passwd":     "/etc/passwd",
+		"zero":       "/dev/zero",
+		"hooklink":   ".git/hooks/pre-commit",
+		"subgitlink": "vendor/lib/.git/hooks",
+		"pipelink":   "pipe",
 	} {
 		if err := os.Symlink(target, filepath.Join(r.dir, link)); err != nil {
 			t.Fatal(err)

@@ -76,7 +76,13 @@ func editWorkspaceFile(_ context.Context, env *Env, a WorkspaceEditArgs) (Worksp
 		return WorkspaceEditResult{}, fenixerr.Validation("old_string occurs %d times in %q: include more surrounding text to make it unique, or set replace_all", count, r.Path).WithCode("old_string_ambiguous")
 	}
 	line := strings.Count(content[:strings.Index(content, a.OldString)], "\n") + 1
-	// count is 1 here unless replace_all is set.
+	// count is 1 here unless replace_all is set. The result's size is known
+	// before it is built: a one-byte old_string in a 4 MiB file replaced by
+	// 256 KiB would otherwise take a terabyte of the worker's memory before
+	// the write's own size check ran.
+	if size := int64(len(content)) + int64(count)*(int64(len(a.NewString))-int64(len(a.OldString))); size > maxEditFileBytes {
+		return WorkspaceEditResult{}, fenixerr.PayloadTooLarge("replacing old_string (%d occurrences) in %q would make the file %d bytes; workspace_edit writes files up to %d bytes", count, r.Path, size, maxEditFileBytes)
+	}
 	updated := strings.ReplaceAll(content, a.OldString, a.NewString)
 	if _, err := env.Workspace.WriteFile(r.Path, []byte(updated), maxEditFileBytes); err != nil {
 		return WorkspaceEditResult{}, err

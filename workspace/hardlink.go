@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"syscall"
 
 	"github.com/fenixrt/fenix/fenixerr"
@@ -14,8 +15,8 @@ import (
 // socket; WriteFile turns it into the error naming the file's type.
 var errNotRegular = errors.New("not a regular file")
 
-// maxProtectedScan bounds the walk of protected directories for a write
-// to a file with more than one link.
+// maxProtectedScan bounds the walk of protected directories that names
+// the protected file a refused hard link shares its inode with.
 const maxProtectedScan = 20000
 
 type fileID struct{ dev, ino uint64 }
@@ -28,20 +29,23 @@ func idOf(info fs.FileInfo) (fileID, bool) {
 	return fileID{dev: uint64(st.Dev), ino: st.Ino}, true
 }
 
-// refuseProtectedInode refuses a write whose opened file is a protected
-// file under another name: a hard link to a hook script or to the
-// settings. Only a file with more than one link can be one, so the walk of
-// the protected set runs only then.
-func (w *Workspace) refuseProtectedInode(rel string, opened fs.FileInfo) error {
+// refuseHardLink refuses a write whose opened file has more than one
+// link. openat2 confines names, not inodes: after ln /outside/file x (by
+// exec_command or any earlier process) x is the outside file, and writing
+// x writes it. The count is read from the descriptor the write goes
+// through, so the inode judged is the inode written. A link to a
+// protected file is reported as that, naming it, when the bounded walk
+// finds it.
+func (w *Workspace) refuseHardLink(rel string, opened fs.FileInfo) error {
 	st, ok := opened.Sys().(*syscall.Stat_t)
 	if !ok || st.Nlink <= 1 {
 		return nil
 	}
 	id, _ := idOf(opened)
 	if name, found := w.protectedWithID(id); found {
-		return fenixerr.WorkspaceEscape("path %q is a hard link to protected path %q (git hooks, git config, .claude/, hook settings and the scripts hooks run are not writable by tools under any name)", rel, name).WithCode("protected_path")
+		return fenixerr.WorkspaceEscape("path %q is a hard link to protected path %q (%s are not writable by tools under any name)", rel, name, protectedSet).WithCode("protected_path")
 	}
-	return nil
+	return fenixerr.WorkspaceEscape("path %q has %d links: it shares its contents with another name, possibly outside the workspace, and a write through one name changes them all, so tools do not write it (remove this name first; a write then creates a file of its own)", rel, uint64(st.Nlink)).WithCode("hard_link")
 }
 
 // protectedWithID finds the protected file with the given device and
@@ -72,7 +76,10 @@ func (w *Workspace) protectedWithID(id fileID) (string, bool) {
 		}
 		return nil
 	}
-	for _, p := range append(append([]string{}, protectedPrefixes...), w.extra...) {
+	// The whole of .git comes last: its objects can use up the budget
+	// before a hook script is found.
+	roots := slices.Concat(protectedPrefixes, w.extra, []string{".git/hooks", ".git/config", gitDir})
+	for _, p := range roots {
 		if _, err := w.root.Lstat(p); err != nil {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -131,11 +132,60 @@ func TestWriteRefusesHardLinkToProtected(t *testing.T) {
 	if b, _ := os.ReadFile(outsideScript); string(b) != "exit 2" {
 		t.Errorf("the outside hook script changed to %q", b)
 	}
-	// A hard link between two ordinary files stays writable.
-	if _, err := ws.WriteFile("plain2.txt", []byte("both"), 0); err != nil {
-		t.Errorf("WriteFile(plain2.txt) = %v", err)
+	// A hard link between two ordinary files is refused too, as a hard
+	// link rather than as a protected path.
+	if _, err := ws.WriteFile("plain2.txt", []byte("both"), 0); !errors.Is(err, fenixerr.ErrWorkspaceEscape) || fenixerr.As(err).Code != "hard_link" {
+		t.Errorf("WriteFile(plain2.txt) = %v, want hard_link", err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "plain.txt")); string(b) != "both" {
-		t.Errorf("plain.txt = %q, want both", b)
+	if b, _ := os.ReadFile(filepath.Join(dir, "plain.txt")); string(b) != "plain" {
+		t.Errorf("plain.txt = %q, want it unchanged", b)
+	}
+}
+
+// ln /outside/file x, by a command or any earlier process, makes x the
+// outside file's inode: a write to x is refused, naming the path and the
+// link count, and the outside file is unchanged. Once x is a file of its
+// own again (replaced by a rename, or the other name gone) it is
+// writable, and so is a new file.
+func TestWriteRefusesHardLinkedFiles(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	secret := filepath.Join(elsewhere, "secret")
+	if err := os.WriteFile(secret, []byte("s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(secret, filepath.Join(dir, "x")); err != nil {
+		t.Skipf("temp dirs on different filesystems: %v", err)
+	}
+	if err := os.Link(secret, filepath.Join(elsewhere, "secret2")); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	_, err = ws.WriteFile("x", []byte("pwned"), 0)
+	if !errors.Is(err, fenixerr.ErrWorkspaceEscape) || fenixerr.As(err).Code != "hard_link" {
+		t.Fatalf("WriteFile(x) = %v, want hard_link", err)
+	}
+	for _, want := range []string{`"x"`, "3 links"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+	if b, _ := os.ReadFile(secret); string(b) != "s" {
+		t.Fatalf("the outside file changed to %q", b)
+	}
+	if _, err := ws.WriteFile("new.txt", []byte("n"), 0); err != nil {
+		t.Errorf("WriteFile(new.txt) = %v", err)
+	}
+	if err := os.Rename(filepath.Join(dir, "new.txt"), filepath.Join(dir, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.WriteFile("x", []byte("mine"), 0); err != nil {
+		t.Errorf("WriteFile(x) after a rename replaced it = %v", err)
+	}
+	if b, _ := os.ReadFile(secret); string(b) != "s" {
+		t.Errorf("the outside file changed to %q", b)
 	}
 }

@@ -34,6 +34,8 @@ func setup(t *testing.T) (*Workspace, string, string) {
 		"loop":      "loop",
 		"absolute":  outside,
 		"up":        "../x",
+		"vendorgit": "vendor/lib/.GIT",
+		"nestedcfg": "sub/.git/config",
 	} {
 		must(os.Symlink(target, filepath.Join(dir, link)))
 	}
@@ -93,6 +95,22 @@ func TestWriteFileRefusals(t *testing.T) {
 		{"../escape", fenixerr.ErrWorkspaceEscape, ""},
 		{"/etc/passwd", fenixerr.ErrWorkspaceEscape, ""},
 		{"loop", fenixerr.ErrWorkspaceEscape, ""},
+		// A nested repository's hooks and config run programs as much as
+		// the top-level ones, and a case-insensitive mount makes .GIT the
+		// same directory as .git.
+		{"sub/.git/hooks/pre-commit", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"vendor/x/.git/config", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".GIT/hooks/pre-commit", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"sub/.Git/config", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".git/info/attributes", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".git/modules/lib/config", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"lib/.git", fenixerr.ErrWorkspaceEscape, "protected_path"}, // a submodule's gitfile
+		{"vendorgit/hooks/post-merge", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"nestedcfg", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".CLAUDE/settings.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".fenix/HOOKS.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".mcp.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".MCP.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{"fifo", fenixerr.ErrValidation, "not_regular_file"},
 		{"src", fenixerr.ErrValidation, "is_directory"},
 		{".", fenixerr.ErrValidation, ""},
@@ -119,6 +137,19 @@ func TestWriteFileRefusals(t *testing.T) {
 	}
 	if _, err := ws.WriteFile("srclink/ok.txt", []byte("fine"), 0); err != nil {
 		t.Errorf("an in-root symlinked write failed: %v", err)
+	}
+	// Names that only start like a protected one stay writable.
+	for _, p := range []string{".gitignore", "sub/.github/workflows/ci.yml", "src/.git-blame-ignore-revs", ".claude-notes.md", "docs/.mcp.json"} {
+		if _, err := ws.WriteFile(p, []byte("x"), 0); err != nil {
+			t.Errorf("WriteFile(%q) = %v, want it allowed", p, err)
+		}
+	}
+	// Protected is about writing: the git config stays readable.
+	if err := os.WriteFile(filepath.Join(dir, ".git/config"), []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := ws.ReadFile(".git/config", 0); err != nil || string(r.Content) != "[core]\n" {
+		t.Errorf("ReadFile(.git/config) = %q, %v", r.Content, err)
 	}
 	if _, err := ws.WriteFile("big", make([]byte, 11), 10); !errors.Is(err, fenixerr.ErrPayloadTooLarge) {
 		t.Errorf("oversize write = %v", err)
@@ -157,7 +188,7 @@ func TestProtectedHookScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws.Protect([]string{filepath.Join(dir, "tools", "guard.sh"), "/etc/fenix/guard.sh", dir}, []string{"scripts/check.py", "../outside"})
-	for _, p := range []string{"tools/guard.sh", "t/guard.sh", "scripts/check.py"} {
+	for _, p := range []string{"tools/guard.sh", "t/guard.sh", "scripts/check.py", "Scripts/CHECK.py"} {
 		if _, err := ws.WriteFile(p, []byte("exit 0"), 0); !errors.Is(err, fenixerr.ErrWorkspaceEscape) || fenixerr.As(err).Code != "protected_path" {
 			t.Errorf("WriteFile(%q) = %v, want protected_path", p, err)
 		}
@@ -166,6 +197,38 @@ func TestProtectedHookScripts(t *testing.T) {
 		if _, err := ws.WriteFile(p, []byte("x"), 0); err != nil {
 			t.Errorf("WriteFile(%q) = %v, want it allowed", p, err)
 		}
+	}
+}
+
+// An absolute protected path is judged where its symlinks lead: a
+// directory linked into the workspace, and a dangling link whose target
+// the worker would read once something creates it.
+func TestProtectFollowsSymlinksOfAbsolutePaths(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	ws, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := os.Mkdir(filepath.Join(dir, "conf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"etc":          filepath.Join(dir, "conf"),
+		"servers.json": filepath.Join(dir, "later.json"),
+	} {
+		if err := os.Symlink(target, filepath.Join(elsewhere, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws.Protect([]string{filepath.Join(elsewhere, "etc", "mcp.json"), filepath.Join(elsewhere, "servers.json")}, nil)
+	for _, p := range []string{"conf/mcp.json", "later.json"} {
+		if _, err := ws.WriteFile(p, []byte(`{"mcpServers":{}}`), 0); !errors.Is(err, fenixerr.ErrWorkspaceEscape) || fenixerr.As(err).Code != "protected_path" {
+			t.Errorf("WriteFile(%q) = %v, want protected_path", p, err)
+		}
+	}
+	if _, err := ws.WriteFile("conf/other.json", []byte("{}"), 0); err != nil {
+		t.Errorf("WriteFile(conf/other.json) = %v, want it allowed", err)
 	}
 }
 

@@ -43,6 +43,27 @@ func mcpPaths(cfg Config) []string {
 	return paths
 }
 
+// mcpConfigFiles are the files mcpPaths makes the worker read, absolute:
+// a project directory's .mcp.json whether or not it exists yet (creating
+// one adds servers as surely as editing it), and each MCPConfig file.
+// Tools may not write them.
+func mcpConfigFiles(cfg Config) []string {
+	var files []string
+	for _, p := range mcpPaths(cfg) {
+		if p == "" {
+			continue
+		}
+		if info, err := os.Stat(p); err == nil && info.IsDir() {
+			p = filepath.Join(p, mcp.ConfigFileName)
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		files = append(files, p)
+	}
+	return files
+}
+
 // startMCP loads the MCP server configurations and connects the servers;
 // nil when none are configured. A server that fails is retried in the
 // background; only an unreadable configuration file fails the worker.

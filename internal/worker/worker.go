@@ -196,6 +196,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		Redactor:             cfg.Redactor,
 		Audit:                w.audit,
 		InboxURL:             cfg.InboxURL,
+		Protected:            mcpConfigFiles(cfg),
 		Sessions:             sessions.NewClaimer(sessions.TemporalToucher{Client: w.client, TaskQueue: cfg.TaskQueue}, cfg.SessionIdleTimeout),
 		Assembler: &prompt.Assembler{
 			Skills:               catalog,
