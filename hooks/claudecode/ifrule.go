@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"mvdan.cc/sh/v3/syntax"
+	"mvdan.cc/sh/v3/pattern"
 )
 
 // ifRule is a handler's "if" field: one Claude Code permission rule, such
@@ -87,10 +87,27 @@ func bashRuleMatch(pattern, command string) (matched, uncertain bool) {
 }
 
 // bashRuleMatchParsed is bashRuleMatch on a command line already parsed
-// (ok false: it could not be).
+// (ok false: it could not be). Every reading of every command counts (see
+// shellCommand): bash's and sh's words, with and without wrappers, and a
+// program path's name. A program Fenix cannot name (an expansion, or a
+// glob the rule's program does not fit) is uncertain unless another
+// command matches.
 func bashRuleMatchParsed(pattern string, sc shellCommands, ok bool) (matched, uncertain bool) {
 	pattern, prefixRule := bashPattern(pattern)
-	if !ok || sc.dynamicProgram {
+	if !ok {
+		return false, true
+	}
+	ruleProgram, _, _ := strings.Cut(pattern, " ")
+	for _, c := range sc.commands {
+		for _, argv := range c.readings {
+			m, u := readingMatches(pattern, prefixRule, ruleProgram, argv)
+			if m {
+				return true, false
+			}
+			uncertain = uncertain || u
+		}
+	}
+	if uncertain {
 		return false, true
 	}
 	// A pattern "specifies more than the command name" when it has more
@@ -101,12 +118,54 @@ func bashRuleMatchParsed(pattern string, sc shellCommands, ok bool) (matched, un
 			words++
 		}
 	}
-	for _, c := range sc.commands {
-		if commandMatches(pattern, c, prefixRule) {
+	return false, sc.expansion && words > 1
+}
+
+// readingMatches applies a deny or ask rule's pattern to one argument
+// vector, under each name its program may have: as written and, for a
+// path, its last element. A dynamic word in an argument matches as "".
+func readingMatches(pattern string, prefix bool, ruleProgram string, argv []shellArg) (matched, uncertain bool) {
+	rest := make([]string, len(argv)-1)
+	for i, a := range argv[1:] {
+		rest[i] = a.value
+	}
+	var names []string
+	switch p := argv[0]; {
+	case p.dynamic:
+		uncertain = true
+		if p.tail != "" {
+			names = append(names, p.tail)
+		}
+	case p.glob:
+		switch {
+		case ruleProgram == "" || strings.Contains(ruleProgram, "*"):
+			uncertain = true
+		case globMatches(p.pattern, ruleProgram) || globMatches(baseName(p.pattern), ruleProgram):
+			names = append(names, ruleProgram)
+		}
+	default:
+		names = append(names, p.value)
+		if base := baseName(p.value); base != p.value && base != "" {
+			names = append(names, base)
+		}
+	}
+	for _, name := range names {
+		if commandMatches(pattern, strings.Join(append([]string{name}, rest...), " "), prefix) {
 			return true, false
 		}
 	}
-	return false, sc.expansion && words > 1
+	return false, uncertain
+}
+
+// globMatches reports whether a shell glob (as expand.Pattern renders
+// it) matches a name; a glob it cannot read matches, as it may.
+func globMatches(glob, name string) bool {
+	re, err := pattern.Regexp(glob, pattern.Filenames|pattern.EntireString)
+	if err != nil {
+		return true
+	}
+	ok, err := regexp.MatchString(re, name)
+	return ok || err != nil
 }
 
 // bashPattern splits the legacy prefix form "git push:*" into its prefix
@@ -117,76 +176,6 @@ func bashPattern(pattern string) (string, bool) {
 		return p, true
 	}
 	return pattern, false
-}
-
-// shellCommands are the simple commands of a command line, each as its
-// words joined by spaces.
-type shellCommands struct {
-	commands []string
-	// expansion marks a $(), backtick or $VAR anywhere in the line.
-	expansion bool
-	// dynamicProgram marks a command whose program itself is an expansion.
-	dynamicProgram bool
-}
-
-func parseShellCommands(command string) (shellCommands, bool) {
-	var out shellCommands
-	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
-	if err != nil {
-		return out, false
-	}
-	syntax.Walk(file, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.CmdSubst, *syntax.ParamExp:
-			out.expansion = true
-		case *syntax.CallExpr:
-			if len(n.Args) == 0 {
-				return true
-			}
-			words := make([]string, 0, len(n.Args))
-			for _, w := range n.Args {
-				lit := w.Lit()
-				if lit == "" && len(w.Parts) > 0 {
-					lit = unquoted(w)
-				}
-				words = append(words, lit)
-			}
-			if words[0] == "" {
-				out.dynamicProgram = true
-			}
-			out.commands = append(out.commands, strings.Join(words, " "))
-		}
-		return true
-	})
-	return out, true
-}
-
-// unquoted renders a word made of literal and quoted-literal parts; any
-// expansion makes it "".
-func unquoted(w *syntax.Word) string {
-	var b strings.Builder
-	var walk func(parts []syntax.WordPart) bool
-	walk = func(parts []syntax.WordPart) bool {
-		for _, p := range parts {
-			switch p := p.(type) {
-			case *syntax.Lit:
-				b.WriteString(p.Value)
-			case *syntax.SglQuoted:
-				b.WriteString(p.Value)
-			case *syntax.DblQuoted:
-				if !walk(p.Parts) {
-					return false
-				}
-			default:
-				return false
-			}
-		}
-		return true
-	}
-	if !walk(w.Parts) {
-		return ""
-	}
-	return b.String()
 }
 
 // commandMatches applies a Bash rule pattern, where "*" matches any run of

@@ -89,7 +89,9 @@ func (c *judgedCall) shell() (shellCommands, bool) {
 // allowedBy finds the allow rules that approve a call, or nil. A command
 // line is approved only when every simple command in it is, each by some
 // allow rule (so Bash(safe:*) does not approve "safe && other"), and never
-// when it holds an expansion or cannot be parsed.
+// when it holds an expansion, a glob or a brace expansion, or cannot be
+// parsed. Allow rules match the words as written after Claude Code's
+// process wrappers (see shellCommand.allow).
 func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 	var named []permissionRule
 	for _, r := range p.rules {
@@ -115,15 +117,21 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		return nil
 	}
 	sc, ok := c.shell()
-	if !ok || sc.expansion || sc.dynamicProgram || len(sc.commands) == 0 {
+	if !ok || sc.expansion || len(sc.commands) == 0 {
 		return nil
 	}
 	var used []permissionRule
 	for _, c := range sc.commands {
+		if c.nested {
+			continue // judged as the script of an allowed command
+		}
+		if c.allow == "" {
+			return nil
+		}
 		found := false
 		for _, r := range named {
 			pattern, prefix := bashPattern(r.rule.content)
-			if commandMatches(pattern, c, prefix) {
+			if commandMatches(pattern, c.allow, prefix) {
 				found = true
 				if !containsRule(used, r) {
 					used = append(used, r)

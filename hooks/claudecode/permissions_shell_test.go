@@ -1,0 +1,107 @@
+package claudecode
+
+import (
+	"testing"
+
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// Bash rules judge the words the shell runs, not the text as written:
+// quoting, escapes, brace expansion, wrappers and program paths do not
+// get a command past a deny rule, and never earn it an allow.
+func TestBashRulesJudgeTheWordsTheShellRuns(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {
+		"deny": ["Bash(rm *)", "Bash(git push *)"],
+		"allow": ["Bash(ls *)", "Bash(npm test *)", "Bash(echo *)", "Bash(git commit -m *)"]}}`}))
+	const denyRm, denyPush, ask = "Bash(rm *)", "Bash(git push *)", "ask"
+	tests := []struct {
+		cmd  string
+		want string // a deny rule, "ask", an allow rule, or "" for no verdict
+	}{
+		// Quote removal and escapes.
+		{`r''m -rf x`, denyRm},
+		{`"rm" -rf x`, denyRm},
+		{`\rm -rf x`, denyRm},
+		{`$'rm' -rf x`, denyRm},
+		{`$'\x72m' -rf x`, denyRm},
+		{`git "push" origin main`, denyPush},
+		{`git pu''sh --force`, denyPush},
+		// Brace expansion: bash runs rm.
+		{`{rm,-rf,x}`, denyRm},
+		{`{rm,x} -rf`, denyRm},
+		// A program path names its program for a deny rule.
+		{`/bin/rm -rf x`, denyRm},
+		{`~/bin/rm -rf x`, denyRm},
+		{`$DIR/rm -rf x`, denyRm},
+		// Claude Code's process wrappers, and other commands that run
+		// their arguments.
+		{`timeout 5 rm -rf x`, denyRm},
+		{`timeout -s KILL 5 rm -rf x`, denyRm},
+		{`time rm -rf x`, denyRm},
+		{`/usr/bin/time -f %e rm -rf x`, denyRm},
+		{`nice -n 5 rm -rf x`, denyRm},
+		{`nohup rm -rf x`, denyRm},
+		{`stdbuf -oL rm -rf x`, denyRm},
+		{`xargs rm -rf`, denyRm},
+		{`xargs -0 -n 1 rm -rf`, denyRm},
+		{`env FOO=1 rm -rf x`, denyRm},
+		{`env -u HOME -- rm -rf x`, denyRm},
+		{`sudo -u root rm -rf x`, denyRm},
+		{`/usr/bin/sudo rm -rf x`, denyRm},
+		{`exec rm -rf x`, denyRm},
+		{`command rm -rf x`, denyRm},
+		{`sudo env X=1 nice timeout 9 git push origin`, denyPush},
+		{`sh -c 'rm -rf x'`, denyRm},
+		{`bash -ec "ls; rm -rf x"`, denyRm},
+		{`eval "rm -rf x"`, denyRm},
+		{`env -S 'rm -rf x'`, denyRm},
+		{`bash -o pipefail -c 'rm -rf x'`, denyRm},
+		{`sh -c "sh -c 'rm -rf x'"`, denyRm},
+		{`time -p rm -rf x`, denyRm},
+		{`f() { rm -rf "$1"; }; f x`, denyRm},
+		// A glob program may be rm.
+		{`r? -rf x`, denyRm},
+		{`/bin/r* -rf x`, denyRm},
+		// A dynamic program cannot be judged: asked about, never allowed.
+		{`$TOOL -rf x`, ask},
+		{`sudo $TOOL -rf x`, ask},
+		{`sh -c "$SCRIPT"`, ask},
+		// Words that only look like rm are not rm.
+		{`echo rm -rf x`, "Bash(echo *)"},
+		{`sudo -u rm ls`, ""},
+		{`bash ./rm.sh`, ""},
+		{`ls rm`, "Bash(ls *)"},
+		// Allow rules: Claude Code's wrappers are stripped, others are not.
+		{`ls -la`, "Bash(ls *)"},
+		{`timeout 30 npm test`, "Bash(npm test *)"},
+		{`nice -n 5 ls`, "Bash(ls *)"},
+		{`nohup npm test -- --watch`, "Bash(npm test *)"},
+		{`xargs ls`, "Bash(ls *)"},
+		{`xargs -n1 ls`, ""},
+		{`sudo ls`, ""},
+		{`env X=1 ls`, ""},
+		{`/bin/ls`, ""},
+		// Allow rules match the words as written: quoting is not
+		// removed, so it neither earns nor spoils an allow.
+		{`git commit -m "fix the bug"`, "Bash(git commit -m *)"},
+		{`l''s -la`, ""},
+		// Brace and glob expansion never produce an allow.
+		{`{ls,-la}`, ""},
+		{`ls *.go`, ""},
+		{`echo {a,b}`, ""},
+	}
+	for _, tc := range tests {
+		v := p.Evaluate(call(dir, "exec_command", map[string]any{"command_line": tc.cmd}), false)
+		got := v.Rule
+		switch v.Decision {
+		case hooks.KindPermissionRequired:
+			got = ask
+		case "":
+			got = ""
+		}
+		if got != tc.want {
+			t.Errorf("%s: %+v, want %q", tc.cmd, v, tc.want)
+		}
+	}
+}
