@@ -206,46 +206,83 @@ func commandMatches(pattern, command string, prefix bool) bool {
 // few and fixed, and every tool call applies them.
 var patternCache sync.Map
 
-// pathMatches applies a gitignore-style path rule to a workspace path:
-// "//abs" is absolute, "~/p" is under the home directory, "/p" is under the
-// project directory, "./p" and "p" are under the workspace, and a pattern
-// without a slash matches the file name at any depth.
+// pathMatches applies a Read or Edit rule to a workspace path as the
+// gitignore specification reads a pattern: "//abs" is absolute, "~/p" is
+// under the home directory, "/p" is under the project directory, "./p"
+// and "p" are under the workspace (Fenix's working directory); a pattern
+// with no slash but a trailing one matches at any depth below it, one
+// with a slash is anchored; a trailing slash matches directories only;
+// and a pattern that matches a directory covers everything beneath it.
 func (r *ifRule) pathMatches(rel, root string) bool {
-	if rel == "" {
-		rel = "."
-	}
-	abs := filepath.ToSlash(absPath(root, rel))
-	pattern := r.content
-	var target string
+	pattern, dirOnly := strings.CutSuffix(r.content, "/")
 	switch {
 	case strings.HasPrefix(pattern, "//"):
-		pattern, target = pattern[1:], abs
+		pattern = pattern[1:]
 	case strings.HasPrefix(pattern, "~/"):
 		home, _ := os.UserHomeDir()
-		pattern, target = path.Join(filepath.ToSlash(home), pattern[2:]), abs
+		pattern = joinPattern(home, pattern[2:])
 	case strings.HasPrefix(pattern, "/"):
 		base := r.projectDir
 		if base == "" {
 			base = root
 		}
-		pattern, target = path.Join(filepath.ToSlash(base), pattern[1:]), abs
+		pattern = joinPattern(base, pattern[1:])
+	case strings.HasPrefix(pattern, "./"):
+		pattern = joinPattern(root, pattern[2:])
+	case !strings.Contains(pattern, "/"):
+		pattern = joinPattern(root, "**/"+pattern)
 	default:
-		pattern = strings.TrimPrefix(pattern, "./")
-		target = path.Clean(filepath.ToSlash(rel))
-		if !strings.Contains(pattern, "/") {
-			pattern = "**/" + pattern
+		pattern = joinPattern(root, pattern)
+	}
+	if rel == "" {
+		rel = "."
+	}
+	target := path.Clean(filepath.ToSlash(absPath(root, rel)))
+	// The path itself, then each directory above it.
+	for p, first := target, true; ; first = false {
+		if !(dirOnly && first) || isDir(p) {
+			ok, err := doublestar.Match(pattern, p)
+			if ok || err != nil {
+				return true
+			}
+			if first {
+				// "dir/**" also covers the directory itself.
+				if ok, _ := doublestar.Match(pattern, p+"/"); ok {
+					return true
+				}
+			}
 		}
+		parent := path.Dir(p)
+		if parent == p || parent == "." {
+			return false
+		}
+		p = parent
 	}
-	ok, err := doublestar.Match(pattern, target)
-	if err != nil {
-		return true
+}
+
+// joinPattern anchors a rule's pattern at a directory, whose own name is
+// matched literally.
+func joinPattern(dir, pattern string) string {
+	if dir == "" {
+		return pattern
 	}
-	if ok {
-		return true
+	return strings.TrimSuffix(escapeGlob(filepath.ToSlash(dir)), "/") + "/" + pattern
+}
+
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
 	}
-	// "dir/**" style rules also cover the directory itself.
-	ok, _ = doublestar.Match(pattern, strings.TrimSuffix(target, "/")+"/")
-	return ok
+	return b.String()
+}
+
+func isDir(p string) bool {
+	info, err := os.Stat(filepath.FromSlash(p))
+	return err == nil && info.IsDir()
 }
 
 // domainMatches applies "domain:host" (or "domain:*.host") to a URL.

@@ -105,3 +105,47 @@ func TestBashRulesJudgeTheWordsTheShellRuns(t *testing.T) {
 		}
 	}
 }
+
+// Read and Edit rules follow the gitignore specification: a rule naming
+// a directory covers everything beneath it, a pattern with a slash (other
+// than a trailing one) is anchored, and one without matches at any depth.
+func TestPathRulesFollowGitignore(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {
+		"deny": ["Read(./secrets)", "Read(vault)", "Edit(/config)", "Read(src/gen)", "Read(build/)", "Read(/` + dir + `/abs)",
+			"Read(./.env)", "Read(keys/*)"],
+		"allow": ["Read(./docs)"]}}`}))
+	tests := []struct {
+		tool, path string
+		want       string
+	}{
+		{"workspace_read", "secrets", "Read(./secrets)"},
+		{"workspace_read", "secrets/key.pem", "Read(./secrets)"},
+		{"workspace_read", "secrets/deep/er/key.pem", "Read(./secrets)"},
+		{"workspace_list", "secrets/deep", "Read(./secrets)"},
+		{"workspace_search", "secrets", "Read(./secrets)"},
+		{"workspace_read", dir + "/secrets/key.pem", "Read(./secrets)"},
+		{"workspace_read", "src/../secrets/key.pem", "Read(./secrets)"},
+		{"workspace_read", "secretsX/key.pem", ""},
+		{"workspace_read", "other/secrets/key.pem", ""}, // ./ anchors
+		{"workspace_read", "vault/k", "Read(vault)"},
+		{"workspace_read", "a/b/vault/k", "Read(vault)"}, // no slash: any depth
+		{"workspace_edit", "config/app.yaml", "Edit(/config)"},
+		{"workspace_write", "config/a/b.yaml", "Edit(/config)"},
+		{"workspace_read", "src/gen/x.go", "Read(src/gen)"},
+		{"workspace_read", "lib/src/gen/x.go", ""}, // a middle slash anchors
+		{"workspace_read", "build/out/a.o", "Read(build/)"},
+		{"workspace_read", "abs/x", "Read(/" + dir + "/abs)"},
+		{"workspace_read", ".env", "Read(./.env)"},
+		{"workspace_read", "config/.env", ""},
+		{"workspace_read", "keys/sub/id_rsa", "Read(keys/*)"},
+		{"workspace_read", "docs/guide/a.md", "Read(./docs)"},
+		{"workspace_read", "docsX/a.md", ""},
+	}
+	for _, tc := range tests {
+		v := p.Evaluate(call(dir, tc.tool, map[string]any{"path": tc.path}), false)
+		if v.Rule != tc.want {
+			t.Errorf("%s %s: %+v, want %q", tc.tool, tc.path, v, tc.want)
+		}
+	}
+}
