@@ -230,7 +230,7 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 	}
 	if unsure != nil {
 		return hooks.PolicyVerdict{Decision: hooks.KindPermissionRequired, Rule: unsure.rule.text, Source: unsure.source,
-			Reason: fmt.Sprintf("%s may fall under deny rule %q in %s (its command line cannot be read statically); approval is asked", call, unsure.rule.text, unsure.source)}
+			Reason: fmt.Sprintf("%s may fall under deny rule %q in %s (%s); approval is asked", call, unsure.rule.text, unsure.source, c.unknown())}
 	}
 	for _, r := range p.rules {
 		if r.behavior != behaviorAsk {

@@ -1,6 +1,12 @@
 package claudecode
 
-import "strings"
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fenixrt/fenix/workspace"
+)
 
 // permissionNames are the names a permission rule may call a tool by: its
 // Claude Code names, its Fenix name, and, as Claude Code applies Read rules
@@ -62,6 +68,13 @@ func (r permissionRule) matches(c *judgedCall) (matched, uncertain bool) {
 		sc, ok := c.shell()
 		return bashRuleMatchParsed(r.rule.content, sc, ok)
 	}
+	if c.isPath() {
+		given, resolved, ok := c.paths()
+		if r.rule.pathMatches(given, c.root) || ok && r.rule.pathMatches(resolved, c.root) {
+			return true, false
+		}
+		return false, !ok
+	}
 	return r.rule.matches([]string{r.rule.tool}, c.tool, c.args, c.root), false
 }
 
@@ -74,9 +87,49 @@ type judgedCall struct {
 	parsed    bool
 	commands  shellCommands
 	parseable bool
+
+	resolvedDone, resolvable bool
+	resolved                 string
 }
 
 func (c *judgedCall) isShell() bool { return c.tool == "exec_command" || c.tool == "process_exec" }
+
+func (c *judgedCall) isPath() bool {
+	switch c.tool {
+	case "workspace_read", "workspace_write", "workspace_edit", "workspace_list", "workspace_search":
+		return true
+	}
+	return false
+}
+
+// paths are the path a call names and the one it reaches through the
+// workspace's symlinks; ok is false when that cannot be told (a loop, an
+// absolute or escaping link, a workspace that does not open), so the call
+// may reach anything.
+func (c *judgedCall) paths() (given, resolved string, ok bool) {
+	given = str(c.args, "path")
+	if !c.resolvedDone {
+		c.resolvedDone = true
+		c.resolved, c.resolvable = resolveInWorkspace(c.root, given)
+	}
+	return given, c.resolved, c.resolvable
+}
+
+// resolveInWorkspace follows a relative path's symlinks inside the
+// workspace root. An absolute path is left as given: workspace tools
+// refuse it, so it reaches nothing.
+func resolveInWorkspace(root, p string) (string, bool) {
+	if root == "" || filepath.IsAbs(p) {
+		return p, true
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		return "", false
+	}
+	defer ws.Close()
+	resolved, err := ws.ResolveLinks(p)
+	return resolved, err == nil
+}
 
 func (c *judgedCall) shell() (shellCommands, bool) {
 	if !c.parsed {
@@ -107,6 +160,25 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 	}
 	if len(named) == 0 {
 		return nil
+	}
+	if c.isPath() {
+		// The path as given and the file it resolves to must both be
+		// allowed.
+		given, resolved, ok := c.paths()
+		if !ok {
+			return nil
+		}
+		var used []permissionRule
+		for _, p := range []string{given, resolved} {
+			i := slices.IndexFunc(named, func(r permissionRule) bool { return r.rule.pathMatches(p, c.root) })
+			if i < 0 {
+				return nil
+			}
+			if !containsRule(used, named[i]) {
+				used = append(used, named[i])
+			}
+		}
+		return used
 	}
 	if !c.isShell() {
 		for _, r := range named {
@@ -153,4 +225,12 @@ func containsRule(rules []permissionRule, r permissionRule) bool {
 		}
 	}
 	return false
+}
+
+// unknown says what Fenix could not read of a call a deny rule may cover.
+func (c *judgedCall) unknown() string {
+	if c.isPath() {
+		return "where its path leads through symlinks cannot be told"
+	}
+	return "its command line cannot be read statically"
 }

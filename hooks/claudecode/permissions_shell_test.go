@@ -1,6 +1,8 @@
 package claudecode
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/fenixrt/fenix/hooks"
@@ -147,5 +149,63 @@ func TestPathRulesFollowGitignore(t *testing.T) {
 		if v.Rule != tc.want {
 			t.Errorf("%s %s: %+v, want %q", tc.tool, tc.path, v, tc.want)
 		}
+	}
+}
+
+// A path rule judges a symlink and the file it resolves to inside the
+// workspace: a deny matching either denies, an allow must hold for both,
+// and a path Fenix cannot resolve may lead anywhere.
+func TestPathRulesFollowSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"secrets", "private", "docs"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"link": "secrets", "envlink": ".env", "docs/leak": "../private", "docs/chain": "../link",
+		"loop": "loop", "abs": "/etc", "up": "..",
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sources := project(t, dir, map[string]string{"settings.json": `{"permissions": {
+		"deny": ["Read(./secrets)", "Read(./.env)", "Edit(./secrets)"],
+		"allow": ["Read(./docs)", "Read(./private)"]}}`})
+	p := NewPermissions(sources)
+	tests := []struct {
+		tool, path string
+		want       hooks.Kind
+		rule       string
+	}{
+		{"workspace_read", "link/key.pem", hooks.KindDeny, "Read(./secrets)"},
+		{"workspace_list", "link", hooks.KindDeny, "Read(./secrets)"},
+		{"workspace_search", "link", hooks.KindDeny, "Read(./secrets)"},
+		{"workspace_read", "envlink", hooks.KindDeny, "Read(./.env)"},
+		{"workspace_write", "link/new.pem", hooks.KindDeny, "Edit(./secrets)"},
+		{"workspace_read", "docs/chain/key.pem", hooks.KindDeny, "Read(./secrets)"},
+		{"workspace_read", "docs/leak/notes.txt", hooks.KindAllow, "Read(./docs), Read(./private)"},
+		{"workspace_read", "docs/guide.md", hooks.KindAllow, "Read(./docs)"},
+		// Unresolvable: a loop, an absolute target, a way out.
+		{"workspace_read", "loop/x", hooks.KindPermissionRequired, "Read(./secrets)"},
+		{"workspace_read", "abs/passwd", hooks.KindPermissionRequired, "Read(./secrets)"},
+		{"workspace_read", "up/x", hooks.KindPermissionRequired, "Read(./secrets)"},
+	}
+	for _, tc := range tests {
+		v := p.Evaluate(call(dir, tc.tool, map[string]any{"path": tc.path}), false)
+		if v.Decision != tc.want || v.Rule != tc.rule {
+			t.Errorf("%s %s: %+v, want %q by %q", tc.tool, tc.path, v, tc.want, tc.rule)
+		}
+	}
+	// An allow rule must hold for the target too: under dontAsk, a link
+	// out of an allowed directory is refused.
+	strict := NewPermissions(project(t, t.TempDir(), map[string]string{"settings.json": `{"permissions": {
+		"defaultMode": "dontAsk", "allow": ["Read(./docs)"]}}`}))
+	if v := strict.Evaluate(call(dir, "workspace_read", map[string]any{"path": "docs/leak/notes.txt"}), false); v.Decision != hooks.KindDeny {
+		t.Errorf("dontAsk, a link out of an allowed directory: %+v, want deny", v)
+	}
+	if v := strict.Evaluate(call(dir, "workspace_read", map[string]any{"path": "docs/guide.md"}), false); v.Decision != hooks.KindAllow {
+		t.Errorf("dontAsk, inside an allowed directory: %+v, want allow", v)
 	}
 }
