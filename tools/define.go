@@ -98,7 +98,11 @@ type Spec struct {
 	// trip to the server; re-run at most once more if the worker dies
 	// mid-call). Everything that writes, runs commands or holds host
 	// state must stay a regular activity, which never re-runs.
-	Local          bool
+	Local bool
+	// ReadOnly tools change nothing: not the workspace, the host, the
+	// agent's memory, a browser page or anything beyond the worker. Plan
+	// mode (a Claude Code permissions.defaultMode) runs only these.
+	ReadOnly       bool
 	NeedsWorkspace bool
 	Timeout        time.Duration
 	Heartbeat      time.Duration
@@ -180,6 +184,7 @@ func (spec Spec) descriptor(schema json.RawMessage) Descriptor {
 		RegistryBacked:   spec.RegistryBacked,
 		Idempotent:       spec.Idempotent,
 		Local:            spec.Local,
+		ReadOnly:         spec.ReadOnly,
 		NeedsWorkspace:   spec.NeedsWorkspace,
 		TimeoutSeconds:   int(spec.Timeout / time.Second),
 		HeartbeatSeconds: int(spec.Heartbeat / time.Second),

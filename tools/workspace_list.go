@@ -39,6 +39,7 @@ func workspaceListTool() Definition {
 	return Define(Spec{
 		Name:           "workspace_list",
 		Description:    "List files and directories in the workspace, optionally recursively.",
+		ReadOnly:       true,
 		Idempotent:     true,
 		Local:          true,
 		NeedsWorkspace: true,

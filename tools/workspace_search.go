@@ -59,6 +59,7 @@ func workspaceSearchTool() Definition {
 	return Define(Spec{
 		Name:           "workspace_search",
 		Description:    "Search file contents in the workspace for a literal string or an RE2 regular expression, optionally limited to files matching a glob. Binary files and .git are skipped.",
+		ReadOnly:       true,
 		Idempotent:     true,
 		Local:          true,
 		NeedsWorkspace: true,

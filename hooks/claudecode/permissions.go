@@ -23,7 +23,7 @@ var permissionModes = map[string]string{
 	"acceptEdits":       "as default: Fenix asks for nothing no rule asks for",
 	"auto":              "as default: there is no classifier",
 	"bypassPermissions": "as default: deny and ask rules still apply, as in Claude Code",
-	"plan":              "Bash, Edit, Write and MCP tools are denied; reading tools run",
+	"plan":              "every tool not known to only read is denied (MCP tools read only with the server's readOnlyHint); reading tools run",
 	"dontAsk":           "a call no allow rule (or PreToolUse hook) approves is denied",
 }
 
@@ -207,8 +207,8 @@ func (p *Permissions) Fingerprint() string {
 
 // Evaluate applies Claude Code's order: the first deny rule that matches
 // denies (one Fenix cannot judge the command line against asks instead);
-// else the first ask rule asks; else (in plan mode) a tool that
-// changes things is denied; else the first allow rule allows; else
+// else the first ask rule asks; else (in plan mode) a tool not known to
+// only read (ev.ReadOnly) is denied; else the first allow rule allows; else
 // dontAsk denies what no hook allowed, and every other mode leaves the
 // call to the rest of the pipeline. A session's permission_mode other than
 // "default" overrides the files' defaultMode.
@@ -244,7 +244,7 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 	if ev.PermissionMode != "" && ev.PermissionMode != hooks.PermissionModeDefault {
 		mode, modeSource = ev.PermissionMode, "the session's permission_mode"
 	}
-	if mode == "plan" && changesThings(ev.ToolName) {
+	if mode == "plan" && !ev.ReadOnly {
 		return hooks.PolicyVerdict{Decision: hooks.KindDeny, Rule: "defaultMode plan", Source: modeSource,
 			Reason: fmt.Sprintf("%s is refused: permission mode plan (%s) lets the agent read and plan, not change anything", call, modeSource)}
 	}
@@ -287,19 +287,4 @@ func describeCall(tool string, args map[string]any) string {
 		}
 	}
 	return tool
-}
-
-// changesThings lists the tools plan mode refuses: Claude Code's Bash,
-// Edit and Write, and MCP tools.
-func changesThings(tool string) bool {
-	if strings.HasPrefix(tool, "mcp__") {
-		return true
-	}
-	for _, n := range ToolNames(tool) {
-		switch n {
-		case "Bash", "Edit", "Write":
-			return true
-		}
-	}
-	return false
 }

@@ -209,3 +209,38 @@ func TestPathRulesFollowSymlinks(t *testing.T) {
 		t.Errorf("dontAsk, inside an allowed directory: %+v, want allow", v)
 	}
 }
+
+// Plan mode refuses every tool not known to only read, whatever its name:
+// Fenix tools Claude Code has no name for, and MCP tools without the
+// server's readOnlyHint.
+func TestPlanModeRefusesWhatIsNotReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {"defaultMode": "plan", "allow": ["mcp__github"]}}`}))
+	tests := []struct {
+		tool     string
+		readOnly bool
+		refused  bool
+	}{
+		{"process_stop", false, true},
+		{"memory_write", false, true},
+		{"browser_click", false, true},
+		{"browser_type", false, true},
+		{"process_exec", false, true},
+		{"workspace_write", false, true},
+		{"spawn_subagent", false, true},
+		{"mcp__github__create_issue", false, true},
+		{"some_future_tool", false, true},
+		{"workspace_read", true, false},
+		{"calculator", true, false},
+		{"browser_snapshot", true, false},
+		{"mcp__github__list_issues", true, false},
+	}
+	for _, tc := range tests {
+		ev := call(dir, tc.tool, map[string]any{})
+		ev.ReadOnly = tc.readOnly
+		v := p.Evaluate(ev, false)
+		if refused := v.Decision == hooks.KindDeny; refused != tc.refused || refused && v.Rule != "defaultMode plan" {
+			t.Errorf("%s (read-only %v) in plan mode: %+v, want refused %v", tc.tool, tc.readOnly, v, tc.refused)
+		}
+	}
+}

@@ -140,7 +140,7 @@ func TestPermissionModes(t *testing.T) {
 		t.Errorf("plan mode, write: %+v", v)
 	}
 	ev = call(dir, "workspace_read", map[string]any{"path": "a.txt"})
-	ev.PermissionMode = "plan"
+	ev.PermissionMode, ev.ReadOnly = "plan", true
 	if v := p.Evaluate(ev, false); v.Decision != "" {
 		t.Errorf("plan mode, read: %+v, want no verdict", v)
 	}
