@@ -24,17 +24,28 @@ func permissionNames(tool string) []string {
 }
 
 // namesTool reports whether a rule's tool part names the tool: one of its
-// names, or for MCP tools (mcp__<server>__<tool>) the server alone
-// ("mcp__server") or the server with a wildcard ("mcp__server__*").
+// names or, for MCP tools (mcp__<server>__<tool>), the server alone
+// ("mcp__server", every tool of it, as Claude Code documents) or a
+// pattern whose "*" matches any run of characters ("mcp__server__*",
+// "mcp__*", "mcp__server__read_*"). A server's name holds no "__" and does
+// not end in "_" (tools/mcp refuses such servers), so a tool's server is
+// everything before the first "__" after "mcp__", whatever the tool's own
+// name holds.
 func namesTool(ruleTool, tool string) bool {
 	if ruleTool == "*" {
 		return true
 	}
-	if server, ok := strings.CutPrefix(ruleTool, "mcp__"); ok && !strings.Contains(server, "__") {
-		return strings.HasPrefix(tool, ruleTool+"__")
-	}
-	if prefix, ok := strings.CutSuffix(ruleTool, "__*"); ok && strings.HasPrefix(ruleTool, "mcp__") {
-		return strings.HasPrefix(tool, prefix+"__")
+	if rest, ok := strings.CutPrefix(ruleTool, "mcp__"); ok {
+		if !strings.HasPrefix(tool, "mcp__") {
+			return false
+		}
+		if !strings.Contains(rest, "__") && !strings.Contains(rest, "*") {
+			ruleTool += "__*" // a server
+		}
+		if strings.Contains(ruleTool, "*") {
+			return wildcardMatch(ruleTool, tool)
+		}
+		return ruleTool == tool
 	}
 	for _, n := range permissionNames(tool) {
 		if n == ruleTool {
@@ -42,6 +53,27 @@ func namesTool(ruleTool, tool string) bool {
 		}
 	}
 	return false
+}
+
+// wildcardMatch matches a name against a pattern whose "*" is any run of
+// characters.
+func wildcardMatch(pattern, name string) bool {
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	for i, p := range parts[1:] {
+		if i == len(parts)-2 {
+			return strings.HasSuffix(name, p)
+		}
+		j := strings.Index(name, p)
+		if j < 0 {
+			return false
+		}
+		name = name[j+len(p):]
+	}
+	return name == ""
 }
 
 // wholeTool reports whether the rule covers every call of its tool.

@@ -244,3 +244,37 @@ func TestPlanModeRefusesWhatIsNotReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// MCP rules name a server (mcp__server, mcp__server__*), every server
+// (mcp__*) or one tool; a tool whose own name holds "__" is still that
+// server's.
+func TestMCPRulesCoverEveryToolTheyName(t *testing.T) {
+	tests := []struct {
+		rule, tool string
+		want       bool
+	}{
+		{"mcp__*", "mcp__github__create_issue", true},
+		{"mcp__*", "mcp__a__b__c", true},
+		{"mcp__*", "workspace_read", false},
+		{"mcp__vault__*", "mcp__vault__read", true},
+		{"mcp__vault__*", "mcp__vault__read__all", true},
+		{"mcp__vault__*", "mcp__vaultx__read", false},
+		{"mcp__vault", "mcp__vault__read__all", true},
+		{"mcp__vault", "mcp__vaultx__read", false},
+		{"mcp__vault__read", "mcp__vault__read", true},
+		{"mcp__vault__read", "mcp__vault__read__all", false},
+		{"mcp__vault__read__all", "mcp__vault__read__all", true},
+		{"mcp__vault__read_*", "mcp__vault__read_secret", true},
+		{"mcp__vault__read_*", "mcp__vault__write", false},
+		{"mcp__git*", "mcp__gitlab__merge", true},
+		{"mcp__git*", "mcp__vault__git", false},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {"deny": ["` + tc.rule + `"]}}`}))
+		v := p.Evaluate(call(dir, tc.tool, map[string]any{}), false)
+		if got := v.Decision == hooks.KindDeny; got != tc.want {
+			t.Errorf("deny %s on %s: %+v, want denied %v", tc.rule, tc.tool, v, tc.want)
+		}
+	}
+}
