@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path"
@@ -11,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/net/idna"
 	"mvdan.cc/sh/v3/pattern"
 )
 
@@ -285,20 +287,53 @@ func isDir(p string) bool {
 	return err == nil && info.IsDir()
 }
 
-// domainMatches applies "domain:host" (or "domain:*.host") to a URL.
+// domainMatches applies "domain:host" (or "domain:*.host") to a URL; a
+// URL without a host Fenix can read matches, as it may go anywhere.
 func domainMatches(content, rawURL string) bool {
+	matched, known := domainMatch(content, rawURL)
+	return matched || !known
+}
+
+// domainMatch compares a URL's host with a rule's domain, both
+// normalized as a resolver sees them: lowercase, without a trailing dot,
+// in IDNA ASCII form. userinfo, port and percent-encoding are the URL
+// parser's. As Claude Code documents, "domain:example.com" names that
+// host only; "domain:*.example.com" names its subdomains. known is false
+// for a URL whose host cannot be read, or a specifier other than
+// domain:; matched is then false.
+func domainMatch(content, rawURL string) (matched, known bool) {
 	domain, ok := strings.CutPrefix(content, "domain:")
 	if !ok {
-		return true
+		return false, false // a specifier Fenix cannot read
 	}
 	u, err := url.Parse(rawURL)
-	if err != nil {
-		return true
+	if err != nil || u.Hostname() == "" {
+		return false, false
 	}
-	host := strings.ToLower(u.Hostname())
-	domain = strings.ToLower(domain)
+	host, ok := normalHost(u.Hostname())
+	if !ok {
+		return false, false
+	}
 	if suffix, wild := strings.CutPrefix(domain, "*."); wild {
-		return strings.HasSuffix(host, "."+suffix)
+		suffix, ok := normalHost(suffix)
+		return ok && strings.HasSuffix(host, "."+suffix), true
 	}
-	return host == domain
+	domain, ok = normalHost(domain)
+	return ok && host == domain, true
+}
+
+// normalHost is a host name as DNS compares it.
+func normalHost(h string) (string, bool) {
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	if h == "" {
+		return "", false
+	}
+	if net.ParseIP(h) != nil {
+		return h, true
+	}
+	ascii, err := idna.Lookup.ToASCII(h)
+	if err != nil {
+		return "", false
+	}
+	return ascii, true
 }

@@ -212,6 +212,14 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		}
 		return used
 	}
+	if c.tool == "web_fetch" {
+		for _, r := range named {
+			if matched, known := domainMatch(r.rule.content, str(c.args, "url")); matched && known {
+				return []permissionRule{r}
+			}
+		}
+		return nil
+	}
 	if !c.isShell() {
 		for _, r := range named {
 			if r.rule.matches([]string{r.rule.tool}, c.tool, c.args, c.root) {

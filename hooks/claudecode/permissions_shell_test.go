@@ -278,3 +278,58 @@ func TestMCPRulesCoverEveryToolTheyName(t *testing.T) {
 		}
 	}
 }
+
+// WebFetch(domain:…) judges the host a request goes to, however the URL
+// spells it: case, a trailing dot, userinfo, a port, percent-encoding and
+// Unicode (IDNA) do not get past a deny rule.
+func TestWebFetchDomainRulesJudgeTheHost(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {
+		"deny": ["WebFetch(domain:example.com)", "WebFetch(domain:bücher.example)", "WebFetch(domain:*.EVIL.test.)"],
+		"allow": ["WebFetch(domain:docs.fenix.test)"]}}`}))
+	allowAll := NewPermissions(project(t, t.TempDir(), map[string]string{"settings.json": `{"permissions": {
+		"allow": ["WebFetch(domain:docs.fenix.test)"]}}`}))
+	for _, u := range []string{"https://exa mple.com/", "docs.fenix.test/x", "https:///docs.fenix.test"} {
+		if v := allowAll.Evaluate(call(dir, "web_fetch", map[string]any{"url": u}), false); v.Decision != "" {
+			t.Errorf("%s: %+v, want no allow for a URL without a readable host", u, v)
+		}
+	}
+	// A specifier other than domain: approves nothing.
+	odd := NewPermissions(project(t, t.TempDir(), map[string]string{"settings.json": `{"permissions": {
+		"allow": ["WebFetch(https://docs.fenix.test/*)"]}}`}))
+	if v := odd.Evaluate(call(dir, "web_fetch", map[string]any{"url": "https://evil.test/"}), false); v.Decision != "" {
+		t.Errorf("allow WebFetch(https://…): %+v, want no verdict", v)
+	}
+	tests := []struct {
+		url  string
+		want hooks.Kind
+	}{
+		{"https://example.com/x", hooks.KindDeny},
+		{"https://example.com./x", hooks.KindDeny},
+		{"https://EXAMPLE.com/x", hooks.KindDeny},
+		{"https://Example.COM.:443/x", hooks.KindDeny},
+		{"https://a@example.com/x", hooks.KindDeny},
+		{"https://a:b@example.com:8443/x", hooks.KindDeny},
+		{"https://example%2ecom/x", hooks.KindDeny},
+		{"https://xn--bcher-kva.example/", hooks.KindDeny},
+		{"https://BÜCHER.example/", hooks.KindDeny},
+		{"https://a.evil.test/", hooks.KindDeny},
+		{"https://A.EVIL.TEST./", hooks.KindDeny},
+		{"https://example.com@other.test/", ""}, // the host is other.test
+		{"https://sub.example.com/", ""},        // domain: names that host only
+		{"https://notexample.com/", ""},
+		{"https://docs.fenix.test./guide", hooks.KindAllow},
+		{"https://DOCS.fenix.test/guide", hooks.KindAllow},
+		{"https://docs.fenix.test.evil/", ""},
+		// A URL with no host Fenix can read falls under every deny rule
+		// and no allow rule.
+		{"https://exa mple.com/", hooks.KindDeny},
+		{"example.com/x", hooks.KindDeny},
+	}
+	for _, tc := range tests {
+		v := p.Evaluate(call(dir, "web_fetch", map[string]any{"url": tc.url}), false)
+		if v.Decision != tc.want {
+			t.Errorf("%s: %+v, want %q", tc.url, v, tc.want)
+		}
+	}
+}
