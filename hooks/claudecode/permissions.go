@@ -154,7 +154,10 @@ type Permissions struct {
 	modeSource string
 }
 
-var _ hooks.PermissionPolicy = (*Permissions)(nil)
+var (
+	_ hooks.PermissionPolicy = (*Permissions)(nil)
+	_ hooks.ReadFilter       = (*Permissions)(nil)
+)
 
 // NewPermissions merges the sources' permissions; nil when none sets a
 // rule or a mode.
@@ -287,4 +290,21 @@ func describeCall(tool string, args map[string]any) string {
 		}
 	}
 	return tool
+}
+
+// ReadDenied reports whether a deny rule covers a workspace_read of rel,
+// judged as Evaluate judges one (the path and the file it resolves to;
+// one that cannot be resolved counts as covered), so workspace_list and
+// workspace_search leave out what a read would be refused.
+func (p *Permissions) ReadDenied(root, rel string, resolve func(string) (string, error)) bool {
+	c := &judgedCall{tool: "workspace_read", args: map[string]any{"path": rel}, root: root, resolve: resolve}
+	for _, r := range p.rules {
+		if r.behavior != behaviorDeny {
+			continue
+		}
+		if matched, uncertain := r.matches(c); matched || uncertain {
+			return true
+		}
+	}
+	return false
 }

@@ -122,6 +122,9 @@ type judgedCall struct {
 
 	resolvedDone, resolvable bool
 	resolved                 string
+	// resolve, when set, follows a path's symlinks in an open workspace
+	// (ReadDenied's caller has one); else the workspace is opened.
+	resolve func(string) (string, error)
 }
 
 func (c *judgedCall) isShell() bool { return c.tool == "exec_command" || c.tool == "process_exec" }
@@ -142,7 +145,12 @@ func (c *judgedCall) paths() (given, resolved string, ok bool) {
 	given = str(c.args, "path")
 	if !c.resolvedDone {
 		c.resolvedDone = true
-		c.resolved, c.resolvable = resolveInWorkspace(c.root, given)
+		if c.resolve != nil && !filepath.IsAbs(given) {
+			resolved, err := c.resolve(given)
+			c.resolved, c.resolvable = resolved, err == nil
+		} else {
+			c.resolved, c.resolvable = resolveInWorkspace(c.root, given)
+		}
 	}
 	return given, c.resolved, c.resolvable
 }
