@@ -287,6 +287,7 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 	if ev.Session, err = a.hookSession(ctx, hooks.EventPreToolUse, ev.Session); err != nil {
 		return fail[PreToolUseHooksResult](err)
 	}
+	ev.ReadOnly = a.readOnly(ev.ToolName)
 	registry := a.hookRegistry()
 	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
 	res := registry.RunPreToolUse(ctx, ev)
@@ -315,6 +316,16 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 		}
 	}
 	return PreToolUseHooksResult{Result: res, PolicyFingerprint: fingerprint, Trace: trace}, nil
+}
+
+// readOnly says whether this worker's registry marks the tool read-only;
+// one it cannot look up (an MCP server that is down) is not.
+func (a *Activities) readOnly(tool string) bool {
+	if a.Tools == nil {
+		return false
+	}
+	def, ok := a.Tools.Lookup(tool)
+	return ok && def.ReadOnly
 }
 
 // PermissionRequestHooksResult is whether a hook settled a permission.

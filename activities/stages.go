@@ -13,6 +13,7 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workspace"
 )
@@ -169,6 +170,11 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		Logger:         a.logger().With("tool", in.ToolCall.ToolName, "call_id", in.ToolCall.CallID),
 		Host:           a.Host,
 		ContactLost:    func() bool { return contactLost(context.Cause(ctx)) },
+	}
+	// workspace_list and workspace_search leave out what the permission
+	// rules keep from a read.
+	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.ReadFilter); ok && ws != nil {
+		env.Hidden = func(rel string) bool { return filter.ReadDenied(ws.Dir(), rel, ws.ResolveLinks) }
 	}
 	started := time.Now()
 	raw, err := a.Tools.Execute(ctx, env, in.ToolCall)

@@ -198,6 +198,12 @@ type PreToolUseEvent struct {
 	// the one cancellation source builtin.CancellationHook reads.
 	Cancelled    bool   `json:"cancelled,omitempty"`
 	CancelReason string `json:"cancel_reason,omitempty"`
+	// ReadOnly says the tool only reads: it changes nothing in the
+	// workspace, on the host or elsewhere (tools.Spec.ReadOnly). The
+	// worker sets it from its own tool registry, never from the
+	// workflow's input, and a permission policy's plan mode refuses
+	// every tool without it.
+	ReadOnly bool `json:"-"`
 }
 
 // PostToolUseEvent fires after a tool call that produced a result.

@@ -20,6 +20,18 @@ type PermissionPolicy interface {
 	Fingerprint() string
 }
 
+// ReadFilter is a PermissionPolicy whose rules deny reading some paths
+// (Claude Code's Read deny rules). Tools that list or search the
+// workspace ask it about every path they would show, so a file the rules
+// keep from a read does not surface through them.
+type ReadFilter interface {
+	// ReadDenied reports whether a deny rule covers reading rel, a path
+	// relative to the workspace root. resolve follows a path's symlinks
+	// inside the workspace (an error: it cannot, and the path may lead
+	// anywhere). It returns false at once when no rule denies a read.
+	ReadDenied(root, rel string, resolve func(rel string) (string, error)) bool
+}
+
 // PolicyVerdict is a PermissionPolicy's judgement of one call.
 type PolicyVerdict struct {
 	// Decision is KindAllow, KindDeny or KindPermissionRequired (an ask

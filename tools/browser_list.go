@@ -33,6 +33,7 @@ func browserListTool() Definition {
 	return Define(Spec{
 		Name:           "browser_list",
 		Description:    "List the open browser sessions on this worker host: ID, page URL and title, age.",
+		ReadOnly:       true,
 		RegistryBacked: true,
 		Idempotent:     true,
 		Timeout:        30 * time.Second,

@@ -33,6 +33,7 @@ func browserScreenshotTool() Definition {
 	return Define(Spec{
 		Name:           "browser_screenshot",
 		Description:    "Capture a PNG screenshot of a browser session's page. The image is stored in the context store and returned by reference.",
+		ReadOnly:       true,
 		RegistryBacked: true,
 		Timeout:        browserToolTimeout,
 		Heartbeat:      browserHeartbeat,

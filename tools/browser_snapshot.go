@@ -26,6 +26,7 @@ func browserSnapshotTool() Definition {
 	return Define(Spec{
 		Name:           "browser_snapshot",
 		Description:    "Read the page of a browser session as text, with its links, buttons and form fields numbered [n] for browser_click and browser_type.",
+		ReadOnly:       true,
 		RegistryBacked: true,
 		Timeout:        browserToolTimeout,
 		Heartbeat:      browserHeartbeat,

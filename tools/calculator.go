@@ -29,6 +29,7 @@ func calculatorTool() Definition {
 	return Define(Spec{
 		Name:        "calculator",
 		Description: "Evaluate an arithmetic, comparison or boolean expression and return its value.",
+		ReadOnly:    true,
 		Idempotent:  true,
 		Local:       true,
 	}, evaluateExpression, func(_ CalculatorArgs, r CalculatorResult) Projection {

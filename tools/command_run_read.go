@@ -56,6 +56,7 @@ func commandRunReadTool() Definition {
 	return Define(Spec{
 		Name:           "command_run_read",
 		Description:    "Read the status and output of an earlier exec_command run by its command_run_id, from its tail or from a byte offset.",
+		ReadOnly:       true,
 		RegistryBacked: true,
 		Idempotent:     true,
 		Timeout:        30 * time.Second,

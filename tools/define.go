@@ -58,6 +58,11 @@ type Env struct {
 	// were refused or could not be delivered, so the call's result can no
 	// longer be recorded) rather than a requested cancellation.
 	ContactLost func() bool
+	// Hidden, when set, reports whether a permission rule hides a
+	// workspace path (relative to the root) from reading: tools that
+	// list or search the workspace skip it, so a file a Read deny rule
+	// keeps from workspace_read does not surface through them.
+	Hidden func(rel string) bool
 }
 
 // BlobStore is the part of the context store tools write to.
@@ -66,6 +71,8 @@ type BlobStore interface {
 }
 
 func (e *Env) contactLost() bool { return e.ContactLost != nil && e.ContactLost() }
+
+func (e *Env) hidden(rel string) bool { return e.Hidden != nil && e.Hidden(rel) }
 
 func (e *Env) progress(c contract.ToolOutputChunk) {
 	if e.Progress != nil {
@@ -98,7 +105,11 @@ type Spec struct {
 	// trip to the server; re-run at most once more if the worker dies
 	// mid-call). Everything that writes, runs commands or holds host
 	// state must stay a regular activity, which never re-runs.
-	Local          bool
+	Local bool
+	// ReadOnly tools change nothing: not the workspace, the host, the
+	// agent's memory, a browser page or anything beyond the worker. Plan
+	// mode (a Claude Code permissions.defaultMode) runs only these.
+	ReadOnly       bool
 	NeedsWorkspace bool
 	Timeout        time.Duration
 	Heartbeat      time.Duration
@@ -180,6 +191,7 @@ func (spec Spec) descriptor(schema json.RawMessage) Descriptor {
 		RegistryBacked:   spec.RegistryBacked,
 		Idempotent:       spec.Idempotent,
 		Local:            spec.Local,
+		ReadOnly:         spec.ReadOnly,
 		NeedsWorkspace:   spec.NeedsWorkspace,
 		TimeoutSeconds:   int(spec.Timeout / time.Second),
 		HeartbeatSeconds: int(spec.Heartbeat / time.Second),

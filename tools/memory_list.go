@@ -26,6 +26,7 @@ func memoryListTool() Definition {
 	return Define(Spec{
 		Name:           "memory_list",
 		Description:    "List this agent profile's memory entries (key, title, last update), most recent first.",
+		ReadOnly:       true,
 		Idempotent:     true,
 		Local:          true,
 		NeedsWorkspace: true,

@@ -29,6 +29,7 @@ func memoryReadTool() Definition {
 	return Define(Spec{
 		Name:           "memory_read",
 		Description:    "Read one of this agent profile's memory entries by key.",
+		ReadOnly:       true,
 		Idempotent:     true,
 		Local:          true,
 		NeedsWorkspace: true,

@@ -38,6 +38,7 @@ func processListTool() Definition {
 	return Define(Spec{
 		Name:           "process_list",
 		Description:    "List the background services started with process_exec on this worker host: status, port, proxy path and optionally recent output.",
+		ReadOnly:       true,
 		RegistryBacked: true,
 		Idempotent:     true,
 		Timeout:        30 * time.Second,

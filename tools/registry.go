@@ -37,7 +37,10 @@ type Descriptor struct {
 	RegistryBacked bool   `json:"registry_backed"`
 	Idempotent     bool   `json:"idempotent"`
 	// Local tools may run as a local activity (see Spec.Local).
-	Local          bool `json:"local,omitempty"`
+	Local bool `json:"local,omitempty"`
+	// ReadOnly tools change nothing (see Spec.ReadOnly); kept out of
+	// history, the worker reads it from its registry.
+	ReadOnly       bool `json:"-"`
 	NeedsWorkspace bool `json:"needs_workspace"`
 	// TimeoutSeconds bounds one execution (start to close).
 	TimeoutSeconds int `json:"timeout_seconds"`

@@ -51,6 +51,7 @@ func webFetchTool() Definition {
 	return Define(Spec{
 		Name:        "web_fetch",
 		Description: "Fetch a web page or document over HTTP(S) and return it as readable text. Private, loopback and link-local destinations are refused.",
+		ReadOnly:    true,
 		Idempotent:  true,
 		Timeout:     90 * time.Second,
 	}, fetchURL, projectWebFetch)

@@ -42,6 +42,7 @@ func webSearchTool() Definition {
 	return Define(Spec{
 		Name:        "web_search",
 		Description: "Search the web through the worker's configured search backend and return a numbered list of titles, URLs and snippets.",
+		ReadOnly:    true,
 		Idempotent:  true,
 		Timeout:     60 * time.Second,
 	}, searchWeb, projectWebSearch)

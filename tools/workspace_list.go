@@ -33,12 +33,16 @@ type WorkspaceListResult struct {
 	Path      string           `json:"path"`
 	Entries   []WorkspaceEntry `json:"entries"`
 	Truncated bool             `json:"truncated"`
+	// Hidden counts the entries a permission rule hides (Env.Hidden),
+	// which are left out unnamed; a hidden directory counts once.
+	Hidden int `json:"hidden,omitempty"`
 }
 
 func workspaceListTool() Definition {
 	return Define(Spec{
 		Name:           "workspace_list",
 		Description:    "List files and directories in the workspace, optionally recursively.",
+		ReadOnly:       true,
 		Idempotent:     true,
 		Local:          true,
 		NeedsWorkspace: true,
@@ -68,6 +72,13 @@ func listWorkspace(ctx context.Context, env *Env, a WorkspaceListArgs) (Workspac
 		}
 		if err != nil {
 			// An unreadable subdirectory is listed but not entered.
+			return nil
+		}
+		if env.hidden(p) {
+			res.Hidden++
+			if d.IsDir() {
+				return fs.SkipDir
+			}
 			return nil
 		}
 		if len(res.Entries) >= limit {
@@ -130,6 +141,9 @@ func projectWorkspaceList(_ WorkspaceListArgs, r WorkspaceListResult) Projection
 	if r.Truncated {
 		b.WriteString(", truncated")
 	}
+	if r.Hidden > 0 {
+		fmt.Fprintf(&b, ", %d hidden by permission rules", r.Hidden)
+	}
 	b.WriteString("):")
 	for _, e := range r.Entries {
 		name := e.Path
@@ -154,6 +168,6 @@ func projectWorkspaceList(_ WorkspaceListArgs, r WorkspaceListResult) Projection
 	}
 	return Projection{
 		Content:  b.String(),
-		Metadata: map[string]any{"path": r.Path, "count": len(r.Entries), "truncated": r.Truncated},
+		Metadata: map[string]any{"path": r.Path, "count": len(r.Entries), "truncated": r.Truncated, "hidden": r.Hidden},
 	}
 }

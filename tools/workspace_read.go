@@ -34,6 +34,7 @@ func workspaceReadTool() Definition {
 	return Define(Spec{
 		Name:           "workspace_read",
 		Description:    "Read a text file from the workspace.",
+		ReadOnly:       true,
 		Idempotent:     true,
 		Local:          true,
 		NeedsWorkspace: true,

@@ -53,12 +53,16 @@ type WorkspaceSearchResult struct {
 	SkippedLarge  int           `json:"skipped_large"`
 	// Truncated is set when max_results or a scan bound stopped the search.
 	Truncated bool `json:"truncated"`
+	// Hidden counts the files and directories a permission rule hides
+	// (Env.Hidden), which are neither searched nor named.
+	Hidden int `json:"hidden,omitempty"`
 }
 
 func workspaceSearchTool() Definition {
 	return Define(Spec{
 		Name:           "workspace_search",
 		Description:    "Search file contents in the workspace for a literal string or an RE2 regular expression, optionally limited to files matching a glob. Binary files and .git are skipped.",
+		ReadOnly:       true,
 		Idempotent:     true,
 		Local:          true,
 		NeedsWorkspace: true,
@@ -83,7 +87,9 @@ func searchWorkspace(ctx context.Context, env *Env, a WorkspaceSearchArgs) (Work
 		res: WorkspaceSearchResult{Pattern: a.Pattern, Path: start, Matches: []SearchMatch{}},
 	}
 	if !info.IsDir() {
-		if err := s.scan(start); err != nil && err != fs.SkipAll {
+		if env.hidden(start) {
+			s.res.Hidden++
+		} else if err := s.scan(start); err != nil && err != fs.SkipAll {
 			return WorkspaceSearchResult{}, err
 		}
 	} else if err := s.walk(ctx, start, a.Glob); err != nil {
@@ -143,9 +149,17 @@ func (s *searcher) walk(ctx context.Context, start, glob string) error {
 			if d.Name() == ".git" && p != start {
 				return fs.SkipDir
 			}
+			if s.env.hidden(p) {
+				s.res.Hidden++
+				return fs.SkipDir
+			}
 			return nil
 		}
 		if !d.Type().IsRegular() || !globMatches(glob, p) {
+			return nil
+		}
+		if s.env.hidden(p) {
+			s.res.Hidden++
 			return nil
 		}
 		return s.scan(p)
@@ -226,6 +240,9 @@ func projectWorkspaceSearch(_ WorkspaceSearchArgs, r WorkspaceSearchResult) Proj
 	if r.SkippedBinary+r.SkippedLarge > 0 {
 		fmt.Fprintf(&b, "\n(skipped %d binary and %d oversized files)", r.SkippedBinary, r.SkippedLarge)
 	}
+	if r.Hidden > 0 {
+		fmt.Fprintf(&b, "\n(%s hidden by permission rules)", plural(r.Hidden, "entry", "entries"))
+	}
 	return Projection{
 		Content: b.String(),
 		Metadata: map[string]any{
@@ -237,6 +254,7 @@ func projectWorkspaceSearch(_ WorkspaceSearchArgs, r WorkspaceSearchResult) Proj
 			"skipped_binary": r.SkippedBinary,
 			"skipped_large":  r.SkippedLarge,
 			"truncated":      r.Truncated,
+			"hidden":         r.Hidden,
 		},
 	}
 }

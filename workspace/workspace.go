@@ -389,6 +389,19 @@ func protectedError(rel, target string) error {
 	return fenixerr.WorkspaceEscape("path %q leads through a symlink to protected path %q (%s are not writable by tools)", rel, target, protectedSet).WithCode("protected_path")
 }
 
+// ResolveLinks cleans rel and follows its symlinks inside the root to the
+// path an open of it would reach, as resolveLinks does: components that
+// do not exist yet are kept as written. A path that leaves the root, goes
+// through an absolute symlink or loops is an error naming it: the
+// workspace would refuse to open it.
+func (w *Workspace) ResolveLinks(rel string) (string, error) {
+	cleaned, err := Clean(rel)
+	if err != nil {
+		return "", err
+	}
+	return w.resolveLinks(cleaned)
+}
+
 // maxSymlinkHops matches the kernel's limit.
 const maxSymlinkHops = 40
 

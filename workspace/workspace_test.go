@@ -72,6 +72,22 @@ func TestResolveLinks(t *testing.T) {
 	}
 }
 
+// ResolveLinks cleans the path first: one that names no place inside the
+// root is an error, as every other access would make it.
+func TestResolveLinksCleans(t *testing.T) {
+	ws, _, _ := setup(t)
+	for in, want := range map[string]string{"./srclink//a.txt": "src/a.txt", "src/../srclink": "src", "": "."} {
+		if got, err := ws.ResolveLinks(in); err != nil || got != want {
+			t.Errorf("ResolveLinks(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"/etc/passwd", "../x", "up/y", "absolute/secret", "loop"} {
+		if got, err := ws.ResolveLinks(in); !errors.Is(err, fenixerr.ErrWorkspaceEscape) {
+			t.Errorf("ResolveLinks(%q) = %q, %v; want a WorkspaceEscapeError", in, got, err)
+		}
+	}
+}
+
 func TestWriteFileRefusals(t *testing.T) {
 	ws, dir, outside := setup(t)
 	tests := []struct {

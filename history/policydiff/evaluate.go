@@ -67,8 +67,9 @@ func (p *Policy) Evaluate(ctx context.Context, c Call) Verdict {
 		return skipped(sv.fingerprint, "the recorded workspace cannot be used here ("+fenixerr.As(err).Message+
 			"); give -workspace-root/-workspace-bases as on the worker, or run policy-diff where it runs")
 	}
+	def, _ := p.Tools.Lookup(c.ToolCall.ToolName)
 	pre := p.Hooks.RunPreToolUse(ctx, hooks.PreToolUseEvent{Session: session, ToolName: c.ToolCall.ToolName, CallID: c.ToolCall.CallID,
-		ToolInput: c.ToolCall.Arguments, Step: c.Step, Cancelled: c.cancelled, CancelReason: c.cancelReason})
+		ToolInput: c.ToolCall.Arguments, Step: c.Step, Cancelled: c.cancelled, CancelReason: c.cancelReason, ReadOnly: def.ReadOnly})
 	sv.pre = &pre
 	if pre.NeedsPermission() {
 		args := c.ToolCall.Arguments

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path"
@@ -11,7 +12,8 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"mvdan.cc/sh/v3/syntax"
+	"golang.org/x/net/idna"
+	"mvdan.cc/sh/v3/pattern"
 )
 
 // ifRule is a handler's "if" field: one Claude Code permission rule, such
@@ -87,10 +89,27 @@ func bashRuleMatch(pattern, command string) (matched, uncertain bool) {
 }
 
 // bashRuleMatchParsed is bashRuleMatch on a command line already parsed
-// (ok false: it could not be).
+// (ok false: it could not be). Every reading of every command counts (see
+// shellCommand): bash's and sh's words, with and without wrappers, and a
+// program path's name. A program Fenix cannot name (an expansion, or a
+// glob the rule's program does not fit) is uncertain unless another
+// command matches.
 func bashRuleMatchParsed(pattern string, sc shellCommands, ok bool) (matched, uncertain bool) {
 	pattern, prefixRule := bashPattern(pattern)
-	if !ok || sc.dynamicProgram {
+	if !ok {
+		return false, true
+	}
+	ruleProgram, _, _ := strings.Cut(pattern, " ")
+	for _, c := range sc.commands {
+		for _, argv := range c.readings {
+			m, u := readingMatches(pattern, prefixRule, ruleProgram, argv)
+			if m {
+				return true, false
+			}
+			uncertain = uncertain || u
+		}
+	}
+	if uncertain {
 		return false, true
 	}
 	// A pattern "specifies more than the command name" when it has more
@@ -101,12 +120,54 @@ func bashRuleMatchParsed(pattern string, sc shellCommands, ok bool) (matched, un
 			words++
 		}
 	}
-	for _, c := range sc.commands {
-		if commandMatches(pattern, c, prefixRule) {
+	return false, sc.expansion && words > 1
+}
+
+// readingMatches applies a deny or ask rule's pattern to one argument
+// vector, under each name its program may have: as written and, for a
+// path, its last element. A dynamic word in an argument matches as "".
+func readingMatches(pattern string, prefix bool, ruleProgram string, argv []shellArg) (matched, uncertain bool) {
+	rest := make([]string, len(argv)-1)
+	for i, a := range argv[1:] {
+		rest[i] = a.value
+	}
+	var names []string
+	switch p := argv[0]; {
+	case p.dynamic:
+		uncertain = true
+		if p.tail != "" {
+			names = append(names, p.tail)
+		}
+	case p.glob:
+		switch {
+		case ruleProgram == "" || strings.Contains(ruleProgram, "*"):
+			uncertain = true
+		case globMatches(p.pattern, ruleProgram) || globMatches(baseName(p.pattern), ruleProgram):
+			names = append(names, ruleProgram)
+		}
+	default:
+		names = append(names, p.value)
+		if base := baseName(p.value); base != p.value && base != "" {
+			names = append(names, base)
+		}
+	}
+	for _, name := range names {
+		if commandMatches(pattern, strings.Join(append([]string{name}, rest...), " "), prefix) {
 			return true, false
 		}
 	}
-	return false, sc.expansion && words > 1
+	return false, uncertain
+}
+
+// globMatches reports whether a shell glob (as expand.Pattern renders
+// it) matches a name; a glob it cannot read matches, as it may.
+func globMatches(glob, name string) bool {
+	re, err := pattern.Regexp(glob, pattern.Filenames|pattern.EntireString)
+	if err != nil {
+		return true
+	}
+	ok, err := regexp.MatchString(re, name)
+	return ok || err != nil
 }
 
 // bashPattern splits the legacy prefix form "git push:*" into its prefix
@@ -117,76 +178,6 @@ func bashPattern(pattern string) (string, bool) {
 		return p, true
 	}
 	return pattern, false
-}
-
-// shellCommands are the simple commands of a command line, each as its
-// words joined by spaces.
-type shellCommands struct {
-	commands []string
-	// expansion marks a $(), backtick or $VAR anywhere in the line.
-	expansion bool
-	// dynamicProgram marks a command whose program itself is an expansion.
-	dynamicProgram bool
-}
-
-func parseShellCommands(command string) (shellCommands, bool) {
-	var out shellCommands
-	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
-	if err != nil {
-		return out, false
-	}
-	syntax.Walk(file, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.CmdSubst, *syntax.ParamExp:
-			out.expansion = true
-		case *syntax.CallExpr:
-			if len(n.Args) == 0 {
-				return true
-			}
-			words := make([]string, 0, len(n.Args))
-			for _, w := range n.Args {
-				lit := w.Lit()
-				if lit == "" && len(w.Parts) > 0 {
-					lit = unquoted(w)
-				}
-				words = append(words, lit)
-			}
-			if words[0] == "" {
-				out.dynamicProgram = true
-			}
-			out.commands = append(out.commands, strings.Join(words, " "))
-		}
-		return true
-	})
-	return out, true
-}
-
-// unquoted renders a word made of literal and quoted-literal parts; any
-// expansion makes it "".
-func unquoted(w *syntax.Word) string {
-	var b strings.Builder
-	var walk func(parts []syntax.WordPart) bool
-	walk = func(parts []syntax.WordPart) bool {
-		for _, p := range parts {
-			switch p := p.(type) {
-			case *syntax.Lit:
-				b.WriteString(p.Value)
-			case *syntax.SglQuoted:
-				b.WriteString(p.Value)
-			case *syntax.DblQuoted:
-				if !walk(p.Parts) {
-					return false
-				}
-			default:
-				return false
-			}
-		}
-		return true
-	}
-	if !walk(w.Parts) {
-		return ""
-	}
-	return b.String()
 }
 
 // commandMatches applies a Bash rule pattern, where "*" matches any run of
@@ -217,62 +208,132 @@ func commandMatches(pattern, command string, prefix bool) bool {
 // few and fixed, and every tool call applies them.
 var patternCache sync.Map
 
-// pathMatches applies a gitignore-style path rule to a workspace path:
-// "//abs" is absolute, "~/p" is under the home directory, "/p" is under the
-// project directory, "./p" and "p" are under the workspace, and a pattern
-// without a slash matches the file name at any depth.
+// pathMatches applies a Read or Edit rule to a workspace path as the
+// gitignore specification reads a pattern: "//abs" is absolute, "~/p" is
+// under the home directory, "/p" is under the project directory, "./p"
+// and "p" are under the workspace (Fenix's working directory); a pattern
+// with no slash but a trailing one matches at any depth below it, one
+// with a slash is anchored; a trailing slash matches directories only;
+// and a pattern that matches a directory covers everything beneath it.
 func (r *ifRule) pathMatches(rel, root string) bool {
-	if rel == "" {
-		rel = "."
-	}
-	abs := filepath.ToSlash(absPath(root, rel))
-	pattern := r.content
-	var target string
+	pattern, dirOnly := strings.CutSuffix(r.content, "/")
 	switch {
 	case strings.HasPrefix(pattern, "//"):
-		pattern, target = pattern[1:], abs
+		pattern = pattern[1:]
 	case strings.HasPrefix(pattern, "~/"):
 		home, _ := os.UserHomeDir()
-		pattern, target = path.Join(filepath.ToSlash(home), pattern[2:]), abs
+		pattern = joinPattern(home, pattern[2:])
 	case strings.HasPrefix(pattern, "/"):
 		base := r.projectDir
 		if base == "" {
 			base = root
 		}
-		pattern, target = path.Join(filepath.ToSlash(base), pattern[1:]), abs
+		pattern = joinPattern(base, pattern[1:])
+	case strings.HasPrefix(pattern, "./"):
+		pattern = joinPattern(root, pattern[2:])
+	case !strings.Contains(pattern, "/"):
+		pattern = joinPattern(root, "**/"+pattern)
 	default:
-		pattern = strings.TrimPrefix(pattern, "./")
-		target = path.Clean(filepath.ToSlash(rel))
-		if !strings.Contains(pattern, "/") {
-			pattern = "**/" + pattern
+		pattern = joinPattern(root, pattern)
+	}
+	if rel == "" {
+		rel = "."
+	}
+	target := path.Clean(filepath.ToSlash(absPath(root, rel)))
+	// The path itself, then each directory above it.
+	for p, first := target, true; ; first = false {
+		if !(dirOnly && first) || isDir(p) {
+			ok, err := doublestar.Match(pattern, p)
+			if ok || err != nil {
+				return true
+			}
+			if first {
+				// "dir/**" also covers the directory itself.
+				if ok, _ := doublestar.Match(pattern, p+"/"); ok {
+					return true
+				}
+			}
 		}
+		parent := path.Dir(p)
+		if parent == p || parent == "." {
+			return false
+		}
+		p = parent
 	}
-	ok, err := doublestar.Match(pattern, target)
-	if err != nil {
-		return true
-	}
-	if ok {
-		return true
-	}
-	// "dir/**" style rules also cover the directory itself.
-	ok, _ = doublestar.Match(pattern, strings.TrimSuffix(target, "/")+"/")
-	return ok
 }
 
-// domainMatches applies "domain:host" (or "domain:*.host") to a URL.
+// joinPattern anchors a rule's pattern at a directory, whose own name is
+// matched literally.
+func joinPattern(dir, pattern string) string {
+	if dir == "" {
+		return pattern
+	}
+	return strings.TrimSuffix(escapeGlob(filepath.ToSlash(dir)), "/") + "/" + pattern
+}
+
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isDir(p string) bool {
+	info, err := os.Stat(filepath.FromSlash(p))
+	return err == nil && info.IsDir()
+}
+
+// domainMatches applies "domain:host" (or "domain:*.host") to a URL; a
+// URL without a host Fenix can read matches, as it may go anywhere.
 func domainMatches(content, rawURL string) bool {
+	matched, known := domainMatch(content, rawURL)
+	return matched || !known
+}
+
+// domainMatch compares a URL's host with a rule's domain, both
+// normalized as a resolver sees them: lowercase, without a trailing dot,
+// in IDNA ASCII form. userinfo, port and percent-encoding are the URL
+// parser's. As Claude Code documents, "domain:example.com" names that
+// host only; "domain:*.example.com" names its subdomains. known is false
+// for a URL whose host cannot be read, or a specifier other than
+// domain:; matched is then false.
+func domainMatch(content, rawURL string) (matched, known bool) {
 	domain, ok := strings.CutPrefix(content, "domain:")
 	if !ok {
-		return true
+		return false, false // a specifier Fenix cannot read
 	}
 	u, err := url.Parse(rawURL)
-	if err != nil {
-		return true
+	if err != nil || u.Hostname() == "" {
+		return false, false
 	}
-	host := strings.ToLower(u.Hostname())
-	domain = strings.ToLower(domain)
+	host, ok := normalHost(u.Hostname())
+	if !ok {
+		return false, false
+	}
 	if suffix, wild := strings.CutPrefix(domain, "*."); wild {
-		return strings.HasSuffix(host, "."+suffix)
+		suffix, ok := normalHost(suffix)
+		return ok && strings.HasSuffix(host, "."+suffix), true
 	}
-	return host == domain
+	domain, ok = normalHost(domain)
+	return ok && host == domain, true
+}
+
+// normalHost is a host name as DNS compares it.
+func normalHost(h string) (string, bool) {
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	if h == "" {
+		return "", false
+	}
+	if net.ParseIP(h) != nil {
+		return h, true
+	}
+	ascii, err := idna.Lookup.ToASCII(h)
+	if err != nil {
+		return "", false
+	}
+	return ascii, true
 }

@@ -23,7 +23,7 @@ var permissionModes = map[string]string{
 	"acceptEdits":       "as default: Fenix asks for nothing no rule asks for",
 	"auto":              "as default: there is no classifier",
 	"bypassPermissions": "as default: deny and ask rules still apply, as in Claude Code",
-	"plan":              "Bash, Edit, Write and MCP tools are denied; reading tools run",
+	"plan":              "every tool not known to only read is denied (MCP tools read only with the server's readOnlyHint); reading tools run",
 	"dontAsk":           "a call no allow rule (or PreToolUse hook) approves is denied",
 }
 
@@ -154,7 +154,10 @@ type Permissions struct {
 	modeSource string
 }
 
-var _ hooks.PermissionPolicy = (*Permissions)(nil)
+var (
+	_ hooks.PermissionPolicy = (*Permissions)(nil)
+	_ hooks.ReadFilter       = (*Permissions)(nil)
+)
 
 // NewPermissions merges the sources' permissions; nil when none sets a
 // rule or a mode.
@@ -207,8 +210,8 @@ func (p *Permissions) Fingerprint() string {
 
 // Evaluate applies Claude Code's order: the first deny rule that matches
 // denies (one Fenix cannot judge the command line against asks instead);
-// else the first ask rule asks; else (in plan mode) a tool that
-// changes things is denied; else the first allow rule allows; else
+// else the first ask rule asks; else (in plan mode) a tool not known to
+// only read (ev.ReadOnly) is denied; else the first allow rule allows; else
 // dontAsk denies what no hook allowed, and every other mode leaves the
 // call to the rest of the pipeline. A session's permission_mode other than
 // "default" overrides the files' defaultMode.
@@ -230,7 +233,7 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 	}
 	if unsure != nil {
 		return hooks.PolicyVerdict{Decision: hooks.KindPermissionRequired, Rule: unsure.rule.text, Source: unsure.source,
-			Reason: fmt.Sprintf("%s may fall under deny rule %q in %s (its command line cannot be read statically); approval is asked", call, unsure.rule.text, unsure.source)}
+			Reason: fmt.Sprintf("%s may fall under deny rule %q in %s (%s); approval is asked", call, unsure.rule.text, unsure.source, c.unknown())}
 	}
 	for _, r := range p.rules {
 		if r.behavior != behaviorAsk {
@@ -244,7 +247,7 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 	if ev.PermissionMode != "" && ev.PermissionMode != hooks.PermissionModeDefault {
 		mode, modeSource = ev.PermissionMode, "the session's permission_mode"
 	}
-	if mode == "plan" && changesThings(ev.ToolName) {
+	if mode == "plan" && !ev.ReadOnly {
 		return hooks.PolicyVerdict{Decision: hooks.KindDeny, Rule: "defaultMode plan", Source: modeSource,
 			Reason: fmt.Sprintf("%s is refused: permission mode plan (%s) lets the agent read and plan, not change anything", call, modeSource)}
 	}
@@ -289,15 +292,17 @@ func describeCall(tool string, args map[string]any) string {
 	return tool
 }
 
-// changesThings lists the tools plan mode refuses: Claude Code's Bash,
-// Edit and Write, and MCP tools.
-func changesThings(tool string) bool {
-	if strings.HasPrefix(tool, "mcp__") {
-		return true
-	}
-	for _, n := range ToolNames(tool) {
-		switch n {
-		case "Bash", "Edit", "Write":
+// ReadDenied reports whether a deny rule covers a workspace_read of rel,
+// judged as Evaluate judges one (the path and the file it resolves to;
+// one that cannot be resolved counts as covered), so workspace_list and
+// workspace_search leave out what a read would be refused.
+func (p *Permissions) ReadDenied(root, rel string, resolve func(string) (string, error)) bool {
+	c := &judgedCall{tool: "workspace_read", args: map[string]any{"path": rel}, root: root, resolve: resolve}
+	for _, r := range p.rules {
+		if r.behavior != behaviorDeny {
+			continue
+		}
+		if matched, uncertain := r.matches(c); matched || uncertain {
 			return true
 		}
 	}

@@ -1,6 +1,12 @@
 package claudecode
 
-import "strings"
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fenixrt/fenix/workspace"
+)
 
 // permissionNames are the names a permission rule may call a tool by: its
 // Claude Code names, its Fenix name, and, as Claude Code applies Read rules
@@ -18,17 +24,28 @@ func permissionNames(tool string) []string {
 }
 
 // namesTool reports whether a rule's tool part names the tool: one of its
-// names, or for MCP tools (mcp__<server>__<tool>) the server alone
-// ("mcp__server") or the server with a wildcard ("mcp__server__*").
+// names or, for MCP tools (mcp__<server>__<tool>), the server alone
+// ("mcp__server", every tool of it, as Claude Code documents) or a
+// pattern whose "*" matches any run of characters ("mcp__server__*",
+// "mcp__*", "mcp__server__read_*"). A server's name holds no "__" and does
+// not end in "_" (tools/mcp refuses such servers), so a tool's server is
+// everything before the first "__" after "mcp__", whatever the tool's own
+// name holds.
 func namesTool(ruleTool, tool string) bool {
 	if ruleTool == "*" {
 		return true
 	}
-	if server, ok := strings.CutPrefix(ruleTool, "mcp__"); ok && !strings.Contains(server, "__") {
-		return strings.HasPrefix(tool, ruleTool+"__")
-	}
-	if prefix, ok := strings.CutSuffix(ruleTool, "__*"); ok && strings.HasPrefix(ruleTool, "mcp__") {
-		return strings.HasPrefix(tool, prefix+"__")
+	if rest, ok := strings.CutPrefix(ruleTool, "mcp__"); ok {
+		if !strings.HasPrefix(tool, "mcp__") {
+			return false
+		}
+		if !strings.Contains(rest, "__") && !strings.Contains(rest, "*") {
+			ruleTool += "__*" // a server
+		}
+		if strings.Contains(ruleTool, "*") {
+			return wildcardMatch(ruleTool, tool)
+		}
+		return ruleTool == tool
 	}
 	for _, n := range permissionNames(tool) {
 		if n == ruleTool {
@@ -36,6 +53,27 @@ func namesTool(ruleTool, tool string) bool {
 		}
 	}
 	return false
+}
+
+// wildcardMatch matches a name against a pattern whose "*" is any run of
+// characters.
+func wildcardMatch(pattern, name string) bool {
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	for i, p := range parts[1:] {
+		if i == len(parts)-2 {
+			return strings.HasSuffix(name, p)
+		}
+		j := strings.Index(name, p)
+		if j < 0 {
+			return false
+		}
+		name = name[j+len(p):]
+	}
+	return name == ""
 }
 
 // wholeTool reports whether the rule covers every call of its tool.
@@ -62,6 +100,13 @@ func (r permissionRule) matches(c *judgedCall) (matched, uncertain bool) {
 		sc, ok := c.shell()
 		return bashRuleMatchParsed(r.rule.content, sc, ok)
 	}
+	if c.isPath() {
+		given, resolved, ok := c.paths()
+		if r.rule.pathMatches(given, c.root) || ok && r.rule.pathMatches(resolved, c.root) {
+			return true, false
+		}
+		return false, !ok
+	}
 	return r.rule.matches([]string{r.rule.tool}, c.tool, c.args, c.root), false
 }
 
@@ -74,9 +119,57 @@ type judgedCall struct {
 	parsed    bool
 	commands  shellCommands
 	parseable bool
+
+	resolvedDone, resolvable bool
+	resolved                 string
+	// resolve, when set, follows a path's symlinks in an open workspace
+	// (ReadDenied's caller has one); else the workspace is opened.
+	resolve func(string) (string, error)
 }
 
 func (c *judgedCall) isShell() bool { return c.tool == "exec_command" || c.tool == "process_exec" }
+
+func (c *judgedCall) isPath() bool {
+	switch c.tool {
+	case "workspace_read", "workspace_write", "workspace_edit", "workspace_list", "workspace_search":
+		return true
+	}
+	return false
+}
+
+// paths are the path a call names and the one it reaches through the
+// workspace's symlinks; ok is false when that cannot be told (a loop, an
+// absolute or escaping link, a workspace that does not open), so the call
+// may reach anything.
+func (c *judgedCall) paths() (given, resolved string, ok bool) {
+	given = str(c.args, "path")
+	if !c.resolvedDone {
+		c.resolvedDone = true
+		if c.resolve != nil && !filepath.IsAbs(given) {
+			resolved, err := c.resolve(given)
+			c.resolved, c.resolvable = resolved, err == nil
+		} else {
+			c.resolved, c.resolvable = resolveInWorkspace(c.root, given)
+		}
+	}
+	return given, c.resolved, c.resolvable
+}
+
+// resolveInWorkspace follows a relative path's symlinks inside the
+// workspace root. An absolute path is left as given: workspace tools
+// refuse it, so it reaches nothing.
+func resolveInWorkspace(root, p string) (string, bool) {
+	if root == "" || filepath.IsAbs(p) {
+		return p, true
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		return "", false
+	}
+	defer ws.Close()
+	resolved, err := ws.ResolveLinks(p)
+	return resolved, err == nil
+}
 
 func (c *judgedCall) shell() (shellCommands, bool) {
 	if !c.parsed {
@@ -89,7 +182,9 @@ func (c *judgedCall) shell() (shellCommands, bool) {
 // allowedBy finds the allow rules that approve a call, or nil. A command
 // line is approved only when every simple command in it is, each by some
 // allow rule (so Bash(safe:*) does not approve "safe && other"), and never
-// when it holds an expansion or cannot be parsed.
+// when it holds an expansion, a glob or a brace expansion, or cannot be
+// parsed. Allow rules match the words as written after Claude Code's
+// process wrappers (see shellCommand.allow).
 func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 	var named []permissionRule
 	for _, r := range p.rules {
@@ -106,6 +201,33 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 	if len(named) == 0 {
 		return nil
 	}
+	if c.isPath() {
+		// The path as given and the file it resolves to must both be
+		// allowed.
+		given, resolved, ok := c.paths()
+		if !ok {
+			return nil
+		}
+		var used []permissionRule
+		for _, p := range []string{given, resolved} {
+			i := slices.IndexFunc(named, func(r permissionRule) bool { return r.rule.pathMatches(p, c.root) })
+			if i < 0 {
+				return nil
+			}
+			if !containsRule(used, named[i]) {
+				used = append(used, named[i])
+			}
+		}
+		return used
+	}
+	if c.tool == "web_fetch" {
+		for _, r := range named {
+			if matched, known := domainMatch(r.rule.content, str(c.args, "url")); matched && known {
+				return []permissionRule{r}
+			}
+		}
+		return nil
+	}
 	if !c.isShell() {
 		for _, r := range named {
 			if r.rule.matches([]string{r.rule.tool}, c.tool, c.args, c.root) {
@@ -115,15 +237,21 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		return nil
 	}
 	sc, ok := c.shell()
-	if !ok || sc.expansion || sc.dynamicProgram || len(sc.commands) == 0 {
+	if !ok || sc.expansion || len(sc.commands) == 0 {
 		return nil
 	}
 	var used []permissionRule
 	for _, c := range sc.commands {
+		if c.nested {
+			continue // judged as the script of an allowed command
+		}
+		if c.allow == "" {
+			return nil
+		}
 		found := false
 		for _, r := range named {
 			pattern, prefix := bashPattern(r.rule.content)
-			if commandMatches(pattern, c, prefix) {
+			if commandMatches(pattern, c.allow, prefix) {
 				found = true
 				if !containsRule(used, r) {
 					used = append(used, r)
@@ -145,4 +273,12 @@ func containsRule(rules []permissionRule, r permissionRule) bool {
 		}
 	}
 	return false
+}
+
+// unknown says what Fenix could not read of a call a deny rule may cover.
+func (c *judgedCall) unknown() string {
+	if c.isPath() {
+		return "where its path leads through symlinks cannot be told"
+	}
+	return "its command line cannot be read statically"
 }

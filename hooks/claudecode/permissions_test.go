@@ -65,7 +65,8 @@ func TestPermissionRulesJudgeCallsThroughTheAliases(t *testing.T) {
 		{"ask rule", "exec_command", map[string]any{"command_line": "git push origin main"}, hooks.KindPermissionRequired, "Bash(git push:*)"},
 		{"ask rule inside a compound", "exec_command", map[string]any{"command_line": "ls && git push --force"}, hooks.KindPermissionRequired, "Bash(git push:*)"},
 		{"ask rule on process_exec", "process_exec", map[string]any{"command_line": "git push"}, hooks.KindPermissionRequired, "Bash(git push:*)"},
-		{"deny rule with a wildcard", "exec_command", map[string]any{"command_line": "sudo rm -rf /"}, "", ""},
+		{"deny rule behind sudo", "exec_command", map[string]any{"command_line": "sudo rm -rf /"}, hooks.KindDeny, "Bash(rm -rf *)"},
+		{"deny rule with a wildcard, unmatched", "exec_command", map[string]any{"command_line": "rm -f build"}, "", ""},
 		{"deny rule with a wildcard, matched", "exec_command", map[string]any{"command_line": "rm -rf build"}, hooks.KindDeny, "Bash(rm -rf *)"},
 		{"every command of a compound allowed", "exec_command", map[string]any{"command_line": "ls && git status"}, hooks.KindAllow, "Bash(ls:*), Bash(git status)"},
 		{"one command not allowed", "exec_command", map[string]any{"command_line": "ls; curl x"}, "", ""},
@@ -139,7 +140,7 @@ func TestPermissionModes(t *testing.T) {
 		t.Errorf("plan mode, write: %+v", v)
 	}
 	ev = call(dir, "workspace_read", map[string]any{"path": "a.txt"})
-	ev.PermissionMode = "plan"
+	ev.PermissionMode, ev.ReadOnly = "plan", true
 	if v := p.Evaluate(ev, false); v.Decision != "" {
 		t.Errorf("plan mode, read: %+v, want no verdict", v)
 	}

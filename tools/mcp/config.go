@@ -235,6 +235,11 @@ func parseEntry(key string, raw json.RawMessage, path, dir string, getenv func(s
 	if strings.Contains(s.Name, "__") {
 		return ServerConfig{}, warnings, fmt.Errorf("%s: the name contains \"__\", which separates server from tool in mcp__<server>__<tool>; rename the server", where)
 	}
+	// Nor may it end in "_": server a_'s tool b (mcp__a___b) would read as
+	// server a's tool _b, and a rule for server a would cover it.
+	if strings.HasSuffix(s.Name, "_") {
+		return ServerConfig{}, warnings, fmt.Errorf("%s: the name ends in \"_\" (after characters outside [A-Za-z0-9_-] become '_'), which runs into the \"__\" that separates server from tool in mcp__<server>__<tool>; rename the server", where)
+	}
 	return s, warnings, nil
 }
 

@@ -50,7 +50,9 @@ func TestParseSkipsBadEntriesAndNamesThem(t *testing.T) {
 		"sse": {"type": "sse", "url": "http://x/sse"},
 		"ws": {"type": "ws", "url": "ws://x"},
 		"badurl": {"type": "http", "url": "file:///etc/passwd"},
-		"a__b": {"command": "node"}
+		"a__b": {"command": "node"},
+		"vault_": {"command": "node"},
+		"odd.": {"command": "node"}
 	}}`
 	servers, warnings, err := mcp.Parse([]byte(doc), "a/.mcp.json", nil)
 	if err != nil {
@@ -60,7 +62,8 @@ func TestParseSkipsBadEntriesAndNamesThem(t *testing.T) {
 		t.Fatalf("servers = %+v", servers)
 	}
 	joined := strings.Join(warnings, "\n")
-	for _, want := range []string{`"nocmd" in a/.mcp.json has no "command"`, "deprecated SSE", `unknown type "ws"`, `"badurl"`, `"a__b" in a/.mcp.json: the name contains "__"`} {
+	for _, want := range []string{`"nocmd" in a/.mcp.json has no "command"`, "deprecated SSE", `unknown type "ws"`, `"badurl"`, `"a__b" in a/.mcp.json: the name contains "__"`,
+		`"vault_" in a/.mcp.json: the name ends in "_"`, `"odd." in a/.mcp.json: the name ends in "_"`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings lack %q: %s", want, joined)
 		}

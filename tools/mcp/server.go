@@ -213,9 +213,10 @@ func (s *server) listTools(ctx context.Context, session *sdk.ClientSession) (map
 }
 
 // define makes a registry definition of one server tool. Server
-// annotations are recorded in the description's metadata, never trusted:
-// every MCP call is non-idempotent (never retried once started) and
-// pinned to this host.
+// annotations are recorded in the description's metadata and not trusted
+// for retries: every MCP call is non-idempotent (never retried once
+// started) and pinned to this host. readOnlyHint alone is honoured, as
+// Claude Code's plan mode honours it: a tool without it is refused there.
 func (s *server) define(t *sdk.Tool) (tools.Definition, error) {
 	name := ToolName(s.cfg.Name, t.Name)
 	if len(name) > maxNameBytes {
@@ -236,6 +237,7 @@ func (s *server) define(t *sdk.Tool) (tools.Definition, error) {
 			Name:           name,
 			Description:    describe(t),
 			RegistryBacked: true,
+			ReadOnly:       annotations != nil && annotations.ReadOnlyHint,
 			Timeout:        s.m.opts.CallTimeout,
 			Heartbeat:      heartbeat,
 			Owner:          func(map[string]any) string { return resource },

@@ -205,6 +205,54 @@ func TestClaudeCodePermissionsGovernToolCalls(t *testing.T) {
 	})
 }
 
+// On the dev server, through the worker's own registry: a deny rule sees
+// the command the shell runs, plan mode refuses every tool not marked
+// read-only and runs the read-only ones, and workspace_search leaves out
+// what a Read deny rule hides.
+func TestClaudeCodePermissionsJudgeWhatRuns(t *testing.T) {
+	project := permissionProject(t, `{"defaultMode": "plan", "deny": ["Read(./.env)", "Bash(rm *)"]}`)
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	call := func(name, tool string, args map[string]any) map[string]any {
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args},
+			"exec_command", "memory_write", "workspace_read", "workspace_search")
+		a["workspace_root"] = project
+		return a
+	}
+	refusedBy := func(t *testing.T, res contract.Result, rule string) {
+		t.Helper()
+		require.Equal(t, contract.StatusFailed, res.Status)
+		assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType)
+		e, ok := traceEntry(res, "pre_tool_use")
+		require.True(t, ok, "trace: %v", res.Trace)
+		rr, _ := e.Get("permission_rule").(map[string]any)
+		assert.Equal(t, rule, rr["rule"], "%v", e.Get("permission_rule"))
+	}
+
+	t.Run("an escaped rm behind a wrapper is rm", func(t *testing.T) {
+		res, _ := runAssignment(t, w.queue, call("escaped-rm", "exec_command", map[string]any{"command_line": `timeout 5 \rm -f README.md`}))
+		refusedBy(t, res, "Bash(rm *)")
+		_, err := os.Stat(filepath.Join(project, "README.md"))
+		assert.NoError(t, err)
+	})
+	t.Run("plan mode refuses a tool Claude Code has no name for", func(t *testing.T) {
+		res, _ := runAssignment(t, w.queue, call("memory", "memory_write", map[string]any{"key": "notes", "content": "x"}))
+		refusedBy(t, res, "defaultMode plan")
+	})
+	t.Run("plan mode runs a read-only tool", func(t *testing.T) {
+		res, _ := runAssignment(t, w.queue, call("readme", "workspace_read", map[string]any{"path": "README.md"}))
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	})
+	t.Run("a search leaves out what Read(./.env) hides", func(t *testing.T) {
+		res, _ := runAssignment(t, w.queue, call("search", "workspace_search", map[string]any{"pattern": "TOKEN"}))
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		assert.NotContains(t, res.Output.Content, "abc")
+		assert.Contains(t, res.Output.Content, "(1 entry hidden by permission rules)")
+	})
+}
+
 // policy-diff replays recorded calls under a candidate whose permission
 // rules would refuse them.
 func TestPolicyDiffReplaysPermissionRules(t *testing.T) {
