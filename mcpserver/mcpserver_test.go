@@ -89,8 +89,8 @@ func TestHTTPBodyRewrite(t *testing.T) {
 	_, ok := l.take("s1", "4")
 	assert.True(t, ok)
 
-	big := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(strings.Repeat(" ", maxBodyBytes+1)))
-	require.ErrorContains(t, l.rewriteBody(big), "over")
+	big := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(strings.Repeat(" ", MaxMessageBytes+1)))
+	require.ErrorContains(t, l.rewriteBody(big), "4 MiB")
 }
 
 func TestHTTPEndpointChecksTokenAndOrigin(t *testing.T) {

@@ -140,23 +140,19 @@ func (c conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return c.ledger.inspect(c.Connection.SessionID(), msg), nil
 }
 
-// maxBodyBytes bounds one HTTP request body (a tool call's arguments
-// included) below Temporal's 2 MB payload limit plus framing.
-const maxBodyBytes = 4 << 20
-
 // rewriteBody passes a Streamable HTTP POST body through the ledger: one
 // JSON-RPC message, or a batch of them (older protocol versions).
 func (l *cancelLedger) rewriteBody(r *http.Request) error {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
 	_ = r.Body.Close()
 	if err != nil {
 		return fmt.Errorf("read request body: %w", err)
 	}
-	if len(body) > maxBodyBytes {
-		return fmt.Errorf("request body is over %d bytes", maxBodyBytes)
+	if len(body) > MaxMessageBytes {
+		return fmt.Errorf("request body is over the 4 MiB (%d-byte) limit of one message read by the Fenix MCP gateway", MaxMessageBytes)
 	}
 	session := r.Header.Get("Mcp-Session-Id")
 	out := body

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/mcpframe"
 )
 
 // Path is where the Streamable HTTP endpoint is served.
@@ -35,15 +37,40 @@ type HTTPOptions struct {
 	SessionTimeout time.Duration
 }
 
+// MaxMessageBytes bounds one JSON-RPC message the gateway reads: a line of
+// stdio, or the body of one HTTP request: above what one call may carry
+// (ExecuteAssignment refuses arguments over 1 MiB + 64 KiB), and the
+// go-sdk's own default for HTTP bodies.
+const MaxMessageBytes = 4 << 20
+
 // ServeStdio serves one session over a pair of streams (the process's
 // stdin and stdout for `starter mcp`) until the client closes it or ctx
-// ends.
+// ends. A line over MaxMessageBytes is dropped and answered with an error
+// naming the limit; the session goes on.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	err := g.server.Run(ctx, transport{Transport: &mcp.IOTransport{Reader: in, Writer: out}, ledger: g.cancels})
+	err := g.server.Run(ctx, transport{Transport: stdioTransport{in: in, out: out, logger: g.cfg.Logger}, ledger: g.cancels})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// stdioTransport is the SDK's stream transport behind a line guard
+// (mcpframe): the SDK's reader ends the session at the first message over
+// its line limit.
+type stdioTransport struct {
+	in     io.ReadCloser
+	out    io.WriteCloser
+	logger *slog.Logger
+}
+
+func (t stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	r := mcpframe.NewReader(t.in, MaxMessageBytes, nil)
+	c, err := (&mcp.IOTransport{Reader: r, Writer: t.out, MaxLineLength: mcpframe.SDKLineLimit(MaxMessageBytes)}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return mcpframe.NewConn(c, r, "by the Fenix MCP gateway", t.logger), nil
 }
 
 // HTTPHandler is the Streamable HTTP endpoint at Path with Fenix's
@@ -69,7 +96,7 @@ func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.SessionTimeout,
-		MaxRequestBodyBytes: maxBodyBytes,
+		MaxRequestBodyBytes: MaxMessageBytes,
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {

@@ -48,6 +48,9 @@ func runTestServer() {
 		server.RemoveTools("extra")
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "removed"}}}, nil, nil
 	})
+	sdk.AddTool(server, &sdk.Tool{Name: "huge", Description: "answers with more text than one message may hold"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("h", mcp.MaxMessageBytes)}}}, nil, nil
+	})
 	addExtra = func() {
 		sdk.AddTool(server, &sdk.Tool{Name: "extra"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "extra ran"}}}, nil, nil
@@ -291,6 +294,22 @@ func TestFailingServerIsRetriedAndOthersServe(t *testing.T) {
 		t.Fatalf("isError: err = %v, want a runtime error carrying the server's text", err)
 	}
 
+	// A response over the message limit fails its call, naming the limit;
+	// the session (and the server process) goes on.
+	t.Run("oversized response", func(t *testing.T) {
+		before := statusOf(m, "go")
+		_, err := call(t, reg, "mcp__go__huge", map[string]any{}, "mcp__go")
+		if err == nil || !strings.Contains(err.Error(), "16 MiB") || !strings.Contains(err.Error(), `server "go"`) {
+			t.Fatalf("err = %v, want the call to fail naming the 16 MiB limit and the server", err)
+		}
+		_, err = call(t, reg, "mcp__go__fail", map[string]any{}, "mcp__go")
+		if fe := fenixerr.As(err); fe.Code != "mcp_tool_error" {
+			t.Fatalf("after the oversized response: %v, want the server still answering", err)
+		}
+		if st := statusOf(m, "go"); st.Restarts != before.Restarts || st.PID != before.PID {
+			t.Fatalf("status %+v after %+v: the session was restarted", st, before)
+		}
+	})
 	t.Run("list_changed", func(t *testing.T) {
 		if _, err := call(t, reg, "mcp__go__extra", map[string]any{}, "mcp__go"); !errors.Is(err, fenixerr.ErrUnsupportedTool) {
 			t.Fatalf("before: %v, want UnsupportedToolError", err)
