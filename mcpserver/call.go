@@ -52,6 +52,11 @@ type call struct {
 	progressed float64
 	sentReport int
 	asked      map[string]bool
+	// cancellation by the gateway (inflight.go)
+	cancelMu      sync.Mutex
+	cancelReason  string
+	started       bool
+	pendingCancel bool
 }
 
 func (g *Gateway) callHandler(d tools.Descriptor) mcp.ToolHandler {
@@ -85,6 +90,11 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	c.workflowID = workflows.AssignmentWorkflowID(workID, 1)
 	c.callID = "mcp-" + c.requestID
 	a := g.assignment(workID, conversation, c, args, req)
+	// Registered until the handler returns, which is before the SDK writes
+	// the answer: a request that ends unanswered still finds its call.
+	g.calls.add(c)
+	defer g.calls.remove(c)
+	defer c.settle()
 
 	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -103,6 +113,7 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 		}
 		run = g.cfg.Client.GetWorkflow(startCtx, c.workflowID, "")
 	}
+	c.markStarted()
 	res, err := c.await(ctx, run)
 	if err != nil {
 		return nil, err
@@ -192,26 +203,24 @@ func (c *call) await(ctx context.Context, run client.WorkflowRun) (contract.Resu
 		case <-tick.C:
 			c.poll(ctx, getCtx)
 		case <-ctx.Done():
-			reason, cancelled := c.g.cancels.take(c.session, c.requestID)
-			if !cancelled {
-				// A disconnect or a gateway shutdown: the run goes on in
+			if reason, ok := c.g.cancels.take(c.session, c.requestID); ok {
+				if reason == "" {
+					reason = "no reason given"
+				}
+				c.cancelRun(reasonNotifiedCalls + reason)
+			}
+			if !c.cancelRequested() {
+				// A gateway shutdown, or a session the SDK ended without
+				// the client asking (idle timeout): the run goes on in
 				// Temporal and a retry of this request reads its result.
 				return contract.Result{}, ctx.Err()
 			}
-			if reason == "" {
-				reason = "no reason given"
-			}
-			sigCtx, cancel := context.WithTimeout(getCtx, cancelWait)
-			defer cancel()
-			err := c.g.cfg.Client.SignalWorkflow(sigCtx, c.workflowID, "", workflows.SignalCancel,
-				workflows.CancelRequest{Reason: "cancelled by the MCP client (notifications/cancelled): " + reason})
-			if err != nil {
-				c.g.cfg.Logger.Warn("mcp gateway: could not cancel the run of a cancelled call", "workflow_id", c.workflowID, "error", err)
-			}
+			wait := time.NewTimer(cancelWait)
+			defer wait.Stop()
 			select {
 			case o := <-done:
 				return o.res, o.err
-			case <-sigCtx.Done():
+			case <-wait.C:
 				return contract.Result{}, ctx.Err()
 			}
 		}

@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,6 +76,10 @@ type Gateway struct {
 	cfg     Config
 	server  *mcp.Server
 	cancels *cancelLedger
+	calls   *inflight
+	// stopping is set by Drain: requests that end from then on leave their
+	// runs to complete in Temporal.
+	stopping atomic.Bool
 	// stdioSession names the conversation of the stdio session, which has
 	// no transport session ID.
 	stdioSession string
@@ -130,7 +135,7 @@ func newGateway(cfg Config) (*Gateway, error) {
 			return nil, fenixerr.Validation("allow-list pattern %q is not a valid glob: %v", p, err)
 		}
 	}
-	g := &Gateway{cfg: cfg, cancels: newCancelLedger(), stdioSession: "stdio-" + randomID(), served: map[string][]byte{}}
+	g := &Gateway{cfg: cfg, cancels: newCancelLedger(), calls: newInflight(), stdioSession: "stdio-" + randomID(), served: map[string][]byte{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "fenix", Title: "Fenix governed tools", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
 		Logger:       cfg.Logger,

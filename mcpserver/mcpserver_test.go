@@ -81,7 +81,9 @@ func TestHTTPBodyRewrite(t *testing.T) {
 	body := `[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"calculator"}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}]`
 	r := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
 	r.Header.Set("Mcp-Session-Id", "s1")
-	require.NoError(t, l.rewriteBody(r))
+	calls, err := l.rewriteBody(r)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sa"}, calls, "the body's tools/call request IDs")
 	var out []map[string]any
 	require.NoError(t, json.NewDecoder(r.Body).Decode(&out))
 	require.Len(t, out, 2)
@@ -90,7 +92,8 @@ func TestHTTPBodyRewrite(t *testing.T) {
 	assert.True(t, ok)
 
 	big := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(strings.Repeat(" ", MaxMessageBytes+1)))
-	require.ErrorContains(t, l.rewriteBody(big), "4 MiB")
+	_, err = l.rewriteBody(big)
+	require.ErrorContains(t, err, "4 MiB")
 }
 
 func TestHTTPEndpointChecksTokenAndOrigin(t *testing.T) {

@@ -70,20 +70,21 @@ func idText(id any) string {
 }
 
 // inspect annotates a tools/call or notes a cancellation. It returns the
-// message to pass on.
-func (l *cancelLedger) inspect(session string, msg jsonrpc.Message) jsonrpc.Message {
+// message to pass on and, for a tools/call, its request ID as the call
+// records it.
+func (l *cancelLedger) inspect(session string, msg jsonrpc.Message) (jsonrpc.Message, string) {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
-		return msg
+		return msg, ""
 	}
 	switch req.Method {
 	case methodCallTool:
 		if !req.ID.IsValid() {
-			return msg
+			return msg, ""
 		}
 		var params map[string]any
 		if len(req.Params) > 0 && json.Unmarshal(req.Params, &params) != nil {
-			return msg // the SDK reports the malformed params
+			return msg, "" // the SDK reports the malformed params
 		}
 		if params == nil {
 			params = map[string]any{}
@@ -92,18 +93,20 @@ func (l *cancelLedger) inspect(session string, msg jsonrpc.Message) jsonrpc.Mess
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		meta[metaRequestID] = idText(req.ID.Raw())
+		id := idText(req.ID.Raw())
+		meta[metaRequestID] = id
 		params["_meta"] = meta
 		if raw, err := json.Marshal(params); err == nil {
 			req.Params = raw
 		}
+		return msg, id
 	case methodCancelled:
 		var p mcp.CancelledParams
 		if json.Unmarshal(req.Params, &p) == nil && p.RequestID != nil {
 			l.note(session, idText(p.RequestID), p.Reason)
 		}
 	}
-	return msg
+	return msg, ""
 }
 
 // requestIDOf reads the request ID inspect put in params._meta.
@@ -137,51 +140,57 @@ func (c conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil {
 		return msg, err
 	}
-	return c.ledger.inspect(c.Connection.SessionID(), msg), nil
+	msg, _ = c.ledger.inspect(c.Connection.SessionID(), msg)
+	return msg, nil
 }
 
 // rewriteBody passes a Streamable HTTP POST body through the ledger: one
-// JSON-RPC message, or a batch of them (older protocol versions).
-func (l *cancelLedger) rewriteBody(r *http.Request) error {
+// JSON-RPC message, or a batch of them (older protocol versions). It
+// returns the request IDs of the body's tools/calls.
+func (l *cancelLedger) rewriteBody(r *http.Request) ([]string, error) {
 	if r.Method != http.MethodPost || r.Body == nil {
-		return nil
+		return nil, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
 	_ = r.Body.Close()
 	if err != nil {
-		return fmt.Errorf("read request body: %w", err)
+		return nil, fmt.Errorf("read request body: %w", err)
 	}
 	if len(body) > MaxMessageBytes {
-		return fmt.Errorf("request body is over the 4 MiB (%d-byte) limit of one message read by the Fenix MCP gateway", MaxMessageBytes)
+		return nil, fmt.Errorf("request body is over the 4 MiB (%d-byte) limit of one message read by the Fenix MCP gateway", MaxMessageBytes)
 	}
 	session := r.Header.Get("Mcp-Session-Id")
 	out := body
+	var calls []string
 	trimmed := bytes.TrimSpace(body)
 	switch {
 	case len(trimmed) > 0 && trimmed[0] == '[':
 		var batch []json.RawMessage
 		if json.Unmarshal(trimmed, &batch) == nil {
 			for i, raw := range batch {
-				batch[i] = l.rewriteOne(session, raw)
+				batch[i] = l.rewriteOne(session, raw, &calls)
 			}
 			if b, err := json.Marshal(batch); err == nil {
 				out = b
 			}
 		}
 	case len(trimmed) > 0:
-		out = l.rewriteOne(session, trimmed)
+		out = l.rewriteOne(session, trimmed, &calls)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(out))
 	r.ContentLength = int64(len(out))
-	return nil
+	return calls, nil
 }
 
-func (l *cancelLedger) rewriteOne(session string, raw json.RawMessage) json.RawMessage {
+func (l *cancelLedger) rewriteOne(session string, raw json.RawMessage, calls *[]string) json.RawMessage {
 	msg, err := jsonrpc.DecodeMessage(raw)
 	if err != nil {
 		return raw // the SDK answers with the parse error
 	}
-	msg = l.inspect(session, msg)
+	msg, id := l.inspect(session, msg)
+	if id != "" {
+		*calls = append(*calls, id)
+	}
 	out, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return raw
