@@ -11,12 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -76,6 +78,13 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
+	// The start event carries the arguments: over ExecuteAssignment's
+	// limit they would fail deep inside Temporal (its 2 MB payload limit)
+	// or in the run's review, after a start.
+	if raw, _ := json.Marshal(args); len(raw) > workflows.MaxToolArgumentBytes {
+		return fenixErrorResult(fenixerr.PayloadTooLarge("arguments of tool %q are %d bytes, over the %d bytes (1 MiB + 64 KiB) any Fenix tool accepts: pass large content by reference (a workspace file) instead",
+			d.Name, len(raw), workflows.MaxToolArgumentBytes).WithTool(d.Name)), nil
+	}
 	c := &call{g: g, req: req, tool: d.Name, session: req.Session.ID(), requestID: requestIDOf(req.Params.Meta), token: req.Params.GetProgressToken(), asked: map[string]bool{}}
 	if c.requestID == "" {
 		// Not read off the wire (a transport other than the gateway's):
@@ -109,16 +118,27 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if !errors.As(err, &started) {
-			return nil, fmt.Errorf("start %s %s for tool %q: %w", workflows.ExecuteAssignmentWorkflow, c.workflowID, d.Name, err)
+			return nil, internalError("could not start %s %s for tool %q on task queue %q: %v", workflows.ExecuteAssignmentWorkflow, c.workflowID, d.Name, g.cfg.TaskQueue, err)
 		}
 		run = g.cfg.Client.GetWorkflow(startCtx, c.workflowID, "")
 	}
 	c.markStarted()
 	res, err := c.await(ctx, run)
-	if err != nil {
-		return nil, err
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, err // nobody is waiting for the answer
+	case err != nil:
+		return nil, internalError("%v", err)
 	}
 	return toResult(res, run), nil
+}
+
+// internalError is a JSON-RPC internal error (-32603): the spec's
+// protocol error for a server failure, here Temporal not starting or not
+// returning the run that is the call. What the run itself decided (a
+// failure, a denial, a cancellation) is a tool result with isError.
+func internalError(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcp gateway: " + fmt.Sprintf(format, args...)}
 }
 
 // conversation is the call's conversation_id: the configured one, the
@@ -372,6 +392,12 @@ func toResult(res contract.Result, run client.WorkflowRun) *mcp.CallToolResult {
 		out.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("run ended with status %q and no output", res.Status)}}
 	}
 	return out
+}
+
+// fenixErrorResult is an isError result for a Fenix error, shaped like a
+// failed run's: the message, then its type and code.
+func fenixErrorResult(e *fenixerr.Error) *mcp.CallToolResult {
+	return errorResult(fmt.Sprintf("%s [%s, %s]", e.Message, e.Type, e.Code))
 }
 
 func errorResult(msg string) *mcp.CallToolResult {

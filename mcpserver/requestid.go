@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,19 +56,58 @@ func (l *cancelLedger) take(session, requestID string) (string, bool) {
 	return reason, ok
 }
 
-// idText renders a JSON-RPC ID for workflow IDs and the ledger.
+// idText renders a JSON-RPC ID for workflow IDs, call IDs, messages and
+// the ledger. A string ID is any string the client likes: one that is not
+// 1 to 64 of [A-Za-z0-9._-] (a newline, a control or invisible character,
+// a path, a 10 KB blob) is replaced by "h" and 16 hex digits of its
+// SHA-256, so it never reaches a workflow ID or a log line as it is, and a
+// retry of the same request still maps to the same run. Plain string IDs
+// keep their "s" prefix, so neither form can be mistaken for the other or
+// for a number.
 func idText(id any) string {
+	var text string
 	switch v := id.(type) {
 	case string:
-		return "s" + v
+		if plainID(v) {
+			return "s" + v
+		}
+		text = "string:" + v
 	case float64:
 		return fmt.Sprintf("%d", int64(v))
 	case int64:
 		return fmt.Sprintf("%d", v)
 	case json.Number:
-		return v.String()
+		text = "number:" + v.String()
+	default:
+		text = fmt.Sprintf("%T:%v", id, id)
 	}
-	return fmt.Sprint(id)
+	sum := sha256.Sum256([]byte(text))
+	return "h" + hex.EncodeToString(sum[:8])
+}
+
+// plainID reports whether s is 1 to 64 of [A-Za-z0-9._-].
+func plainID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// visibleASCII reports whether s is made of 0x21-0x7E only, as the spec
+// asks of an Mcp-Session-Id.
+func visibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // inspect annotates a tools/call or notes a cancellation. It returns the

@@ -121,6 +121,10 @@ func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 			return
 		}
 		session := r.Header.Get("Mcp-Session-Id")
+		if !visibleASCII(session) {
+			http.Error(w, fmt.Sprintf("Mcp-Session-Id %q has characters outside visible ASCII (0x21-0x7E); MCP session IDs are made of those only", session), http.StatusBadRequest)
+			return
+		}
 		if r.Method == http.MethodDelete && session != "" {
 			// Before the SDK closes the session: its Close waits for the
 			// handlers in flight, which end once their runs are cancelled.
