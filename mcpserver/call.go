@@ -281,18 +281,28 @@ func waitingMessage(workflowID string, p workflows.PendingPermission) string {
 }
 
 func (c *call) canElicit() bool {
+	if c.g.cfg.ElicitApproval == ElicitOff {
+		return false
+	}
 	p := c.req.Session.InitializeParams()
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
-// elicit asks the client's user; accept allows, decline denies, and a
-// dismissed or failed question leaves the call to starter approve/deny.
+// elicit asks the client's user. Decline denies; accept allows only in
+// ElicitAllow mode, and otherwise leaves the call to an operator, as a
+// dismissed or failed question does.
 func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
 	args, _ := json.Marshal(p.Arguments)
+	allow := c.g.cfg.ElicitApproval == ElicitAllow
+	question := fmt.Sprintf("Fenix: allow tool %s (permission %q, asked by %s) with arguments %s?",
+		p.ToolName, p.Permission, orDefault(p.RequestedBy, "policy"), truncate(string(args), 500))
+	if !allow {
+		question = fmt.Sprintf("Fenix: tool %s (permission %q, asked by %s) with arguments %s waits for an operator's approval (`starter approve %s %s`); accepting here does not approve it. Decline to deny the call now.",
+			p.ToolName, p.Permission, orDefault(p.RequestedBy, "policy"), truncate(string(args), 500), c.workflowID, p.CallID)
+	}
 	res, err := c.req.Session.Elicit(ctx, &mcp.ElicitParams{
-		Mode: "form",
-		Message: fmt.Sprintf("Fenix: allow tool %s (permission %q, asked by %s) with arguments %s?",
-			p.ToolName, p.Permission, orDefault(p.RequestedBy, "policy"), truncate(string(args), 500)),
+		Mode:    "form",
+		Message: question,
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -300,10 +310,13 @@ func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
 			},
 		},
 	})
-	if err != nil || (res.Action != "accept" && res.Action != "decline") {
+	if err != nil || (res.Action != "accept" && res.Action != "decline") || (res.Action == "accept" && !allow) {
 		why := "the client dismissed the question"
-		if err != nil {
+		switch {
+		case err != nil:
 			why = "asking the client failed: " + err.Error()
+		case res.Action == "accept":
+			why = "the client's accept is not an approval on this gateway (-elicit-approval " + c.g.cfg.ElicitApproval + ")"
 		}
 		c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
 		return

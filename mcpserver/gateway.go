@@ -59,6 +59,10 @@ type Config struct {
 	// ApprovalTimeout bounds how long a call waits for a permission
 	// decision (0: the workflow's default, 10 minutes).
 	ApprovalTimeout time.Duration
+	// ElicitApproval is what a client supporting elicitation is asked when
+	// a call waits for permission: ElicitDeny (the default), ElicitAllow or
+	// ElicitOff.
+	ElicitApproval string
 	// PollInterval is how often a call in flight reads its reports and
 	// pending permissions (default 300 ms; the first read is after one
 	// interval, so fast calls never poll).
@@ -70,6 +74,22 @@ type Config struct {
 	// Version is reported in serverInfo.
 	Version string
 }
+
+// Modes of Config.ElicitApproval. The MCP client is the agent whose call
+// waits for permission, and the gateway cannot tell whether a human or the
+// agent's own code answers its elicitation, so by default an accept is no
+// approval: an agent could otherwise approve its own risky call.
+const (
+	// ElicitDeny asks the client; its decline denies the call, and an
+	// approval comes only from an operator (starter approve, the
+	// decide_permission update).
+	ElicitDeny = "deny"
+	// ElicitAllow asks the client; accept allows, decline denies. Use it
+	// only when the client shows elicitation to a human (Claude Code does).
+	ElicitAllow = "allow"
+	// ElicitOff never asks the client; progress says how to approve.
+	ElicitOff = "off"
+)
 
 // Gateway is one MCP server in front of Fenix's workers.
 type Gateway struct {
@@ -124,6 +144,13 @@ func newGateway(cfg Config) (*Gateway, error) {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	switch cfg.ElicitApproval {
+	case "":
+		cfg.ElicitApproval = ElicitDeny
+	case ElicitDeny, ElicitAllow, ElicitOff:
+	default:
+		return nil, fenixerr.Validation("elicitation approval mode %q is not one of off, deny or allow", cfg.ElicitApproval)
 	}
 	if cfg.Conversation != "" {
 		if err := checkName("conversation", cfg.Conversation); err != nil {

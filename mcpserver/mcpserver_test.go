@@ -42,6 +42,20 @@ func TestConversationNamesAreChecked(t *testing.T) {
 	require.NoError(t, err)
 }
 
+func TestElicitApprovalModesAreChecked(t *testing.T) {
+	g, err := newGateway(Config{})
+	require.NoError(t, err)
+	assert.Equal(t, ElicitDeny, g.cfg.ElicitApproval, "the default: a client's accept is no approval")
+	for _, mode := range []string{ElicitOff, ElicitDeny, ElicitAllow} {
+		_, err := newGateway(Config{ElicitApproval: mode})
+		require.NoError(t, err, mode)
+	}
+	_, err = newGateway(Config{ElicitApproval: "yes"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"yes"`)
+	assert.Contains(t, err.Error(), "off, deny or allow")
+}
+
 func TestLogicalWorkIDIsStablePerRequestAndCall(t *testing.T) {
 	a := logicalWorkID("conv", "sess-1", "3", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}})
 	b := logicalWorkID("conv", "sess-1", "3", "calculator", map[string]any{"x": []any{1, 2}, "expression": "1+1"})
