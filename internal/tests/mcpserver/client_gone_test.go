@@ -108,8 +108,8 @@ func runningRun(t *testing.T, queue string) string {
 func canceledWithin(t *testing.T, workflowID string, d time.Duration, why string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		desc, err := env.Server.Client().DescribeWorkflowExecution(context.Background(), workflowID, "")
-		return err == nil && desc.WorkflowExecutionInfo.Status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+		desc, err := env.Server.Client().DescribeWorkflow(context.Background(), workflowID, "")
+		return err == nil && desc.Status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	}, d, 100*time.Millisecond, "run %s still running %s after the client went away", workflowID, d)
 	res := runResult(t, workflowID)
 	require.Equal(t, contract.StatusCanceled, res.Status)
