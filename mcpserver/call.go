@@ -11,12 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -52,6 +54,11 @@ type call struct {
 	progressed float64
 	sentReport int
 	asked      map[string]bool
+	// cancellation by the gateway (inflight.go)
+	cancelMu      sync.Mutex
+	cancelReason  string
+	started       bool
+	pendingCancel bool
 }
 
 func (g *Gateway) callHandler(d tools.Descriptor) mcp.ToolHandler {
@@ -71,6 +78,13 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
+	// The start event carries the arguments: over ExecuteAssignment's
+	// limit they would fail deep inside Temporal (its 2 MB payload limit)
+	// or in the run's review, after a start.
+	if raw, _ := json.Marshal(args); len(raw) > workflows.MaxToolArgumentBytes {
+		return fenixErrorResult(fenixerr.PayloadTooLarge("arguments of tool %q are %d bytes, over the %d bytes (1 MiB + 64 KiB) any Fenix tool accepts: pass large content by reference (a workspace file) instead",
+			d.Name, len(raw), workflows.MaxToolArgumentBytes).WithTool(d.Name)), nil
+	}
 	c := &call{g: g, req: req, tool: d.Name, session: req.Session.ID(), requestID: requestIDOf(req.Params.Meta), token: req.Params.GetProgressToken(), asked: map[string]bool{}}
 	if c.requestID == "" {
 		// Not read off the wire (a transport other than the gateway's):
@@ -85,6 +99,11 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	c.workflowID = workflows.AssignmentWorkflowID(workID, 1)
 	c.callID = "mcp-" + c.requestID
 	a := g.assignment(workID, conversation, c, args, req)
+	// Registered until the handler returns, which is before the SDK writes
+	// the answer: a request that ends unanswered still finds its call.
+	g.calls.add(c)
+	defer g.calls.remove(c)
+	defer c.settle()
 
 	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -99,15 +118,27 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if !errors.As(err, &started) {
-			return nil, fmt.Errorf("start %s %s for tool %q: %w", workflows.ExecuteAssignmentWorkflow, c.workflowID, d.Name, err)
+			return nil, internalError("could not start %s %s for tool %q on task queue %q: %v", workflows.ExecuteAssignmentWorkflow, c.workflowID, d.Name, g.cfg.TaskQueue, err)
 		}
 		run = g.cfg.Client.GetWorkflow(startCtx, c.workflowID, "")
 	}
+	c.markStarted()
 	res, err := c.await(ctx, run)
-	if err != nil {
-		return nil, err
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, err // nobody is waiting for the answer
+	case err != nil:
+		return nil, internalError("%v", err)
 	}
 	return toResult(res, run), nil
+}
+
+// internalError is a JSON-RPC internal error (-32603): the spec's
+// protocol error for a server failure, here Temporal not starting or not
+// returning the run that is the call. What the run itself decided (a
+// failure, a denial, a cancellation) is a tool result with isError.
+func internalError(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcp gateway: " + fmt.Sprintf(format, args...)}
 }
 
 // conversation is the call's conversation_id: the configured one, the
@@ -192,26 +223,24 @@ func (c *call) await(ctx context.Context, run client.WorkflowRun) (contract.Resu
 		case <-tick.C:
 			c.poll(ctx, getCtx)
 		case <-ctx.Done():
-			reason, cancelled := c.g.cancels.take(c.session, c.requestID)
-			if !cancelled {
-				// A disconnect or a gateway shutdown: the run goes on in
+			if reason, ok := c.g.cancels.take(c.session, c.requestID); ok {
+				if reason == "" {
+					reason = "no reason given"
+				}
+				c.cancelRun(reasonNotifiedCalls + reason)
+			}
+			if !c.cancelRequested() {
+				// A gateway shutdown, or a session the SDK ended without
+				// the client asking (idle timeout): the run goes on in
 				// Temporal and a retry of this request reads its result.
 				return contract.Result{}, ctx.Err()
 			}
-			if reason == "" {
-				reason = "no reason given"
-			}
-			sigCtx, cancel := context.WithTimeout(getCtx, cancelWait)
-			defer cancel()
-			err := c.g.cfg.Client.SignalWorkflow(sigCtx, c.workflowID, "", workflows.SignalCancel,
-				workflows.CancelRequest{Reason: "cancelled by the MCP client (notifications/cancelled): " + reason})
-			if err != nil {
-				c.g.cfg.Logger.Warn("mcp gateway: could not cancel the run of a cancelled call", "workflow_id", c.workflowID, "error", err)
-			}
+			wait := time.NewTimer(cancelWait)
+			defer wait.Stop()
 			select {
 			case o := <-done:
 				return o.res, o.err
-			case <-sigCtx.Done():
+			case <-wait.C:
 				return contract.Result{}, ctx.Err()
 			}
 		}
@@ -252,18 +281,28 @@ func waitingMessage(workflowID string, p workflows.PendingPermission) string {
 }
 
 func (c *call) canElicit() bool {
+	if c.g.cfg.ElicitApproval == ElicitOff {
+		return false
+	}
 	p := c.req.Session.InitializeParams()
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
-// elicit asks the client's user; accept allows, decline denies, and a
-// dismissed or failed question leaves the call to starter approve/deny.
+// elicit asks the client's user. Decline denies; accept allows only in
+// ElicitAllow mode, and otherwise leaves the call to an operator, as a
+// dismissed or failed question does.
 func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
 	args, _ := json.Marshal(p.Arguments)
+	allow := c.g.cfg.ElicitApproval == ElicitAllow
+	question := fmt.Sprintf("Fenix: allow tool %s (permission %q, asked by %s) with arguments %s?",
+		p.ToolName, p.Permission, orDefault(p.RequestedBy, "policy"), truncate(string(args), 500))
+	if !allow {
+		question = fmt.Sprintf("Fenix: tool %s (permission %q, asked by %s) with arguments %s waits for an operator's approval (`starter approve %s %s`); accepting here does not approve it. Decline to deny the call now.",
+			p.ToolName, p.Permission, orDefault(p.RequestedBy, "policy"), truncate(string(args), 500), c.workflowID, p.CallID)
+	}
 	res, err := c.req.Session.Elicit(ctx, &mcp.ElicitParams{
-		Mode: "form",
-		Message: fmt.Sprintf("Fenix: allow tool %s (permission %q, asked by %s) with arguments %s?",
-			p.ToolName, p.Permission, orDefault(p.RequestedBy, "policy"), truncate(string(args), 500)),
+		Mode:    "form",
+		Message: question,
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -271,10 +310,13 @@ func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
 			},
 		},
 	})
-	if err != nil || (res.Action != "accept" && res.Action != "decline") {
+	if err != nil || (res.Action != "accept" && res.Action != "decline") || (res.Action == "accept" && !allow) {
 		why := "the client dismissed the question"
-		if err != nil {
+		switch {
+		case err != nil:
 			why = "asking the client failed: " + err.Error()
+		case res.Action == "accept":
+			why = "the client's accept is not an approval on this gateway (-elicit-approval " + c.g.cfg.ElicitApproval + ")"
 		}
 		c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
 		return
@@ -363,6 +405,12 @@ func toResult(res contract.Result, run client.WorkflowRun) *mcp.CallToolResult {
 		out.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("run ended with status %q and no output", res.Status)}}
 	}
 	return out
+}
+
+// fenixErrorResult is an isError result for a Fenix error, shaped like a
+// failed run's: the message, then its type and code.
+func fenixErrorResult(e *fenixerr.Error) *mcp.CallToolResult {
+	return errorResult(fmt.Sprintf("%s [%s, %s]", e.Message, e.Type, e.Code))
 }
 
 func errorResult(msg string) *mcp.CallToolResult {

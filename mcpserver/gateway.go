@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +59,10 @@ type Config struct {
 	// ApprovalTimeout bounds how long a call waits for a permission
 	// decision (0: the workflow's default, 10 minutes).
 	ApprovalTimeout time.Duration
+	// ElicitApproval is what a client supporting elicitation is asked when
+	// a call waits for permission: ElicitDeny (the default), ElicitAllow or
+	// ElicitOff.
+	ElicitApproval string
 	// PollInterval is how often a call in flight reads its reports and
 	// pending permissions (default 300 ms; the first read is after one
 	// interval, so fast calls never poll).
@@ -70,11 +75,31 @@ type Config struct {
 	Version string
 }
 
+// Modes of Config.ElicitApproval. The MCP client is the agent whose call
+// waits for permission, and the gateway cannot tell whether a human or the
+// agent's own code answers its elicitation, so by default an accept is no
+// approval: an agent could otherwise approve its own risky call.
+const (
+	// ElicitDeny asks the client; its decline denies the call, and an
+	// approval comes only from an operator (starter approve, the
+	// decide_permission update).
+	ElicitDeny = "deny"
+	// ElicitAllow asks the client; accept allows, decline denies. Use it
+	// only when the client shows elicitation to a human (Claude Code does).
+	ElicitAllow = "allow"
+	// ElicitOff never asks the client; progress says how to approve.
+	ElicitOff = "off"
+)
+
 // Gateway is one MCP server in front of Fenix's workers.
 type Gateway struct {
 	cfg     Config
 	server  *mcp.Server
 	cancels *cancelLedger
+	calls   *inflight
+	// stopping is set by Drain: requests that end from then on leave their
+	// runs to complete in Temporal.
+	stopping atomic.Bool
 	// stdioSession names the conversation of the stdio session, which has
 	// no transport session ID.
 	stdioSession string
@@ -120,6 +145,13 @@ func newGateway(cfg Config) (*Gateway, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
+	switch cfg.ElicitApproval {
+	case "":
+		cfg.ElicitApproval = ElicitDeny
+	case ElicitDeny, ElicitAllow, ElicitOff:
+	default:
+		return nil, fenixerr.Validation("elicitation approval mode %q is not one of off, deny or allow", cfg.ElicitApproval)
+	}
 	if cfg.Conversation != "" {
 		if err := checkName("conversation", cfg.Conversation); err != nil {
 			return nil, err
@@ -130,7 +162,7 @@ func newGateway(cfg Config) (*Gateway, error) {
 			return nil, fenixerr.Validation("allow-list pattern %q is not a valid glob: %v", p, err)
 		}
 	}
-	g := &Gateway{cfg: cfg, cancels: newCancelLedger(), stdioSession: "stdio-" + randomID(), served: map[string][]byte{}}
+	g := &Gateway{cfg: cfg, cancels: newCancelLedger(), calls: newInflight(), stdioSession: "stdio-" + randomID(), served: map[string][]byte{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "fenix", Title: "Fenix governed tools", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
 		Logger:       cfg.Logger,

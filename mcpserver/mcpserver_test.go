@@ -42,6 +42,20 @@ func TestConversationNamesAreChecked(t *testing.T) {
 	require.NoError(t, err)
 }
 
+func TestElicitApprovalModesAreChecked(t *testing.T) {
+	g, err := newGateway(Config{})
+	require.NoError(t, err)
+	assert.Equal(t, ElicitDeny, g.cfg.ElicitApproval, "the default: a client's accept is no approval")
+	for _, mode := range []string{ElicitOff, ElicitDeny, ElicitAllow} {
+		_, err := newGateway(Config{ElicitApproval: mode})
+		require.NoError(t, err, mode)
+	}
+	_, err = newGateway(Config{ElicitApproval: "yes"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"yes"`)
+	assert.Contains(t, err.Error(), "off, deny or allow")
+}
+
 func TestLogicalWorkIDIsStablePerRequestAndCall(t *testing.T) {
 	a := logicalWorkID("conv", "sess-1", "3", "calculator", map[string]any{"expression": "1+1", "x": []any{1, 2}})
 	b := logicalWorkID("conv", "sess-1", "3", "calculator", map[string]any{"x": []any{1, 2}, "expression": "1+1"})
@@ -81,7 +95,9 @@ func TestHTTPBodyRewrite(t *testing.T) {
 	body := `[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"calculator"}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}]`
 	r := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
 	r.Header.Set("Mcp-Session-Id", "s1")
-	require.NoError(t, l.rewriteBody(r))
+	calls, err := l.rewriteBody(r)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sa"}, calls, "the body's tools/call request IDs")
 	var out []map[string]any
 	require.NoError(t, json.NewDecoder(r.Body).Decode(&out))
 	require.Len(t, out, 2)
@@ -89,8 +105,9 @@ func TestHTTPBodyRewrite(t *testing.T) {
 	_, ok := l.take("s1", "4")
 	assert.True(t, ok)
 
-	big := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(strings.Repeat(" ", maxBodyBytes+1)))
-	require.ErrorContains(t, l.rewriteBody(big), "over")
+	big := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(strings.Repeat(" ", MaxMessageBytes+1)))
+	_, err = l.rewriteBody(big)
+	require.ErrorContains(t, err, "4 MiB")
 }
 
 func TestHTTPEndpointChecksTokenAndOrigin(t *testing.T) {

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,36 +56,76 @@ func (l *cancelLedger) take(session, requestID string) (string, bool) {
 	return reason, ok
 }
 
-// idText renders a JSON-RPC ID for workflow IDs and the ledger.
+// idText renders a JSON-RPC ID for workflow IDs, call IDs, messages and
+// the ledger. A string ID is any string the client likes: one that is not
+// 1 to 64 of [A-Za-z0-9._-] (a newline, a control or invisible character,
+// a path, a 10 KB blob) is replaced by "h" and 16 hex digits of its
+// SHA-256, so it never reaches a workflow ID or a log line as it is, and a
+// retry of the same request still maps to the same run. Plain string IDs
+// keep their "s" prefix, so neither form can be mistaken for the other or
+// for a number.
 func idText(id any) string {
+	var text string
 	switch v := id.(type) {
 	case string:
-		return "s" + v
+		if plainID(v) {
+			return "s" + v
+		}
+		text = "string:" + v
 	case float64:
 		return fmt.Sprintf("%d", int64(v))
 	case int64:
 		return fmt.Sprintf("%d", v)
 	case json.Number:
-		return v.String()
+		text = "number:" + v.String()
+	default:
+		text = fmt.Sprintf("%T:%v", id, id)
 	}
-	return fmt.Sprint(id)
+	sum := sha256.Sum256([]byte(text))
+	return "h" + hex.EncodeToString(sum[:8])
+}
+
+// plainID reports whether s is 1 to 64 of [A-Za-z0-9._-].
+func plainID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// visibleASCII reports whether s is made of 0x21-0x7E only, as the spec
+// asks of an Mcp-Session-Id.
+func visibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // inspect annotates a tools/call or notes a cancellation. It returns the
-// message to pass on.
-func (l *cancelLedger) inspect(session string, msg jsonrpc.Message) jsonrpc.Message {
+// message to pass on and, for a tools/call, its request ID as the call
+// records it.
+func (l *cancelLedger) inspect(session string, msg jsonrpc.Message) (jsonrpc.Message, string) {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
-		return msg
+		return msg, ""
 	}
 	switch req.Method {
 	case methodCallTool:
 		if !req.ID.IsValid() {
-			return msg
+			return msg, ""
 		}
 		var params map[string]any
 		if len(req.Params) > 0 && json.Unmarshal(req.Params, &params) != nil {
-			return msg // the SDK reports the malformed params
+			return msg, "" // the SDK reports the malformed params
 		}
 		if params == nil {
 			params = map[string]any{}
@@ -92,18 +134,20 @@ func (l *cancelLedger) inspect(session string, msg jsonrpc.Message) jsonrpc.Mess
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		meta[metaRequestID] = idText(req.ID.Raw())
+		id := idText(req.ID.Raw())
+		meta[metaRequestID] = id
 		params["_meta"] = meta
 		if raw, err := json.Marshal(params); err == nil {
 			req.Params = raw
 		}
+		return msg, id
 	case methodCancelled:
 		var p mcp.CancelledParams
 		if json.Unmarshal(req.Params, &p) == nil && p.RequestID != nil {
 			l.note(session, idText(p.RequestID), p.Reason)
 		}
 	}
-	return msg
+	return msg, ""
 }
 
 // requestIDOf reads the request ID inspect put in params._meta.
@@ -137,55 +181,57 @@ func (c conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil {
 		return msg, err
 	}
-	return c.ledger.inspect(c.Connection.SessionID(), msg), nil
+	msg, _ = c.ledger.inspect(c.Connection.SessionID(), msg)
+	return msg, nil
 }
 
-// maxBodyBytes bounds one HTTP request body (a tool call's arguments
-// included) below Temporal's 2 MB payload limit plus framing.
-const maxBodyBytes = 4 << 20
-
 // rewriteBody passes a Streamable HTTP POST body through the ledger: one
-// JSON-RPC message, or a batch of them (older protocol versions).
-func (l *cancelLedger) rewriteBody(r *http.Request) error {
+// JSON-RPC message, or a batch of them (older protocol versions). It
+// returns the request IDs of the body's tools/calls.
+func (l *cancelLedger) rewriteBody(r *http.Request) ([]string, error) {
 	if r.Method != http.MethodPost || r.Body == nil {
-		return nil
+		return nil, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
 	_ = r.Body.Close()
 	if err != nil {
-		return fmt.Errorf("read request body: %w", err)
+		return nil, fmt.Errorf("read request body: %w", err)
 	}
-	if len(body) > maxBodyBytes {
-		return fmt.Errorf("request body is over %d bytes", maxBodyBytes)
+	if len(body) > MaxMessageBytes {
+		return nil, fmt.Errorf("request body is over the 4 MiB (%d-byte) limit of one message read by the Fenix MCP gateway", MaxMessageBytes)
 	}
 	session := r.Header.Get("Mcp-Session-Id")
 	out := body
+	var calls []string
 	trimmed := bytes.TrimSpace(body)
 	switch {
 	case len(trimmed) > 0 && trimmed[0] == '[':
 		var batch []json.RawMessage
 		if json.Unmarshal(trimmed, &batch) == nil {
 			for i, raw := range batch {
-				batch[i] = l.rewriteOne(session, raw)
+				batch[i] = l.rewriteOne(session, raw, &calls)
 			}
 			if b, err := json.Marshal(batch); err == nil {
 				out = b
 			}
 		}
 	case len(trimmed) > 0:
-		out = l.rewriteOne(session, trimmed)
+		out = l.rewriteOne(session, trimmed, &calls)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(out))
 	r.ContentLength = int64(len(out))
-	return nil
+	return calls, nil
 }
 
-func (l *cancelLedger) rewriteOne(session string, raw json.RawMessage) json.RawMessage {
+func (l *cancelLedger) rewriteOne(session string, raw json.RawMessage, calls *[]string) json.RawMessage {
 	msg, err := jsonrpc.DecodeMessage(raw)
 	if err != nil {
 		return raw // the SDK answers with the parse error
 	}
-	msg = l.inspect(session, msg)
+	msg, id := l.inspect(session, msg)
+	if id != "" {
+		*calls = append(*calls, id)
+	}
 	out, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return raw

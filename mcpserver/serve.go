@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/mcpframe"
 )
 
 // Path is where the Streamable HTTP endpoint is served.
@@ -35,15 +37,46 @@ type HTTPOptions struct {
 	SessionTimeout time.Duration
 }
 
+// MaxMessageBytes bounds one JSON-RPC message the gateway reads: a line of
+// stdio, or the body of one HTTP request: above what one call may carry
+// (ExecuteAssignment refuses arguments over 1 MiB + 64 KiB), and the
+// go-sdk's own default for HTTP bodies.
+const MaxMessageBytes = 4 << 20
+
 // ServeStdio serves one session over a pair of streams (the process's
 // stdin and stdout for `starter mcp`) until the client closes it or ctx
-// ends.
+// ends. A line over MaxMessageBytes is dropped and answered with an error
+// naming the limit; the session goes on.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	err := g.server.Run(ctx, transport{Transport: &mcp.IOTransport{Reader: in, Writer: out}, ledger: g.cancels})
+	// The end of the input is the client closing the session (the stdio
+	// transport's shutdown): its calls in flight are cancelled before the
+	// SDK sees the end, and before this returns (and `starter mcp` exits).
+	closed := func() { g.calls.cancelSession("", reasonStdioClosed) }
+	err := g.server.Run(ctx, transport{Transport: stdioTransport{in: in, out: out, onEOF: closed, logger: g.cfg.Logger}, ledger: g.cancels})
+	g.calls.waitPending(signalTimeout)
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// stdioTransport is the SDK's stream transport behind a line guard
+// (mcpframe): the SDK's reader ends the session at the first message over
+// its line limit.
+type stdioTransport struct {
+	in     io.ReadCloser
+	out    io.WriteCloser
+	onEOF  func()
+	logger *slog.Logger
+}
+
+func (t stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	r := mcpframe.NewReader(t.in, MaxMessageBytes, t.onEOF)
+	c, err := (&mcp.IOTransport{Reader: r, Writer: t.out, MaxLineLength: mcpframe.SDKLineLimit(MaxMessageBytes)}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return mcpframe.NewConn(c, r, "by the Fenix MCP gateway", t.logger), nil
 }
 
 // HTTPHandler is the Streamable HTTP endpoint at Path with Fenix's
@@ -51,6 +84,11 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.Write
 // The SDK applies the spec's session rules (Mcp-Session-Id issued at
 // initialize, 404 for an unknown session, DELETE ends one) and rejects
 // non-loopback Host headers on a loopback listener (DNS rebinding).
+//
+// A client that goes away cancels its calls' runs: a tools/call request
+// that ends before its answer (aborted, or its connection lost), and a
+// DELETE of the session. A server shutting down looks the same to a
+// handler, so call Drain first (ServeHTTP does).
 func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	loopback := IsLoopback(opts.Addr)
 	if !loopback && opts.Token == "" {
@@ -69,7 +107,7 @@ func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.SessionTimeout,
-		MaxRequestBodyBytes: maxBodyBytes,
+		MaxRequestBodyBytes: MaxMessageBytes,
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
@@ -82,14 +120,40 @@ func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 			http.Error(w, fmt.Sprintf("origin %q is not allowed: add it with -allow-origin", origin), http.StatusForbidden)
 			return
 		}
-		if err := g.cancels.rewriteBody(r); err != nil {
+		session := r.Header.Get("Mcp-Session-Id")
+		if !visibleASCII(session) {
+			http.Error(w, fmt.Sprintf("Mcp-Session-Id %q has characters outside visible ASCII (0x21-0x7E); MCP session IDs are made of those only", session), http.StatusBadRequest)
+			return
+		}
+		if r.Method == http.MethodDelete && session != "" {
+			// Before the SDK closes the session: its Close waits for the
+			// handlers in flight, which end once their runs are cancelled.
+			g.calls.cancelSession(session, reasonDeleted)
+		}
+		calls, err := g.cancels.rewriteBody(r)
+		if err != nil {
 			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
 			return
 		}
 		sdk.ServeHTTP(w, r)
+		// The request's context ends here only when the client went away
+		// before the answer: its calls are still registered (a call leaves
+		// the registry before its answer is written).
+		if len(calls) > 0 && r.Context().Err() != nil && !g.stopping.Load() {
+			for _, id := range calls {
+				if c := g.calls.get(session, id); c != nil {
+					c.cancelRun(reasonAborted)
+				}
+			}
+		}
 	})
 	return mux, nil
 }
+
+// Drain marks the gateway as stopping: requests that end from now on
+// leave their calls' runs to complete in Temporal (a retry of the request
+// reads the result) instead of cancelling them as a client's abort would.
+func (g *Gateway) Drain() { g.stopping.Store(true) }
 
 // ServeHTTP serves the endpoint on ln until ctx ends, then shuts down;
 // runs in flight go on in Temporal.
@@ -108,6 +172,7 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptio
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+		g.Drain()
 		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutCtx)

@@ -26,6 +26,8 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 	profile := fs.String("profile", "main", "agent profile of every call")
 	conversation := fs.String("conversation", "", "conversation_id of every call; default: one per MCP session (HTTP clients may send "+mcpserver.HeaderConversation+")")
 	approvalTimeout := fs.Duration("approval-timeout", 0, "how long a call waits for a permission decision (default: the workflow's 10m)")
+	elicit := fs.String("elicit-approval", envOr("FENIX_MCP_ELICIT_APPROVAL", mcpserver.ElicitDeny),
+		"what a client supporting elicitation may decide of a call waiting for permission: deny (its decline denies; approval only by an operator: starter approve), allow (accept allows: only for clients that show the question to a human), off (never asked) (env FENIX_MCP_ELICIT_APPROVAL)")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token of the HTTP endpoint (default env FENIX_MCP_TOKEN)")
 	origins := fs.String("allow-origin", "", "comma-separated browser origins allowed besides loopback ones (scheme://host:port)")
 	if err := fs.Parse(args); err != nil {
@@ -33,6 +35,11 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 	}
 	if fs.NArg() != 0 {
 		return exitUsage, usageError{fmt.Sprintf("unexpected arguments %q: starter mcp takes flags only", fs.Args())}
+	}
+	switch *elicit {
+	case mcpserver.ElicitDeny, mcpserver.ElicitAllow, mcpserver.ElicitOff:
+	default:
+		return exitUsage, usageError{fmt.Sprintf("-elicit-approval %q: want deny, allow or off", *elicit)}
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	conn, err := connect(ctx)
@@ -42,7 +49,7 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 	defer conn.Close()
 	g, err := mcpserver.New(ctx, mcpserver.Config{
 		Client: conn.Client, TaskQueue: *taskQueue, Allow: splitList(*allow), WorkspaceRoot: *workspace,
-		Profile: *profile, Conversation: *conversation, ApprovalTimeout: *approvalTimeout, Logger: logger,
+		Profile: *profile, Conversation: *conversation, ApprovalTimeout: *approvalTimeout, ElicitApproval: *elicit, Logger: logger,
 	})
 	if err != nil {
 		return exitFailed, err

@@ -20,14 +20,14 @@ func (t *turnRun) uniqueCallIDs(step int, calls []contract.ToolCall) {
 	}
 }
 
-// maxToolArgumentBytes is above the largest arguments any built-in tool
+// MaxToolArgumentBytes is above the largest arguments any built-in tool
 // accepts (workspace_write: 1 MiB of content plus 16 KiB). Larger
 // arguments fail before any stage carries them: each stage that repeated
 // them would add their size to history, and a workflow task that records
 // several of them exceeds the server's 4 MB message limit.
-const maxToolArgumentBytes = 1<<20 + 64<<10
+const MaxToolArgumentBytes = 1<<20 + 64<<10
 
-// oversizedArguments refuses arguments over maxToolArgumentBytes with a
+// oversizedArguments refuses arguments over MaxToolArgumentBytes with a
 // PayloadTooLargeError naming the tool; each tool's own, smaller limit is
 // enforced by ReviewToolCall.
 func (s *session) oversizedArguments(call contract.ToolCall) error {
@@ -35,12 +35,12 @@ func (s *session) oversizedArguments(call contract.ToolCall) error {
 		return nil
 	}
 	raw, err := json.Marshal(call.Arguments)
-	if err != nil || len(raw) <= maxToolArgumentBytes {
+	if err != nil || len(raw) <= MaxToolArgumentBytes {
 		return nil
 	}
 	return &stageError{stage: activities.StageReviewToolCall, err: fenixerr.PayloadTooLarge(
 		"arguments of tool %q (call %s) are %d bytes, over the %d bytes any tool accepts: pass large content by reference (a workspace file) instead",
-		call.ToolName, call.CallID, len(raw), maxToolArgumentBytes).WithTool(call.ToolName)}
+		call.ToolName, call.CallID, len(raw), MaxToolArgumentBytes).WithTool(call.ToolName)}
 }
 
 // boundedCall is the call as hooks and failure payloads see it once its

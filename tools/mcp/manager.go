@@ -234,21 +234,27 @@ func (m *Manager) Definitions() []tools.Definition {
 }
 
 // Call runs a server's tool directly, outside the registry (mcp_tool hook
-// handlers use it): tool is the server's own tool name.
+// handlers use it): tool is the server's own tool name, or its name as
+// served. Either way the call goes to the one tool served under that
+// registry name, never to a tool Fenix skipped.
 func (m *Manager) Call(ctx context.Context, server, tool string, args map[string]any) (CallResult, error) {
 	s, ok := m.servers[NormalizeName(server)]
 	if !ok {
 		return CallResult{}, fenixerr.New(fenixerr.TypeToolUnavailable, "MCP server %q is not configured on this worker", server)
 	}
-	d, ok, err := s.tool(ToolName(server, tool))
+	name := ToolName(server, tool)
+	d, ok, err := s.tool(name)
 	if err != nil {
 		return CallResult{}, err
 	}
 	if !ok {
-		return CallResult{}, fenixerr.UnsupportedTool(ToolName(server, tool))
+		return CallResult{}, fenixerr.UnsupportedTool(name)
 	}
 	if err := d.Validate(args); err != nil {
 		return CallResult{}, err
+	}
+	if own, ok := s.upstream.Load(name); ok {
+		tool = own.(string)
 	}
 	return s.call(ctx, &tools.Env{Progress: func(contract.ToolOutputChunk) {}}, tool, args)
 }

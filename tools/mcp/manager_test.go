@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,10 +51,20 @@ func runTestServer() {
 		server.RemoveTools("extra")
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "removed"}}}, nil, nil
 	})
+	sdk.AddTool(server, &sdk.Tool{Name: "huge", Description: "answers with more text than one message may hold"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("h", mcp.MaxMessageBytes)}}}, nil, nil
+	})
 	addExtra = func() {
 		sdk.AddTool(server, &sdk.Tool{Name: "extra"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "extra ran"}}}, nil, nil
 		})
+	}
+	if os.Getenv("FENIX_TEST_MCP_TOOLS") == "lookalike" {
+		for _, name := range lookAlikeTools {
+			sdk.AddTool(server, &sdk.Tool{Name: name}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name + " ran"}}}, nil, nil
+			})
+		}
 	}
 	if err := server.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		os.Exit(1)
@@ -291,6 +304,22 @@ func TestFailingServerIsRetriedAndOthersServe(t *testing.T) {
 		t.Fatalf("isError: err = %v, want a runtime error carrying the server's text", err)
 	}
 
+	// A response over the message limit fails its call, naming the limit;
+	// the session (and the server process) goes on.
+	t.Run("oversized response", func(t *testing.T) {
+		before := statusOf(m, "go")
+		_, err := call(t, reg, "mcp__go__huge", map[string]any{}, "mcp__go")
+		if err == nil || !strings.Contains(err.Error(), "16 MiB") || !strings.Contains(err.Error(), `server "go"`) {
+			t.Fatalf("err = %v, want the call to fail naming the 16 MiB limit and the server", err)
+		}
+		_, err = call(t, reg, "mcp__go__fail", map[string]any{}, "mcp__go")
+		if fe := fenixerr.As(err); fe.Code != "mcp_tool_error" {
+			t.Fatalf("after the oversized response: %v, want the server still answering", err)
+		}
+		if st := statusOf(m, "go"); st.Restarts != before.Restarts || st.PID != before.PID {
+			t.Fatalf("status %+v after %+v: the session was restarted", st, before)
+		}
+	})
 	t.Run("list_changed", func(t *testing.T) {
 		if _, err := call(t, reg, "mcp__go__extra", map[string]any{}, "mcp__go"); !errors.Is(err, fenixerr.ErrUnsupportedTool) {
 			t.Fatalf("before: %v, want UnsupportedToolError", err)
@@ -386,4 +415,110 @@ func TestStreamableHTTPServer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the canceled http call did not return")
 	}
+}
+
+// lookAlikeTools are tool names an upstream server may list: only
+// write.v2 is one Fenix serves.
+var lookAlikeTools = []string{
+	"read.file", "read_file", // the same name once '.' becomes '_'
+	"Delete", "delete", // differ only in case
+	"\uff52ead",              // fullwidth r
+	"re\u0430d",              // Cyrillic a
+	"has space",              // outside the spec's characters
+	strings.Repeat("n", 129), // over the spec's 128
+	"write.v2",
+}
+
+// Upstream tool names outside the MCP spec's [A-Za-z0-9_.-]{1,128} are
+// skipped, and every tool of a set whose names collide once normalized, or
+// differ only in case, is skipped: a hook or permission rule written for
+// one of them can never apply to another. Each skip is a warning naming
+// the server and the tool.
+func TestLookAlikeToolNamesAreSkipped(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := `{"mcpServers": {"go": {"command": "` + exe + `", "env": {"FENIX_TEST_MCP_SERVER": "1", "FENIX_TEST_MCP_TOOLS": "lookalike"}}}}`
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := mcp.Load([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	m, err := mcp.NewManager(loaded.Servers, mcp.Options{HostID: "test-host", WorkDir: dir, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start(30 * time.Second)
+	t.Cleanup(m.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.WaitReady(ctx, "go"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range m.Definitions() {
+		got = append(got, d.Name)
+	}
+	sort.Strings(got)
+	want := []string{"mcp__go__add-extra", "mcp__go__fail", "mcp__go__huge", "mcp__go__remove-extra", "mcp__go__write_v2"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("tools = %q, want %q", got, want)
+	}
+	warned := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec struct {
+			Level  string `json:"level"`
+			Msg    string `json:"msg"`
+			Server string `json:"mcp_server"`
+			Tool   string `json:"tool"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Level == "WARN" && rec.Server == "go" && strings.Contains(rec.Msg, fmt.Sprintf("%q", rec.Tool)) {
+			warned[rec.Tool] = true
+		}
+	}
+	for _, name := range lookAlikeTools[:len(lookAlikeTools)-1] {
+		if !warned[name] {
+			t.Errorf("no warning names server go and tool %q; log:\n%s", name, logs.String())
+		}
+	}
+	if res, err := m.Call(context.Background(), "go", "write_v2", map[string]any{}); err != nil || res.Text() != "write.v2 ran" {
+		t.Fatalf("Call by the served name: %q %v, want the server's write.v2", res.Text(), err)
+	}
+	if _, err := m.Call(context.Background(), "go", "read.file", map[string]any{}); !errors.Is(err, fenixerr.ErrUnsupportedTool) {
+		t.Fatalf("Call of a skipped tool: %v, want UnsupportedToolError", err)
+	}
+	reg, err := tools.NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg = reg.WithSources(m)
+	if _, err := call(t, reg, "mcp__go__read_file", map[string]any{}, "mcp__go"); !errors.Is(err, fenixerr.ErrUnsupportedTool) {
+		t.Fatalf("mcp__go__read_file: %v, want UnsupportedToolError", err)
+	}
+	if p, err := call(t, reg, "mcp__go__write_v2", map[string]any{}, "mcp__go"); err != nil || p.Content != "write.v2 ran" {
+		t.Fatalf("write.v2: %q %v", p.Content, err)
+	}
+}
+
+// syncBuffer is a log sink safe for the manager's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

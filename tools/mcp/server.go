@@ -38,6 +38,10 @@ type server struct {
 	lastError string
 	closed    bool
 
+	// upstream maps a registry name to the server's own tool name: after
+	// usableNames the mapping is one to one.
+	upstream sync.Map
+
 	cancels     atomic.Int64
 	listChanges atomic.Int64
 	tokens      sync.Map // progress token -> func(*sdk.ProgressNotificationParams)
@@ -189,27 +193,78 @@ func (s *server) refreshAfterChange() {
 }
 
 // listTools turns the server's tools into definitions. A tool whose name
-// or schema Fenix cannot use is skipped with a warning.
+// or schema Fenix cannot use is skipped with a warning (see usableNames).
 func (s *server) listTools(ctx context.Context, session *sdk.ClientSession) (map[string]tools.Definition, []string, error) {
-	defs := map[string]tools.Definition{}
-	var names []string
+	var listed []*sdk.Tool
 	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return nil, nil, err
 		}
+		listed = append(listed, t)
+	}
+	defs := map[string]tools.Definition{}
+	var names []string
+	for _, t := range s.usableNames(listed) {
 		d, err := s.define(t)
 		if err != nil {
-			s.logger().Warn("MCP tool skipped", "tool", t.Name, "error", err)
-			continue
-		}
-		if _, dup := defs[d.Name]; dup {
-			s.logger().Warn("MCP tool skipped: its normalized name is taken by another tool of the server", "tool", t.Name, "name", d.Name)
+			s.logger().Warn(fmt.Sprintf("MCP tool %q of server %q skipped: %v", t.Name, s.cfg.Name, err), "tool", t.Name)
 			continue
 		}
 		defs[d.Name] = d
 		names = append(names, d.Name)
+		s.upstream.Store(d.Name, t.Name)
 	}
 	return defs, names, nil
+}
+
+// maxUpstreamName is the MCP spec's bound on a tool name (2025-11-25,
+// "Tool names": 1 to 128 characters of A-Za-z0-9_-.).
+const maxUpstreamName = 128
+
+// usableNames keeps the tools whose names can be served unambiguously,
+// so a hook matcher or permission rule written for one name never reaches
+// another tool. A name outside the spec's characters is refused: a Unicode
+// look-alike ("reаd" with a Cyrillic a) would otherwise be normalized into
+// a name of its own that rules for the real one do not cover. Names that
+// become the same mcp__<server>__<tool> ('.' is served as '_') or differ
+// only in case are all refused, not the first kept: the order of
+// tools/list is the server's to change, and with it which tool a rule
+// would reach.
+func (s *server) usableNames(listed []*sdk.Tool) []*sdk.Tool {
+	byName := map[string][]string{}
+	var valid []*sdk.Tool
+	for _, t := range listed {
+		if err := checkUpstreamName(t.Name); err != nil {
+			s.logger().Warn(fmt.Sprintf("MCP tool %q of server %q skipped: %v", t.Name, s.cfg.Name, err), "tool", t.Name)
+			continue
+		}
+		key := strings.ToLower(ToolName(s.cfg.Name, t.Name))
+		byName[key] = append(byName[key], t.Name)
+		valid = append(valid, t)
+	}
+	var out []*sdk.Tool
+	for _, t := range valid {
+		if same := byName[strings.ToLower(ToolName(s.cfg.Name, t.Name))]; len(same) > 1 {
+			s.logger().Warn(fmt.Sprintf("MCP tool %q of server %q skipped: the server's tools %q would all be served as %s (ignoring case), so none of them is",
+				t.Name, s.cfg.Name, same, ToolName(s.cfg.Name, t.Name)), "tool", t.Name)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// checkUpstreamName applies the MCP spec's tool-name rules.
+func checkUpstreamName(name string) error {
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return fmt.Errorf("the name has %q (U+%04X), outside the characters MCP tool names may use (A-Z, a-z, 0-9, '_', '-', '.')", r, r)
+		}
+	}
+	if name == "" || len(name) > maxUpstreamName {
+		return fmt.Errorf("the name is %d characters; MCP tool names are 1 to %d", len(name), maxUpstreamName)
+	}
+	return nil
 }
 
 // define makes a registry definition of one server tool. Server

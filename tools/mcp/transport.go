@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -13,11 +15,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fenixrt/fenix/internal/mcpframe"
 	"github.com/fenixrt/fenix/netguard"
 )
 
@@ -39,8 +43,91 @@ func (s *server) transport() (sdk.Transport, *process, error) {
 	}
 	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}}
 	cmd.Stderr = p.stderr
-	inner := &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	inner := &commandTransport{cmd: cmd, terminate: 2 * time.Second, where: fmt.Sprintf("from MCP server %q by Fenix", s.cfg.Name), logger: s.logger()}
 	return &recordingTransport{inner: inner, onCancel: func() { s.cancels.Add(1) }}, p, nil
+}
+
+// MaxMessageBytes bounds one JSON-RPC message read from a stdio server:
+// the go-sdk's default line limit, kept because results may be large
+// (images as base64; they go to the context store). A longer message is
+// dropped and its call fails naming the limit; the session goes on.
+const MaxMessageBytes = sdk.DefaultMaxLineLength
+
+// commandTransport is the SDK's CommandTransport with the server's stdout
+// behind a line guard (mcpframe): the SDK's reader ends the session, and
+// every call on it, at the first message over its line limit.
+type commandTransport struct {
+	cmd       *exec.Cmd
+	terminate time.Duration
+	where     string
+	logger    *slog.Logger
+}
+
+func (t *commandTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	stdout, err := t.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	// Closing the connection closes stdin, never stdout (cmd.Wait does).
+	r := mcpframe.NewReader(stdout, MaxMessageBytes, nil)
+	conn, err := (&sdk.IOTransport{
+		Reader:        io.NopCloser(r),
+		Writer:        &childStdin{cmd: t.cmd, stdin: stdin, terminate: t.terminate},
+		MaxLineLength: mcpframe.SDKLineLimit(MaxMessageBytes),
+	}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return mcpframe.NewConn(conn, r, t.where, t.logger), nil
+}
+
+// childStdin is the server's stdin. Close ends the server as the stdio
+// transport's shutdown says: close its input, wait for it to exit, then
+// SIGTERM, then SIGKILL.
+type childStdin struct {
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	terminate time.Duration
+}
+
+func (c *childStdin) Write(p []byte) (int, error) { return c.stdin.Write(p) }
+
+func (c *childStdin) Close() error {
+	if err := c.stdin.Close(); err != nil {
+		return fmt.Errorf("closing stdin: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- c.cmd.Wait() }()
+	wait := func() (error, bool) {
+		select {
+		case err := <-exited:
+			return err, true
+		case <-time.After(c.terminate):
+			return nil, false
+		}
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	if c.cmd.Process.Signal(syscall.SIGTERM) == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if err := c.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	return fmt.Errorf("MCP server process %d did not exit after SIGKILL", c.cmd.Process.Pid)
 }
 
 // command is the stdio server's child process: the configured command and

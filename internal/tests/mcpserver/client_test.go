@@ -170,10 +170,11 @@ func findRun(t *testing.T, session, skip string) string {
 }
 
 // TestApprovalByElicitation: a call a hook parks for permission is asked
-// of a client that supports elicitation; accept allows it, decline denies.
+// of a client that supports elicitation; with -elicit-approval allow,
+// accept allows it and decline denies.
 func TestApprovalByElicitation(t *testing.T) {
 	w := startWorker(t)
-	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{"workspace_list"}}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{"workspace_list"}, ElicitApproval: mcpserver.ElicitAllow}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
 	for _, answer := range []string{"accept", "decline"} {
 		t.Run(answer, func(t *testing.T) {
 			d := startDriver(t, map[string]any{"transport": "http", "url": url, "elicit": answer,
@@ -190,6 +191,42 @@ func TestApprovalByElicitation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestElicitationCannotApproveByDefault: the client is the agent whose
+// call waits, so by default its accept is no approval (an agent could
+// approve its own risky call): the call waits for an operator, and the
+// client's decline still denies.
+func TestElicitationCannotApproveByDefault(t *testing.T) {
+	w := startWorker(t)
+	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{"workspace_list"}}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	t.Run("accept", func(t *testing.T) {
+		d := startDriver(t, map[string]any{"transport": "http", "url": url, "elicit": "accept",
+			"steps": []any{call("workspace_list", map[string]any{"path": "."})}})
+		asked := d.next(time.Minute, "elicit")
+		assert.Contains(t, asked["message"], "starter approve")
+		var deny []string
+		for deny == nil {
+			msg, _ := d.next(time.Minute, "progress")["message"].(string)
+			if m := regexp.MustCompile("`starter approve (\\S+ \\S+)`").FindStringSubmatch(msg); m != nil && strings.Contains(msg, "not an approval") {
+				deny = append([]string{"deny"}, strings.Fields(m[1])...)
+			}
+		}
+		cmd := exec.Command(filepath.Join(env.BinDir, "starter"), deny...)
+		cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+env.Server.HostPort)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "the operator's deny must still be open to decide: %s", out)
+		r := d.result(time.Minute)
+		assert.True(t, r.IsError, "the call ran on the client's own accept: %s", r.text())
+	})
+	t.Run("decline", func(t *testing.T) {
+		d := startDriver(t, map[string]any{"transport": "http", "url": url, "elicit": "decline",
+			"steps": []any{call("workspace_list", map[string]any{"path": "."})}})
+		d.next(time.Minute, "elicit")
+		r := d.result(time.Minute)
+		assert.True(t, r.IsError)
+		assert.Contains(t, r.text(), "declined by the MCP client's user")
+	})
 }
 
 // TestApprovalByStarterWhileProgressSaysSo: a client without elicitation

@@ -1,0 +1,446 @@
+// Package mcpframe bounds the messages of an MCP stdio stream
+// (newline-delimited JSON-RPC) without ending the session.
+//
+// The go-sdk's stdio connection decodes the stream with one json.Decoder
+// and stops reading at its first error, so a single message over its line
+// limit ends the session and every call in flight on it. A Reader sits
+// between the stream and the SDK: it passes each line of up to its limit
+// through unchanged and replaces a longer line, which it reads to its end
+// and drops, with a short marker notification. Conn, around the SDK's
+// connection, turns a marker into what the peer is owed: an error response
+// to a request, the failure of our own request whose response was dropped,
+// or a logged error for a notification. Only the top-level "id", "method",
+// "result" and "error" of a dropped line are kept, in bounded buffers.
+package mcpframe
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SDKLineLimit is the MaxLineLength to give the SDK's IOTransport over a
+// Reader of this limit. Every line the Reader passes is within limit, so
+// the SDK's own cap only stops a message spread over many lines (which the
+// stdio transport forbids: messages "MUST NOT contain embedded newlines");
+// such a message still ends the session, as before.
+func SDKLineLimit(limit int) int { return 2*limit + 1024 }
+
+// Oversized describes a message the Reader dropped.
+type Oversized struct {
+	// Bytes is the message's size without its line ending; Limit the
+	// Reader's limit.
+	Bytes int64
+	Limit int
+	// ID is the request's or response's ID when it could be read.
+	ID jsonrpc.ID
+	// Method is the request's or notification's method when it could be
+	// read.
+	Method string
+	// Response is set when the message was a response (it had "result" or
+	// "error" and no "method").
+	Response bool
+}
+
+// Message says what was dropped and names the limit; where says who read
+// it ("by the Fenix MCP gateway").
+func (o Oversized) Message(where string) string {
+	kind := "message"
+	switch {
+	case o.Method != "" && o.ID.IsValid():
+		kind = "request " + o.Method
+	case o.Method != "":
+		kind = "notification " + o.Method
+	case o.Response:
+		kind = "response"
+	}
+	if o.ID.IsValid() {
+		kind += fmt.Sprintf(" (id %v)", o.ID.Raw())
+	}
+	return fmt.Sprintf("JSON-RPC %s of %d bytes is over the %s (%d-byte) limit of one message read %s; it was dropped",
+		kind, o.Bytes, human(o.Limit), o.Limit, where)
+}
+
+func human(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d-byte", n)
+}
+
+// Reader passes the lines of r of up to limit bytes (line ending not
+// counted) and replaces each longer one with a marker. Its Read never
+// returns more than the rest of one line, so a json.Decoder reading it
+// never buffers past the message it decodes.
+type Reader struct {
+	r      *bufio.Reader
+	src    io.Reader
+	limit  int
+	method string // the marker's method: random, so no peer can forge one
+	onEOF  func()
+
+	line    []byte // reused line buffer
+	pending []byte // what Read returns next
+	err     error
+	eofOnce sync.Once
+
+	mu      sync.Mutex
+	dropped map[int64]Oversized
+	seq     int64
+}
+
+// NewReader bounds the lines of r to limit bytes. onEOF, when set, runs
+// once when r ends with io.EOF (the peer closed the stream), before the
+// reader of this Reader sees the end.
+func NewReader(r io.Reader, limit int, onEOF func()) *Reader {
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	return &Reader{
+		r: bufio.NewReaderSize(r, 64<<10), src: r, limit: limit, onEOF: onEOF,
+		method:  "fenixrt/oversized-message/" + hex.EncodeToString(nonce[:]),
+		dropped: map[int64]Oversized{},
+	}
+}
+
+// Close closes the underlying reader when it is an io.Closer.
+func (r *Reader) Close() error {
+	if c, ok := r.src.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func (r *Reader) Read(p []byte) (int, error) {
+	for len(r.pending) == 0 {
+		if r.err != nil {
+			if errors.Is(r.err, io.EOF) && r.onEOF != nil {
+				r.eofOnce.Do(r.onEOF)
+			}
+			return 0, r.err
+		}
+		r.next()
+	}
+	n := copy(p, r.pending)
+	r.pending = r.pending[n:]
+	return n, nil
+}
+
+// next reads one line into pending, or the marker of a dropped one.
+func (r *Reader) next() {
+	line := r.line[:0]
+	defer func() { r.line = line[:0] }()
+	for {
+		chunk, err := r.r.ReadSlice('\n')
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			// No line ending yet; at most a '\r' of one is in the chunk.
+			if len(line)+len(chunk)-1 > r.limit {
+				r.drop(line, chunk)
+				return
+			}
+			line = append(line, chunk...)
+			continue
+		case err != nil:
+			// The last line, without a line ending.
+			line = append(line, chunk...)
+			r.err = err
+			if len(line) > r.limit {
+				r.mark(scanAll(line), int64(len(line)))
+				return
+			}
+			r.pending = line
+			return
+		}
+		line = append(line, chunk...)
+		if n := contentLen(line); n > r.limit {
+			r.mark(scanAll(line), int64(n))
+			return
+		}
+		r.pending = line
+		return
+	}
+}
+
+// contentLen is the size of a line without its line ending.
+func contentLen(line []byte) int {
+	n := len(line)
+	if n > 0 && line[n-1] == '\n' {
+		n--
+		if n > 0 && line[n-1] == '\r' {
+			n--
+		}
+	}
+	return n
+}
+
+// drop reads the rest of an oversized line, keeping only what identifies
+// it, and queues its marker.
+func (r *Reader) drop(line, chunk []byte) {
+	var s scanner
+	s.feed(line)
+	s.feed(chunk)
+	size := int64(len(line) + len(chunk))
+	prev := chunk[len(chunk)-1]
+	var err error = bufio.ErrBufferFull
+	for errors.Is(err, bufio.ErrBufferFull) {
+		chunk, err = r.r.ReadSlice('\n')
+		s.feed(chunk)
+		size += int64(len(chunk))
+		switch {
+		case err == nil:
+			size -= int64(len(chunk) - contentLen(chunk))
+			if len(chunk) == 1 && prev == '\r' {
+				size--
+			}
+		case len(chunk) > 0:
+			prev = chunk[len(chunk)-1]
+		}
+	}
+	if err != nil {
+		r.err = err
+	}
+	r.mark(&s, size)
+}
+
+func scanAll(line []byte) *scanner {
+	var s scanner
+	s.feed(line)
+	return &s
+}
+
+// mark records a dropped message and makes its marker the next line.
+func (r *Reader) mark(s *scanner, size int64) {
+	o := s.result()
+	o.Bytes, o.Limit = size, r.limit
+	r.mu.Lock()
+	r.seq++
+	seq := r.seq
+	r.dropped[seq] = o
+	r.mu.Unlock()
+	r.pending = fmt.Appendf(nil, `{"jsonrpc":"2.0","method":%q,"params":{"seq":%d}}`+"\n", r.method, seq)
+}
+
+// Take reports whether msg is one of the Reader's markers, and what it
+// stands for.
+func (r *Reader) Take(msg jsonrpc.Message) (Oversized, bool) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != r.method {
+		return Oversized{}, false
+	}
+	var p struct {
+		Seq int64 `json:"seq"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o, ok := r.dropped[p.Seq]
+	delete(r.dropped, p.Seq)
+	return o, ok
+}
+
+// scanner follows a JSON object byte by byte and keeps the raw values of
+// its top-level "id" and "method" (up to maxValue bytes each) and whether
+// it has "result" or "error". It holds nothing else of the message.
+type scanner struct {
+	bad, started, done bool
+	depth              int
+	inString, escaped  bool
+	inKey, expectKey   bool
+	key                []byte
+	keyLong            bool
+	lastKey            string
+	capturing          string
+	value              []byte
+	valueLong          bool
+	id, method         []byte
+	hasResult          bool
+}
+
+const (
+	maxKey   = 16
+	maxValue = 256
+)
+
+func (s *scanner) feed(b []byte) {
+	for _, c := range b {
+		if s.bad || s.done {
+			return
+		}
+		s.step(c)
+	}
+}
+
+func (s *scanner) step(c byte) {
+	if s.inString {
+		switch {
+		case s.escaped:
+			s.escaped = false
+		case c == '\\':
+			s.escaped = true
+		case c == '"':
+			s.inString = false
+			if s.inKey {
+				s.inKey = false
+				s.lastKey = string(s.key)
+				if s.keyLong {
+					s.lastKey = ""
+				}
+				return
+			}
+		}
+		s.record(c)
+		return
+	}
+	switch c {
+	case ' ', '\t', '\r', '\n':
+		return
+	}
+	if !s.started {
+		if c != '{' {
+			s.bad = true // a batch, or not JSON: nothing to recover
+			return
+		}
+		s.started, s.depth, s.expectKey = true, 1, true
+		return
+	}
+	switch {
+	case c == '"' && s.depth == 1 && s.expectKey:
+		s.inString, s.inKey, s.key, s.keyLong = true, true, s.key[:0], false
+	case c == '"':
+		s.inString = true
+		s.record(c)
+	case c == '{' || c == '[':
+		s.record(c)
+		s.depth++
+	case (c == '}' || c == ']') && s.depth == 1:
+		s.endValue()
+		s.done = true
+	case c == '}' || c == ']':
+		s.depth--
+		s.record(c)
+	case c == ':' && s.depth == 1:
+		s.expectKey = false
+		switch s.lastKey {
+		case "id", "method":
+			s.capturing, s.value, s.valueLong = s.lastKey, s.value[:0], false
+		case "result", "error":
+			s.hasResult = true
+		}
+	case c == ',' && s.depth == 1:
+		s.endValue()
+		s.expectKey = true
+	default:
+		s.record(c)
+	}
+}
+
+func (s *scanner) record(c byte) {
+	switch {
+	case s.inKey:
+		if len(s.key) < maxKey {
+			s.key = append(s.key, c)
+		} else {
+			s.keyLong = true
+		}
+	case s.capturing != "":
+		if len(s.value) < maxValue {
+			s.value = append(s.value, c)
+		} else {
+			s.valueLong = true
+		}
+	}
+}
+
+func (s *scanner) endValue() {
+	if s.capturing == "" {
+		return
+	}
+	v := append([]byte(nil), s.value...)
+	if s.valueLong {
+		v = nil
+	}
+	if s.capturing == "id" {
+		s.id = v
+	} else {
+		s.method = v
+	}
+	s.capturing = ""
+}
+
+func (s *scanner) result() Oversized {
+	var o Oversized
+	if len(s.id) > 0 {
+		var v any
+		if json.Unmarshal(s.id, &v) == nil {
+			if id, err := jsonrpc.MakeID(v); err == nil {
+				o.ID = id
+			}
+		}
+	}
+	if len(s.method) > 0 {
+		_ = json.Unmarshal(s.method, &o.Method)
+	}
+	o.Response = o.Method == "" && s.hasResult
+	return o
+}
+
+// Conn turns a Reader's markers into answers: a dropped request is
+// answered with an error (JSON-RPC -32600, invalid request) naming the
+// limit, a dropped response fails our pending request with that error,
+// and a dropped notification (or a message whose ID could not be read) is
+// logged. Other messages pass unchanged.
+type Conn struct {
+	mcp.Connection
+	r      *Reader
+	where  string
+	logger *slog.Logger
+}
+
+// NewConn wraps c, which reads from r; where names the reader in messages
+// ("by the Fenix MCP gateway").
+func NewConn(c mcp.Connection, r *Reader, where string, logger *slog.Logger) *Conn {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Conn{Connection: c, r: r, where: where, logger: logger}
+}
+
+func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		o, ok := c.r.Take(msg)
+		if !ok {
+			return msg, nil
+		}
+		text := o.Message(c.where)
+		wire := &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: text}
+		switch {
+		case o.Response && o.ID.IsValid():
+			c.logger.Error(text)
+			return &jsonrpc.Response{ID: o.ID, Error: wire}, nil
+		case o.Method != "" && o.ID.IsValid():
+			c.logger.Warn(text)
+			if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: o.ID, Error: wire}); err != nil {
+				return nil, fmt.Errorf("answer a dropped oversized request: %w", err)
+			}
+		default:
+			c.logger.Error(text + "; it had no ID to answer")
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// stdioPeer is a raw client of ServeStdio: it writes lines and reads the
+// gateway's answers, one JSON object per line.
+type stdioPeer struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines chan []byte
+	done  chan error
+}
+
+func serveStdioForTest(t *testing.T, g *Gateway) *stdioPeer {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &stdioPeer{t: t, in: inW, lines: make(chan []byte, 16), done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { p.done <- g.ServeStdio(ctx, inR, outW); _ = outW.Close() }()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			p.lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		close(p.lines)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = inW.Close()
+	})
+	return p
+}
+
+func (p *stdioPeer) send(line string) {
+	p.t.Helper()
+	_, err := io.WriteString(p.in, line+"\n")
+	require.NoError(p.t, err)
+}
+
+// reply is the next message the gateway writes; it fails the test when the
+// session ended instead.
+func (p *stdioPeer) reply() map[string]any {
+	p.t.Helper()
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			select {
+			case err := <-p.done:
+				p.t.Fatalf("the stdio session ended: %v", err)
+			default:
+				p.t.Fatal("the stdio session ended")
+			}
+		}
+		var m map[string]any
+		require.NoError(p.t, json.Unmarshal(line, &m), string(line))
+		return m
+	case <-time.After(20 * time.Second):
+		p.t.Fatal("no reply within 20s")
+	}
+	return nil
+}
+
+func (p *stdioPeer) initialize() {
+	p.t.Helper()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.Contains(p.t, p.reply(), "result")
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// logBuffer collects a gateway's log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// A message over the stdio limit is dropped and answered with an error
+// naming the limit; the session goes on serving. The ID is found whether
+// it comes before the huge params (Go SDK order) or after them (the
+// TypeScript SDK's order); an oversized notification is logged.
+func TestStdioOversizedMessageIsAnsweredAndTheSessionGoesOn(t *testing.T) {
+	logs := &logBuffer{}
+	g, err := newGateway(Config{Conversation: "stdio-test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	require.NoError(t, err)
+	p := serveStdioForTest(t, g)
+	p.initialize()
+
+	huge := strings.Repeat("x", MaxMessageBytes)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"calculator","arguments":{"expression":"` + huge + `"}}}`)
+	r := p.reply()
+	assert.EqualValues(t, 2, r["id"])
+	e, _ := r["error"].(map[string]any)
+	require.NotNil(t, e, "an error response: %v", r)
+	assert.EqualValues(t, -32600, e["code"])
+	assert.Contains(t, e["message"], "4 MiB")
+	assert.Contains(t, e["message"], fmt.Sprint(MaxMessageBytes))
+	assert.Contains(t, e["message"], "tools/call")
+
+	p.send(`{"method":"tools/call","params":{"name":"calculator","arguments":{"expression":"` + huge + `"}},"jsonrpc":"2.0","id":"late-id"}`)
+	r = p.reply()
+	assert.Equal(t, "late-id", r["id"])
+	assert.Contains(t, r["error"].(map[string]any)["message"], "4 MiB")
+
+	p.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + huge + `"}}`)
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	r = p.reply()
+	assert.EqualValues(t, 3, r["id"], "the session still serves: %v", r)
+	assert.Contains(t, r, "result")
+	assert.Contains(t, logs.String(), "notifications/progress")
+	assert.Contains(t, logs.String(), "4 MiB")
+}
