@@ -137,3 +137,40 @@ func TestStdioOversizedMessageIsAnsweredAndTheSessionGoesOn(t *testing.T) {
 	assert.Contains(t, logs.String(), "notifications/progress")
 	assert.Contains(t, logs.String(), "4 MiB")
 }
+
+// A line that is not JSON, or JSON that is not a JSON-RPC message, is
+// dropped: a request whose ID can be read is answered (-32700 for what is
+// not JSON, -32600 for an invalid message), anything else is logged, and
+// the session goes on serving.
+func TestStdioMalformedLinesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
+	logs := &logBuffer{}
+	g, err := newGateway(Config{Conversation: "stdio-test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	require.NoError(t, err)
+	p := serveStdioForTest(t, g)
+	p.initialize()
+
+	p.send(`this is not json`)
+	p.send(`{"jsonrpc":"2.0","id":5,"method":"tools/list",`)
+	r := p.reply()
+	assert.EqualValues(t, 5, r["id"])
+	e, _ := r["error"].(map[string]any)
+	require.NotNil(t, e, "an error response: %v", r)
+	assert.EqualValues(t, -32700, e["code"])
+	assert.Contains(t, e["message"], "not JSON")
+
+	p.send(`{"jsonrpc":"1.0","id":6,"method":"tools/list"}`)
+	r = p.reply()
+	assert.EqualValues(t, 6, r["id"])
+	e, _ = r["error"].(map[string]any)
+	require.NotNil(t, e, "an error response: %v", r)
+	assert.EqualValues(t, -32600, e["code"])
+	assert.Contains(t, e["message"], "version")
+
+	p.send(`{"hello":"world"}`)
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	r = p.reply()
+	assert.EqualValues(t, 7, r["id"], "the session still serves: %v", r)
+	assert.Contains(t, r, "result")
+	assert.Contains(t, logs.String(), "is not JSON")
+	assert.Contains(t, logs.String(), "not a valid message")
+}

@@ -1,12 +1,14 @@
-// Package mcpframe bounds the messages of an MCP stdio stream
+// Package mcpframe bounds and checks the messages of an MCP stdio stream
 // (newline-delimited JSON-RPC) without ending the session.
 //
 // The go-sdk's stdio connection decodes the stream with one json.Decoder
 // and stops reading at its first error, so a single message over its line
-// limit ends the session and every call in flight on it. A Reader sits
-// between the stream and the SDK: it passes each line of up to its limit
-// through unchanged and replaces a longer line, which it reads to its end
-// and drops, with a short marker notification. Conn, around the SDK's
+// limit, a line that is not JSON (a server's stray log line on stdout) or
+// JSON that is not a JSON-RPC message ends the session and every call in
+// flight on it. A Reader sits between the stream and the SDK: it passes
+// each line of up to its limit that decodes as a JSON-RPC message (or a
+// batch of them) through unchanged and replaces any other line, which it
+// reads to its end and drops, with a short marker notification. Conn, around the SDK's
 // connection, turns a marker into what the peer is owed: an error response
 // to a request, the failure of our own request whose response was dropped,
 // or a logged error for a notification. Only the top-level "id", "method",
@@ -15,6 +17,7 @@ package mcpframe
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -36,12 +39,17 @@ import (
 // such a message still ends the session, as before.
 func SDKLineLimit(limit int) int { return 2*limit + 1024 }
 
-// Oversized describes a message the Reader dropped.
-type Oversized struct {
+// Dropped describes a message the Reader dropped: over its limit, or,
+// when Invalid is set, not a JSON-RPC message.
+type Dropped struct {
 	// Bytes is the message's size without its line ending; Limit the
 	// Reader's limit.
 	Bytes int64
 	Limit int
+	// Invalid says why a line within the limit is not a JSON-RPC message;
+	// NotJSON is set when it is not JSON at all.
+	Invalid string
+	NotJSON bool
 	// ID is the request's or response's ID when it could be read.
 	ID jsonrpc.ID
 	// Method is the request's or notification's method when it could be
@@ -54,7 +62,7 @@ type Oversized struct {
 
 // Message says what was dropped and names the limit; where says who read
 // it ("by the Fenix MCP gateway").
-func (o Oversized) Message(where string) string {
+func (o Dropped) Message(where string) string {
 	kind := "message"
 	switch {
 	case o.Method != "" && o.ID.IsValid():
@@ -67,8 +75,53 @@ func (o Oversized) Message(where string) string {
 	if o.ID.IsValid() {
 		kind += fmt.Sprintf(" (id %v)", o.ID.Raw())
 	}
+	if o.NotJSON {
+		return fmt.Sprintf("line of %d bytes read %s is not JSON (%s); it was dropped", o.Bytes, where, o.Invalid)
+	}
+	if o.Invalid != "" {
+		return fmt.Sprintf("JSON-RPC %s of %d bytes read %s is not a valid message (%s); it was dropped", kind, o.Bytes, where, o.Invalid)
+	}
 	return fmt.Sprintf("JSON-RPC %s of %d bytes is over the %s (%d-byte) limit of one message read %s; it was dropped",
 		kind, o.Bytes, human(o.Limit), o.Limit, where)
+}
+
+// Code is the JSON-RPC error code a dropped request is answered with.
+func (o Dropped) Code() int64 {
+	if o.NotJSON {
+		return jsonrpc.CodeParseError
+	}
+	return jsonrpc.CodeInvalidRequest
+}
+
+// invalidMessage says why a line within the limit would stop the SDK's
+// reader, or "" when it would not: blank lines and JSON-RPC messages and
+// batches pass. notJSON is set when the line is not JSON at all.
+func invalidMessage(line []byte) (reason string, notJSON bool) {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return "", false
+	}
+	if !json.Valid(trimmed) {
+		var v any
+		err := json.Unmarshal(trimmed, &v)
+		return err.Error(), true
+	}
+	if trimmed[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(trimmed, &batch); err != nil || len(batch) == 0 {
+			return "not a batch of messages", false
+		}
+		for _, raw := range batch {
+			if _, err := jsonrpc.DecodeMessage(raw); err != nil {
+				return err.Error(), false
+			}
+		}
+		return "", false
+	}
+	if _, err := jsonrpc.DecodeMessage(trimmed); err != nil {
+		return err.Error(), false
+	}
+	return "", false
 }
 
 func human(n int) string {
@@ -98,7 +151,7 @@ type Reader struct {
 	eofOnce sync.Once
 
 	mu      sync.Mutex
-	dropped map[int64]Oversized
+	dropped map[int64]Dropped
 	seq     int64
 }
 
@@ -111,7 +164,7 @@ func NewReader(r io.Reader, limit int, onEOF func()) *Reader {
 	return &Reader{
 		r: bufio.NewReaderSize(r, 64<<10), src: r, limit: limit, onEOF: onEOF,
 		method:  "fenixrt/oversized-message/" + hex.EncodeToString(nonce[:]),
-		dropped: map[int64]Oversized{},
+		dropped: map[int64]Dropped{},
 	}
 }
 
@@ -158,20 +211,30 @@ func (r *Reader) next() {
 			line = append(line, chunk...)
 			r.err = err
 			if len(line) > r.limit {
-				r.mark(scanAll(line), int64(len(line)))
+				r.mark(scanAll(line), int64(len(line)), "", false)
 				return
 			}
-			r.pending = line
+			r.pass(line, len(line))
 			return
 		}
 		line = append(line, chunk...)
 		if n := contentLen(line); n > r.limit {
-			r.mark(scanAll(line), int64(n))
+			r.mark(scanAll(line), int64(n), "", false)
 			return
 		}
-		r.pending = line
+		r.pass(line, contentLen(line))
 		return
 	}
+}
+
+// pass makes a line within the limit the next one Read returns, or the
+// marker of a line that is not a JSON-RPC message.
+func (r *Reader) pass(line []byte, size int) {
+	if reason, notJSON := invalidMessage(line); reason != "" {
+		r.mark(scanAll(line), int64(size), reason, notJSON)
+		return
+	}
+	r.pending = line
 }
 
 // contentLen is the size of a line without its line ending.
@@ -212,7 +275,7 @@ func (r *Reader) drop(line, chunk []byte) {
 	if err != nil {
 		r.err = err
 	}
-	r.mark(&s, size)
+	r.mark(&s, size, "", false)
 }
 
 func scanAll(line []byte) *scanner {
@@ -222,9 +285,9 @@ func scanAll(line []byte) *scanner {
 }
 
 // mark records a dropped message and makes its marker the next line.
-func (r *Reader) mark(s *scanner, size int64) {
+func (r *Reader) mark(s *scanner, size int64, invalid string, notJSON bool) {
 	o := s.result()
-	o.Bytes, o.Limit = size, r.limit
+	o.Bytes, o.Limit, o.Invalid, o.NotJSON = size, r.limit, invalid, notJSON
 	r.mu.Lock()
 	r.seq++
 	seq := r.seq
@@ -235,10 +298,10 @@ func (r *Reader) mark(s *scanner, size int64) {
 
 // Take reports whether msg is one of the Reader's markers, and what it
 // stands for.
-func (r *Reader) Take(msg jsonrpc.Message) (Oversized, bool) {
+func (r *Reader) Take(msg jsonrpc.Message) (Dropped, bool) {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || req.Method != r.method {
-		return Oversized{}, false
+		return Dropped{}, false
 	}
 	var p struct {
 		Seq int64 `json:"seq"`
@@ -251,155 +314,9 @@ func (r *Reader) Take(msg jsonrpc.Message) (Oversized, bool) {
 	return o, ok
 }
 
-// scanner follows a JSON object byte by byte and keeps the raw values of
-// its top-level "id" and "method" (up to maxValue bytes each) and whether
-// it has "result" or "error". It holds nothing else of the message.
-type scanner struct {
-	bad, started, done bool
-	depth              int
-	inString, escaped  bool
-	inKey, expectKey   bool
-	key                []byte
-	keyLong            bool
-	lastKey            string
-	capturing          string
-	value              []byte
-	valueLong          bool
-	id, method         []byte
-	hasResult          bool
-}
-
-const (
-	maxKey   = 16
-	maxValue = 256
-)
-
-func (s *scanner) feed(b []byte) {
-	for _, c := range b {
-		if s.bad || s.done {
-			return
-		}
-		s.step(c)
-	}
-}
-
-func (s *scanner) step(c byte) {
-	if s.inString {
-		switch {
-		case s.escaped:
-			s.escaped = false
-		case c == '\\':
-			s.escaped = true
-		case c == '"':
-			s.inString = false
-			if s.inKey {
-				s.inKey = false
-				s.lastKey = string(s.key)
-				if s.keyLong {
-					s.lastKey = ""
-				}
-				return
-			}
-		}
-		s.record(c)
-		return
-	}
-	switch c {
-	case ' ', '\t', '\r', '\n':
-		return
-	}
-	if !s.started {
-		if c != '{' {
-			s.bad = true // a batch, or not JSON: nothing to recover
-			return
-		}
-		s.started, s.depth, s.expectKey = true, 1, true
-		return
-	}
-	switch {
-	case c == '"' && s.depth == 1 && s.expectKey:
-		s.inString, s.inKey, s.key, s.keyLong = true, true, s.key[:0], false
-	case c == '"':
-		s.inString = true
-		s.record(c)
-	case c == '{' || c == '[':
-		s.record(c)
-		s.depth++
-	case (c == '}' || c == ']') && s.depth == 1:
-		s.endValue()
-		s.done = true
-	case c == '}' || c == ']':
-		s.depth--
-		s.record(c)
-	case c == ':' && s.depth == 1:
-		s.expectKey = false
-		switch s.lastKey {
-		case "id", "method":
-			s.capturing, s.value, s.valueLong = s.lastKey, s.value[:0], false
-		case "result", "error":
-			s.hasResult = true
-		}
-	case c == ',' && s.depth == 1:
-		s.endValue()
-		s.expectKey = true
-	default:
-		s.record(c)
-	}
-}
-
-func (s *scanner) record(c byte) {
-	switch {
-	case s.inKey:
-		if len(s.key) < maxKey {
-			s.key = append(s.key, c)
-		} else {
-			s.keyLong = true
-		}
-	case s.capturing != "":
-		if len(s.value) < maxValue {
-			s.value = append(s.value, c)
-		} else {
-			s.valueLong = true
-		}
-	}
-}
-
-func (s *scanner) endValue() {
-	if s.capturing == "" {
-		return
-	}
-	v := append([]byte(nil), s.value...)
-	if s.valueLong {
-		v = nil
-	}
-	if s.capturing == "id" {
-		s.id = v
-	} else {
-		s.method = v
-	}
-	s.capturing = ""
-}
-
-func (s *scanner) result() Oversized {
-	var o Oversized
-	if len(s.id) > 0 {
-		var v any
-		if json.Unmarshal(s.id, &v) == nil {
-			if id, err := jsonrpc.MakeID(v); err == nil {
-				o.ID = id
-			}
-		}
-	}
-	if len(s.method) > 0 {
-		_ = json.Unmarshal(s.method, &o.Method)
-	}
-	o.Response = o.Method == "" && s.hasResult
-	return o
-}
-
 // Conn turns a Reader's markers into answers: a dropped request is
-// answered with an error (JSON-RPC -32600, invalid request) naming the
-// limit, a dropped response fails our pending request with that error,
+// answered with an error (JSON-RPC -32600, invalid request, or -32700,
+// parse error, for a line that is not JSON) naming the limit or the fault, a dropped response fails our pending request with that error,
 // and a dropped notification (or a message whose ID could not be read) is
 // logged. Other messages pass unchanged.
 type Conn struct {
@@ -429,7 +346,7 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		text := o.Message(c.where)
-		wire := &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: text}
+		wire := &jsonrpc.Error{Code: o.Code(), Message: text}
 		switch {
 		case o.Response && o.ID.IsValid():
 			c.logger.Error(text)

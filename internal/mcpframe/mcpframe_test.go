@@ -13,10 +13,10 @@ import (
 
 // lines reads everything a Reader passes, one line at a time, and decodes
 // the markers.
-func lines(t *testing.T, r *Reader) ([]string, []Oversized) {
+func lines(t *testing.T, r *Reader) ([]string, []Dropped) {
 	t.Helper()
 	var out []string
-	var dropped []Oversized
+	var dropped []Dropped
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1024), 1<<20)
 	for sc.Scan() {
@@ -39,6 +39,7 @@ func lines(t *testing.T, r *Reader) ([]string, []Oversized) {
 func TestReaderPassesLinesWithinTheLimitAndDropsLongerOnes(t *testing.T) {
 	const limit = 100
 	pad := strings.Repeat("x", 200)
+	exactly := `{"jsonrpc":"2.0","id":8,"method":"m","params":"` + strings.Repeat("y", limit-len(`{"jsonrpc":"2.0","id":8,"method":"m","params":""}`)) + `"}`
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"a":"` + pad + `"}}`,
@@ -47,14 +48,14 @@ func TestReaderPassesLinesWithinTheLimitAndDropsLongerOnes(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"result":{"text":"` + pad + `"}}`,
 		`{"jsonrpc":"2.0","id":"esc\"aped","method":"m","params":"` + pad + `"}` + "\r",
 		`[{"jsonrpc":"2.0","id":9,"method":"m","params":"` + pad + `"}]`,
-		strings.Repeat("y", limit), // exactly the limit passes
+		exactly, // exactly the limit passes
 		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
 	}, "\n") + "\n" + `{"jsonrpc":"2.0","id":4,"method":"last","params":"` + pad + `"}` // no line ending at EOF
 	eof := 0
 	r := NewReader(strings.NewReader(in), limit, func() { eof++ })
 	got, dropped := lines(t, r)
 	want := []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "<dropped>", "<dropped>", "<dropped>", "<dropped>", "<dropped>", "<dropped>",
-		strings.Repeat("y", limit), `{"jsonrpc":"2.0","id":3,"method":"ping"}`, "<dropped>"}
+		exactly, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, "<dropped>"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("lines:\n got %q\nwant %q", got, want)
 	}
@@ -132,10 +133,60 @@ func TestMarkersCannotBeForged(t *testing.T) {
 // Read never hands out more than one line, so the SDK's decoder never
 // buffers past the message it decodes.
 func TestReadStopsAtTheLineEnd(t *testing.T) {
-	r := NewReader(io.MultiReader(strings.NewReader("{\"a\":1}\n{\"b\":2}\n")), 100, nil)
+	first := `{"jsonrpc":"2.0","method":"a"}` + "\n"
+	r := NewReader(io.MultiReader(strings.NewReader(first+`{"jsonrpc":"2.0","method":"b"}`+"\n")), 100, nil)
 	buf := make([]byte, 64)
 	n, _ := r.Read(buf)
-	if !bytes.Equal(buf[:n], []byte("{\"a\":1}\n")) {
+	if !bytes.Equal(buf[:n], []byte(first)) {
 		t.Fatalf("first read = %q", buf[:n])
+	}
+}
+
+// Lines the SDK's reader would stop at are dropped like oversized ones:
+// what is not JSON (a server's log line), JSON that is not a JSON-RPC
+// message, a bad batch. Blank lines and valid batches pass.
+func TestReaderDropsLinesThatAreNotMessages(t *testing.T) {
+	in := strings.Join([]string{
+		`INFO server started`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/list",`,
+		`{"jsonrpc":"1.0","id":6,"method":"ping"}`,
+		`{"hello":"world"}`,
+		`[]`,
+		`[{"jsonrpc":"2.0","id":1,"method":"a"},{"x":1}]`,
+		``,
+		`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"} {"jsonrpc":"2.0","id":3,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+	}, "\n") + "\n"
+	got, dropped := lines(t, NewReader(strings.NewReader(in), 1000, nil))
+	want := []string{"<dropped>", "<dropped>", "<dropped>", "<dropped>", "<dropped>", "<dropped>", "",
+		`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`, "<dropped>", `{"jsonrpc":"2.0","id":4,"method":"ping"}`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lines:\n got %q\nwant %q", got, want)
+	}
+	type summary struct {
+		id      any
+		notJSON bool
+		code    int64
+	}
+	wantDropped := []summary{
+		{nil, true, jsonrpc.CodeParseError},
+		{int64(5), true, jsonrpc.CodeParseError},
+		{int64(6), false, jsonrpc.CodeInvalidRequest},
+		{nil, false, jsonrpc.CodeInvalidRequest},
+		{nil, false, jsonrpc.CodeInvalidRequest},
+		{nil, false, jsonrpc.CodeInvalidRequest},
+		{int64(2), true, jsonrpc.CodeParseError},
+	}
+	if len(dropped) != len(wantDropped) {
+		t.Fatalf("dropped %d: %+v, want %d", len(dropped), dropped, len(wantDropped))
+	}
+	for i, o := range dropped {
+		if got := (summary{o.ID.Raw(), o.NotJSON, o.Code()}); got != wantDropped[i] {
+			t.Errorf("dropped[%d] = %+v, want %+v", i, got, wantDropped[i])
+		}
+		if o.Invalid == "" || !strings.Contains(o.Message("by the test"), "by the test") {
+			t.Errorf("dropped[%d] = %+v: no reason, or a message not naming the reader", i, o)
+		}
 	}
 }

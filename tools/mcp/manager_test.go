@@ -54,6 +54,10 @@ func runTestServer() {
 	sdk.AddTool(server, &sdk.Tool{Name: "huge", Description: "answers with more text than one message may hold"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("h", mcp.MaxMessageBytes)}}}, nil, nil
 	})
+	sdk.AddTool(server, &sdk.Tool{Name: "noisy", Description: "prints a log line on stdout, as careless servers do, then answers"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
+		fmt.Fprintln(os.Stdout, "INFO noisy: starting work")
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "noisy ran"}}}, nil, nil
+	})
 	addExtra = func() {
 		sdk.AddTool(server, &sdk.Tool{Name: "extra"}, func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "extra ran"}}}, nil, nil
@@ -320,6 +324,18 @@ func TestFailingServerIsRetriedAndOthersServe(t *testing.T) {
 			t.Fatalf("status %+v after %+v: the session was restarted", st, before)
 		}
 	})
+	// A line on the server's stdout that is not JSON-RPC (a log line) is
+	// dropped and logged; the call and the session go on.
+	t.Run("stray stdout line", func(t *testing.T) {
+		before := statusOf(m, "go")
+		res, err := call(t, reg, "mcp__go__noisy", map[string]any{}, "mcp__go")
+		if err != nil || !strings.Contains(res.Content, "noisy ran") {
+			t.Fatalf("noisy = %+v, %v; want its answer after the stray line", res, err)
+		}
+		if st := statusOf(m, "go"); st.Restarts != before.Restarts || st.PID != before.PID {
+			t.Fatalf("status %+v after %+v: the session was restarted", st, before)
+		}
+	})
 	t.Run("list_changed", func(t *testing.T) {
 		if _, err := call(t, reg, "mcp__go__extra", map[string]any{}, "mcp__go"); !errors.Is(err, fenixerr.ErrUnsupportedTool) {
 			t.Fatalf("before: %v, want UnsupportedToolError", err)
@@ -465,7 +481,7 @@ func TestLookAlikeToolNamesAreSkipped(t *testing.T) {
 		got = append(got, d.Name)
 	}
 	sort.Strings(got)
-	want := []string{"mcp__go__add-extra", "mcp__go__fail", "mcp__go__huge", "mcp__go__remove-extra", "mcp__go__write_v2"}
+	want := []string{"mcp__go__add-extra", "mcp__go__fail", "mcp__go__huge", "mcp__go__noisy", "mcp__go__remove-extra", "mcp__go__write_v2"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("tools = %q, want %q", got, want)
 	}
