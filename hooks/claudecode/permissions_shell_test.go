@@ -62,6 +62,12 @@ func TestBashRulesJudgeTheWordsTheShellRuns(t *testing.T) {
 		{`sh -c "sh -c 'rm -rf x'"`, denyRm},
 		{`time -p rm -rf x`, denyRm},
 		{`f() { rm -rf "$1"; }; f x`, denyRm},
+		// find runs the command of each -exec, -execdir, -ok, -okdir.
+		{`find . -name '*.tmp' -exec rm -rf {} \;`, denyRm},
+		{`find . -type f -execdir rm {} +`, denyRm},
+		{`find . -ok ls {} ';' -exec sudo rm -f {} ';'`, denyRm},
+		{`find . -exec sh -c 'git push origin' \;`, denyPush},
+		{`find . -name rm`, ""},
 		// A glob program may be rm.
 		{`r? -rf x`, denyRm},
 		{`/bin/r* -rf x`, denyRm},

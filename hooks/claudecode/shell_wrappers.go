@@ -64,6 +64,13 @@ func unwrapAll(argv []shellArg) []reading {
 	out := []reading{{argv: argv}}
 	for range 16 { // wrappers of wrappers; bounded against "nice nice nice …"
 		last := &out[len(out)-1]
+		if cmds := findCommands(last.argv); len(cmds) > 0 {
+			// Each is a strict part of argv, so this ends.
+			for _, cmd := range cmds {
+				out = append(out, unwrapAll(cmd)...)
+			}
+			return out
+		}
 		if s, ok := scriptOf(last.argv); ok {
 			last.script = &s
 			return out
@@ -75,6 +82,31 @@ func unwrapAll(argv []shellArg) []reading {
 		out = append(out, reading{argv: inner})
 	}
 	return out
+}
+
+// findActions are find's actions that run a command: its words follow,
+// up to a ";" or "+" word.
+var findActions = []string{"-exec", "-execdir", "-ok", "-okdir"}
+
+// findCommands are the commands a find command line runs, "{}" left as
+// written; none for any other program.
+func findCommands(argv []shellArg) [][]shellArg {
+	if len(argv) == 0 || programName(argv[0]) != "find" {
+		return nil
+	}
+	var cmds [][]shellArg
+	for i := 1; i < len(argv); i++ {
+		if !slices.Contains(findActions, argv[i].value) {
+			continue
+		}
+		start := i + 1
+		for i = start; i < len(argv) && argv[i].value != ";" && argv[i].value != "+"; i++ {
+		}
+		if i > start {
+			cmds = append(cmds, argv[start:i])
+		}
+	}
+	return cmds
 }
 
 // unwrap returns the command a wrapper runs. strict refuses an option it
