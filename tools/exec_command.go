@@ -59,6 +59,11 @@ type ExecCommandResult struct {
 	// Limits are the ones the command ran under, for the record.
 	MaxProcesses   int   `json:"max_processes"`
 	MaxOutputBytes int64 `json:"max_output_bytes"`
+	// ProtectedPathsChanged are the protected paths (settings, hook
+	// scripts, MCP configurations, git config and hooks) the command
+	// wrote, created or removed: a shell is not confined like the
+	// workspace tools, so what it did to them is reported for the audit.
+	ProtectedPathsChanged []string `json:"protected_paths_changed,omitempty"`
 }
 
 func execCommandTool() Definition {
@@ -81,6 +86,7 @@ func executeCommand(ctx context.Context, env *Env, a ExecCommandArgs) (ExecComma
 	if err != nil {
 		return ExecCommandResult{}, err
 	}
+	protectedBefore := env.Workspace.ProtectedState()
 	rec, proc, err := startCommandRun(env, h, plan)
 	if err != nil {
 		return ExecCommandResult{}, err
@@ -91,10 +97,17 @@ func executeCommand(ctx context.Context, env *Env, a ExecCommandArgs) (ExecComma
 	if err != nil && env.Logger != nil {
 		env.Logger.Warn("command run record not persisted", "command_run_id", rec.ID, "error", err)
 	}
+	changed := protectedBefore.Changed(env.Workspace.ProtectedState())
+	if len(changed) > 0 && env.Logger != nil {
+		env.Logger.Warn("command changed protected paths; the loaded hooks and settings keep governing until an operator reloads them",
+			"command_run_id", rec.ID, "paths", changed)
+	}
 	if ctxErr != nil {
 		return ExecCommandResult{}, commandInterrupted(rec, ctxErr)
 	}
-	return commandResult(h, plan, rec, proc), nil
+	res := commandResult(h, plan, rec, proc)
+	res.ProtectedPathsChanged = changed
+	return res, nil
 }
 
 const execCommandName = "exec_command"
@@ -326,25 +339,30 @@ func projectCommand(_ ExecCommandArgs, r ExecCommandResult) Projection {
 	if why := killExplanation(r.Reason, r.TimeoutSeconds, r.MaxOutputBytes, r.MaxProcesses); why != "" {
 		b.WriteString(" " + why)
 	}
+	if len(r.ProtectedPathsChanged) > 0 {
+		fmt.Fprintf(&b, " It changed protected paths (%s): the hooks and settings already loaded keep governing, and the change is in the audit record.",
+			strings.Join(r.ProtectedPathsChanged, ", "))
+	}
 	writeStreams(&b, r.CommandRunID, []streamView{
 		{"stdout", r.Stdout, r.StdoutBytes, r.StdoutTruncated},
 		{"stderr", r.Stderr, r.StderrBytes, r.StderrTruncated},
 	})
-	return Projection{
-		Content: b.String(),
-		Metadata: map[string]any{
-			"command_run_id": r.CommandRunID,
-			"host_id":        r.HostID,
-			"exit_status":    r.ExitStatus,
-			"status":         r.Status,
-			"signal":         r.Signal,
-			"reason":         r.Reason,
-			"cwd":            r.Cwd,
-			"duration_ms":    r.DurationMS,
-			"stdout_bytes":   r.StdoutBytes,
-			"stderr_bytes":   r.StderrBytes,
-		},
+	meta := map[string]any{
+		"command_run_id": r.CommandRunID,
+		"host_id":        r.HostID,
+		"exit_status":    r.ExitStatus,
+		"status":         r.Status,
+		"signal":         r.Signal,
+		"reason":         r.Reason,
+		"cwd":            r.Cwd,
+		"duration_ms":    r.DurationMS,
+		"stdout_bytes":   r.StdoutBytes,
+		"stderr_bytes":   r.StderrBytes,
 	}
+	if len(r.ProtectedPathsChanged) > 0 {
+		meta["protected_paths_changed"] = r.ProtectedPathsChanged
+	}
+	return Projection{Content: b.String(), Metadata: meta}
 }
 
 func killExplanation(reason string, timeoutSeconds int, maxOutput int64, maxProcs int) string {

@@ -3,6 +3,9 @@ package tools
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +297,44 @@ func TestExecCommandOrphanedByLostContactIsRecordedAsWorkerLost(t *testing.T) {
 	p, _ := r.mustCall(t, "command_run_read", map[string]any{"command_run_id": runs[0].ID})
 	if p.Metadata["reason"] != procs.ReasonWorkerLost || !strings.Contains(p.Content, "lost contact with Temporal") || !strings.Contains(p.Content, "stdout:\nup") {
 		t.Errorf("command_run_read = %q %v", p.Content, p.Metadata)
+	}
+}
+
+// A shell is not confined like the workspace tools: what a command does
+// to the protected paths (settings, hook scripts, MCP configurations, git
+// config and hooks, a hook script outside the workspace) is reported in
+// its result, its metadata and its text, and nothing is reported for a
+// command that leaves them alone.
+func TestExecCommandReportsChangesToProtectedPaths(t *testing.T) {
+	r := newRig(t)
+	r.write(t, ".claude/settings.json", `{"permissions":{"deny":["Bash(rm *)"]}}`)
+	r.write(t, ".claude/hooks/guard.sh", "#!/bin/sh\nexit 2\n")
+	r.write(t, ".git/config", "[core]\n")
+	r.write(t, "notes.txt", "n\n")
+	outsideGuard := filepath.Join(r.outside, "guard.sh")
+	if err := os.WriteFile(outsideGuard, []byte("#!/bin/sh\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.ws.Protect([]string{outsideGuard}, nil)
+
+	p, raw := r.mustCall(t, "exec_command", map[string]any{"command_line": "echo x >> notes.txt; cat .claude/settings.json >/dev/null; ls .git"})
+	if res := decode[ExecCommandResult](t, raw); len(res.ProtectedPathsChanged) != 0 || p.Metadata["protected_paths_changed"] != nil {
+		t.Fatalf("a command that only read them: changed %v", res.ProtectedPathsChanged)
+	}
+
+	p, raw = r.mustCall(t, "exec_command", map[string]any{"command_line": `echo '{}' > .claude/settings.json; printf 'exit 0\n' > .claude/hooks/guard.sh; ` +
+		`printf '#!/bin/sh\n' > .git/hooks/pre-commit 2>/dev/null || { mkdir -p .git/hooks && printf '#!/bin/sh\n' > .git/hooks/pre-commit; }; ` +
+		`echo '{"mcpServers":{}}' > .mcp.json; echo 'exit 0' > ` + outsideGuard})
+	res := decode[ExecCommandResult](t, raw)
+	want := []string{".claude/hooks/guard.sh", ".claude/settings.json", ".git/hooks", ".git/hooks/pre-commit", ".mcp.json", outsideGuard}
+	slices.Sort(want)
+	if !slices.Equal(res.ProtectedPathsChanged, want) {
+		t.Errorf("protected_paths_changed = %q, want %q", res.ProtectedPathsChanged, want)
+	}
+	if !strings.Contains(p.Content, "It changed protected paths (") || !strings.Contains(p.Content, ".claude/settings.json") {
+		t.Errorf("content = %q, want the changed protected paths named", p.Content)
+	}
+	if p.Metadata["protected_paths_changed"] == nil {
+		t.Errorf("metadata = %v, want protected_paths_changed", p.Metadata)
 	}
 }

@@ -125,6 +125,10 @@ func TestHookScriptsAreWorkerOwned(t *testing.T) {
 		for _, f := range []string{"guard.sh", "lib.sh"} {
 			res := exec(t, "echo x > .claude/hooks/"+f)
 			require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+			// The shell is not confined; what it did to the guard is
+			// in the result the kernel and the audit get.
+			require.NotNil(t, res.Output)
+			assert.Contains(t, res.Output.Content, "It changed protected paths (.claude/hooks/"+f+")")
 		}
 		assert.Equal(t, fingerprint, requireBlocked(t, "after overwriting the guard"))
 	})
