@@ -20,6 +20,7 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/harness/logbuf"
 	"github.com/fenixrt/fenix/internal/harness/mcpservers"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/tools/mcp"
@@ -522,19 +523,4 @@ func TestLookAlikeToolNamesAreSkipped(t *testing.T) {
 }
 
 // syncBuffer is a log sink safe for the manager's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = logbuf.Buffer

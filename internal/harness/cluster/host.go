@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/internal/harness/childproc"
+	"github.com/fenixrt/fenix/internal/harness/logbuf"
 	"github.com/fenixrt/fenix/tools"
 )
 
@@ -215,22 +216,7 @@ func (h *Host) close(ctx context.Context) {
 }
 
 // logBuffer collects a child's output while a test reads it.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer = logbuf.Buffer
 
 func lastN(s string, n int) string {
 	if len(s) <= n {

@@ -5,20 +5,19 @@
 package testenv
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/history/verify"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
+	"github.com/fenixrt/fenix/internal/harness/logbuf"
 )
 
 // RepoRoot is the repository's root directory.
@@ -103,20 +102,5 @@ func (e *Env) VerifyAll(code int) int {
 	return code
 }
 
-// Buffer is a bytes.Buffer safe for a process writing while a test reads.
-type Buffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *Buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *Buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// Buffer is a buffer safe for a process writing while a test reads.
+type Buffer = logbuf.Buffer
