@@ -172,9 +172,11 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		ContactLost:    func() bool { return contactLost(context.Cause(ctx)) },
 	}
 	// workspace_list and workspace_search leave out what the permission
-	// rules keep from a read.
-	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.ReadFilter); ok && ws != nil {
+	// rules keep from a read, and every file a tool opens is judged again
+	// on where its symlinks lead at the open.
+	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.PathFilter); ok && ws != nil {
 		env.Hidden = func(rel string) bool { return filter.ReadDenied(ws.Dir(), rel, ws.ResolveLinks) }
+		ws.SetJudge(judgeOpens(filter, ws.Dir()))
 	}
 	started := time.Now()
 	raw, err := a.Tools.Execute(ctx, env, in.ToolCall)

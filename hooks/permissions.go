@@ -20,16 +20,21 @@ type PermissionPolicy interface {
 	Fingerprint() string
 }
 
-// ReadFilter is a PermissionPolicy whose rules deny reading some paths
-// (Claude Code's Read deny rules). Tools that list or search the
-// workspace ask it about every path they would show, so a file the rules
-// keep from a read does not surface through them.
-type ReadFilter interface {
+// PathFilter is a PermissionPolicy whose rules deny reading or writing
+// some paths (Claude Code's Read and Edit deny rules). Tools that list or
+// search the workspace ask it about every path they would show, so a file
+// the rules keep from a read does not surface through them; and every
+// file a workspace tool opens is judged again at the open, on the path
+// its symlinks reach then (workspace.Judge), so a link repointed after
+// the call was reviewed does not carry it to a denied file.
+type PathFilter interface {
 	// ReadDenied reports whether a deny rule covers reading rel, a path
 	// relative to the workspace root. resolve follows a path's symlinks
 	// inside the workspace (an error: it cannot, and the path may lead
 	// anywhere). It returns false at once when no rule denies a read.
 	ReadDenied(root, rel string, resolve func(rel string) (string, error)) bool
+	// WriteDenied is ReadDenied for writing rel (Edit and Write rules).
+	WriteDenied(root, rel string, resolve func(rel string) (string, error)) bool
 }
 
 // PolicyVerdict is a PermissionPolicy's judgement of one call.

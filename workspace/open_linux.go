@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,6 +29,10 @@ func rootFD(root *os.Root) (int, error) {
 
 func closeFD(fd int) error { return unix.Close(fd) }
 
+// changeTime is a file's inode change time, which a rename or relink over
+// it moves even when the size and mtime are put back.
+func changeTime(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }
+
 // openat2 opens name beneath dirfd without following any symlink. Kernels
 // older than 5.6 lack openat2; one component with O_NOFOLLOW is as strict.
 func openat2(dirfd int, name string, flags uint64, mode uint64) (int, error) {
@@ -49,27 +54,11 @@ func openat2(dirfd int, name string, flags uint64, mode uint64) (int, error) {
 // opened beneath its parent, all without following a symlink. The file is
 // not truncated: the caller checks what it opened first.
 func (w *Workspace) openForWrite(target string) (*os.File, error) {
-	parts := strings.Split(target, "/")
-	dirfd, err := unix.Dup(w.rootFD)
+	dirfd, base, err := w.openParent(target, true)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { unix.Close(dirfd) }()
-	for _, part := range parts[:len(parts)-1] {
-		fd, err := openat2(dirfd, part, unix.O_PATH|unix.O_DIRECTORY, 0)
-		if errors.Is(err, unix.ENOENT) {
-			if err := unix.Mkdirat(dirfd, part, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
-				return nil, err
-			}
-			fd, err = openat2(dirfd, part, unix.O_PATH|unix.O_DIRECTORY, 0)
-		}
-		if err != nil {
-			return nil, err
-		}
-		unix.Close(dirfd)
-		dirfd = fd
-	}
-	base := parts[len(parts)-1]
+	defer unix.Close(dirfd)
 	// A device or FIFO is refused before open: opening one can block or
 	// have effects of its own.
 	var st unix.Stat_t
@@ -83,4 +72,48 @@ func (w *Workspace) openForWrite(target string) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), target), nil
+}
+
+// openForRead opens target, a cleaned path with no symlinks in it as of
+// resolveLinks, for reading, without following a symlink on the way
+// (non-blocking: the caller refuses what is not a regular file).
+func (w *Workspace) openForRead(target string) (*os.File, error) {
+	dirfd, base, err := w.openParent(target, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	fd, err := openat2(dirfd, base, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), target), nil
+}
+
+// openParent opens target's parent directory one component at a time from
+// the root, each relative to the previous one and none a symlink, making
+// missing ones when create is set. It returns the parent's descriptor and
+// target's last component.
+func (w *Workspace) openParent(target string, create bool) (dirfd int, base string, err error) {
+	parts := strings.Split(target, "/")
+	dirfd, err = unix.Dup(w.rootFD)
+	if err != nil {
+		return -1, "", err
+	}
+	for _, part := range parts[:len(parts)-1] {
+		fd, err := openat2(dirfd, part, unix.O_PATH|unix.O_DIRECTORY, 0)
+		if create && errors.Is(err, unix.ENOENT) {
+			if err := unix.Mkdirat(dirfd, part, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+				unix.Close(dirfd)
+				return -1, "", err
+			}
+			fd, err = openat2(dirfd, part, unix.O_PATH|unix.O_DIRECTORY, 0)
+		}
+		unix.Close(dirfd)
+		if err != nil {
+			return -1, "", err
+		}
+		dirfd = fd
+	}
+	return dirfd, parts[len(parts)-1], nil
 }

@@ -94,7 +94,7 @@ func stateFromInfo(info fs.FileInfo, err error, readlink func() string) fileStat
 	st := fileState{exists: true, size: uint64(info.Size()), mtime: info.ModTime().UnixNano(), mode: info.Mode()}
 	if sys, ok := info.Sys().(*syscall.Stat_t); ok {
 		st.ino = sys.Ino
-		st.ctime = sys.Ctim.Nano()
+		st.ctime = changeTime(sys)
 	}
 	if info.Mode()&fs.ModeSymlink != 0 {
 		st.linkTarget = readlink()

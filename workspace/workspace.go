@@ -6,6 +6,9 @@
 // non-regular files (devices, FIFOs, sockets) and writes to protected paths
 // (every .git, hook settings, the scripts loaded hooks run, MCP server
 // configurations) that would let an agent run code outside governance.
+// Reads and writes resolve a path's symlinks once, let a Judge (the
+// permission rules) see the file they reach, and open exactly that file
+// without following a symlink, so the file judged is the file opened.
 package workspace
 
 import (
@@ -40,6 +43,9 @@ type Workspace struct {
 	// extraAbs are the absolute protected paths given to Protect, inside
 	// the workspace or not: a hard link to one is refused by inode.
 	extraAbs []string
+	// judge, when set, is asked about every file ReadFile and WriteFile
+	// open (SetJudge).
+	judge Judge
 }
 
 // Open opens dir as a workspace root. dir must be an existing directory.
@@ -129,6 +135,10 @@ type ReadResult struct {
 // ReadFile reads a regular file, at most maxBytes of it (0 means the
 // default). Devices, FIFOs, sockets and directories are refused without
 // blocking: the file is opened non-blocking and checked before reading.
+// The path's symlinks are resolved once, the judge (SetJudge) asked about
+// the file they reach, and that file opened without following any symlink
+// (openat2 on Linux), so a link repointed in between fails the read
+// instead of redirecting it.
 func (w *Workspace) ReadFile(rel string, maxBytes int64) (ReadResult, error) {
 	cleaned, err := Clean(rel)
 	if err != nil {
@@ -137,9 +147,16 @@ func (w *Workspace) ReadFile(rel string, maxBytes int64) (ReadResult, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxReadBytes
 	}
-	f, err := w.root.OpenFile(cleaned, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	target, err := w.resolveLinks(cleaned)
 	if err != nil {
-		return ReadResult{}, translate(cleaned, err)
+		return ReadResult{}, err
+	}
+	if err := w.judged(AccessRead, cleaned, target); err != nil {
+		return ReadResult{}, err
+	}
+	f, err := w.openForRead(target)
+	if err != nil {
+		return ReadResult{}, raced(cleaned, target, "read", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
@@ -160,6 +177,16 @@ func (w *Workspace) ReadFile(rel string, maxBytes int64) (ReadResult, error) {
 	}
 	res.Content = buf
 	return res, nil
+}
+
+// raced translates an error opening target, the file cleaned resolved
+// to: a symlink met on the way (ELOOP, EXDEV) appeared after the path was
+// resolved and judged, and is never followed.
+func raced(cleaned, target, doing string, err error) error {
+	if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EXDEV) {
+		return fenixerr.WorkspaceEscape("path %q changed while it was being %s: a symlink appeared on the way to %q, and workspace tools never follow one that was not there when the path was checked", cleaned, doing, target).WithCode("path_changed").WithCause(err)
+	}
+	return translate(cleaned, err)
 }
 
 func requireRegular(rel string, info fs.FileInfo) error {
@@ -193,6 +220,9 @@ func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, 
 	if int64(len(data)) > maxBytes {
 		return "", fenixerr.PayloadTooLarge("write to %q of %d bytes exceeds the limit of %d bytes", cleaned, len(data), maxBytes)
 	}
+	if err := w.judged(AccessWrite, cleaned, target); err != nil {
+		return "", err
+	}
 	f, err := w.openForWrite(target)
 	if err != nil {
 		if errors.Is(err, errNotRegular) {
@@ -200,10 +230,7 @@ func (w *Workspace) WriteFile(rel string, data []byte, maxBytes int64) (string, 
 				return "", requireRegular(cleaned, info)
 			}
 		}
-		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EXDEV) {
-			return "", fenixerr.WorkspaceEscape("path %q changed while it was being written: a symlink appeared on the way to %q, and writes never follow one that was not there when the path was checked", cleaned, target).WithCause(err)
-		}
-		return "", translate(cleaned, err)
+		return "", raced(cleaned, target, "written", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
@@ -284,6 +311,9 @@ func (w *Workspace) resolveLinks(cleaned string) (string, error) {
 			return "", fenixerr.WorkspaceEscape("path %q goes through more than %d symlinks", cleaned, maxSymlinkHops).WithCause(syscall.ELOOP)
 		}
 		target, err := w.root.Readlink(candidate)
+		if errors.Is(err, syscall.EINVAL) {
+			return "", fenixerr.WorkspaceEscape("path %q changed while it was being resolved: %q stopped being a symlink", cleaned, candidate).WithCode("path_changed").WithCause(err)
+		}
 		if err != nil {
 			return "", translate(candidate, err)
 		}

@@ -156,7 +156,7 @@ type Permissions struct {
 
 var (
 	_ hooks.PermissionPolicy = (*Permissions)(nil)
-	_ hooks.ReadFilter       = (*Permissions)(nil)
+	_ hooks.PathFilter       = (*Permissions)(nil)
 )
 
 // NewPermissions merges the sources' permissions; nil when none sets a
@@ -295,9 +295,20 @@ func describeCall(tool string, args map[string]any) string {
 // ReadDenied reports whether a deny rule covers a workspace_read of rel,
 // judged as Evaluate judges one (the path and the file it resolves to;
 // one that cannot be resolved counts as covered), so workspace_list and
-// workspace_search leave out what a read would be refused.
+// workspace_search leave out what a read would be refused, and a read
+// is refused at the open when its symlinks changed since the review.
 func (p *Permissions) ReadDenied(root, rel string, resolve func(string) (string, error)) bool {
-	c := &judgedCall{tool: "workspace_read", args: map[string]any{"path": rel}, root: root, resolve: resolve}
+	return p.pathDenied("workspace_read", root, rel, resolve)
+}
+
+// WriteDenied is ReadDenied for a write of rel, judged as a
+// workspace_write (Edit and Write rules).
+func (p *Permissions) WriteDenied(root, rel string, resolve func(string) (string, error)) bool {
+	return p.pathDenied("workspace_write", root, rel, resolve)
+}
+
+func (p *Permissions) pathDenied(tool, root, rel string, resolve func(string) (string, error)) bool {
+	c := &judgedCall{tool: tool, args: map[string]any{"path": rel}, root: root, resolve: resolve}
 	for _, r := range p.rules {
 		if r.behavior != behaviorDeny {
 			continue
