@@ -159,6 +159,7 @@ func startCommandRun(env *Env, h *Host, p commandPlan) (procs.CommandRun, *procs
 		Dir:         p.dir,
 		Env:         p.env,
 		Limits:      p.limits,
+		User:        h.cfg.CommandUser,
 		KeepBytes:   h.cfg.Exec.KeepBytes,
 		BeforeRun: func(proc *procs.Process) error {
 			rec = procs.CommandRun{

@@ -81,6 +81,11 @@ func NewHost(cfg HostConfig) (*Host, error) {
 			return nil, fmt.Errorf("search URL %q is not an http(s) URL: set FENIX_SEARCH_URL like http://127.0.0.1:8888", cfg.SearchURL)
 		}
 	}
+	if cfg.CommandUser != nil {
+		if err := procs.CheckRunAs(cfg.CommandUser); err != nil {
+			return nil, fmt.Errorf("FENIX_COMMAND_USER: %w", err)
+		}
+	}
 	// Opening the registries reaps what a worker that died on this data
 	// directory left running.
 	runs, err := procs.OpenRuns(procs.RunsConfig{

@@ -68,10 +68,16 @@ type HostConfig struct {
 	EnvAllowlist []string
 	// Environ is the environment the allowlist draws from (default
 	// os.Environ()).
-	Environ  []string
-	Exec     ExecConfig
-	Services ServiceConfig
-	Browser  BrowserConfig
+	Environ []string
+	// CommandUser, when set, is who exec_command and process_exec run
+	// their commands as (FENIX_COMMAND_USER: an account name, a uid or
+	// uid:gid); else they run as the worker. The worker must be root or
+	// hold CAP_SETUID, CAP_SETGID and CAP_KILL; NewHost
+	// starts a probe command as the user and fails if it cannot.
+	CommandUser *procs.User
+	Exec        ExecConfig
+	Services    ServiceConfig
+	Browser     BrowserConfig
 	// Logger receives what NewHost reaped from a worker that died on this
 	// data directory: command runs and services it left running (default
 	// slog.Default()).
@@ -83,7 +89,8 @@ type HostConfig struct {
 // FENIX_FETCH_ALLOW (CIDRs, IPs and host names, comma-separated),
 // FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_EXEC_ENV_ALLOW (variable
 // names, comma-separated), FENIX_EXEC_MAX_TIMEOUT (a Go duration or
-// seconds), FENIX_BROWSER_PATH and FENIX_BROWSER_IDLE_TIMEOUT.
+// seconds), FENIX_COMMAND_USER, FENIX_BROWSER_PATH and
+// FENIX_BROWSER_IDLE_TIMEOUT.
 func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 	// The data directory and host ID are the worker's settings
 	// (internal/worker Config), which NewHost's caller fills in.
@@ -104,6 +111,11 @@ func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 	}
 	if cfg.Exec.MaxTimeout, err = envDuration(getenv, "FENIX_EXEC_MAX_TIMEOUT"); err != nil {
 		return cfg, err
+	}
+	if name := getenv("FENIX_COMMAND_USER"); name != "" {
+		if cfg.CommandUser, err = procs.LookupUser(name); err != nil {
+			return cfg, fmt.Errorf("FENIX_COMMAND_USER: %w", err)
+		}
 	}
 	cfg.Browser.ExecPath = getenv("FENIX_BROWSER_PATH")
 	if cfg.Browser.IdleTimeout, err = envDuration(getenv, "FENIX_BROWSER_IDLE_TIMEOUT"); err != nil {

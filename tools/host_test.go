@@ -101,6 +101,18 @@ func TestHostConfigFromEnv(t *testing.T) {
 		strings.Join(cfg.EnvAllowlist, ",") != "GOPATH,GOCACHE" || cfg.Exec.MaxTimeout.Seconds() != 120 {
 		t.Fatalf("cfg = %+v", cfg)
 	}
+	if cfg.CommandUser != nil {
+		t.Fatalf("CommandUser = %v with FENIX_COMMAND_USER unset, want commands to run as the worker", cfg.CommandUser)
+	}
+	env["FENIX_COMMAND_USER"] = "nobody"
+	if cfg, err = HostConfigFromEnv(func(k string) string { return env[k] }); err != nil || cfg.CommandUser == nil || cfg.CommandUser.UID != 65534 {
+		t.Fatalf("FENIX_COMMAND_USER=nobody: %v, %v", cfg.CommandUser, err)
+	}
+	env["FENIX_COMMAND_USER"] = "root"
+	if _, err := HostConfigFromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "FENIX_COMMAND_USER") {
+		t.Fatalf("FENIX_COMMAND_USER=root: %v, want it refused naming the variable", err)
+	}
+	delete(env, "FENIX_COMMAND_USER")
 	env["FENIX_EXEC_MAX_TIMEOUT"] = "soon"
 	if _, err := HostConfigFromEnv(func(k string) string { return env[k] }); err == nil {
 		t.Fatal("accepted a bad timeout")

@@ -122,6 +122,7 @@ func launchService(env *Env, h *Host, a ProcessExecArgs) (string, procs.ServiceI
 		Env:            vars,
 		Port:           a.Port,
 		Limits:         h.cfg.Services.Limits,
+		User:           h.cfg.CommandUser,
 		CallID:         env.CallID,
 		ConversationID: env.ConversationID,
 	})

@@ -70,6 +70,9 @@ type Spec struct {
 	// WatchInterval is how often the process-count watchdog samples the
 	// group (default 50ms).
 	WatchInterval time.Duration
+	// User, when set, is who the command runs as (its uid and gid, no
+	// supplementary groups); else it runs as the worker.
+	User *User
 	// BeforeRun, when set, is called once the shell exists, its limits are
 	// in place and its group identity is known, but before the command
 	// line runs: a registry records the run here, so nothing runs that a
@@ -130,13 +133,23 @@ func Start(spec Spec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(Shell, "-c", gateScript, Shell, spec.CommandLine)
+	gate := gateScript
+	if spec.User != nil {
+		if gate, err = userGateScript(spec.Limits); err != nil {
+			files.closeAll()
+			return nil, err
+		}
+	}
+	cmd := exec.Command(Shell, "-c", gate, Shell, spec.CommandLine)
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdout = files.outW
 	cmd.Stderr = files.errW
 	cmd.ExtraFiles = []*os.File{files.gateR}
 	cmd.SysProcAttr = sysProcAttr()
+	if spec.User != nil {
+		cmd.SysProcAttr.Credential = spec.User.credential()
+	}
 	cg, err := proctree.New(proctree.Parent(), proctree.PrefixCommand)
 	if err == nil {
 		cg.Attach(cmd.SysProcAttr)
@@ -145,6 +158,9 @@ func Start(spec Spec) (*Process, error) {
 		files.closeAll()
 		if cg != nil {
 			cg.Close()
+		}
+		if spec.User != nil {
+			return nil, fmt.Errorf("starting %s as %s in %s: %w (the account must be able to enter the directory and run the shell)", Shell, spec.User, spec.Dir, err)
 		}
 		return nil, fmt.Errorf("starting %s: %w", Shell, err)
 	}
@@ -249,10 +265,14 @@ func (f *startFiles) closeChildEnds() {
 }
 
 // guard applies the resource limits and asks BeforeRun, while the shell
-// waits at the gate.
+// waits at the gate. A command user's shell sets its own limits past
+// the gate (userGateScript): prlimit on another user's process needs
+// CAP_SYS_RESOURCE.
 func (p *Process) guard() error {
-	if err := applyLimits(p.pid, p.spec.Limits); err != nil {
-		return fmt.Errorf("applying resource limits: %w", err)
+	if p.spec.User == nil {
+		if err := applyLimits(p.pid, p.spec.Limits); err != nil {
+			return fmt.Errorf("applying resource limits: %w", err)
+		}
 	}
 	if p.spec.BeforeRun != nil {
 		return p.spec.BeforeRun(p)

@@ -42,8 +42,10 @@ type ServiceSpec struct {
 	Env         []string
 	// Port, when > 0, is the loopback port the service listens on; the
 	// reverse proxy forwards /proxy/<ID>/ to it.
-	Port           int
-	Limits         Limits
+	Port   int
+	Limits Limits
+	// User, when set, is who the service runs as (Spec.User).
+	User           *User
 	CallID         string
 	ConversationID string
 }
@@ -260,6 +262,7 @@ func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 		Dir:           spec.Dir,
 		Env:           spec.Env,
 		Limits:        spec.Limits,
+		User:          spec.User,
 		KeepBytes:     m.cfg.KeepBytes,
 		CombineOutput: true,
 		LogPath:       logPath,

@@ -279,3 +279,49 @@ func reapLeftover(g *GroupIdentity, wait time.Duration) Leftover {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// userGateScript is the start gate of a command run as another user:
+// once the worker opens it, the shell lowers its own limits with the
+// ulimit builtin (no privilege needed, no exec) and fails the start if it
+// cannot, then evaluates the line. Units are sh's: -f in 512-byte
+// blocks, -v in KiB (dash, and bash in POSIX mode). Values are clamped to
+// the worker's hard limits, which the shell inherited. RLIMIT_NPROC is
+// left out (its flag differs between dash and bash, and root workers
+// never had it): the process-count watchdog bounds the group.
+func userGateScript(l Limits) (string, error) {
+	var sets []string
+	add := func(flag string, resource int, soft, hard uint64) error {
+		var own unix.Rlimit
+		if err := unix.Getrlimit(resource, &own); err != nil {
+			return fmt.Errorf("reading the worker's limit %s: %w", flag, err)
+		}
+		hard = min(hard, own.Max)
+		soft = min(soft, hard)
+		// Soft first: a hard limit below the current soft one is refused.
+		sets = append(sets, fmt.Sprintf("ulimit -S %s %d", flag, soft), fmt.Sprintf("ulimit -H %s %d", flag, hard))
+		return nil
+	}
+	var err error
+	if l.MaxFileBytes > 0 {
+		blocks := max(uint64(l.MaxFileBytes)/512, 1)
+		err = errors.Join(err, add("-f", unix.RLIMIT_FSIZE, blocks, blocks))
+	}
+	if l.CPUSeconds > 0 {
+		err = errors.Join(err, add("-t", unix.RLIMIT_CPU, uint64(l.CPUSeconds), uint64(l.CPUSeconds)+5))
+	}
+	if l.MaxOpenFiles > 0 {
+		err = errors.Join(err, add("-n", unix.RLIMIT_NOFILE, uint64(l.MaxOpenFiles), uint64(l.MaxOpenFiles)))
+	}
+	if l.MaxMemoryBytes > 0 {
+		kib := max(uint64(l.MaxMemoryBytes)/1024, 1)
+		err = errors.Join(err, add("-v", unix.RLIMIT_AS, kib, kib))
+	}
+	if err != nil {
+		return "", err
+	}
+	limits := ""
+	if len(sets) > 0 {
+		limits = "{ " + strings.Join(sets, " && ") + "; } || exit 125; "
+	}
+	return `read -r fenix_gate <&3 || exit 125; exec 3<&-; unset fenix_gate; ` + limits + `eval "set --; $1"`, nil
+}
