@@ -278,6 +278,11 @@ type PreToolUseHooksResult struct {
 	// PolicyFingerprint identifies the policy that made the verdict.
 	PolicyFingerprint string              `json:"policy_fingerprint,omitempty"`
 	Trace             contract.TraceEntry `json:"trace"`
+	// ReachedPath is the file a workspace tool's path argument (after
+	// the hooks' updatedInput) led to through symlinks when the rules
+	// judged it; ExecuteTool holds the open to it. Empty without path
+	// rules.
+	ReachedPath string `json:"reached_path,omitempty"`
 }
 
 // RunPreToolUseHooks asks every hook about a reviewed call, in order: the
@@ -315,7 +320,12 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 			trace.Fields["deferred"] = true
 		}
 	}
-	return PreToolUseHooksResult{Result: res, PolicyFingerprint: fingerprint, Trace: trace}, nil
+	args := ev.ToolInput
+	if res.ArgsMutated {
+		args = res.FinalArgs
+	}
+	return PreToolUseHooksResult{Result: res, PolicyFingerprint: fingerprint, Trace: trace,
+		ReachedPath: a.reachedPath(ev.WorkspaceRoot, ev.ToolName, args)}, nil
 }
 
 // readOnly says whether this worker's registry marks the tool read-only;

@@ -93,6 +93,23 @@ func TestOpensAreJudgedWhereTheirLinksLeadAtTheOpen(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "secrets/key.pem")); string(b) != "KEY\n" {
 		t.Errorf("secrets/key.pem = %q, want it unchanged", b)
 	}
+	// PreToolUse recorded where out led; a write through it, repointed at
+	// a file no rule covers, is refused all the same.
+	repoint("out", "out.txt")
+	reached := a.reachedPath(ws, "workspace_write", map[string]any{"path": "out"})
+	if reached != "out.txt" {
+		t.Fatalf("reachedPath(out) = %q, want out.txt", reached)
+	}
+	repoint("out", "notes.txt")
+	res, err := a.ExecuteTool(context.Background(), ExecuteToolInput{WorkspaceRoot: ws, ReachedPath: reached,
+		ToolCall: contract.ToolCall{CallID: "c2", ToolName: "workspace_write", Arguments: map[string]any{"path": "./out", "content": "pwned\n"}}})
+	if fe := fenixerr.FromTemporal(err); err == nil || fe.Code != "path_changed" {
+		t.Errorf("write out (judged -> out.txt, now -> notes.txt) = %s, %v: want path_changed", res.Raw, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "notes\n" {
+		t.Errorf("notes.txt = %q, want it unchanged", b)
+	}
+
 	// What the rules allow still goes through links.
 	repoint("notes", "notes.txt")
 	if raw, err := run("workspace_read", map[string]any{"path": "notes"}); err != nil || !strings.Contains(raw, "notes") {

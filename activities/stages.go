@@ -124,6 +124,10 @@ type ExecuteToolInput struct {
 	ConversationID string            `json:"conversation_id"`
 	TurnID         string            `json:"turn_id"`
 	AgentProfile   string            `json:"agent_profile"`
+	// ReachedPath is the file the call's "path" led to when PreToolUse
+	// judged it (PreToolUseHooksResult.ReachedPath): the tool may open
+	// that path only if it still leads there.
+	ReachedPath string `json:"reached_path,omitempty"`
 }
 
 // ExecuteToolResult is the executor's raw result.
@@ -176,7 +180,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	// on where its symlinks lead at the open.
 	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.PathFilter); ok && ws != nil {
 		env.Hidden = func(rel string) bool { return filter.ReadDenied(ws.Dir(), rel, ws.ResolveLinks) }
-		ws.SetJudge(judgeOpens(filter, ws.Dir()))
+		ws.SetJudge(judgeOpens(filter, ws.Dir(), pinOf(in.ToolCall.Arguments, in.ReachedPath)))
 	}
 	started := time.Now()
 	raw, err := a.Tools.Execute(ctx, env, in.ToolCall)

@@ -314,7 +314,8 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 	call = governed.call
 	executed, err := runStageAs[activities.ExecuteToolResult](ctx, t.session, t.runsToolLocally(reviewed), activities.StageExecuteTool, toolOptions(reviewed),
 		acts.ExecuteTool, activities.ExecuteToolInput{ToolCall: call, WorkspaceRoot: t.req.WorkspaceRoot,
-			ConversationID: t.req.ConversationID, TurnID: t.req.TurnID, AgentProfile: t.req.AgentContext.Profile})
+			ConversationID: t.req.ConversationID, TurnID: t.req.TurnID, AgentProfile: t.req.AgentContext.Profile,
+			ReachedPath: governed.reachedPath})
 	if err != nil {
 		_, err = explainLostTool(call, err)
 		return t.observeFailure(ctx, step, call, err, 0)

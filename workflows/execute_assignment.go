@@ -348,6 +348,7 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 			ConversationID: r.a.ConversationID,
 			TurnID:         r.a.TurnID,
 			AgentProfile:   r.a.AgentContext.Profile,
+			ReachedPath:    governed.reachedPath,
 		})
 	if err != nil {
 		return nil, 0, err

@@ -263,6 +263,9 @@ func (s *session) toolFailed(ctx workflow.Context, call contract.ToolCall, err e
 type governedCall struct {
 	call              contract.ToolCall
 	additionalContext string
+	// reachedPath is where the call's path led when PreToolUse judged
+	// it; ExecuteTool refuses the open if it leads elsewhere by then.
+	reachedPath string
 }
 
 // governToolCall runs PreToolUse hooks (the CancellationHook reads this
@@ -296,7 +299,7 @@ func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, s
 	if res.ArgsMutated {
 		call.Arguments = res.FinalArgs
 	}
-	out := governedCall{call: call, additionalContext: res.AdditionalContext}
+	out := governedCall{call: call, additionalContext: res.AdditionalContext, reachedPath: pre.ReachedPath}
 	if !res.NeedsPermission() {
 		return out, nil
 	}
@@ -310,7 +313,8 @@ func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, s
 			"tool call %q (%s) was denied permission %q: %s", call.CallID, call.ToolName, res.PermissionRequired.Permission, reason).WithTool(call.ToolName)}
 	}
 	if decision.updatedArgs != nil {
-		out.call.Arguments = decision.updatedArgs
+		// Arguments a PermissionRequest hook replaced were not resolved.
+		out.call.Arguments, out.reachedPath = decision.updatedArgs, ""
 	}
 	return out, nil
 }

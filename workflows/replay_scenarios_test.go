@@ -365,6 +365,12 @@ func scenarios() []scenario {
 			return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "replay-list-tools", TaskQueue: q}, workflows.ListToolsWorkflow,
 				workflows.ListToolsRequest{Requester: "replay"})
 		}},
+		// A workspace tool's PreToolUse result records the file its path
+		// led to (reached_path), and ExecuteTool's input carries it.
+		{"reached_path_workspace_read.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-reached-path-workspace-read",
+				withTool(map[string]any{"call_id": "c", "tool_name": "workspace_read", "arguments": map[string]any{"path": "./README.md"}}, "workspace_read"))
+		}},
 	}
 }
 

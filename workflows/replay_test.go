@@ -115,7 +115,7 @@ func recordHistories(t *testing.T, overwrite bool) {
 	w, err := fenixworker.New(srv.Client(), fenixworker.Config{
 		TaskQueue: queue, DataDir: t.TempDir(), DefaultWorkspaceRoot: ws, HostID: "recorder", Tools: registry,
 		SkillsDir: filepath.Join("..", "examples", "skills"), Hooks: []hooks.AgentHook{testtools.PolicyHook{}},
-		HookSources: []string{sessionProject(t)},
+		HookSources: []string{permissionsProject(t, sessionProject(t))},
 		Model:       &llm.Router{Scripted: scriptedProvider(t)},
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -199,6 +199,13 @@ func renameFirstActivity(t *testing.T, hist *historypb.History, from, to string)
 
 // sessionProject copies the session-project fixture (Claude Code hooks
 // that log their input) to a temporary checkout.
+// permissionsProject adds a Read deny rule to project, so the recorder's
+// PreToolUse judges workspace paths (reached_path_workspace_read).
+func permissionsProject(t *testing.T, project string) string {
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.local.json"), []byte(`{"permissions": {"deny": ["Read(./.env)"]}}`), 0o644))
+	return project
+}
+
 func sessionProject(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "session-project")
 	require.NoError(t, os.CopyFS(dir, os.DirFS(filepath.Join("..", "hooks", "claudecode", "testdata", "session-project"))))
