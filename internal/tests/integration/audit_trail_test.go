@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -63,4 +65,44 @@ func TestToolCallWaitsForItsAuditRowWhenTheStoreIsLocked(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Equal(t, 1, auditCount(t, w.Audit(), id, audit.EventToolCall), "the completed call has its audit row")
 	assert.Equal(t, 1, auditCount(t, w.Audit(), id, audit.EventSessionStop))
+}
+
+// writeScripts writes a scripted-model file holding one script.
+func writeScripts(t *testing.T, name string, turns []map[string]any) string {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{"scripts": map[string]any{name: map[string]any{"turns": turns}}})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(path, raw, 0o644))
+	return path
+}
+
+// A model that names a call of a later step like one of an earlier step
+// (providers that number calls per answer do; so can a model that wants
+// its second call to leave no trace) still gets one audit row per call:
+// the second call is not folded into the first's row.
+func TestReusedCallIDAcrossStepsIsAuditedTwice(t *testing.T) {
+	scripts := writeScripts(t, "reuse", []map[string]any{
+		{"tool_calls": []map[string]any{{"call_id": "call_0", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}}},
+		{"tool_calls": []map[string]any{{"call_id": "call_0", "tool_name": "workspace_read", "arguments": map[string]any{"path": "README.md"}}}},
+		{"content": "done"},
+	})
+	w := startWorker(t, withScripts(t, scripts))
+	req := agentTurnRequest(t, "reuse", map[string]any{
+		"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator", "workspace_read"}},
+	})
+	res := runTurn(t, w.queue, req)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Equal(t, 2, res.Metrics.ToolCalls)
+
+	rows, err := w.Audit().Query(context.Background(), audit.Filter{SessionID: req["logical_work_id"].(string), Event: audit.EventToolCall})
+	require.NoError(t, err)
+	var tools, ids []string
+	for _, r := range rows {
+		tools, ids = append(tools, r.ToolName), append(ids, r.CallID)
+	}
+	assert.Equal(t, []string{"calculator", "workspace_read"}, tools, "one TOOL_CALL row per executed call")
+	assert.Equal(t, []string{"call_0", "call_0#2"}, ids)
+	renamed := findTraceEntry(res.Trace, "reused_call_ids")
+	assert.NotEmpty(t, renamed.Hook, "the rename is in the trace")
 }
