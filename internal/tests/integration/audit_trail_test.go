@@ -3,8 +3,10 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,8 @@ import (
 
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -105,4 +109,33 @@ func TestReusedCallIDAcrossStepsIsAuditedTwice(t *testing.T) {
 	assert.Equal(t, []string{"call_0", "call_0#2"}, ids)
 	renamed := findTraceEntry(res.Trace, "reused_call_ids")
 	assert.NotEmpty(t, renamed.Hook, "the rename is in the trace")
+}
+
+// A tool's error is redacted like its result: an upstream that answers an
+// error quoting what it read (an MCP tool's isError text, a failed fetch)
+// must not put a secret into history, the audit log or the model's
+// observation just because the call failed.
+func TestToolErrorIsRedactedLikeItsResult(t *testing.T) {
+	const secret = "AKIAIOSFODNN7EXAMPLE"
+	leaky := tools.Define(tools.Spec{Name: "test_leaky_error", Timeout: 10 * time.Second},
+		func(context.Context, *tools.Env, struct{}) (struct{}, error) {
+			return struct{}{}, fenixerr.Runtime("upstream refused: config has aws_access_key_id=%s", secret).
+				WithTool("test_leaky_error").WithCause(errors.New("body: " + secret))
+		}, func(struct{}, struct{}) tools.Projection { return tools.Projection{} })
+	w := startWorker(t, withTools(leaky))
+	res, run := runAssignment(t, w.queue, assignment("leaky-error", map[string]any{
+		"call_id": "call-leaky", "tool_name": "test_leaky_error", "arguments": map[string]any{},
+	}, "test_leaky_error"))
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.NotContains(t, res.Error.LastErrorSummary, secret)
+	assert.Contains(t, res.Error.LastErrorSummary, "[REDACTED:")
+
+	rows, err := w.Audit().Query(context.Background(), audit.Filter{SessionID: run.GetID(), Event: audit.EventToolFailure})
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	assert.NotContains(t, rows[0].Error, secret)
+
+	raw, err := json.Marshal(history(t, run))
+	require.NoError(t, err)
+	assert.False(t, strings.Contains(string(raw), secret), "the secret is in the run's history")
 }
