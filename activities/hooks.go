@@ -6,6 +6,7 @@ import (
 
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
 )
 
@@ -221,6 +222,10 @@ func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInp
 	if err != nil {
 		return fail[HookSummaryResult](err)
 	}
+	if err := hooks.EssentialErr(ev, sum.Decisions); err != nil {
+		// A failure's or a session stop's audit row is not stored.
+		return fail[HookSummaryResult](fenixerr.Transient(err))
+	}
 	a.recordDecisions(ev, sum.Decisions)
 	boundSummary(&sum)
 	trace := summaryTrace(ev, sum)
@@ -390,6 +395,11 @@ func (a *Activities) RunPostToolUseHooks(ctx context.Context, ev hooks.PostToolU
 		return fail[PostToolUseHooksResult](err)
 	}
 	res := a.hookRegistry().RunPostToolUse(ctx, ev)
+	if err := hooks.EssentialErr(hooks.EventPostToolUse, res.Decisions); err != nil {
+		// The call's audit row is not stored: retry the stage rather
+		// than hand on a result nothing recorded.
+		return fail[PostToolUseHooksResult](fenixerr.Transient(err))
+	}
 	boundPostToolUse(&res)
 	a.recordDecisions(hooks.EventPostToolUse, res.Decisions)
 	trace := contract.Trace(StagePostToolUse,

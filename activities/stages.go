@@ -191,6 +191,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 			status = ToolStatusCanceled
 		}
 		a.metrics().ToolCall(in.ToolCall.ToolName, status)
+		err = a.redactToolError(err)
 		a.logRefusal(StageExecuteTool, in.ToolCall, err)
 		return fail[ExecuteToolResult](ctxErr(ctx, err))
 	}
@@ -412,4 +413,34 @@ func currentActivity(ctx context.Context) (activity.Info, bool) {
 		return activity.Info{}, false
 	}
 	return activity.GetInfo(ctx), true
+}
+
+// redactToolError removes secrets from a tool's error as from its result:
+// the message reaches history, the audit log and the model. A redacted
+// error drops its cause, whose text history would record too.
+func (a *Activities) redactToolError(err error) error {
+	if err == nil || a.Redactor == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var fe *fenixerr.Error
+	if !errors.As(err, &fe) {
+		// A plain error is a runtime error (fenixerr.ToTemporal); an
+		// error the tool built for Temporal itself is passed on as is.
+		var appErr interface{ NonRetryable() bool }
+		if errors.As(err, &appErr) {
+			return err
+		}
+	}
+	fe = fenixerr.As(err)
+	msg, n := a.Redactor.String(fe.Message)
+	if cause := fe.Cause; n == 0 && cause != nil {
+		if _, m := a.Redactor.String(cause.Error()); m == 0 {
+			return err
+		}
+	} else if n == 0 {
+		return err
+	}
+	out := *fe
+	out.Message, out.Cause = msg, nil
+	return &out
 }

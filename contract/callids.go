@@ -43,3 +43,42 @@ func UniqueCallIDs(calls []ToolCall) []CallIDRename {
 	}
 	return renames
 }
+
+// RenameReusedCallIDs renames the calls of one model answer whose IDs an
+// earlier answer of the same run used (in used): "x" becomes the first of
+// "x#2", "x#3", … that neither used nor the answer holds. It then adds
+// every call's ID to used. Run after UniqueCallIDs, it leaves every call
+// of a run with its own ID. A renamed call's index and model ID are in
+// the renames.
+func RenameReusedCallIDs(calls []ToolCall, used map[string]bool) []CallIDRename {
+	taken := func(id string) bool {
+		if used[id] {
+			return true
+		}
+		for _, c := range calls {
+			if c.CallID == id {
+				return true
+			}
+		}
+		return false
+	}
+	var renames []CallIDRename
+	for i := range calls {
+		id := calls[i].CallID
+		if !used[id] {
+			continue
+		}
+		n := 2
+		to := id + "#" + strconv.Itoa(n)
+		for taken(to) {
+			n++
+			to = id + "#" + strconv.Itoa(n)
+		}
+		calls[i].CallID = to
+		renames = append(renames, CallIDRename{Index: i, From: id, To: to})
+	}
+	for _, c := range calls {
+		used[c.CallID] = true
+	}
+	return renames
+}

@@ -47,6 +47,14 @@ type FailClosedHook interface {
 	FailClosed() bool
 }
 
+// EssentialHook is implemented by hooks whose work the stage they run in
+// exists for (the audit log: a call must not go on unrecorded). Their
+// error is not a non-blocking hook error: the decision is marked
+// Essential and the stage fails (see EssentialErr), so it is retried.
+type EssentialHook interface {
+	Essential() bool
+}
+
 // EventFilter is implemented by hooks that handle only some events; the
 // registry skips them for the others, so decisions and traces list only the
 // hooks that had something to do.

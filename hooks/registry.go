@@ -22,6 +22,8 @@ type HookDecision struct {
 	DurationMS int64  `json:"duration_ms"`
 	Error      string `json:"error,omitempty"`
 	Panicked   bool   `json:"panicked,omitempty"`
+	// Essential marks the error of an EssentialHook: the stage must fail.
+	Essential bool `json:"essential,omitempty"`
 }
 
 // PermissionRequirement is the first PermissionRequired a PreToolUse hook
@@ -108,6 +110,19 @@ type Summary struct {
 // returns nil.
 func (s Summary) Err() error { return decisionErrors(s.Event, s.Decisions) }
 
+// EssentialErr joins the errors of the EssentialHooks that failed, or
+// returns nil: a stage that gets one must fail rather than go on as if the
+// hook had done its work.
+func EssentialErr(ev Event, ds []HookDecision) error {
+	var errs []error
+	for _, d := range ds {
+		if d.Essential && d.Error != "" {
+			errs = append(errs, fmt.Errorf("%s hook %q: %s", ev, d.Hook, d.Error))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func decisionErrors(ev Event, ds []HookDecision) error {
 	var errs []error
 	for _, d := range ds {
@@ -138,6 +153,7 @@ type entry struct {
 	hook       AgentHook
 	name       string
 	failClosed bool
+	essential  bool
 }
 
 // Option configures a Registry.
@@ -167,6 +183,9 @@ func (r *Registry) Add(h AgentHook) {
 	e := entry{hook: h, name: h.Name()}
 	if fc, ok := h.(FailClosedHook); ok {
 		e.failClosed = fc.FailClosed()
+	}
+	if es, ok := h.(EssentialHook); ok {
+		e.essential = es.Essential()
 	}
 	r.entries = append(r.entries, e)
 }
@@ -239,6 +258,7 @@ func invoke[T any](r *Registry, e entry, ev Event, call func() (T, error), onPan
 	d.DurationMS = r.now().Sub(start).Milliseconds()
 	if err != nil {
 		d.Error = err.Error()
+		d.Essential = e.essential
 		if r.logf != nil {
 			r.logf("lifecycle hook failed", "hook", e.name, "event", string(ev), "error", d.Error, "panicked", d.Panicked)
 		}

@@ -626,3 +626,36 @@ func TestEventJSONIsFlatSnakeCase(t *testing.T) {
 		}
 	}
 }
+
+type essentialHook struct{ fakeHook }
+
+func (essentialHook) Essential() bool { return true }
+
+// An EssentialHook's error is marked on its decision so the stage can fail;
+// other hooks' errors stay non-blocking.
+func TestEssentialHookErrorFailsTheStage(t *testing.T) {
+	broken := func(PostToolUseEvent) (PostToolUseAction, error) { return KeepOutput(), errors.New("disk full") }
+	r := NewRegistry()
+	r.Add(&fakeHook{name: "observer", post: broken})
+	res := r.RunPostToolUse(context.Background(), PostToolUseEvent{ToolName: "calculator", Content: "4"})
+	if err := EssentialErr(EventPostToolUse, res.Decisions); err != nil {
+		t.Fatalf("a non-essential hook's error failed the stage: %v", err)
+	}
+
+	r.Add(&essentialHook{fakeHook{name: "audit"}})
+	res = r.RunPostToolUse(context.Background(), PostToolUseEvent{ToolName: "calculator", Content: "4"})
+	if err := EssentialErr(EventPostToolUse, res.Decisions); err != nil {
+		t.Fatalf("an essential hook that succeeded failed the stage: %v", err)
+	}
+
+	r = NewRegistry()
+	r.Add(&essentialHook{fakeHook{name: "audit", post: broken}})
+	res = r.RunPostToolUse(context.Background(), PostToolUseEvent{ToolName: "calculator", Content: "4"})
+	err := EssentialErr(EventPostToolUse, res.Decisions)
+	if err == nil || !strings.Contains(err.Error(), `"audit": disk full`) {
+		t.Fatalf("EssentialErr = %v, want the audit hook's error", err)
+	}
+	if !res.Decisions[0].Essential {
+		t.Fatalf("decision not marked essential: %+v", res.Decisions[0])
+	}
+}

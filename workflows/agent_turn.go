@@ -67,6 +67,9 @@ type turnRun struct {
 	previous   []string
 	// stopBlocks counts the stops Stop hooks blocked in this turn.
 	stopBlocks int
+	// usedCallIDs are the call IDs this run's steps ran (see
+	// runUniqueCallIDs).
+	usedCallIDs map[string]bool
 }
 
 func (t *turnRun) execute(input json.RawMessage) (contract.Result, error) {
@@ -191,7 +194,7 @@ func (t *turnRun) loop() (*contract.Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := t.appendMessages(batch.messages); err != nil {
+		if err := t.appendMessages(batch.transcript); err != nil {
 			return nil, err
 		}
 		// A halt still completes the step (metrics, StepComplete hooks)
@@ -253,6 +256,9 @@ type toolBatch struct {
 	calls    []contract.ToolCall
 	messages []contract.Message
 	failed   []bool
+	// transcript is messages as the transcript keeps them: answering the
+	// call IDs of the model's message (see runUniqueCallIDs).
+	transcript []contract.Message
 }
 
 // runTools runs every call of one model answer in parallel; results keep
@@ -271,6 +277,7 @@ func (t *turnRun) runTools(step int, calls []contract.ToolCall) (toolBatch, erro
 		batch.calls[i] = call
 	}
 	t.uniqueCallIDs(step, batch.calls)
+	modelIDs := t.runUniqueCallIDs(step, batch.calls)
 	wg := workflow.NewWaitGroup(t.ctx)
 	for i := range batch.calls {
 		call := batch.calls[i]
@@ -287,6 +294,13 @@ func (t *turnRun) runTools(step int, calls []contract.ToolCall) (toolBatch, erro
 		}
 		batch.messages[i] = r.message
 		batch.failed[i] = r.failed
+	}
+	batch.transcript = batch.messages
+	if modelIDs != nil {
+		batch.transcript = slices.Clone(batch.messages)
+		for i := range batch.transcript {
+			batch.transcript[i].ToolCallID = modelIDs[i]
+		}
 	}
 	return batch, nil
 }

@@ -20,6 +20,35 @@ func (t *turnRun) uniqueCallIDs(step int, calls []contract.ToolCall) {
 	}
 }
 
+// runUniqueCallIDs renames the calls of one step whose IDs an earlier step
+// of this run used (shapeRunUniqueCallIDs): audit rows are unique per
+// (session, run, call, event), so a reused ID would fold the later call
+// into the earlier call's rows and leave it unrecorded; pending approvals
+// and subagent workflow IDs are per call ID too. It returns the model's
+// IDs of the calls, or nil when none was renamed: the transcript keeps
+// those, so each tool result answers the ID the model's message names.
+func (t *turnRun) runUniqueCallIDs(step int, calls []contract.ToolCall) []string {
+	if t.shape < shapeRunUniqueCallIDs {
+		return nil
+	}
+	if t.usedCallIDs == nil {
+		t.usedCallIDs = map[string]bool{}
+	}
+	renames := contract.RenameReusedCallIDs(calls, t.usedCallIDs)
+	if len(renames) == 0 {
+		return nil
+	}
+	t.addTrace(contract.Trace("reused_call_ids", "step", step, "renamed", renames))
+	modelIDs := make([]string, len(calls))
+	for i := range calls {
+		modelIDs[i] = calls[i].CallID
+	}
+	for _, r := range renames {
+		modelIDs[r.Index] = r.From
+	}
+	return modelIDs
+}
+
 // MaxToolArgumentBytes is above the largest arguments any built-in tool
 // accepts (workspace_write: 1 MiB of content plus 16 KiB). Larger
 // arguments fail before any stage carries them: each stage that repeated

@@ -305,6 +305,8 @@ func scenarios() []scenario {
 				withTool(map[string]any{"call_id": "block-1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
 		}},
 		{"bounded_agent_turn_duplicate_call_ids.json", agentScenario("duplicate", 5, nil)},
+		// fenix-shape 12: a call ID an earlier step used is renamed.
+		{"run_unique_call_ids_agent_turn.json", agentScenario("reused_ids", 5, nil)},
 		// Shape inbox (fenix-shape 4): AwaitingDecision upserts, decisions with decider and
 		// arguments hash, the record_permission_decision stage.
 		{"inbox_permission_allowed.json", inboxScenario("replay-inbox-permission", workflows.DecisionAllow)},

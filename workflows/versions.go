@@ -92,7 +92,14 @@ const (
 	// status changes, and a subagent's child run starts with its own.
 	shapeStartAttributes workflow.Version = 11
 
-	shapeLatest = shapeStartAttributes
+	// shapeRunUniqueCallIDs: a call ID an earlier step of the run already
+	// used is renamed before the call runs ("x" becomes "x#2"), so each
+	// call of a run has its own audit rows (keyed by run and call), its
+	// own approval and its own subagent; the transcript keeps the model's
+	// ID (see bounds.go).
+	shapeRunUniqueCallIDs workflow.Version = 12
+
+	shapeLatest = shapeRunUniqueCallIDs
 )
 
 // readVersions sets what the run's versions enable. The order of the

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -46,6 +47,14 @@ const (
 	TypeLifecycleHooks      = "RunLifecycleHooks"
 	localActivityMarkerName = "LocalActivity"
 	versionMarkerName       = "Version"
+)
+
+// versionShape is the workflows package's change ID of newer runs, and
+// shapeRunUniqueCallIDs the shape since which an agent turn renames a call
+// ID an earlier step of its run used (workflows/versions.go).
+const (
+	versionShape          = "fenix-shape"
+	shapeRunUniqueCallIDs = 12
 )
 
 // Workflow types whose runs carry tool calls.
@@ -468,6 +477,12 @@ func (r *Run) RequestedCalls() []RequestedCall {
 		return []RequestedCall{{Call: *req.ToolCall}}
 	case workflowAgentTurn:
 		var out []RequestedCall
+		// Since fenix-shape 12 the workflow renames an ID an earlier step
+		// of the run used; the stages carry the renamed IDs.
+		var used map[string]bool
+		if r.Versions[versionShape] >= shapeRunUniqueCallIDs {
+			used = map[string]bool{}
+		}
 		for _, s := range r.Stages {
 			if s.Type != TypeCallModel {
 				continue
@@ -478,13 +493,19 @@ func (r *Run) RequestedCalls() []RequestedCall {
 			if ok, err := s.DecodeResult(&answer); !ok || err != nil {
 				continue
 			}
-			for i, c := range answer.Message.ToolCalls {
-				if c.CallID == "" {
-					c.CallID = fmt.Sprintf("call-%d-%d", s.Step, i+1)
+			calls := slices.Clone(answer.Message.ToolCalls)
+			for i := range calls {
+				if calls[i].CallID == "" {
+					calls[i].CallID = fmt.Sprintf("call-%d-%d", s.Step, i+1)
 				}
-				if c.Arguments == nil {
-					c.Arguments = map[string]any{}
+				if calls[i].Arguments == nil {
+					calls[i].Arguments = map[string]any{}
 				}
+			}
+			if used != nil {
+				contract.RenameReusedCallIDs(calls, used)
+			}
+			for _, c := range calls {
 				out = append(out, RequestedCall{Step: s.Step, Call: c})
 			}
 		}

@@ -36,6 +36,10 @@ func NewAuditLogHook(store audit.Store, writeTimeout time.Duration, logf hooks.L
 
 func (h *AuditLogHook) Name() string { return "audit_log" }
 
+// Essential: a row that could not be written fails the stage, which is
+// retried (rows are idempotent), rather than let the call go on unaudited.
+func (h *AuditLogHook) Essential() bool { return true }
+
 func (h *AuditLogHook) HandlesEvent(ev hooks.Event) bool {
 	return ev == hooks.EventPostToolUse || ev == hooks.EventPostToolUseFailure || ev == hooks.EventSessionStop
 }
