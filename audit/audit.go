@@ -27,6 +27,8 @@ const (
 const (
 	MaxOutputPreviewBytes = 512
 	MaxErrorBytes         = 2048
+	// MaxArgsHashBytes fits "sha256:" and 64 hex digits with room.
+	MaxArgsHashBytes = 128
 )
 
 // Row is one audit log entry.
@@ -45,6 +47,11 @@ type Row struct {
 	DurationMS    int64  `json:"duration_ms"`
 	OutputPreview string `json:"output_preview"`
 	Error         string `json:"error"`
+	// ArgsHash is contract.ArgumentsHash of the arguments a TOOL_CALL or
+	// TOOL_FAILURE row's call ran with (after hooks' updatedInput), the
+	// hash a PERMISSION_DECISION row approved; empty on other rows and on
+	// rows written before the column existed.
+	ArgsHash string `json:"args_hash,omitempty"`
 	// CreatedAt defaults to the time of Record. On a retried Record the
 	// first row's time is kept.
 	CreatedAt time.Time `json:"created_at"`
@@ -81,6 +88,7 @@ func (r Row) normalize(now time.Time) Row {
 	r.Status = cleanText(r.Status)
 	r.OutputPreview = Preview(r.OutputPreview, MaxOutputPreviewBytes)
 	r.Error = Preview(r.Error, MaxErrorBytes)
+	r.ArgsHash = Preview(r.ArgsHash, MaxArgsHashBytes)
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now
 	}

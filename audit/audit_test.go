@@ -15,7 +15,8 @@ import (
 func sampleRows(session string) []Row {
 	return []Row{
 		{SessionID: session, RunID: "run-1", ConversationID: "conv", TurnID: "turn", CallID: "c1",
-			ToolName: "calculator", Event: EventToolCall, Status: "completed", DurationMS: 4, OutputPreview: "4"},
+			ToolName: "calculator", Event: EventToolCall, Status: "completed", DurationMS: 4, OutputPreview: "4",
+			ArgsHash: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
 		{SessionID: session, RunID: "run-1", CallID: "c2", ToolName: "exec_command",
 			Event: EventToolFailure, Status: "failed", DurationMS: 30000, Error: "ToolTimeoutError: too slow"},
 		{SessionID: session, RunID: "run-1", Event: EventSessionStop, Status: "completed"},
@@ -58,7 +59,7 @@ func exerciseStore(t *testing.T, store Store, session string) {
 	first := got[0]
 	want := rows[0]
 	if first.ID == 0 || first.CallID != want.CallID || first.ToolName != want.ToolName || first.ConversationID != "conv" ||
-		first.TurnID != "turn" || first.DurationMS != 4 || first.OutputPreview != "4" || first.Event != EventToolCall {
+		first.TurnID != "turn" || first.DurationMS != 4 || first.OutputPreview != "4" || first.Event != EventToolCall || first.ArgsHash != want.ArgsHash {
 		t.Errorf("first row = %+v", first)
 	}
 	if first.CreatedAt.After(time.Now().Add(time.Minute)) || first.CreatedAt.IsZero() {
@@ -272,4 +273,49 @@ func TestPostgresStore(t *testing.T) {
 	}
 	second.Close()
 	exerciseStore(t, store, session)
+}
+
+// A log written before args_hash existed gains the column when a newer
+// worker opens it; its rows read back with an empty hash and new rows keep
+// theirs.
+func TestSQLiteAddsArgsHashToAnOlderLog(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "audit.db")
+	old, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := old.DB()
+	for _, stmt := range []string{
+		"DROP TABLE " + TableName,
+		sqliteSchema, // the table as it was, without args_hash
+		"INSERT INTO " + TableName + " (session_id, run_id, call_id, event, created_at) VALUES ('wf-old', 'r', 'c0', 'TOOL_CALL', '2026-01-01T00:00:00.000000Z')",
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	old.Close()
+
+	store, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("opening a log without args_hash: %v", err)
+	}
+	defer store.Close()
+	if err := store.Record(ctx, Row{SessionID: "wf-old", RunID: "r", CallID: "c1", Event: EventToolCall, ArgsHash: "sha256:ab"}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := store.Query(ctx, Filter{SessionID: "wf-old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].ArgsHash != "" || rows[1].ArgsHash != "sha256:ab" {
+		t.Fatalf("rows = %+v, want the old row without a hash and the new one with it", rows)
+	}
+	// Opening again finds the column and adds nothing.
+	again, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("reopening: %v", err)
+	}
+	again.Close()
 }

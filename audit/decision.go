@@ -31,6 +31,7 @@ type Decision struct {
 func DecisionRow(base Row, d Decision) (Row, error) {
 	base.Event = EventPermissionDecision
 	base.Status = d.Decision
+	base.ArgsHash = d.ArgsHash
 	base.CreatedAt = d.At
 	d.Reason = cleanText(d.Reason)
 	for {

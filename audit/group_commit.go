@@ -140,7 +140,7 @@ func (s *SQLStore) insertAll(ctx context.Context, group []pendingRow) error {
 func (s *SQLStore) insertOne(ctx context.Context, exec func(context.Context, ...any) (sql.Result, error), r Row) error {
 	_, err := exec(ctx,
 		r.SessionID, r.RunID, r.ConversationID, r.TurnID, r.CallID, r.ToolName,
-		r.Event, r.Status, r.DurationMS, r.OutputPreview, r.Error,
+		r.Event, r.Status, r.DurationMS, r.OutputPreview, r.Error, r.ArgsHash,
 		s.dialect.encodeTime(r.CreatedAt))
 	return err
 }

@@ -55,6 +55,11 @@ var postgresDialect = dialect{
 				return err
 			}
 		}
+		for _, c := range addedColumns {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", TableName, c[0], c[1])); err != nil {
+				return fmt.Errorf("adding column %s: %w", c[0], err)
+			}
+		}
 		return tx.Commit()
 	},
 }

@@ -14,7 +14,13 @@ const TableName = "agent_audit_log"
 // columns in insert and select order (id and created_at excluded).
 var columns = []string{
 	"session_id", "run_id", "conversation_id", "turn_id", "call_id", "tool_name",
-	"event", "status", "duration_ms", "output_preview", "error",
+	"event", "status", "duration_ms", "output_preview", "error", "args_hash",
+}
+
+// addedColumns are the columns later versions added, with their
+// definition: migrate adds each to a table created before it existed.
+var addedColumns = [][2]string{
+	{"args_hash", "TEXT NOT NULL DEFAULT ''"},
 }
 
 // dialect is what differs between SQLite and PostgreSQL.
@@ -134,7 +140,7 @@ func (s *SQLStore) Query(ctx context.Context, f Filter) ([]Row, error) {
 		var r Row
 		var created any
 		if err := rows.Scan(&r.ID, &r.SessionID, &r.RunID, &r.ConversationID, &r.TurnID, &r.CallID,
-			&r.ToolName, &r.Event, &r.Status, &r.DurationMS, &r.OutputPreview, &r.Error, &created); err != nil {
+			&r.ToolName, &r.Event, &r.Status, &r.DurationMS, &r.OutputPreview, &r.Error, &r.ArgsHash, &created); err != nil {
 			return nil, fmt.Errorf("audit %s store %s: reading a row: %w", s.dialect.name, s.location, err)
 		}
 		if r.CreatedAt, err = decodeTime(created); err != nil {

@@ -47,6 +47,19 @@ var sqliteDialect = dialect{
 				return err
 			}
 		}
+		// SQLite has no ADD COLUMN IF NOT EXISTS: ask the table first.
+		for _, c := range addedColumns {
+			var n int
+			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?", TableName, c[0]).Scan(&n); err != nil {
+				return fmt.Errorf("reading the columns of %s: %w", TableName, err)
+			}
+			if n > 0 {
+				continue
+			}
+			if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", TableName, c[0], c[1])); err != nil {
+				return fmt.Errorf("adding column %s: %w", c[0], err)
+			}
+		}
 		return nil
 	},
 }

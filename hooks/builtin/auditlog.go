@@ -52,6 +52,7 @@ func (h *AuditLogHook) PostToolUse(ctx context.Context, ev hooks.PostToolUseEven
 	row := h.row(ev.Session, audit.EventToolCall)
 	row.CallID, row.ToolName, row.Status = ev.CallID, ev.ToolName, status
 	row.DurationMS, row.OutputPreview = ev.DurationMS, ev.Content
+	row.ArgsHash = contract.ArgumentsHash(ev.ToolInput)
 	return hooks.KeepOutput(), h.record(ctx, row)
 }
 
@@ -59,6 +60,7 @@ func (h *AuditLogHook) PostToolUseFailure(ctx context.Context, ev hooks.PostTool
 	row := h.row(ev.Session, audit.EventToolFailure)
 	row.CallID, row.ToolName, row.Status = ev.CallID, ev.ToolName, contract.StatusFailed
 	row.DurationMS = ev.DurationMS
+	row.ArgsHash = contract.ArgumentsHash(ev.ToolInput)
 	row.Error = ev.ErrorMessage
 	if ev.ErrorType != "" {
 		row.Error = ev.ErrorType + ": " + ev.ErrorMessage

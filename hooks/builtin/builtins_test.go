@@ -139,12 +139,14 @@ func TestAuditLogHookWritesIdempotentRows(t *testing.T) {
 	r.Add(NewAuditLogHook(store, 0, nil))
 	ctx := context.Background()
 	s := hooks.Session{SessionID: "wf-audit", RunID: "run-1", ConversationID: "conv", TurnID: "turn"}
+	calcArgs := map[string]any{"expression": "2 + 2"}
+	execArgs := map[string]any{"command_line": "sleep 100"}
 
 	// Twice, as a retried activity would.
 	for range 2 {
 		for _, sum := range []hooks.Summary{
-			{Decisions: r.RunPostToolUse(ctx, hooks.PostToolUseEvent{Session: s, ToolName: "calculator", CallID: "c1", Content: "4", DurationMS: 3}).Decisions},
-			r.RunPostToolUseFailure(ctx, hooks.PostToolUseFailureEvent{Session: s, ToolName: "exec_command", CallID: "c2", ErrorType: "ToolTimeoutError", ErrorMessage: "took too long"}),
+			{Decisions: r.RunPostToolUse(ctx, hooks.PostToolUseEvent{Session: s, ToolName: "calculator", CallID: "c1", ToolInput: calcArgs, Content: "4", DurationMS: 3}).Decisions},
+			r.RunPostToolUseFailure(ctx, hooks.PostToolUseFailureEvent{Session: s, ToolName: "exec_command", CallID: "c2", ToolInput: execArgs, ErrorType: "ToolTimeoutError", ErrorMessage: "took too long"}),
 			r.RunSessionStop(ctx, hooks.SessionStopEvent{Session: s, StopReason: hooks.StopCanceled, ErrorMessage: "user cancel"}),
 		} {
 			if err := sum.Err(); err != nil {
@@ -161,10 +163,12 @@ func TestAuditLogHookWritesIdempotentRows(t *testing.T) {
 		t.Fatalf("rows = %+v, want exactly 3 after recording everything twice", rows)
 	}
 	call, failure, stop := rows[0], rows[1], rows[2]
-	if call.Event != audit.EventToolCall || call.CallID != "c1" || call.Status != contract.StatusCompleted || call.OutputPreview != "4" || call.DurationMS != 3 || call.TurnID != "turn" {
+	if call.Event != audit.EventToolCall || call.CallID != "c1" || call.Status != contract.StatusCompleted || call.OutputPreview != "4" || call.DurationMS != 3 || call.TurnID != "turn" ||
+		call.ArgsHash != contract.ArgumentsHash(calcArgs) {
 		t.Errorf("tool call row = %+v", call)
 	}
-	if failure.Event != audit.EventToolFailure || failure.Status != contract.StatusFailed || failure.Error != "ToolTimeoutError: took too long" {
+	if failure.Event != audit.EventToolFailure || failure.Status != contract.StatusFailed || failure.Error != "ToolTimeoutError: took too long" ||
+		failure.ArgsHash != contract.ArgumentsHash(execArgs) {
 		t.Errorf("failure row = %+v", failure)
 	}
 	if stop.Event != audit.EventSessionStop || stop.Status != hooks.StopCanceled || stop.CallID != "" || stop.Error != "user cancel" {
