@@ -92,7 +92,15 @@ const (
 	// status changes, and a subagent's child run starts with its own.
 	shapeStartAttributes workflow.Version = 11
 
-	shapeLatest = shapeStartAttributes
+	// shapeBoundedIDs: an assignment's identifiers, names and paths over
+	// their bounds (contract.MaxIDBytes and the like) are replaced by a
+	// short placeholder before the run records any of them, and the run
+	// fails with InvalidAssignmentError naming them, instead of being
+	// terminated for an oversized search attribute or failing its
+	// workflow task forever on an oversized gRPC message.
+	shapeBoundedIDs workflow.Version = 12
+
+	shapeLatest = shapeBoundedIDs
 )
 
 // readVersions sets what the run's versions enable. The order of the

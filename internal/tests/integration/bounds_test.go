@@ -241,3 +241,67 @@ printf '"}}'
 	assert.Equal(t, 1, auditCount(t, w.Audit(), "bounds-hooks-blocked", audit.EventToolFailure))
 	assert.Equal(t, 1, auditCount(t, w.Audit(), "bounds-hooks-blocked", audit.EventSessionStop))
 }
+
+// Identifiers, names and paths an assignment carries are repeated in its
+// search attributes, every stage and every trace entry: one over the
+// server's 2 KB search-attribute limit got the run terminated, and a
+// megabyte-long one failed its workflow task forever on the 4 MB gRPC
+// limit. Each now ends the run with InvalidAssignmentError naming the
+// field, on every workflow that takes an assignment.
+func TestOversizedIdentifiersEndWithAResult(t *testing.T) {
+	w := startWorker(t)
+	long := func(n int) string { return strings.Repeat("k", n) }
+	cases := []struct {
+		field string
+		set   func(a map[string]any)
+	}{
+		{"conversation_id", func(a map[string]any) { a["conversation_id"] = long(5000) }},
+		{"turn_id", func(a map[string]any) { a["turn_id"] = long(5000) }},
+		{"logical_work_id", func(a map[string]any) { a["logical_work_id"] = long(1 << 20) }},
+		{"tool_call.tool_name", func(a map[string]any) { a["tool_call"].(map[string]any)["tool_name"] = long(5000) }},
+		{"tool_call.tool_name", func(a map[string]any) { a["tool_call"].(map[string]any)["tool_name"] = long(1 << 20) }},
+		{"tool_call.call_id", func(a map[string]any) { a["tool_call"].(map[string]any)["call_id"] = long(1 << 20) }},
+		{"agent_context.profile", func(a map[string]any) { a["agent_context"].(map[string]any)["profile"] = long(1 << 20) }},
+		{"model_context.likely_model", func(a map[string]any) { a["model_context"] = map[string]any{"likely_model": long(1 << 20)} }},
+		{"workspace_root", func(a map[string]any) { a["workspace_root"] = "/" + long(1<<20) }},
+	}
+	for i, c := range cases {
+		id := fmt.Sprintf("bounds-ids-%d", i)
+		a := assignment(id, map[string]any{"call_id": "c1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1+1"}})
+		c.set(a)
+		res := runBounded(t, w.queue, id, a)
+		require.Equal(t, contract.StatusFailed, res.Status, "%s: %s", id, c.field)
+		assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, "%s: %s", c.field, errorType(res))
+		assert.Contains(t, res.Error.LastErrorSummary, c.field+" is ", id)
+	}
+
+	// PrepareRound and AgentTurn take assignments too.
+	a := assignment("bounds-ids-round", nil)
+	delete(a, "tool_call")
+	a["conversation_id"] = long(5000)
+	raw, err := json.Marshal(a)
+	require.NoError(t, err)
+	run, err := server.Client().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+		ID: "bounds-ids-round", TaskQueue: w.queue, WorkflowExecutionTimeout: 2 * time.Minute}, workflows.PrepareRoundWorkflow, json.RawMessage(raw))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	var round contract.PreparedRound
+	require.NoError(t, run.Get(ctx, &round), lastTaskFailure(t, run.GetID(), run.GetRunID()))
+	require.Equal(t, contract.StatusFailed, round.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, round.Error.ErrorType)
+
+	a = assignment("bounds-ids-turn", nil)
+	delete(a, "tool_call")
+	a["model"] = long(1 << 20)
+	raw, err = json.Marshal(a)
+	require.NoError(t, err)
+	run, err = server.Client().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+		ID: "bounds-ids-turn", TaskQueue: w.queue, WorkflowExecutionTimeout: 2 * time.Minute}, workflows.AgentTurnWorkflow, json.RawMessage(raw))
+	require.NoError(t, err)
+	var turn contract.Result
+	require.NoError(t, run.Get(ctx, &turn), lastTaskFailure(t, run.GetID(), run.GetRunID()))
+	require.Equal(t, contract.StatusFailed, turn.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, turn.Error.ErrorType)
+	assert.Contains(t, turn.Error.LastErrorSummary, "model is ")
+}
