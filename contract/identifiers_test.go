@@ -39,3 +39,24 @@ func TestBoundIdentifiersShortensOversizedFields(t *testing.T) {
 		t.Errorf("AgentTurn model: %v", err)
 	}
 }
+
+func TestBoundToolCallsRenamesOversizedNames(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	calls := []ToolCall{{CallID: long, ToolName: "calculator"}, {CallID: long, ToolName: long}, {CallID: "ok", ToolName: "calculator"}}
+	over := BoundToolCalls(calls)
+	if len(over) != 3 {
+		t.Fatalf("oversized: %+v", over)
+	}
+	renamed := UniqueCallIDs(calls)
+	if len(renamed) != 1 || calls[0].CallID == calls[1].CallID {
+		t.Errorf("equal placeholders not made unique: %+v", calls)
+	}
+	for _, c := range calls {
+		if len(c.CallID) > MaxIDBytes || len(c.ToolName) > MaxIDBytes {
+			t.Errorf("still oversized: %d %d", len(c.CallID), len(c.ToolName))
+		}
+	}
+	if calls[2].CallID != "ok" || calls[0].ToolName != "calculator" {
+		t.Errorf("names within bounds changed: %+v", calls)
+	}
+}

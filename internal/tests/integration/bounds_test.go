@@ -305,3 +305,61 @@ func TestOversizedIdentifiersEndWithAResult(t *testing.T) {
 	assert.Equal(t, fenixerr.TypeInvalidAssignment, turn.Error.ErrorType)
 	assert.Contains(t, turn.Error.LastErrorSummary, "model is ")
 }
+
+// A model's answer is input too. A megabyte-long call ID, repeated by
+// every stage of the call, failed the turn's workflow task forever on the
+// 4 MB gRPC limit; a megabyte-long tool name failed CallModel with the
+// SDK's "Complete result exceeds size limit" as a RuntimeError. The
+// oversized names are now replaced by placeholders (the unknown tool is
+// refused and the model told, as for any unknown tool) and recorded in
+// the trace; an answer over the 2 MiB payload limit fails with
+// PayloadTooLargeError.
+func TestOversizedModelToolCallsEndWithAResult(t *testing.T) {
+	big := strings.Repeat("m", 1<<20)
+	call := func(callID, tool string) []any {
+		return []any{
+			map[string]any{"tool_calls": []any{map[string]any{"call_id": callID, "tool_name": tool, "arguments": map[string]any{"expression": "1 + 1"}}}},
+			map[string]any{"content": "answered"},
+		}
+	}
+	raw, err := json.Marshal(map[string]any{"scripts": map[string]any{
+		"big_call_id":   map[string]any{"turns": call(big, "calculator")},
+		"big_tool_name": map[string]any{"turns": call("c1", big)},
+		"big_answer":    map[string]any{"turns": []any{map[string]any{"content": strings.Repeat("a", 2100000)}}},
+	}})
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, raw, 0o644))
+	w := startWorker(t, withScripts(t, script))
+	run := func(name string) contract.Result {
+		req := agentTurnRequest(t, name, map[string]any{
+			"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}},
+			"max_steps":     4,
+		})
+		id := req["logical_work_id"].(string)
+		r := startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, id, req)
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		var res contract.Result
+		if err := r.Get(ctx, &res); err != nil {
+			why := lastTaskFailure(t, id, r.GetRunID())
+			_ = server.Client().TerminateWorkflow(context.Background(), id, r.GetRunID(), "test gave up")
+			t.Fatalf("%s ended without a result: %v%s", name, err, why)
+		}
+		return res
+	}
+
+	res := run("big_call_id")
+	require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
+	assert.Equal(t, "answered", res.Output.Content)
+	model := findTraceEntry(res.Trace, "call_model")
+	assert.NotNil(t, model.Get("oversized_tool_call_names"), "the rename is in the trace")
+
+	res = run("big_tool_name")
+	require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
+	assert.Equal(t, "answered", res.Output.Content)
+
+	res = run("big_answer")
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypePayloadTooLarge, res.Error.ErrorType, errorType(res))
+}
