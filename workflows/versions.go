@@ -97,7 +97,8 @@ const (
 	// short placeholder before the run records any of them, and the run
 	// fails with InvalidAssignmentError naming them, instead of being
 	// terminated for an oversized search attribute or failing its
-	// workflow task forever on an oversized gRPC message.
+	// workflow task forever on an oversized gRPC message. A cancel
+	// signal's reason is kept to MaxCancelReasonBytes.
 	shapeBoundedIDs workflow.Version = 12
 
 	shapeLatest = shapeBoundedIDs

@@ -363,3 +363,27 @@ func TestOversizedModelToolCallsEndWithAResult(t *testing.T) {
 	require.Equal(t, contract.StatusFailed, res.Status)
 	assert.Equal(t, fenixerr.TypePayloadTooLarge, res.Error.ErrorType, errorType(res))
 }
+
+// A cancel signal's reason is repeated in the failure, the reports and
+// the trace: a 1 MiB one overflowed the workflow task's 4 MB gRPC message
+// and the run never ended. It is now kept to 8 KiB.
+func TestOversizedCancelReasonEndsWithAResult(t *testing.T) {
+	w := startWorker(t)
+	id := "bounds-cancel-reason"
+	a := assignment(id, map[string]any{"call_id": "c1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "sleep 30"}}, "exec_command")
+	run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, id, a)
+	waitForRunningActivity(t, run, "ExecuteTool")
+	reason := strings.Repeat("r", 1<<20)
+	require.NoError(t, server.Client().SignalWorkflow(context.Background(), id, "", workflows.SignalCancel, workflows.CancelRequest{Reason: reason}))
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	var res contract.Result
+	if err := run.Get(ctx, &res); err != nil {
+		why := lastTaskFailure(t, id, run.GetRunID())
+		_ = server.Client().TerminateWorkflow(context.Background(), id, run.GetRunID(), "test gave up")
+		t.Fatalf("no result: %v%s", err, why)
+	}
+	require.Equal(t, contract.StatusCanceled, res.Status, errorType(res))
+	assert.Contains(t, res.Error.LastErrorSummary, strings.Repeat("r", 1000))
+	assert.Less(t, len(res.Error.LastErrorSummary), 16<<10)
+}
