@@ -10,6 +10,7 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/tools"
 )
 
 // Agent-turn stage names.
@@ -110,7 +111,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	resp.Message.Role = contract.RoleAssistant
 	// Repeated call IDs are renamed here too, so the transcript's
 	// assistant message names the IDs the tool results answer.
+	oversized := contract.BoundToolCalls(resp.Message.ToolCalls)
 	renamed := contract.UniqueCallIDs(resp.Message.ToolCalls)
+
 	a.metrics().ModelTokens(TokenKindPrompt, resp.Usage.PromptTokens)
 	a.metrics().ModelTokens(TokenKindCompletion, resp.Usage.CompletionTokens)
 	var set contract.MessageSet
@@ -133,7 +136,31 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	if len(renamed) > 0 {
 		trace.Fields["renamed_call_ids"] = renamed
 	}
-	return CallModelResult{Message: resp.Message, FinishReason: resp.FinishReason, Usage: resp.Usage, Transcript: set, Trace: trace}, nil
+	if len(oversized) > 0 {
+		trace.Fields["oversized_tool_call_names"] = oversized
+	}
+	res := CallModelResult{Message: resp.Message, FinishReason: resp.FinishReason, Usage: resp.Usage, Transcript: set, Trace: trace}
+	if n := resultBytes(res); n > MaxModelResultBytes {
+		return fail[CallModelResult](fenixerr.PayloadTooLarge(
+			"the model's answer is %d bytes (content and tool calls), over the %d bytes one CallModel result may record in history; ask for less, or have the model write large content to a file",
+			n, MaxModelResultBytes).WithCode("model_answer_too_large"))
+	}
+	return res, nil
+}
+
+// MaxModelResultBytes bounds CallModel's result as history records it,
+// under Temporal's 2 MiB payload limit: the server refuses a larger one
+// and the call failed with the SDK's "Complete result exceeds size limit"
+// as an untyped runtime error.
+const MaxModelResultBytes = 2<<20 - 64<<10
+
+// resultBytes is the JSON size of v as Fenix's converter records it.
+func resultBytes(v any) int {
+	raw, err := tools.EncodeResult(v)
+	if err != nil {
+		return 0
+	}
+	return len(raw)
 }
 
 // toolSpecs offers the model the allowed tools the registry has (an

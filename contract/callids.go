@@ -82,3 +82,36 @@ func RenameReusedCallIDs(calls []ToolCall, used map[string]bool) []CallIDRename 
 	}
 	return renames
 }
+
+// OversizedName is a model's call ID or tool name over MaxIDBytes and the
+// placeholder that replaced it.
+type OversizedName struct {
+	Index int    `json:"index"`
+	Field string `json:"field"`
+	Bytes int    `json:"bytes"`
+	To    string `json:"to"`
+}
+
+// BoundToolCalls replaces, in place, each call ID and tool name of a
+// model's answer that is over MaxIDBytes by a short placeholder: every
+// stage, trace entry and report repeats them, and a megabyte-long one
+// would overflow the history limits. No tool has such a name, so the call
+// fails review as an unsupported tool and the model is told; an oversized
+// call ID is renamed as a repeated one is (run UniqueCallIDs after it).
+func BoundToolCalls(calls []ToolCall) []OversizedName {
+	var out []OversizedName
+	for i := range calls {
+		for _, f := range []struct {
+			name string
+			v    *string
+		}{{"call_id", &calls[i].CallID}, {"tool_name", &calls[i].ToolName}} {
+			if len(*f.v) <= MaxIDBytes {
+				continue
+			}
+			n := len(*f.v)
+			*f.v = oversizedPlaceholder(*f.v)
+			out = append(out, OversizedName{Index: i, Field: f.name, Bytes: n, To: *f.v})
+		}
+	}
+	return out
+}

@@ -74,6 +74,7 @@ type turnRun struct {
 
 func (t *turnRun) execute(input json.RawMessage) (contract.Result, error) {
 	req, err := contract.ParseAgentTurn(input)
+	err = t.boundIdentifiers(req.BoundIdentifiers, err)
 	t.req = req
 	t.bindAssignment(req.Assignment)
 	if req.MaxSteps == 0 {

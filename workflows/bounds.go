@@ -87,3 +87,16 @@ func (s *session) boundedInvocation(inv *contract.ToolInvocation) *contract.Tool
 	b := inv.Bounded()
 	return &b
 }
+
+// boundIdentifiers (shapeBoundedIDs) shortens the assignment's oversized
+// identifiers before the run binds or echoes them; the error names them.
+// parseErr, the parse's own error, takes precedence.
+func (s *session) boundIdentifiers(bound func() error, parseErr error) error {
+	if s.shape < shapeBoundedIDs {
+		return parseErr
+	}
+	if err := bound(); err != nil && parseErr == nil {
+		return err
+	}
+	return parseErr
+}

@@ -60,6 +60,7 @@ const processTool = "process_exec"
 
 func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 	a, err := contract.ParseAssignment(input)
+	err = r.boundIdentifiers(a.BoundIdentifiers, err)
 	r.a = a
 	r.bindAssignment(a)
 	if err == nil && (len(a.ContextMessages) > 0 || a.ContextRef != "") {

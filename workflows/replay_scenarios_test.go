@@ -474,6 +474,18 @@ func builtinScenarios() []scenario {
 	// started without them, as by a kernel that sets none.
 	shapes = append(shapes, toolCallsStarted("start_attributes", startAttributed)...)
 	shapes = append(shapes, toolCallsStarted("start_attributes_plain", startJSON)...)
+	// fenix-shape 13: oversized identifiers are shortened before the run
+	// records them, and the run fails with InvalidAssignmentError.
+	oversized := calculatorAssignment()
+	oversized["conversation_id"] = strings.Repeat("c", 5000)
+	shapes = append(shapes,
+		scenario{file: "bounded_ids_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-bounded-ids-calculator", calculatorAssignment())
+		}},
+		scenario{file: "bounded_ids_oversized.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-bounded-ids-oversized", oversized)
+		}},
+	)
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),

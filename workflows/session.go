@@ -121,6 +121,12 @@ func (s *session) bindAssignment(a contract.Assignment) {
 	s.mode = s.stageModeFor(a.Execution)
 }
 
+// MaxCancelReasonBytes bounds the reason of a cancel signal the run
+// keeps (fenix-shape 13): it is repeated in the failure, the reports and
+// the trace, and a megabyte-long one overflowed the workflow task's 4 MB
+// gRPC message, so the run never ended.
+const MaxCancelReasonBytes = 8 << 10
+
 // listenForCancel turns the cancel signal and a Temporal cancel request
 // into the same state change.
 func (s *session) listenForCancel() {
@@ -133,6 +139,9 @@ func (s *session) listenForCancel() {
 			reason := req.Reason
 			if reason == "" {
 				reason = "cancel signal without a reason"
+			}
+			if s.shape >= shapeBoundedIDs {
+				reason = contract.TruncateText(reason, MaxCancelReasonBytes)
 			}
 			s.requestCancel(reason)
 		})

@@ -99,7 +99,16 @@ const (
 	// ID (see bounds.go).
 	shapeRunUniqueCallIDs workflow.Version = 12
 
-	shapeLatest = shapeRunUniqueCallIDs
+	// shapeBoundedIDs: an assignment's identifiers, names and paths over
+	// their bounds (contract.MaxIDBytes and the like) are replaced by a
+	// short placeholder before the run records any of them, and the run
+	// fails with InvalidAssignmentError naming them, instead of being
+	// terminated for an oversized search attribute or failing its
+	// workflow task forever on an oversized gRPC message. A cancel
+	// signal's reason is kept to MaxCancelReasonBytes.
+	shapeBoundedIDs workflow.Version = 13
+
+	shapeLatest = shapeBoundedIDs
 )
 
 // readVersions sets what the run's versions enable. The order of the

@@ -241,3 +241,149 @@ printf '"}}'
 	assert.Equal(t, 1, auditCount(t, w.Audit(), "bounds-hooks-blocked", audit.EventToolFailure))
 	assert.Equal(t, 1, auditCount(t, w.Audit(), "bounds-hooks-blocked", audit.EventSessionStop))
 }
+
+// Identifiers, names and paths an assignment carries are repeated in its
+// search attributes, every stage and every trace entry: one over the
+// server's 2 KB search-attribute limit got the run terminated, and a
+// megabyte-long one failed its workflow task forever on the 4 MB gRPC
+// limit. Each now ends the run with InvalidAssignmentError naming the
+// field, on every workflow that takes an assignment.
+func TestOversizedIdentifiersEndWithAResult(t *testing.T) {
+	w := startWorker(t)
+	long := func(n int) string { return strings.Repeat("k", n) }
+	cases := []struct {
+		field string
+		set   func(a map[string]any)
+	}{
+		{"conversation_id", func(a map[string]any) { a["conversation_id"] = long(5000) }},
+		{"turn_id", func(a map[string]any) { a["turn_id"] = long(5000) }},
+		{"logical_work_id", func(a map[string]any) { a["logical_work_id"] = long(1 << 20) }},
+		{"tool_call.tool_name", func(a map[string]any) { a["tool_call"].(map[string]any)["tool_name"] = long(5000) }},
+		{"tool_call.tool_name", func(a map[string]any) { a["tool_call"].(map[string]any)["tool_name"] = long(1 << 20) }},
+		{"tool_call.call_id", func(a map[string]any) { a["tool_call"].(map[string]any)["call_id"] = long(1 << 20) }},
+		{"agent_context.profile", func(a map[string]any) { a["agent_context"].(map[string]any)["profile"] = long(1 << 20) }},
+		{"model_context.likely_model", func(a map[string]any) { a["model_context"] = map[string]any{"likely_model": long(1 << 20)} }},
+		{"workspace_root", func(a map[string]any) { a["workspace_root"] = "/" + long(1<<20) }},
+	}
+	for i, c := range cases {
+		id := fmt.Sprintf("bounds-ids-%d", i)
+		a := assignment(id, map[string]any{"call_id": "c1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1+1"}})
+		c.set(a)
+		res := runBounded(t, w.queue, id, a)
+		require.Equal(t, contract.StatusFailed, res.Status, "%s: %s", id, c.field)
+		assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, "%s: %s", c.field, errorType(res))
+		assert.Contains(t, res.Error.LastErrorSummary, c.field+" is ", id)
+	}
+
+	// PrepareRound and AgentTurn take assignments too.
+	a := assignment("bounds-ids-round", nil)
+	delete(a, "tool_call")
+	a["conversation_id"] = long(5000)
+	raw, err := json.Marshal(a)
+	require.NoError(t, err)
+	run, err := server.Client().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+		ID: "bounds-ids-round", TaskQueue: w.queue, WorkflowExecutionTimeout: 2 * time.Minute}, workflows.PrepareRoundWorkflow, json.RawMessage(raw))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	var round contract.PreparedRound
+	require.NoError(t, run.Get(ctx, &round), lastTaskFailure(t, run.GetID(), run.GetRunID()))
+	require.Equal(t, contract.StatusFailed, round.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, round.Error.ErrorType)
+
+	a = assignment("bounds-ids-turn", nil)
+	delete(a, "tool_call")
+	a["model"] = long(1 << 20)
+	raw, err = json.Marshal(a)
+	require.NoError(t, err)
+	run, err = server.Client().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+		ID: "bounds-ids-turn", TaskQueue: w.queue, WorkflowExecutionTimeout: 2 * time.Minute}, workflows.AgentTurnWorkflow, json.RawMessage(raw))
+	require.NoError(t, err)
+	var turn contract.Result
+	require.NoError(t, run.Get(ctx, &turn), lastTaskFailure(t, run.GetID(), run.GetRunID()))
+	require.Equal(t, contract.StatusFailed, turn.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, turn.Error.ErrorType)
+	assert.Contains(t, turn.Error.LastErrorSummary, "model is ")
+}
+
+// A model's answer is input too. A megabyte-long call ID, repeated by
+// every stage of the call, failed the turn's workflow task forever on the
+// 4 MB gRPC limit; a megabyte-long tool name failed CallModel with the
+// SDK's "Complete result exceeds size limit" as a RuntimeError. The
+// oversized names are now replaced by placeholders (the unknown tool is
+// refused and the model told, as for any unknown tool) and recorded in
+// the trace; an answer over the 2 MiB payload limit fails with
+// PayloadTooLargeError.
+func TestOversizedModelToolCallsEndWithAResult(t *testing.T) {
+	big := strings.Repeat("m", 1<<20)
+	call := func(callID, tool string) []any {
+		return []any{
+			map[string]any{"tool_calls": []any{map[string]any{"call_id": callID, "tool_name": tool, "arguments": map[string]any{"expression": "1 + 1"}}}},
+			map[string]any{"content": "answered"},
+		}
+	}
+	raw, err := json.Marshal(map[string]any{"scripts": map[string]any{
+		"big_call_id":   map[string]any{"turns": call(big, "calculator")},
+		"big_tool_name": map[string]any{"turns": call("c1", big)},
+		"big_answer":    map[string]any{"turns": []any{map[string]any{"content": strings.Repeat("a", 2100000)}}},
+	}})
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, raw, 0o644))
+	w := startWorker(t, withScripts(t, script))
+	run := func(name string) contract.Result {
+		req := agentTurnRequest(t, name, map[string]any{
+			"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}},
+			"max_steps":     4,
+		})
+		id := req["logical_work_id"].(string)
+		r := startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, id, req)
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		var res contract.Result
+		if err := r.Get(ctx, &res); err != nil {
+			why := lastTaskFailure(t, id, r.GetRunID())
+			_ = server.Client().TerminateWorkflow(context.Background(), id, r.GetRunID(), "test gave up")
+			t.Fatalf("%s ended without a result: %v%s", name, err, why)
+		}
+		return res
+	}
+
+	res := run("big_call_id")
+	require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
+	assert.Equal(t, "answered", res.Output.Content)
+	model := findTraceEntry(res.Trace, "call_model")
+	assert.NotNil(t, model.Get("oversized_tool_call_names"), "the rename is in the trace")
+
+	res = run("big_tool_name")
+	require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
+	assert.Equal(t, "answered", res.Output.Content)
+
+	res = run("big_answer")
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypePayloadTooLarge, res.Error.ErrorType, errorType(res))
+}
+
+// A cancel signal's reason is repeated in the failure, the reports and
+// the trace: a 1 MiB one overflowed the workflow task's 4 MB gRPC message
+// and the run never ended. It is now kept to 8 KiB.
+func TestOversizedCancelReasonEndsWithAResult(t *testing.T) {
+	w := startWorker(t)
+	id := "bounds-cancel-reason"
+	a := assignment(id, map[string]any{"call_id": "c1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "sleep 30"}}, "exec_command")
+	run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, id, a)
+	waitForRunningActivity(t, run, "ExecuteTool")
+	reason := strings.Repeat("r", 1<<20)
+	require.NoError(t, server.Client().SignalWorkflow(context.Background(), id, "", workflows.SignalCancel, workflows.CancelRequest{Reason: reason}))
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	var res contract.Result
+	if err := run.Get(ctx, &res); err != nil {
+		why := lastTaskFailure(t, id, run.GetRunID())
+		_ = server.Client().TerminateWorkflow(context.Background(), id, run.GetRunID(), "test gave up")
+		t.Fatalf("no result: %v%s", err, why)
+	}
+	require.Equal(t, contract.StatusCanceled, res.Status, errorType(res))
+	assert.Contains(t, res.Error.LastErrorSummary, strings.Repeat("r", 1000))
+	assert.Less(t, len(res.Error.LastErrorSummary), 16<<10)
+}

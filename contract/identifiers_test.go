@@ -1,0 +1,62 @@
+package contract
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBoundIdentifiersShortensOversizedFields(t *testing.T) {
+	a := Assignment{LogicalWorkID: "w", ConversationID: strings.Repeat("c", 5000), TurnID: "t",
+		ToolCall:     &ToolCall{CallID: strings.Repeat("\xff", 1<<20), ToolName: "calculator"},
+		AgentContext: AgentContext{AllowedToolNames: []string{"calculator", strings.Repeat("n", MaxIDBytes+1)}}}
+	err := a.BoundIdentifiers()
+	if err == nil {
+		t.Fatal("no error for oversized fields")
+	}
+	for _, want := range []string{"conversation_id is 5000 bytes (at most 256)", "tool_call.call_id is 1048576 bytes", "agent_context.allowed_tool_names[1] is 257 bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	for _, v := range []string{a.ConversationID, a.ToolCall.CallID, a.AgentContext.AllowedToolNames[1]} {
+		if len(v) > 64 || !strings.Contains(v, "bytes)") || !strings.HasPrefix(v, v[:1]) {
+			t.Errorf("placeholder %q", v)
+		}
+	}
+	if a.LogicalWorkID != "w" || a.ToolCall.ToolName != "calculator" || a.AgentContext.AllowedToolNames[0] != "calculator" {
+		t.Errorf("fields within their bounds changed: %+v", a)
+	}
+	if len(err.Error()) > 2048 {
+		t.Errorf("error is %d bytes", len(err.Error()))
+	}
+
+	ok := Assignment{LogicalWorkID: strings.Repeat("w", MaxIDBytes), ConversationID: "c", TurnID: "t", WorkspaceRoot: "/" + strings.Repeat("p", MaxPathBytes-1)}
+	if err := ok.BoundIdentifiers(); err != nil {
+		t.Errorf("fields at their bounds refused: %v", err)
+	}
+	r := AgentTurnRequest{Assignment: Assignment{LogicalWorkID: "w"}, Model: strings.Repeat("m", 300)}
+	if err := r.BoundIdentifiers(); err == nil || !strings.Contains(err.Error(), "model is 300 bytes") {
+		t.Errorf("AgentTurn model: %v", err)
+	}
+}
+
+func TestBoundToolCallsRenamesOversizedNames(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	calls := []ToolCall{{CallID: long, ToolName: "calculator"}, {CallID: long, ToolName: long}, {CallID: "ok", ToolName: "calculator"}}
+	over := BoundToolCalls(calls)
+	if len(over) != 3 {
+		t.Fatalf("oversized: %+v", over)
+	}
+	renamed := UniqueCallIDs(calls)
+	if len(renamed) != 1 || calls[0].CallID == calls[1].CallID {
+		t.Errorf("equal placeholders not made unique: %+v", calls)
+	}
+	for _, c := range calls {
+		if len(c.CallID) > MaxIDBytes || len(c.ToolName) > MaxIDBytes {
+			t.Errorf("still oversized: %d %d", len(c.CallID), len(c.ToolName))
+		}
+	}
+	if calls[2].CallID != "ok" || calls[0].ToolName != "calculator" {
+		t.Errorf("names within bounds changed: %+v", calls)
+	}
+}
