@@ -19,6 +19,10 @@ const AwaitingDecisionValue = "true"
 // MaxDeciderBytes caps who a decision names (a token name or a user).
 const MaxDeciderBytes = 128
 
+// MaxDecisionReasonBytes caps a decision's reason; decide_permission
+// refuses a longer one (the inbox's form allows 2048 bytes).
+const MaxDecisionReasonBytes = 8 << 10
+
 // checkArgsHash is the validator's refusal of a decision made on
 // arguments other than the waiting call's.
 func checkArgsHash(p *PendingPermission, d PermissionDecision) error {

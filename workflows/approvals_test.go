@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,13 +50,15 @@ func TestDecisionOnChangedArgumentsIsRefusedAndTheRightOneIsRecorded(t *testing.
 	h := withHook(t, &scriptedHook{pre: requirePermission})
 	store := withAudit(t, h)
 	var pending []workflows.PendingPermission
-	var stale, good *updateOutcome
+	var stale, wordy, good *updateOutcome
 	h.env.RegisterDelayedCallback(func() {
 		v, err := h.env.QueryWorkflow(workflows.QueryPendingPermissions)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&pending))
 		stale = decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "mallory",
 			ArgsHash: contract.ArgumentsHash(map[string]any{"expression": "6 * 7"})})
+		wordy = decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "bob",
+			Reason: strings.Repeat("because ", 1<<17), ArgsHash: pending[0].ArgsHash})
 		good = decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "alice",
 			Reason: "2 + 2 is fine", ArgsHash: pending[0].ArgsHash})
 	}, time.Hour)
@@ -71,6 +74,8 @@ func TestDecisionOnChangedArgumentsIsRefusedAndTheRightOneIsRecorded(t *testing.
 	require.Error(t, stale.rejected)
 	assert.Contains(t, stale.rejected.Error(), "made on arguments sha256:")
 	assert.Contains(t, stale.rejected.Error(), "list the call again")
+	require.Error(t, wordy.rejected, "a 1 MiB reason would be repeated into history")
+	assert.Contains(t, wordy.rejected.Error(), "over the 8192-byte limit")
 	assert.True(t, good.accepted)
 
 	tr := findTrace(res.Trace, "permission_decision")

@@ -110,6 +110,12 @@ func (s *session) registerGovernance(initial contract.Metrics) error {
 			if d.Decision != DecisionAllow && d.Decision != DecisionDeny {
 				return fmt.Errorf("decision %q is not %q or %q", d.Decision, DecisionAllow, DecisionDeny)
 			}
+			// Refused before it is accepted, so nothing of it is recorded:
+			// the reason is repeated in the trace, the reports and the
+			// result, and an unbounded one would overflow history.
+			if len(d.Reason) > MaxDecisionReasonBytes {
+				return fmt.Errorf("decision on tool call %q has a reason of %d bytes, over the %d-byte limit: shorten it", d.CallID, len(d.Reason), MaxDecisionReasonBytes)
+			}
 			p := s.findPending(d.CallID)
 			if p == nil {
 				return fmt.Errorf("no tool call %q is waiting for a permission decision (pending: %s)", d.CallID, s.pendingIDs())
