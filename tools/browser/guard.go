@@ -19,7 +19,12 @@ import (
 type Guard struct {
 	Policy netguard.Policy
 	// Resolver looks host names up; net.DefaultResolver when nil.
-	Resolver *net.Resolver
+	Resolver HostResolver
+}
+
+// HostResolver looks a host name up (*net.Resolver is one).
+type HostResolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 // BlockedError says why a URL may not be loaded.
@@ -88,9 +93,9 @@ func (g Guard) CheckRequest(ctx context.Context, raw string) error {
 	if addr, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return g.checkAddr(u, host, addr)
 	}
-	resolver := g.Resolver
-	if resolver == nil {
-		resolver = net.DefaultResolver
+	var resolver HostResolver = net.DefaultResolver
+	if g.Resolver != nil {
+		resolver = g.Resolver
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -235,5 +238,121 @@ func TestIdleSessionIsClosed(t *testing.T) {
 	}
 	if pids := ProcessesUsingProfile(s.Info().Profile); len(pids) > 0 {
 		t.Fatalf("Chromium of the idle session still runs: %v", pids)
+	}
+}
+
+// blockedRecorder is a server on 127.0.0.2, which the tests' policies
+// refuse, that records every request reaching it.
+func blockedRecorder(t *testing.T) (*httptest.Server, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var hits []string
+	l, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("cannot listen on 127.0.0.2: %v", err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, r.URL.Path)
+		mu.Unlock()
+	}))
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(hits)
+	}
+}
+
+// A page may not reach a refused destination by a request the DevTools
+// interception does not see: a WebSocket handshake or a service worker's
+// fetch. The same page's requests to its own (allowed) host still work.
+func TestPageRequestsAroundTheInterceptionAreRefused(t *testing.T) {
+	secret, secretHits := blockedRecorder(t)
+	var mu sync.Mutex
+	allowed := map[string]bool{}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		allowed[r.URL.Path] = true
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/sw.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprintf(w, `self.addEventListener('install', e => e.waitUntil(Promise.allSettled([
+				fetch(%q, {mode: 'no-cors'}), fetch('/sw-allowed')])));`, secret.URL+"/sw-fetch")
+		case "/":
+			fmt.Fprintf(w, `<title>Sockets</title><script>
+				new WebSocket(%q); new WebSocket(location.origin.replace('http', 'ws') + '/ws-allowed');
+				navigator.serviceWorker.register('/sw.js');
+			</script>`, strings.Replace(secret.URL, "http", "ws", 1)+"/ws")
+		}
+	}))
+	defer site.Close()
+	m := newTestManager(t, netguard.Policy{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, time.Minute)
+	ctx := context.Background()
+	s, err := m.Open(ctx, OpenSpec{ID: "brw_test_0000000000000006"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Navigate(ctx, site.URL+"/", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		done := allowed["/ws-allowed"] && allowed["/sw-allowed"]
+		mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page's allowed WebSocket and service worker fetch did not arrive within 10s: got %v", allowed)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if hits := secretHits(); len(hits) > 0 {
+		t.Fatalf("requests reached the refused 127.0.0.2 around the guard: %v", hits)
+	}
+}
+
+// publicResolver answers every name with a public address, as a DNS
+// rebinding server does for the check before it answers a private one.
+type publicResolver struct{}
+
+func (publicResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+}
+
+// The guard's look-up and the connection are separate: a name that
+// resolves to a public address when checked and to loopback when connected
+// to must still be refused, with a BlockedError naming the address.
+func TestNameResolvingDifferentlyAtConnectIsRefused(t *testing.T) {
+	srv := testSite(t)
+	exe, err := FindChromium()
+	if err != nil {
+		t.Skipf("browser tests need Chromium: %v", err)
+	}
+	m, err := NewManager(Config{Dir: t.TempDir(), ExecPath: exe, Guard: Guard{Resolver: publicResolver{}},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Shutdown)
+	ctx := context.Background()
+	s, err := m.Open(ctx, OpenSpec{ID: "brw_test_0000000000000007"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	st, err := s.Navigate(ctx, "http://localhost:"+port+"/about", 20*time.Second)
+	b, ok := IsBlocked(err)
+	if !ok || b.Net == nil || b.Net.Reason != "loopback" {
+		t.Fatalf("navigate to localhost checked as public: got %+v, %v; want a loopback refusal", st, err)
+	}
+	if info := s.Info(); info.URL != "about:blank" {
+		t.Fatalf("after the refusal the page is %q, want about:blank", info.URL)
 	}
 }

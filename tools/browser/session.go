@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -26,6 +27,7 @@ type Session struct {
 	id      string
 	m       *Manager
 	guard   Guard
+	proxy   *guardProxy
 	profile string
 
 	tab           context.Context
@@ -66,13 +68,22 @@ func (m *Manager) start(ctx context.Context, spec OpenSpec) (*Session, error) {
 	if err := os.MkdirAll(profile, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the browser profile: %w", err)
 	}
+	proxy, err := startGuardProxy(m.cfg.Guard.Policy)
+	if err != nil {
+		return nil, err
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(execPath),
 		chromedp.UserDataDir(profile),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.WindowSize(1280, 900),
-		// Nothing may reach the network behind the guard's back.
+		// Nothing may reach the network behind the guard's back: every
+		// connection, loopback included, goes through the guard proxy, and
+		// WebRTC may not send UDP around it.
+		chromedp.ProxyServer(proxy.URL()),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-domain-reliability", true),
@@ -89,7 +100,7 @@ func (m *Manager) start(ctx context.Context, spec OpenSpec) (*Session, error) {
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	tab, cancelTab := chromedp.NewContext(allocCtx)
-	s := &Session{id: spec.ID, m: m, guard: m.cfg.Guard, profile: profile, tab: tab, cancelTab: cancelTab, cancelAlloc: cancelAlloc}
+	s := &Session{id: spec.ID, m: m, guard: m.cfg.Guard, proxy: proxy, profile: profile, tab: tab, cancelTab: cancelTab, cancelAlloc: cancelAlloc}
 	now := time.Now().UTC()
 	s.info = Info{ID: spec.ID, ConversationID: spec.ConversationID, RunID: spec.RunID, CallID: spec.CallID,
 		Status: StatusOpen, URL: "about:blank", Profile: profile, StartedAt: now, LastUsedAt: now}
@@ -263,6 +274,7 @@ func (s *Session) kill() {
 	killUsingProfile(s.profile)
 	s.cancelTab()
 	s.cancelAlloc()
+	s.proxy.close()
 	killUsingProfile(s.profile)
 	_ = os.RemoveAll(s.profile)
 }
@@ -291,6 +303,7 @@ func (s *Session) do(ctx context.Context, timeout time.Duration, fn func(tab con
 	}
 	s.mark(true)
 	defer s.mark(false)
+	s.proxy.clearRefusals()
 	tab, cancel := context.WithTimeout(s.tab, timeout)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
@@ -364,6 +377,10 @@ func (s *Session) Navigate(ctx context.Context, rawURL string, timeout time.Dura
 			s.settleBlank(tab)
 			return blocked
 		}
+		if refused := s.proxyRefusal(u.String()); refused != nil {
+			s.settleBlank(tab)
+			return refused
+		}
 		if navErr != nil {
 			return fmt.Errorf("loading %s: %w", u.Redacted(), navErr)
 		}
@@ -389,6 +406,10 @@ func (s *Session) finalState(tab context.Context, st State) (State, error) {
 		s.settleBlank(tab)
 		return st, err
 	}
+	if refused := s.proxyRefusal(loc); refused != nil {
+		s.settleBlank(tab)
+		return st, refused
+	}
 	title, err := chromedp.Run(tab, chromedp.Title())
 	if err != nil {
 		return st, err
@@ -396,6 +417,22 @@ func (s *Session) finalState(tab context.Context, st State) (State, error) {
 	st.URL, st.Title = loc, title
 	s.noteLocation(loc, title)
 	return st, nil
+}
+
+// proxyRefusal is the guard proxy's refusal of rawURL's host in this
+// operation, as a *BlockedError, or nil. The proxy refuses what the guard's
+// own look-up let through when the address connected to differs (DNS
+// rebinding).
+func (s *Session) proxyRefusal(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	refused := s.proxy.refusal(u.Hostname())
+	if refused == nil {
+		return nil
+	}
+	return &BlockedError{URL: u.Redacted(), Reason: refused.Error(), Net: refused}
 }
 
 // settleBlank leaves a page the guard refused.
