@@ -102,6 +102,8 @@ func browserError(tool, id string, err error) error {
 		return fenixerr.New(fenixerr.TypeCanceled, "%s was canceled: %v", tool, err).WithTool(tool).WithCause(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fenixerr.New(fenixerr.TypeToolTimeout, "%s timed out: %v", tool, err).WithTool(tool).WithCause(err)
+	case errors.Is(err, browser.ErrScreenshotTooLarge):
+		return fenixerr.Runtime("%s in browser session %s: %v", tool, id, err).WithTool(tool).WithCode("screenshot_too_large")
 	case errors.As(err, &ee):
 		return fenixerr.Validation("%s in browser session %s: %v", tool, id, ee).WithTool(tool).WithCode("element_not_found")
 	}

@@ -7,6 +7,7 @@ import (
 	"image/png"
 
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/tools/browser"
 )
 
 func init() { register(browserScreenshotTool()) }
@@ -27,6 +28,10 @@ type BrowserScreenshotResult struct {
 	Width     int    `json:"width"`
 	Height    int    `json:"height"`
 	FullPage  bool   `json:"full_page,omitempty"`
+	// PageHeight is the page's height when a full-page capture was
+	// clipped to its top.
+	PageHeight int  `json:"page_height,omitempty"`
+	Clipped    bool `json:"clipped,omitempty"`
 }
 
 func browserScreenshotTool() Definition {
@@ -50,10 +55,11 @@ func screenshotBrowser(ctx context.Context, env *Env, a BrowserScreenshotArgs) (
 	if err != nil {
 		return BrowserScreenshotResult{}, err
 	}
-	img, st, err := s.Screenshot(ctx, a.FullPage, browserOpTimeout)
+	shot, st, err := s.Screenshot(ctx, a.FullPage, browserOpTimeout)
 	if err != nil {
 		return BrowserScreenshotResult{}, browserError(tool, a.BrowserSessionID, err)
 	}
+	img := shot.PNG
 	cfg, err := png.DecodeConfig(bytes.NewReader(img))
 	if err != nil {
 		return BrowserScreenshotResult{}, fenixerr.Runtime("browser_screenshot: the browser returned no PNG: %v", err).WithTool(tool)
@@ -65,13 +71,25 @@ func screenshotBrowser(ctx context.Context, env *Env, a BrowserScreenshotArgs) (
 	return BrowserScreenshotResult{
 		BrowserPage: browserPage(a.BrowserSessionID, st), Ref: ref, MediaType: "image/png",
 		Bytes: len(img), Width: cfg.Width, Height: cfg.Height, FullPage: a.FullPage,
+		Clipped: shot.Clipped, PageHeight: clippedHeight(shot),
 	}, nil
 }
 
+func clippedHeight(shot browser.Capture) int {
+	if !shot.Clipped {
+		return 0
+	}
+	return shot.PageHeight
+}
+
 func projectBrowserScreenshot(_ BrowserScreenshotArgs, r BrowserScreenshotResult) Projection {
+	clipped := ""
+	if r.Clipped {
+		clipped = fmt.Sprintf(" The page is %d pixels tall; only its top was captured.", r.PageHeight)
+	}
 	return Projection{
-		Content: fmt.Sprintf("Took a %dx%d screenshot of %s (%s PNG, stored as %s).", r.Width, r.Height, r.describe(), byteSize(int64(r.Bytes)), r.Ref),
+		Content: fmt.Sprintf("Took a %dx%d screenshot of %s (%s PNG, stored as %s).%s", r.Width, r.Height, r.describe(), byteSize(int64(r.Bytes)), r.Ref, clipped),
 		Metadata: r.metadata(map[string]any{"ref": r.Ref, "media_type": r.MediaType, "bytes": r.Bytes,
-			"width": r.Width, "height": r.Height, "full_page": r.FullPage}),
+			"width": r.Width, "height": r.Height, "full_page": r.FullPage, "clipped": r.Clipped}),
 	}
 }

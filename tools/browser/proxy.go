@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -154,4 +155,20 @@ func (p *guardProxy) clearRefusals() {
 	p.mu.Lock()
 	clear(p.refused)
 	p.mu.Unlock()
+}
+
+// proxyRefusal is the guard proxy's refusal of rawURL's host in this
+// operation, as a *BlockedError, or nil. The proxy refuses what the guard's
+// own look-up let through when the address connected to differs (DNS
+// rebinding).
+func (s *Session) proxyRefusal(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	refused := s.proxy.refusal(u.Hostname())
+	if refused == nil {
+		return nil
+	}
+	return &BlockedError{URL: u.Redacted(), Reason: refused.Error(), Net: refused}
 }

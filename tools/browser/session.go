@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -410,29 +409,14 @@ func (s *Session) finalState(tab context.Context, st State) (State, error) {
 		s.settleBlank(tab)
 		return st, refused
 	}
-	title, err := chromedp.Run(tab, chromedp.Title())
+	title, err := chromedp.Run(tab, chromedp.Evaluate[string](fmt.Sprintf(
+		`(t => t.length > %[1]d ? t.slice(0, %[1]d) + '…' : t)(document.title)`, maxTitleChars)))
 	if err != nil {
 		return st, err
 	}
-	st.URL, st.Title = loc, title
+	st.URL, st.Title = clipText(loc, maxURLChars), title
 	s.noteLocation(loc, title)
 	return st, nil
-}
-
-// proxyRefusal is the guard proxy's refusal of rawURL's host in this
-// operation, as a *BlockedError, or nil. The proxy refuses what the guard's
-// own look-up let through when the address connected to differs (DNS
-// rebinding).
-func (s *Session) proxyRefusal(rawURL string) error {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil
-	}
-	refused := s.proxy.refusal(u.Hostname())
-	if refused == nil {
-		return nil
-	}
-	return &BlockedError{URL: u.Redacted(), Reason: refused.Error(), Net: refused}
 }
 
 // settleBlank leaves a page the guard refused.
@@ -607,26 +591,6 @@ func (s *Session) settle(tab context.Context, before int) (State, error) {
 	st, err := s.finalState(tab, State{})
 	st.Navigated = navigated
 	return st, err
-}
-
-// Screenshot captures the viewport, or the whole page, as PNG.
-func (s *Session) Screenshot(ctx context.Context, fullPage bool, timeout time.Duration) ([]byte, State, error) {
-	var png []byte
-	var st State
-	err := s.do(ctx, timeout, func(tab context.Context) error {
-		var err error
-		if fullPage {
-			png, err = chromedp.Run(tab, chromedp.FullScreenshot(100))
-		} else {
-			png, err = chromedp.Run(tab, chromedp.CaptureScreenshot())
-		}
-		if err != nil {
-			return fmt.Errorf("capturing a screenshot: %w", err)
-		}
-		st, err = s.finalState(tab, State{})
-		return err
-	})
-	return png, st, err
 }
 
 // IsBlocked reports whether err is a guard refusal.

@@ -47,7 +47,7 @@ func RefSelector(ref int) string {
 // earlier snapshot. It stops at maxChars characters of text.
 func snapshotJS(maxChars int) string {
 	return fmt.Sprintf(`(() => {
-const ATTR = %q, MAX_CHARS = %d, MAX_ELEMENTS = %d;
+const ATTR = %q, MAX_CHARS = %d, MAX_ELEMENTS = %d, MAX_TITLE = %d, MAX_URL = %d;
 `+namingJS+`
 for (const el of document.querySelectorAll('[' + ATTR + ']')) el.removeAttribute(ATTR);
 const lines = []; let cur = ''; let chars = 0; let truncated = false;
@@ -78,7 +78,7 @@ const walk = (node) => {
     if ((role === 'textbox' || role === 'combobox' || role === 'searchbox') && 'value' in el) e.value = clip(e.type === 'password' ? (el.value ? '••••' : '') : el.value, 200);
     if (role === 'checkbox' || role === 'radio') e.value = el.checked ? 'checked' : 'unchecked';
     if (el.getAttribute('placeholder')) e.placeholder = clip(el.getAttribute('placeholder'), 100);
-    if (role === 'link') e.href = el.href;
+    if (role === 'link') e.href = clip(el.href, MAX_URL);
     if (el.disabled) e.disabled = true;
     elements.push(e);
     let desc = '[' + ref + '] ' + role + (e.name ? ' "' + e.name + '"' : '');
@@ -98,8 +98,8 @@ if (document.body) walk(document.body);
 flush();
 let text = lines.join('\n');
 if (text.length > MAX_CHARS) { text = text.slice(0, MAX_CHARS); truncated = true; }
-return { url: location.href, title: document.title, text, elements, truncated };
-})()`, RefAttribute, maxChars, MaxElements)
+return { url: clip(location.href, MAX_URL), title: clip(document.title, MAX_TITLE), text, elements, truncated };
+})()`, RefAttribute, maxChars, MaxElements, maxTitleChars, maxURLChars)
 }
 
 // namingJS gives an element's role and accessible name, as snapshots show
