@@ -182,7 +182,13 @@ func cmdInbox(ctx context.Context, c *cli, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, err
 	}
-	fmt.Fprintf(c.stdout, "Approvals inbox: http://%s/inbox/ (namespace %s). Ctrl-C stops it.\n", srv.Addr(), conn.namespace)
+	page := fmt.Sprintf("http://%s/inbox/", srv.Addr())
+	if link := h.LocalLink(page); link != "" {
+		// The token tells this terminal's user from every other process
+		// on the host, an agent's commands included.
+		page = link
+	}
+	fmt.Fprintf(c.stdout, "Approvals inbox: %s (namespace %s). Ctrl-C stops it.\n", page, conn.namespace)
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
