@@ -125,3 +125,19 @@ func TestSummarize(t *testing.T) {
 		assert.Equal(t, tc.want, approvals.Summarize(tc.args, tc.max))
 	}
 }
+
+// Argument keys and values are an agent's words: a terminal escape, a
+// newline, a bidi override or a zero-width character in them must not
+// reach the person approving as anything but visible escapes.
+func TestSummaryEscapesWhatWouldNotShowAsItself(t *testing.T) {
+	args := map[string]any{
+		"env":             map[string]any{"NOTE": "safe\u202e)txt.exe(", "C1": "\u009b31m"},
+		"x\x1b[2K\rok\n":  "1",
+		"zero\u200bwidth": true,
+		"bad":             string([]byte{'a', 0xff}),
+	}
+	got := approvals.Summarize(args, 1000)
+	assert.Equal(t, `bad="a\xff" env={"C1":"\u009b31m","NOTE":"safe\u202e)txt.exe("} x\u001b[2K\u000dok\u000a="1" zero\u200bwidth=true`, got)
+	assert.Equal(t, "call-1", approvals.Printable("call-1"), "ordinary text is unchanged")
+	assert.Equal(t, `a\u2066b\u2028c\ufeff`, approvals.Printable("a\u2066b\u2028c\ufeff"))
+}

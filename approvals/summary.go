@@ -10,7 +10,8 @@ import (
 
 // Summarize renders arguments on one line, keys sorted, as
 // key=value pairs (strings quoted, objects as compact JSON), cut to at
-// most maxRunes runes with "…".
+// most maxRunes runes with "…". Keys and values are Printable: the
+// summary is what a person approves.
 func Summarize(args map[string]any, maxRunes int) string {
 	keys := make([]string, 0, len(args))
 	for k := range args {
@@ -19,7 +20,7 @@ func Summarize(args map[string]any, maxRunes int) string {
 	slices.Sort(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, k+"="+summaryValue(args[k]))
+		parts = append(parts, Printable(k)+"="+Printable(summaryValue(args[k])))
 	}
 	return cutRunes(strings.Join(parts, " "), maxRunes)
 }

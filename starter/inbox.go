@@ -74,7 +74,7 @@ func cmdPending(ctx context.Context, c *cli, args []string) (int, error) {
 
 func printListing(c *cli, l approvals.Listing) {
 	for _, p := range l.Problems {
-		fmt.Fprintf(c.stderr, "warning: run %s waits for a decision but its calls could not be read: %s\n", p.WorkflowID, p.Error)
+		fmt.Fprintf(c.stderr, "warning: run %s waits for a decision but its calls could not be read: %s\n", approvals.Printable(p.WorkflowID), approvals.Printable(p.Error))
 	}
 	if l.Truncated {
 		fmt.Fprintf(c.stderr, "warning: more than %d runs wait; narrow the list with -query\n", approvals.MaxRuns)
@@ -85,13 +85,16 @@ func printListing(c *cli, l approvals.Listing) {
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REF\tCALL\tWAITING\tEXPIRES IN\tCONVERSATION\tTOOL\tARGUMENTS\tASKS")
+	// Every field but the times and the reference comes from the run (a
+	// call ID is the model's, a reason the hook's): Printable keeps a
+	// terminal escape or a newline in one from rewriting the table.
 	for _, call := range l.Calls {
 		asks := call.Permission
 		if call.RequestedBy != "" {
 			asks += " (hook " + call.RequestedBy + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", call.Ref, call.CallID, age(call.WaitingSeconds), age(call.ExpiresInSeconds),
-			orDash(call.ConversationID), call.ToolName, call.Summary, asks)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", call.Ref, approvals.Printable(call.CallID), age(call.WaitingSeconds), age(call.ExpiresInSeconds),
+			approvals.Printable(orDash(call.ConversationID)), approvals.Printable(call.ToolName), call.Summary, approvals.Printable(asks))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(c.stdout, "\nDecide with: starter approve REF / starter deny -reason TEXT REF\n")
@@ -147,7 +150,7 @@ func cmdDecide(decision string) func(ctx context.Context, c *cli, args []string)
 			return exitFailed, err
 		}
 		fmt.Fprintf(c.stdout, "%s: call %s (%s %s) of %s\n", strings.ToUpper(decision[:1])+decision[1:]+"ed",
-			out.CallID, call.ToolName, call.Summary, call.WorkflowID)
+			approvals.Printable(out.CallID), approvals.Printable(call.ToolName), call.Summary, approvals.Printable(call.WorkflowID))
 		return exitOK, nil
 	}
 }
@@ -182,7 +185,13 @@ func cmdInbox(ctx context.Context, c *cli, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, err
 	}
-	fmt.Fprintf(c.stdout, "Approvals inbox: http://%s/inbox/ (namespace %s). Ctrl-C stops it.\n", srv.Addr(), conn.namespace)
+	page := fmt.Sprintf("http://%s/inbox/", srv.Addr())
+	if link := h.LocalLink(page); link != "" {
+		// The token tells this terminal's user from every other process
+		// on the host, an agent's commands included.
+		page = link
+	}
+	fmt.Fprintf(c.stdout, "Approvals inbox: %s (namespace %s). Ctrl-C stops it.\n", page, conn.namespace)
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

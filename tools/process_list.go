@@ -57,13 +57,17 @@ func listServices(_ context.Context, env *Env, a ProcessListArgs) (ProcessListRe
 		if err := h.requireOwner(tool, a.ProcessRunID); err != nil {
 			return ProcessListResult{}, err
 		}
-		info, err := h.services.Info(a.ProcessRunID)
+		info, err := conversationService(env, h, tool, a.ProcessRunID)
 		if err != nil {
-			return ProcessListResult{}, serviceLookupError(tool, h, a.ProcessRunID, err)
+			return ProcessListResult{}, err
 		}
 		infos = []procs.ServiceInfo{info}
 	} else {
-		infos = h.services.List()
+		for _, info := range h.services.List() {
+			if sameConversation(env, info) {
+				infos = append(infos, info)
+			}
+		}
 	}
 	tailBytes := a.OutputBytes
 	if tailBytes == 0 {
@@ -88,6 +92,30 @@ func listServices(_ context.Context, env *Env, a ProcessListArgs) (ProcessListRe
 		res.Processes = append(res.Processes, v)
 	}
 	return res, nil
+}
+
+// sameConversation says whether the calling conversation may see a
+// service: its own (subagents share their parent's conversation), or any
+// when either side has none (a call without a conversation, a record
+// from before conversations were kept). A service's command line and
+// output are its conversation's, and another conversation's agent must
+// not read or stop them.
+func sameConversation(env *Env, info procs.ServiceInfo) bool {
+	return env.ConversationID == "" || info.ConversationID == "" || env.ConversationID == info.ConversationID
+}
+
+// conversationService looks up a service the calling conversation may
+// see; another conversation's is refused as if it were not there, with a
+// code that says why.
+func conversationService(env *Env, h *Host, tool, id string) (procs.ServiceInfo, error) {
+	info, err := h.services.Info(id)
+	if err != nil {
+		return procs.ServiceInfo{}, serviceLookupError(tool, h, id, err)
+	}
+	if !sameConversation(env, info) {
+		return procs.ServiceInfo{}, fenixerr.Validation("process run %s on host %s was started by another conversation; %s only acts on this conversation's services", id, h.ID, tool).WithTool(tool).WithCode("other_conversation")
+	}
+	return info, nil
 }
 
 func serviceLookupError(tool string, h *Host, id string, err error) error {

@@ -44,9 +44,9 @@ func stopService(_ context.Context, env *Env, a ProcessStopArgs) (ProcessStopRes
 	if err := h.requireOwner(tool, a.ProcessRunID); err != nil {
 		return ProcessStopResult{}, err
 	}
-	before, err := h.services.Info(a.ProcessRunID)
+	before, err := conversationService(env, h, tool, a.ProcessRunID)
 	if err != nil {
-		return ProcessStopResult{}, serviceLookupError(tool, h, a.ProcessRunID, err)
+		return ProcessStopResult{}, err
 	}
 	after, err := h.services.Stop(a.ProcessRunID)
 	if err != nil {

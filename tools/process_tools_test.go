@@ -174,3 +174,33 @@ func TestProcessToolsRouting(t *testing.T) {
 		t.Fatalf("content = %q", p.Content)
 	}
 }
+
+// One host runs every conversation's services: another conversation's
+// agent must not list their command lines and output, nor stop them.
+func TestProcessToolsKeepToTheirConversation(t *testing.T) {
+	r := newRig(t)
+	_, raw := r.mustCall(t, "process_exec", map[string]any{"command_line": "echo token=hunter3; sleep 30"})
+	mine := decode[ProcessExecResult](t, raw)
+
+	r.env.ConversationID = "conv-other"
+	p, raw := r.mustCall(t, "process_list", map[string]any{"include_output": true})
+	if strings.Contains(string(raw), mine.ProcessRunID) || strings.Contains(p.Content, "hunter3") {
+		t.Fatalf("another conversation lists the service: %s", p.Content)
+	}
+	for _, tool := range []string{"process_list", "process_stop"} {
+		_, _, err := r.call(t, tool, map[string]any{"process_run_id": mine.ProcessRunID})
+		errorIs(t, err, fenixerr.ErrValidation, "other_conversation")
+	}
+	if info, err := r.host.services.Info(mine.ProcessRunID); err != nil || info.Status != procs.StatusRunning {
+		t.Fatalf("the service after another conversation's process_stop: %+v, %v", info, err)
+	}
+
+	r.env.ConversationID = "conv-1"
+	p, _ = r.mustCall(t, "process_list", map[string]any{})
+	if !strings.Contains(p.Content, mine.ProcessRunID) {
+		t.Fatalf("its own conversation does not list it: %s", p.Content)
+	}
+	if _, _, err := r.call(t, "process_stop", map[string]any{"process_run_id": mine.ProcessRunID}); err != nil {
+		t.Fatal(err)
+	}
+}

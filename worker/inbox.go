@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"log/slog"
-	"net/http"
 
 	"go.temporal.io/sdk/client"
 
@@ -15,7 +14,7 @@ import (
 // inboxHandler is the approvals inbox for the operational HTTP server,
 // nil when it is off or would listen beyond loopback without a token
 // (logged: metrics on 0.0.0.0 keep working without an inbox).
-func inboxHandler(c client.Client, namespace string, cfg worker.ProcessConfig, logger *slog.Logger) (http.Handler, error) {
+func inboxHandler(c client.Client, namespace string, cfg worker.ProcessConfig, logger *slog.Logger) (*web.Handler, error) {
 	if cfg.HTTPAddr == "off" {
 		return nil, nil
 	}
@@ -35,5 +34,17 @@ func inboxHandler(c client.Client, namespace string, cfg worker.ProcessConfig, l
 	if err != nil {
 		return nil, err
 	}
-	return http.StripPrefix("/inbox", h), nil
+	return h, nil
+}
+
+// logInboxLink tells the operator where the inbox is; without configured
+// tokens the link carries the token minted at start, which only the
+// operator reading the worker's log has.
+func logInboxLink(h *web.Handler, addr string, logger *slog.Logger) {
+	page := "http://" + addr + "/inbox/"
+	if link := h.LocalLink(page); link != "" {
+		logger.Info("approvals inbox for the local operator (the token is minted at each start; set FENIX_INBOX_TOKENS for lasting ones)", "open", link)
+		return
+	}
+	logger.Info("approvals inbox", "open", page)
 }

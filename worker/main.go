@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/interceptor"
 
+	"github.com/fenixrt/fenix/approvals/web"
 	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/internal/observability"
@@ -125,7 +126,7 @@ func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metri
 
 // startOps serves /metrics, /healthz, /readyz and, with a codec, /codec/
 // on the configured address; the returned func stops it.
-func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *observability.Readiness, inbox http.Handler, logger *slog.Logger) (func(), error) {
+func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *observability.Readiness, inbox *web.Handler, logger *slog.Logger) (func(), error) {
 	if cfg.HTTPAddr == "off" {
 		return func() {}, nil
 	}
@@ -138,11 +139,14 @@ func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *o
 		mux.Handle("/codec/", http.StripPrefix("/codec", codecHandler))
 	}
 	if inbox != nil {
-		mux.Handle("/inbox/", inbox)
+		mux.Handle("/inbox/", http.StripPrefix("/inbox", inbox))
 	}
 	ops, err := observability.StartOpsServer(cfg.HTTPAddr, mux, logger)
 	if err != nil {
 		return nil, err
+	}
+	if inbox != nil {
+		logInboxLink(inbox, ops.Addr(), logger)
 	}
 	logger.Info("operational endpoints listening", "addr", ops.Addr(), "paths", "/metrics /healthz /readyz /codec/ /inbox/")
 	return func() { shutdownWithin(5*time.Second, ops.Shutdown) }, nil

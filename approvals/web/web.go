@@ -4,10 +4,12 @@
 // forms with a reason. The page polls a JSON endpoint, so it updates
 // without a reload.
 //
-// Access: with tokens configured every request needs one (a bearer
-// header, or ?token= once, which becomes an HttpOnly SameSite=Strict
-// cookie); without tokens the handler refuses to exist beyond loopback
-// and answers only loopback clients addressing it by a loopback name.
+// Access: every request needs a token (a bearer header, or ?token= once,
+// which becomes an HttpOnly SameSite=Strict cookie scoped to the inbox's
+// path). Without configured tokens the handler refuses to exist beyond
+// loopback and mints one token for the local operator (LocalToken), which
+// whoever starts it shows to that operator: an agent's commands run on
+// the worker's host, so "a loopback client" is not "the operator".
 // Forms: POSTs need the page's CSRF token (an HMAC of the viewer's
 // identity) and pass net/http's CrossOriginProtection (Sec-Fetch-Site /
 // Origin checks).
@@ -29,6 +31,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -50,7 +53,8 @@ type Config struct {
 	// ListenAddr is where the server listens; without Tokens it must be a
 	// loopback address.
 	ListenAddr string
-	// LocalName is the decider recorded without tokens (loopback only).
+	// LocalName is the decider the minted local token records (no
+	// Tokens, loopback only).
 	LocalName string
 	Logger    *slog.Logger
 }
@@ -114,13 +118,34 @@ type handler struct {
 	page   *template.Template
 }
 
+// Handler serves the inbox.
+type Handler struct {
+	http.Handler
+	localToken string
+}
+
+// LocalToken is the token New minted for an inbox configured without
+// tokens, "" when tokens were configured. Show it only to the operator
+// (the worker's log, starter inbox's terminal): it is what tells them
+// from any other process on the host.
+func (h *Handler) LocalToken() string { return h.localToken }
+
+// LocalLink is the page's address with the minted token, for an inbox
+// served at base (e.g. http://127.0.0.1:9090/inbox/); "" without one.
+func (h *Handler) LocalLink(base string) string {
+	if h.localToken == "" {
+		return ""
+	}
+	return base + "?token=" + url.QueryEscape(h.localToken)
+}
+
 //go:embed page.html
 var pageHTML string
 
 // New builds the handler. Mount it under a prefix with http.StripPrefix
 // (the page uses relative links), e.g. mux.Handle("/inbox/",
 // http.StripPrefix("/inbox", h)).
-func New(cfg Config) (http.Handler, error) {
+func New(cfg Config) (*Handler, error) {
 	if cfg.Inbox == nil {
 		return nil, errors.New("approvals inbox handler needs an Inbox")
 	}
@@ -129,6 +154,15 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if cfg.LocalName == "" {
 		cfg.LocalName = "local"
+	}
+	localToken := ""
+	if len(cfg.Tokens) == 0 {
+		raw := make([]byte, 16)
+		if _, err := rand.Read(raw); err != nil {
+			return nil, fmt.Errorf("minting the approvals inbox's local token: %w", err)
+		}
+		localToken = hex.EncodeToString(raw)
+		cfg.Tokens = map[string]string{localToken: cfg.LocalName}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -142,7 +176,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.HandleFunc("GET /api/pending", h.servePending)
 	mux.HandleFunc("POST /api/decide", h.serveDecide)
 	cop := http.NewCrossOriginProtection()
-	return h.authenticate(cop.Handler(mux)), nil
+	return &Handler{Handler: h.authenticate(cop.Handler(mux)), localToken: localToken}, nil
 }
 
 type viewerKey struct{}
@@ -167,27 +201,11 @@ func (h *handler) authenticate(next http.Handler) http.Handler {
 }
 
 func (h *handler) viewer(w http.ResponseWriter, r *http.Request) (string, error) {
-	if len(h.cfg.Tokens) == 0 {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil || !isLoopbackHost(host) {
-			return "", fmt.Errorf("the inbox has no tokens and answers loopback clients only, not %s", r.RemoteAddr)
-		}
-		// A DNS name pointing at 127.0.0.1 must not reach a tokenless
-		// inbox from another site's page (DNS rebinding).
-		reqHost := r.Host
-		if hh, _, err := net.SplitHostPort(r.Host); err == nil {
-			reqHost = hh
-		}
-		if !isLoopbackHost(reqHost) {
-			return "", fmt.Errorf("the inbox has no tokens and answers only when addressed as localhost or a loopback IP, not %q", r.Host)
-		}
-		return h.cfg.LocalName, nil
-	}
 	if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet && r.URL.Path == "/" {
 		if _, ok := h.lookup(t); !ok {
 			return "", errors.New("the inbox token in the link is not valid")
 		}
-		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: t, Path: pagePath(r), HttpOnly: true, SameSite: http.SameSiteStrictMode,
 			Secure: r.TLS != nil, MaxAge: int((30 * 24 * time.Hour).Seconds())})
 		q := r.URL.Query()
 		q.Del("token")
@@ -209,13 +227,26 @@ func (h *handler) viewer(w http.ResponseWriter, r *http.Request) (string, error)
 		token = c.Value
 	}
 	if token == "" {
-		return "", errors.New("the inbox needs a token: open the link with ?token=… or send Authorization: Bearer …")
+		return "", errors.New("the inbox needs a token: open the link with ?token=… (without FENIX_INBOX_TOKENS, the one the worker logs at start or `starter inbox` prints) or send Authorization: Bearer …")
 	}
 	name, ok := h.lookup(token)
 	if !ok {
 		return "", errors.New("the inbox token is not valid")
 	}
 	return name, nil
+}
+
+// pagePath is the page's path as the browser asked for it (before any
+// http.StripPrefix), the cookie's scope: browsers send a host's cookies
+// to every port of it, and with Path=/ the token would go along to the
+// agents' services behind the worker's reverse proxy (/proxy/<id>/ on
+// another port of the same host).
+func pagePath(r *http.Request) string {
+	u, err := url.ParseRequestURI(r.RequestURI)
+	if err != nil || !strings.HasPrefix(u.Path, "/") || !strings.HasSuffix(u.Path, "/") {
+		return "/"
+	}
+	return u.Path
 }
 
 // lookup compares against every token in constant time.

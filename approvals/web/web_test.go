@@ -25,6 +25,11 @@ import (
 const aliceToken = "alice-token-0123456789"
 
 func server(t *testing.T, tokens map[string]string) (*httptest.Server, *approvalstest.Client) {
+	srv, fake, _ := serverWithHandler(t, tokens)
+	return srv, fake
+}
+
+func serverWithHandler(t *testing.T, tokens map[string]string) (*httptest.Server, *approvalstest.Client, *web.Handler) {
 	args := map[string]any{"expression": "6 * 7"}
 	fake := &approvalstest.Client{Runs: []*approvalstest.Run{{WorkflowID: "wf-1", RunID: "run-1", Pending: []workflows.PendingPermission{{
 		CallID: "call-1", ToolName: "calculator", Permission: "run_calculator", Arguments: args, ArgsHash: contract.ArgumentsHash(args),
@@ -36,7 +41,7 @@ func server(t *testing.T, tokens map[string]string) (*httptest.Server, *approval
 	mux.Handle("/inbox/", http.StripPrefix("/inbox", h))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv, fake
+	return srv, fake, h
 }
 
 var csrfRe = regexp.MustCompile(`const csrf = "([0-9a-f]+)"`)
@@ -95,37 +100,71 @@ func TestParseTokens(t *testing.T) {
 	}
 }
 
-func TestLoopbackInboxDecidesWithCSRFTokenOnly(t *testing.T) {
-	srv, fake := server(t, nil)
+// Without configured tokens the inbox is loopback-only, and a loopback
+// client is not necessarily the operator: an agent's commands run on the
+// same host. The handler mints a token that only the operator is shown.
+func TestLoopbackInboxNeedsTheMintedTokenAndCSRFToken(t *testing.T) {
+	srv, fake, h := serverWithHandler(t, nil)
 	c := srv.Client()
-	body := page(t, c, srv.URL+"/inbox/")
-	m := csrfRe.FindStringSubmatch(body)
-	require.Len(t, m, 2, "the page carries its CSRF token")
 	hash := contract.ArgumentsHash(map[string]any{"expression": "6 * 7"})
 
-	status, out := post(t, c, srv.URL+"/inbox/api/decide", decideForm("", hash), nil)
-	assert.Equal(t, http.StatusForbidden, status)
-	assert.Contains(t, out["error"], "CSRF token")
+	for _, u := range []string{srv.URL + "/inbox/", srv.URL + "/inbox/api/pending"} {
+		resp, err := c.Get(u)
+		require.NoError(t, err)
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a loopback client without the token: %s", u)
+		assert.NotRegexp(t, csrfRe, string(raw))
+	}
+	status, _ := post(t, c, srv.URL+"/inbox/api/decide", decideForm("", hash), map[string]string{"Sec-Fetch-Site": "same-origin"})
+	assert.Equal(t, http.StatusUnauthorized, status)
 
-	status, _ = post(t, c, srv.URL+"/inbox/api/decide", decideForm(m[1], hash), map[string]string{"Sec-Fetch-Site": "cross-site"})
-	assert.Equal(t, http.StatusForbidden, status, "a cross-site form post is refused even with a token")
-	status, _ = post(t, c, srv.URL+"/inbox/api/decide", decideForm(m[1], hash), map[string]string{"Origin": "https://evil.example"})
-	assert.Equal(t, http.StatusForbidden, status)
-
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/inbox/api/pending", nil)
-	req.Host = "rebound.evil.example"
+	token := h.LocalToken()
+	require.Len(t, token, 32)
+	assert.Equal(t, "http://127.0.0.1:9090/inbox/?token="+token, h.LocalLink("http://127.0.0.1:9090/inbox/"))
+	bearer := map[string]string{"Authorization": "Bearer " + token}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/inbox/", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := c.Do(req)
 	require.NoError(t, err)
+	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a tokenless inbox answers only to loopback host names")
+	m := csrfRe.FindStringSubmatch(string(raw))
+	require.Len(t, m, 2, "the page carries its CSRF token")
+
+	status, out := post(t, c, srv.URL+"/inbox/api/decide", decideForm("", hash), bearer)
+	assert.Equal(t, http.StatusForbidden, status)
+	assert.Contains(t, out["error"], "CSRF token")
+	for k, v := range map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"} {
+		hdr := map[string]string{"Authorization": bearer["Authorization"], k: v}
+		status, _ = post(t, c, srv.URL+"/inbox/api/decide", decideForm(m[1], hash), hdr)
+		assert.Equal(t, http.StatusForbidden, status, "a cross-site post is refused even with both tokens: %s", k)
+	}
 
 	require.Empty(t, fake.Updates)
-	status, out = post(t, c, srv.URL+"/inbox/api/decide", decideForm(m[1], hash), map[string]string{"Sec-Fetch-Site": "same-origin"})
+	status, out = post(t, c, srv.URL+"/inbox/api/decide", decideForm(m[1], hash), bearer)
 	require.Equal(t, http.StatusOK, status, "%v", out)
 	sent, _ := fake.LastDecision()
 	assert.Equal(t, "local-op", sent.DecidedBy)
 	assert.Equal(t, hash, sent.ArgsHash)
 	assert.Equal(t, "fine", sent.Reason)
+}
+
+// Browsers send a host's cookies to all its ports, and the worker's
+// reverse proxy serves agents' services (/proxy/<id>/) on another port
+// of the same host: the token cookie is scoped to the inbox's path.
+func TestInboxCookieDoesNotReachOtherPathsOfTheHost(t *testing.T) {
+	srv, _ := server(t, map[string]string{aliceToken: "alice"})
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	c := *srv.Client()
+	c.Jar = jar
+	page(t, &c, srv.URL+"/inbox/?token="+aliceToken)
+	inbox, _ := url.Parse(srv.URL + "/inbox/api/pending")
+	require.Len(t, jar.Cookies(inbox), 1, "the inbox gets its cookie")
+	u, _ := url.Parse(srv.URL)
+	service, _ := url.Parse("http://" + u.Hostname() + ":1/proxy/proc_h_0123456789abcdef/")
+	assert.Empty(t, jar.Cookies(service), "the inbox token goes to an agent's service on another port")
 }
 
 func TestTokenInboxNamesTheDeciderAndTradesTheLinkTokenForACookie(t *testing.T) {

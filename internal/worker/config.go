@@ -331,7 +331,8 @@ Payload encryption: FENIX_CODEC_KEY or FENIX_CODEC_KEY_FILE, and the codec
 server's FENIX_CODEC_AUTH_TOKEN, FENIX_CODEC_UI_ORIGIN, FENIX_CODEC_NAMESPACES.
 Tracing: OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT.
 Approvals inbox (/inbox/): FENIX_INBOX_TOKENS ("name=token,..."; required
-when the HTTP address is not loopback), FENIX_INBOX_URL.
+when the HTTP address is not loopback; without it the worker logs a link
+with a token minted at start), FENIX_INBOX_URL.
 
 Flags:
 `

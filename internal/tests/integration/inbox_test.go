@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -253,4 +254,68 @@ func TestWorkerInboxNeedsATokenBeyondLoopback(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 	assert.Contains(t, logs.String(), "approvals inbox not served")
 	assert.Contains(t, logs.String(), "FENIX_INBOX_TOKENS")
+}
+
+// TestAgentCommandCannotApproveThroughTheLoopbackInbox: an agent's
+// command runs on the worker's host, so it is a loopback client of the
+// worker's inbox. It must not be able to read the page's CSRF token and
+// approve a parked call (its own, or another run's) with the worker's
+// Temporal credentials: the loopback inbox needs the token the worker
+// logs, and the operator opening the logged link still decides.
+func TestAgentCommandCannotApproveThroughTheLoopbackInbox(t *testing.T) {
+	settings, _ := inboxHookSettings(t)
+	queue := newTaskQueue(t)
+	port, err := devserver.FreePort()
+	require.NoError(t, err)
+	opsAddr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(filepath.Join(binDir, "worker"), "-task-queue", queue, "-data-dir", t.TempDir(), "-hooks-file", settings,
+		"-workspace-root", t.TempDir(), "-http-addr", opsAddr, "-log-format", "text")
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+server.HostPort)
+	var logs lockedBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+
+	tag := fmt.Sprintf("selfapprove-%d", os.Getpid())
+	args := map[string]any{"expression": "6 * 7"}
+	victim := assignment(tag+"-victim", map[string]any{"call_id": "call-victim", "tool_name": "calculator", "arguments": args})
+	victimID := "it-" + tag + "-victim"
+	victimRun := startWorkflow(t, queue, workflows.ExecuteAssignmentWorkflow, victimID, victim)
+	require.Eventually(t, func() bool { return waitingRuns(t, victimID) == 1 }, 30*time.Second, 100*time.Millisecond,
+		"the calculator call waits for a person; worker logs:\n%s", logs.String())
+
+	// What any local process can do: read the page's CSRF token, post
+	// an allow with the arguments it knows.
+	base := "http://" + opsAddr + "/inbox"
+	script := fmt.Sprintf(`csrf=$(curl -s %[1]s/ | sed -n 's/.*const csrf = "\([0-9a-f]*\)".*/\1/p')
+curl -s -X POST %[1]s/api/decide --data-urlencode "csrf=$csrf" --data-urlencode workflow_id=%[2]s \
+  --data-urlencode call_id=call-victim --data-urlencode args_hash=%[3]s --data-urlencode decision=allow \
+  --data-urlencode reason=self-approved`, base, victimID, contract.ArgumentsHash(args))
+	attacker := assignment(tag+"-attacker", map[string]any{"call_id": "call-attacker", "tool_name": "exec_command",
+		"arguments": map[string]any{"command_line": script}}, "exec_command")
+	attackerRun := startWorkflow(t, queue, workflows.ExecuteAssignmentWorkflow, "it-"+tag+"-attacker", attacker)
+	var attacked contract.Result
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, attackerRun.Get(ctx, &attacked))
+	require.Equal(t, contract.StatusCompleted, attacked.Status, "%+v", attacked.Error)
+	assert.NotContains(t, attacked.Output.Content, `"ok":true`, "the command's decision was accepted")
+	assert.Equal(t, 1, waitingRuns(t, victimID), "the parked call still waits for a person")
+
+	// The operator opens the link the worker logged and denies it.
+	link := regexp.MustCompile(`http://` + regexp.QuoteMeta(opsAddr) + `/inbox/\?token=[0-9a-f]+`).FindString(logs.String())
+	require.NotEmpty(t, link, "the worker logs the inbox link with its token; logs:\n%s", logs.String())
+	token := strings.TrimPrefix(link[strings.Index(link, "?token="):], "?token=")
+	req, err := http.NewRequest(http.MethodGet, base+"/api/pending", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	out, code := runBinary(t, "starter", nil, "deny", "-reason", "not self-approved", victimID, "call-victim")
+	require.Equal(t, 0, code, out)
+	var victimRes contract.Result
+	require.NoError(t, victimRun.Get(ctx, &victimRes))
+	assert.Equal(t, fenixerr.TypePermissionDenied, victimRes.Error.ErrorType)
 }

@@ -49,6 +49,20 @@ func TestProcessFlowStartsListsAndStopsAService(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, runID)
 
+	// Another conversation on the same host neither lists nor stops it.
+	other := func(name string, call map[string]any) contract.Result {
+		a := assignment(name, call, hostTools...)
+		a["conversation_id"] = "conv-other"
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
+	res = other("proc-list-other", map[string]any{"tool_name": "process_list", "arguments": map[string]any{}})
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.NotContains(t, res.Output.Content, runID)
+	res = other("proc-stop-other", map[string]any{"tool_name": "process_stop", "arguments": map[string]any{"process_run_id": runID}})
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Contains(t, res.Error.LastErrorSummary, "started by another conversation")
+
 	res, _ = runAssignment(t, w.queue, assignment("proc-stop", map[string]any{
 		"tool_name": "process_stop", "arguments": map[string]any{"process_run_id": runID},
 	}, hostTools...))

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/approvals"
+	"github.com/fenixrt/fenix/approvals/approvalstest"
 	"github.com/fenixrt/fenix/approvals/web"
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
@@ -126,5 +127,44 @@ func TestInboxApproveAndDenyInTheBrowser(t *testing.T) {
 		assert.Equal(t, "alice", d.Decider, id)
 		assert.Equal(t, want, d.Reason, id)
 		assert.NotEmpty(t, d.PolicyFingerprint, id)
+	}
+}
+
+// TestInboxShowsInvisibleCharactersEscaped: a call's ID, arguments and
+// reason are an agent's or a hook's words. A bidi override or a
+// zero-width character in them would make the page read differently from
+// what runs, so the page shows each as a \uXXXX escape.
+func TestInboxShowsInvisibleCharactersEscaped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("webui: skipped in -short mode (needs Chromium)")
+	}
+	chromium := chromiumPath(t)
+	args := map[string]any{"command_line": "ls", "env": map[string]any{"NOTE": "report\u202etxt.exe", "LINE": "a\u2028b"}}
+	fake := &approvalstest.Client{Runs: []*approvalstest.Run{{WorkflowID: "wf-bidi", RunID: "run-1", Pending: []workflows.PendingPermission{{
+		CallID: "call\u202e1", ToolName: "process_exec", Permission: "needs\u200breview", Arguments: args,
+		ArgsHash: contract.ArgumentsHash(args), RequestedAt: time.Now(), Deadline: time.Now().Add(time.Hour)}}}}}
+	const token = "alice-browser-token-0123456789"
+	h, err := web.New(web.Config{Inbox: &approvals.Inbox{Client: fake, Namespace: "default"},
+		Tokens: map[string]string{token: "alice"}, ListenAddr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/inbox/", http.StripPrefix("/inbox", h))
+	ops, err := observability.StartOpsServer("127.0.0.1:0", mux, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ops.Shutdown(context.Background()) })
+
+	b := startBrowser(t, chromium)
+	b.step("open the inbox link", chromedp.Navigate(fmt.Sprintf("http://%s/inbox/?token=%s", ops.Addr(), token)))
+	row := pollValue[string](b, "the call is listed", `(() => {
+		const r = document.querySelector('.call');
+		if (!r) return false;
+		r.querySelector("details").open = true;
+		return r.innerText;
+	})()`)
+	for _, hidden := range []string{"\u202e", "\u200b", "\u2028"} {
+		assert.NotContains(t, row, hidden, "the page shows %U as itself", []rune(hidden)[0])
+	}
+	for _, want := range []string{`call\u202e1`, `needs\u200breview`, `report\u202etxt.exe`, `a\u2028b`} {
+		assert.Contains(t, row, want)
 	}
 }
