@@ -75,8 +75,27 @@ func (w *Workspace) Dir() string { return w.dir }
 // Close releases the root handle.
 func (w *Workspace) Close() error { return errors.Join(w.root.Close(), closeFD(w.rootFD)) }
 
-// FS exposes the workspace as a read-only fs.FS, still confined.
-func (w *Workspace) FS() fs.FS { return w.root.FS() }
+// FS exposes the workspace as a read-only fs.FS, still confined. Its
+// directory listings (fs.ReadDir, fs.WalkDir) refuse a FIFO swapped in
+// for a directory instead of blocking on it, as ReadDir does.
+func (w *Workspace) FS() fs.FS { return listingFS{w: w, FS: w.root.FS()} }
+
+// listingFS is the root's fs.FS with ReadDir through openDir.
+type listingFS struct {
+	w *Workspace
+	fs.FS
+}
+
+func (l listingFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
+	}
+	entries, _, err := l.w.ReadDir(name)
+	return entries, err
+}
+
+// Stat keeps the root's stat, which opens nothing.
+func (l listingFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(l.FS, name) }
 
 // Clean validates a workspace-relative path and returns its canonical,
 // slash-separated form ("." for the root). It rejects absolute paths, ".."
@@ -373,11 +392,32 @@ func (w *Workspace) ReadDir(rel string) ([]fs.DirEntry, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	entries, err := fs.ReadDir(w.root.FS(), cleaned)
+	f, err := w.openDir(cleaned)
+	if err != nil {
+		return nil, cleaned, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return nil, cleaned, translate(cleaned, err)
 	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, cleaned, nil
+}
+
+// openDir opens a directory for listing, refusing anything else without
+// blocking: opening a FIFO for reading waits for a writer, which an agent
+// that put one where a directory was (or swapped one in between a
+// parent's listing and this open) never sends.
+func (w *Workspace) openDir(cleaned string) (*os.File, error) {
+	f, err := w.root.OpenFile(cleaned, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, fenixerr.Validation("path %q is not a directory (or goes through something that is not one)", cleaned).WithCode("not_directory").WithCause(err)
+	}
+	if err != nil {
+		return nil, translate(cleaned, err)
+	}
+	return f, nil
 }
 
 // ReadDirLimit lists at most n entries of a directory (n > 0), sorted by
@@ -390,9 +430,9 @@ func (w *Workspace) ReadDirLimit(rel string, n int) (entries []fs.DirEntry, more
 	if cleaned, err = Clean(rel); err != nil {
 		return nil, false, "", err
 	}
-	f, err := w.root.Open(cleaned)
+	f, err := w.openDir(cleaned)
 	if err != nil {
-		return nil, false, cleaned, translate(cleaned, err)
+		return nil, false, cleaned, err
 	}
 	defer f.Close()
 	entries, err = f.ReadDir(max(n, 1))
