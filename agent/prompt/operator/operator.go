@@ -39,6 +39,11 @@ type Scope struct {
 	WorkspaceRoot  string `json:"workspace_root"`
 	ConversationID string `json:"conversation_id"`
 	Profile        string `json:"profile"`
+	// ReadDenied, when set, is the permission rules' verdict on reading a
+	// workspace path (hooks.PathFilter.ReadDenied): a path it denies is
+	// left out of the listing, as workspace_list leaves it out, and
+	// counted in State.FilesHidden.
+	ReadDenied func(root, rel string, resolve func(rel string) (string, error)) bool `json:"-"`
 }
 
 // MemoryEntry summarizes one stored memory.
@@ -133,15 +138,18 @@ var DefaultLimits = Limits{
 
 // State is the snapshot content. Directories in Files end with "/".
 type State struct {
-	WorkspaceRoot     string            `json:"workspace_root"`
-	Files             []string          `json:"files"`
-	FilesTruncated    bool              `json:"files_truncated,omitempty"`
-	FilesDepthLimited bool              `json:"files_depth_limited,omitempty"`
-	MemoryEntries     []MemoryEntry     `json:"memory_entries,omitempty"`
-	CommandRuns       []RunSummary      `json:"command_runs,omitempty"`
-	ProcessRuns       []RunSummary      `json:"process_runs,omitempty"`
-	BrowserSessions   []BrowserSession  `json:"browser_sessions,omitempty"`
-	Unavailable       map[string]string `json:"unavailable,omitempty"`
+	WorkspaceRoot     string   `json:"workspace_root"`
+	Files             []string `json:"files"`
+	FilesTruncated    bool     `json:"files_truncated,omitempty"`
+	FilesDepthLimited bool     `json:"files_depth_limited,omitempty"`
+	// FilesHidden counts the paths left out because a Read deny rule
+	// covers them (a hidden directory counts once, its contents not).
+	FilesHidden     int               `json:"files_hidden,omitempty"`
+	MemoryEntries   []MemoryEntry     `json:"memory_entries,omitempty"`
+	CommandRuns     []RunSummary      `json:"command_runs,omitempty"`
+	ProcessRuns     []RunSummary      `json:"process_runs,omitempty"`
+	BrowserSessions []BrowserSession  `json:"browser_sessions,omitempty"`
+	Unavailable     map[string]string `json:"unavailable,omitempty"`
 	// Truncated is set when lists were shortened to fit MaxBytes; Omitted
 	// says how many entries each list lost.
 	Truncated bool           `json:"truncated,omitempty"`
@@ -202,7 +210,11 @@ func (s *Snapshotter) Snapshot(ctx context.Context, scope Scope) (Snapshot, erro
 	defer ws.Close()
 
 	st := State{WorkspaceRoot: ws.Dir()}
-	st.Files, st.FilesTruncated, st.FilesDepthLimited = listFiles(ws, limits)
+	hidden := func(string) bool { return false }
+	if scope.ReadDenied != nil {
+		hidden = func(rel string) bool { return scope.ReadDenied(ws.Dir(), rel, ws.ResolveLinks) }
+	}
+	st.Files, st.FilesHidden, st.FilesTruncated, st.FilesDepthLimited = listFiles(ws, limits, hidden)
 	scope.WorkspaceRoot = ws.Dir()
 	unavailable := func(source string, err error) {
 		if st.Unavailable == nil {
@@ -284,8 +296,9 @@ func (s *Snapshotter) limits() Limits {
 var maxDirEntries = 4096
 
 // listFiles walks the workspace breadth-first, so a capped listing shows
-// the top of the tree rather than one deep corner of it.
-func listFiles(ws *workspace.Workspace, l Limits) (files []string, truncated, depthLimited bool) {
+// the top of the tree rather than one deep corner of it. Paths hidden
+// reports are counted, not listed, and hidden directories not entered.
+func listFiles(ws *workspace.Workspace, l Limits, hidden func(rel string) bool) (files []string, hiddenCount int, truncated, depthLimited bool) {
 	type dir struct {
 		rel   string
 		depth int
@@ -302,11 +315,15 @@ func listFiles(ws *workspace.Workspace, l Limits) (files []string, truncated, de
 		truncated = truncated || more
 		for _, e := range entries {
 			if len(files) == l.MaxFiles {
-				return files, true, depthLimited
+				return files, hiddenCount, true, depthLimited
 			}
 			rel := e.Name()
 			if d.rel != "." {
 				rel = d.rel + "/" + e.Name()
+			}
+			if hidden(rel) {
+				hiddenCount++
+				continue
 			}
 			if !e.IsDir() {
 				files = append(files, rel)
@@ -322,7 +339,7 @@ func listFiles(ws *workspace.Workspace, l Limits) (files []string, truncated, de
 			}
 		}
 	}
-	return files, truncated, depthLimited
+	return files, hiddenCount, truncated, depthLimited
 }
 
 func boundMemory(in []MemoryEntry, n int) []MemoryEntry {
