@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/fenixrt/fenix/agent/prompt"
 	"github.com/fenixrt/fenix/agent/prompt/operator"
+	"github.com/fenixrt/fenix/agent/skills"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/hooks/claudecode"
 	"github.com/fenixrt/fenix/tools"
@@ -107,5 +110,54 @@ func TestOperatorSnapshotHonoursReadDenyRules(t *testing.T) {
 		if !strings.Contains(text, `"files_hidden": 3`) {
 			t.Errorf("%s does not count the 3 hidden paths:\n%s", name, text)
 		}
+	}
+}
+
+// A skill installed from the workspace is readable in full afterwards
+// (skills_read_file, its SKILL.md in the prompt): a source holding a file
+// a Read deny rule keeps from workspace_read, or lying under one, is
+// refused, naming the path, rather than copied out of the rules' reach.
+func TestSkillInstallHonoursReadDenyRules(t *testing.T) {
+	ws := t.TempDir()
+	manifest := "---\nname: %s\ndescription: A skill.\n---\n# Body\n"
+	for rel, body := range map[string]string{
+		"leaky/SKILL.md": fmt.Sprintf(manifest, "leaky"), "leaky/config/.env": "API_KEY=hunter2\n",
+		"secrets/inside/SKILL.md": fmt.Sprintf(manifest, "inside"),
+		"clean/SKILL.md":          fmt.Sprintf(manifest, "clean"), "clean/notes.md": "fine\n",
+		".claude/settings.json": `{"permissions": {"deny": ["Read(**/.env)", "Read(./secrets)"]}}`} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sources, err := claudecode.LoadSources([]string{ws}, claudecode.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := hooks.NewRegistry()
+	registry.SetPermissionPolicy(claudecode.NewPermissions(sources))
+	catalog, err := skills.Open(skills.Roots{Installed: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Activities{Hooks: registry, DefaultWorkspaceRoot: ws, Skills: catalog}
+	install := func(source string) error {
+		_, err := a.RunSkill(context.Background(), RunSkillInput{Mode: contract.ModeSkillsInstall, WorkspaceRoot: ws,
+			Request: contract.SkillRequest{SourcePath: source}})
+		return err
+	}
+	for source, named := range map[string]string{"leaky": `leaky" entry "config/.env"`, "secrets/inside": "secrets/inside"} {
+		err := install(source)
+		if err == nil || fenixerr.FromTemporal(err).Code != "read_denied" || !strings.Contains(err.Error(), named) {
+			t.Errorf("install %s = %v, want a read_denied error naming %s", source, err, named)
+		}
+	}
+	if _, ok := catalog.Lookup("leaky"); ok {
+		t.Error("the refused skill is in the catalog")
+	}
+	if err := install("clean"); err != nil {
+		t.Errorf("install clean: %v", err)
 	}
 }
