@@ -78,11 +78,15 @@ func (w *Workspace) Close() error { return errors.Join(w.root.Close(), closeFD(w
 // FS exposes the workspace as a read-only fs.FS, still confined. Its
 // directory listings (fs.ReadDir, fs.WalkDir) refuse a FIFO swapped in
 // for a directory instead of blocking on it, as ReadDir does.
-func (w *Workspace) FS() fs.FS { return listingFS{w: w, FS: w.root.FS()} }
+func (w *Workspace) FS() fs.FS { return ListingFS(w.root) }
 
-// listingFS is the root's fs.FS with ReadDir through openDir.
+// ListingFS is root.FS() whose directory listings open with openDir: a
+// walk of a tree the agent can change (a FIFO swapped in for a
+// directory it already saw) fails that directory instead of hanging.
+func ListingFS(root *os.Root) fs.FS { return listingFS{root: root, FS: root.FS()} }
+
 type listingFS struct {
-	w *Workspace
+	root *os.Root
 	fs.FS
 }
 
@@ -90,8 +94,17 @@ func (l listingFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
 	}
-	entries, _, err := l.w.ReadDir(name)
-	return entries, err
+	f, err := openDir(l.root, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, translate(name, err)
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
 }
 
 // Stat keeps the root's stat, which opens nothing.
@@ -392,25 +405,16 @@ func (w *Workspace) ReadDir(rel string) ([]fs.DirEntry, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	f, err := w.openDir(cleaned)
-	if err != nil {
-		return nil, cleaned, err
-	}
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, cleaned, translate(cleaned, err)
-	}
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return entries, cleaned, nil
+	entries, err := ListingFS(w.root).(fs.ReadDirFS).ReadDir(cleaned)
+	return entries, cleaned, err
 }
 
 // openDir opens a directory for listing, refusing anything else without
 // blocking: opening a FIFO for reading waits for a writer, which an agent
 // that put one where a directory was (or swapped one in between a
 // parent's listing and this open) never sends.
-func (w *Workspace) openDir(cleaned string) (*os.File, error) {
-	f, err := w.root.OpenFile(cleaned, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+func openDir(root *os.Root, cleaned string) (*os.File, error) {
+	f, err := root.OpenFile(cleaned, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ENOTDIR) {
 		return nil, fenixerr.Validation("path %q is not a directory (or goes through something that is not one)", cleaned).WithCode("not_directory").WithCause(err)
 	}
@@ -430,7 +434,7 @@ func (w *Workspace) ReadDirLimit(rel string, n int) (entries []fs.DirEntry, more
 	if cleaned, err = Clean(rel); err != nil {
 		return nil, false, "", err
 	}
-	f, err := w.openDir(cleaned)
+	f, err := openDir(w.root, cleaned)
 	if err != nil {
 		return nil, false, cleaned, err
 	}

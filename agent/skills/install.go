@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // InstallLimits bound what one Install may unpack. They count what is
@@ -363,7 +364,9 @@ func (x *extractor) copyDir(dir string) error {
 		return fenixerr.Validation("skill source directory %q cannot be opened: %v", dir, err).WithCause(err)
 	}
 	defer src.Close()
-	return fs.WalkDir(src.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+	// The source is the agent's workspace: a directory it swaps for a
+	// FIFO during the walk must fail the install, not block it.
+	return fs.WalkDir(workspace.ListingFS(src), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fenixerr.Validation("skill source directory %q: reading %q: %v", dir, p, err).WithCause(err)
 		}
