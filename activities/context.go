@@ -97,14 +97,18 @@ func (a *Activities) assembler() *prompt.Assembler {
 // that skips what grows with the workspace, the workspace snapshot (which
 // also writes operator_state.json; 13 ms at 10,000 files in one
 // directory) and loading the skills the transcript refers to.
+//
+// The snapshot leaves out what the permission rules keep from a read, as
+// workspace_list does, so the assembler gets the current rules' verdict.
 func (a *Activities) assemblerFor(in PrepareTurnInput) *prompt.Assembler {
-	as := a.assembler()
-	if !in.ContextUnused {
-		return as
+	as := *a.assembler()
+	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.PathFilter); ok {
+		as.ReadDenied = filter.ReadDenied
 	}
-	skip := *as
-	skip.Unread = "the context goes to no model (a tool call or skill operation)"
-	return &skip
+	if in.ContextUnused {
+		as.Unread = "the context goes to no model (a tool call or skill operation)"
+	}
+	return &as
 }
 
 // PrepareTurn assembles [system prompt] + transcript: profile sections,

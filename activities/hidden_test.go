@@ -3,12 +3,17 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/fenixrt/fenix/agent/prompt"
+	"github.com/fenixrt/fenix/agent/prompt/operator"
+	"github.com/fenixrt/fenix/agent/skills"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/hooks/claudecode"
 	"github.com/fenixrt/fenix/tools"
@@ -59,5 +64,100 @@ func TestListAndSearchHonourReadDenyRules(t *testing.T) {
 	list := run("workspace_list", map[string]any{"recursive": true})
 	if strings.Contains(list, ".env") || strings.Contains(list, "deploy") || !strings.Contains(list, `"hidden":3`) {
 		t.Errorf("list = %s: want .env, deploy and the prod.env link hidden", list)
+	}
+}
+
+// The Operator State snapshot of a round lists the workspace for the
+// model: a file a Read deny rule hides from workspace_list is left out of
+// it too (and counted), in the prompt and in operator_state.json.
+func TestOperatorSnapshotHonoursReadDenyRules(t *testing.T) {
+	ws := t.TempDir()
+	for rel, body := range map[string]string{".env": "API_KEY=hunter2\n", "deploy/prod-db-password.txt": "x\n", "src/main.go": "package main\n",
+		".claude/settings.json": `{"permissions": {"deny": ["Read(./.env)", "Read(./deploy)"]}}`} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("deploy/prod-db-password.txt", filepath.Join(ws, "db.txt")); err != nil {
+		t.Fatal(err)
+	}
+	sources, err := claudecode.LoadSources([]string{ws}, claudecode.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := hooks.NewRegistry()
+	registry.SetPermissionPolicy(claudecode.NewPermissions(sources))
+	a := &Activities{Hooks: registry, DefaultWorkspaceRoot: ws,
+		Assembler: &prompt.Assembler{DefaultWorkspaceRoot: ws, Operator: &operator.Snapshotter{}}}
+	res, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: contract.Assignment{
+		ConversationID: "conv-1", WorkspaceRoot: ws, AgentContext: contract.AgentContext{Profile: "main"},
+		ContextMessages: []contract.Message{{Role: contract.RoleUser, Content: "what is here?"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	system := res.Messages.Messages[0].Content
+	state, err := os.ReadFile(filepath.Join(ws, ".fenix", "sessions", "conv-1", operator.StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"system prompt": system, "operator_state.json": string(state)} {
+		if !strings.Contains(text, "src/main.go") || strings.Contains(text, ".env") || strings.Contains(text, "deploy") || strings.Contains(text, "db.txt") {
+			t.Errorf("%s lists a path a Read deny rule hides (or misses src/main.go):\n%s", name, text)
+		}
+		if !strings.Contains(text, `"files_hidden": 3`) {
+			t.Errorf("%s does not count the 3 hidden paths:\n%s", name, text)
+		}
+	}
+}
+
+// A skill installed from the workspace is readable in full afterwards
+// (skills_read_file, its SKILL.md in the prompt): a source holding a file
+// a Read deny rule keeps from workspace_read, or lying under one, is
+// refused, naming the path, rather than copied out of the rules' reach.
+func TestSkillInstallHonoursReadDenyRules(t *testing.T) {
+	ws := t.TempDir()
+	manifest := "---\nname: %s\ndescription: A skill.\n---\n# Body\n"
+	for rel, body := range map[string]string{
+		"leaky/SKILL.md": fmt.Sprintf(manifest, "leaky"), "leaky/config/.env": "API_KEY=hunter2\n",
+		"secrets/inside/SKILL.md": fmt.Sprintf(manifest, "inside"),
+		"clean/SKILL.md":          fmt.Sprintf(manifest, "clean"), "clean/notes.md": "fine\n",
+		".claude/settings.json": `{"permissions": {"deny": ["Read(**/.env)", "Read(./secrets)"]}}`} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sources, err := claudecode.LoadSources([]string{ws}, claudecode.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := hooks.NewRegistry()
+	registry.SetPermissionPolicy(claudecode.NewPermissions(sources))
+	catalog, err := skills.Open(skills.Roots{Installed: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Activities{Hooks: registry, DefaultWorkspaceRoot: ws, Skills: catalog}
+	install := func(source string) error {
+		_, err := a.RunSkill(context.Background(), RunSkillInput{Mode: contract.ModeSkillsInstall, WorkspaceRoot: ws,
+			Request: contract.SkillRequest{SourcePath: source}})
+		return err
+	}
+	for source, named := range map[string]string{"leaky": `leaky" entry "config/.env"`, "secrets/inside": "secrets/inside"} {
+		err := install(source)
+		if err == nil || fenixerr.FromTemporal(err).Code != "read_denied" || !strings.Contains(err.Error(), named) {
+			t.Errorf("install %s = %v, want a read_denied error naming %s", source, err, named)
+		}
+	}
+	if _, ok := catalog.Lookup("leaky"); ok {
+		t.Error("the refused skill is in the catalog")
+	}
+	if err := install("clean"); err != nil {
+		t.Errorf("install clean: %v", err)
 	}
 }

@@ -3,11 +3,14 @@ package activities
 import (
 	"context"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/fenixrt/fenix/agent/skills"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // RunSkillInput is the skill flow's input.
@@ -73,11 +76,7 @@ func (a *Activities) RunSkill(_ context.Context, in RunSkillInput) (RunSkillResu
 			Trace:   trace,
 		}, nil
 	case contract.ModeSkillsInstall:
-		source, err := a.skillSource(in)
-		if err != nil {
-			return fail[RunSkillResult](err)
-		}
-		entry, err := a.Skills.Install(source)
+		entry, err := a.installSkill(in)
 		if err != nil {
 			return fail[RunSkillResult](err)
 		}
@@ -92,21 +91,31 @@ func (a *Activities) RunSkill(_ context.Context, in RunSkillInput) (RunSkillResu
 	return fail[RunSkillResult](fenixerr.Validation("skill mode %q is unknown", in.Mode))
 }
 
-// skillSource confines an install source to the workspace: skills are
+// installSkill confines an install source to the workspace: skills are
 // installed from what the agent's workspace holds, never from arbitrary
-// worker paths.
-func (a *Activities) skillSource(in RunSkillInput) (string, error) {
+// worker paths. What the permission rules keep from a read (the source,
+// or a file of a source directory) is refused: a skill's files are read
+// in full once installed.
+func (a *Activities) installSkill(in RunSkillInput) (skills.Entry, error) {
 	ws, err := a.openWorkspace(in.WorkspaceRoot, true)
 	if err != nil {
-		return "", err
+		return skills.Entry{}, err
 	}
 	defer ws.Close()
 	info, cleaned, err := ws.Stat(in.Request.SourcePath)
 	if err != nil {
-		return "", err
+		return skills.Entry{}, err
 	}
 	if !info.IsDir() && !info.Mode().IsRegular() {
-		return "", fenixerr.Validation("skill source %q is neither a directory nor an archive file", cleaned)
+		return skills.Entry{}, fenixerr.Validation("skill source %q is neither a directory nor an archive file", cleaned)
 	}
-	return filepath.Join(ws.Dir(), filepath.FromSlash(cleaned)), nil
+	var opts []skills.InstallOption
+	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.PathFilter); ok {
+		denied := func(rel string) bool { return filter.ReadDenied(ws.Dir(), path.Join(cleaned, rel), ws.ResolveLinks) }
+		if denied(".") {
+			return skills.Entry{}, fenixerr.New(fenixerr.TypePermissionDenied, "skill source %q is denied to reads by a permission rule, so it is not installed", cleaned).WithCode("read_denied")
+		}
+		opts = append(opts, skills.RefuseReadDenied(denied))
+	}
+	return a.Skills.Install(filepath.Join(ws.Dir(), filepath.FromSlash(cleaned)), opts...)
 }

@@ -19,7 +19,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -75,8 +74,10 @@ func (w *Workspace) Dir() string { return w.dir }
 // Close releases the root handle.
 func (w *Workspace) Close() error { return errors.Join(w.root.Close(), closeFD(w.rootFD)) }
 
-// FS exposes the workspace as a read-only fs.FS, still confined.
-func (w *Workspace) FS() fs.FS { return w.root.FS() }
+// FS exposes the workspace as a read-only fs.FS, still confined. Its
+// directory listings (fs.ReadDir, fs.WalkDir) refuse a FIFO swapped in
+// for a directory instead of blocking on it, as ReadDir does.
+func (w *Workspace) FS() fs.FS { return ListingFS(w.root) }
 
 // Clean validates a workspace-relative path and returns its canonical,
 // slash-separated form ("." for the root). It rejects absolute paths, ".."
@@ -365,49 +366,6 @@ func (w *Workspace) Readlink(rel string) (string, error) {
 		return "", translate(cleaned, err)
 	}
 	return target, nil
-}
-
-// ReadDir lists a directory, sorted by name.
-func (w *Workspace) ReadDir(rel string) ([]fs.DirEntry, string, error) {
-	cleaned, err := Clean(rel)
-	if err != nil {
-		return nil, "", err
-	}
-	entries, err := fs.ReadDir(w.root.FS(), cleaned)
-	if err != nil {
-		return nil, cleaned, translate(cleaned, err)
-	}
-	return entries, cleaned, nil
-}
-
-// ReadDirLimit lists at most n entries of a directory (n > 0), sorted by
-// name, and reports whether it has more. Which n it returns of a larger
-// directory is the file system's order, not the first n names: finding
-// those would mean reading every entry, and a bounded listing (the
-// Operator State) must not cost more with a directory of 100,000 files
-// than with one of 1,000.
-func (w *Workspace) ReadDirLimit(rel string, n int) (entries []fs.DirEntry, more bool, cleaned string, err error) {
-	if cleaned, err = Clean(rel); err != nil {
-		return nil, false, "", err
-	}
-	f, err := w.root.Open(cleaned)
-	if err != nil {
-		return nil, false, cleaned, translate(cleaned, err)
-	}
-	defer f.Close()
-	entries, err = f.ReadDir(max(n, 1))
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, false, cleaned, translate(cleaned, err)
-	}
-	if len(entries) == max(n, 1) {
-		next, err := f.ReadDir(1)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, false, cleaned, translate(cleaned, err)
-		}
-		more = len(next) > 0
-	}
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return entries, more, cleaned, nil
 }
 
 // Resolve returns the absolute host path of a confined, existing directory,

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -296,4 +297,49 @@ func sortedStrings(s []string) bool {
 		}
 	}
 	return true
+}
+
+// A FIFO where a directory is expected (made by the agent, or swapped in
+// for a directory between a parent's listing and the child's open) is
+// refused at once: opening a FIFO for reading blocks until a writer
+// comes, which the agent may never send, and the listing (the operator
+// snapshot of every round, workspace_list) would hang with it.
+func TestReadDirRefusesNonDirectoriesWithoutBlocking(t *testing.T) {
+	ws, _, _ := setup(t)
+	listings := map[string]func() error{
+		"ReadDir":      func() error { _, _, err := ws.ReadDir("fifo"); return err },
+		"ReadDirLimit": func() error { _, _, _, err := ws.ReadDirLimit("fifo", 10); return err },
+		"ReadDir file": func() error { _, _, err := ws.ReadDir("src/a.txt"); return err },
+	}
+	for name, list := range listings {
+		done := make(chan error, 1)
+		go func() { done <- list() }()
+		select {
+		case err := <-done:
+			if err == nil || fenixerr.As(err).Code != "not_directory" {
+				t.Errorf("%s of a non-directory = %v, want a not_directory error", name, err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s of a FIFO hung", name)
+		}
+	}
+}
+
+// FS's listings go through the same open: fs.WalkDir of a tree whose
+// subdirectory is a FIFO by the time it is entered reports it and goes on.
+func TestFSReadDirRefusesFIFOWithoutBlocking(t *testing.T) {
+	ws, _, _ := setup(t)
+	done := make(chan error, 1)
+	go func() { _, err := fs.ReadDir(ws.FS(), "fifo"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || fenixerr.As(err).Code != "not_directory" {
+			t.Errorf("fs.ReadDir(FS, fifo) = %v, want a not_directory error", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("fs.ReadDir(FS, fifo) hung")
+	}
+	if entries, err := fs.ReadDir(ws.FS(), "src"); err != nil || len(entries) != 1 || entries[0].Name() != "a.txt" {
+		t.Errorf("fs.ReadDir(FS, src) = %v, %v; want [a.txt]", entries, err)
+	}
 }

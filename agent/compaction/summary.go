@@ -175,7 +175,7 @@ func summaryLine(m contract.Message, perMessage int) string {
 	b.WriteString(m.Role)
 	if m.ToolCallID != "" {
 		b.WriteString(" (")
-		b.WriteString(clip(m.ToolCallID, 64))
+		b.WriteString(oneLine(m.ToolCallID, 64))
 		b.WriteByte(')')
 	}
 	b.WriteString(": ")
@@ -183,7 +183,7 @@ func summaryLine(m contract.Message, perMessage int) string {
 	if len(m.ToolCalls) > 0 {
 		names := make([]string, 0, len(m.ToolCalls))
 		for _, tc := range m.ToolCalls {
-			names = append(names, clip(tc.ToolName, 64))
+			names = append(names, oneLine(tc.ToolName, 64))
 		}
 		calls := "called " + strings.Join(names, ", ")
 		if text != "" {
@@ -224,6 +224,17 @@ func firstSentence(s string, limit int) string {
 		}
 	}
 	return strings.Join(strings.Fields(s[:end]), " ")
+}
+
+// oneLine is s with its whitespace collapsed, clipped to n bytes: a call
+// ID or tool name is text from the model, and must not add lines to the
+// summary's system message.
+func oneLine(s string, n int) string {
+	// Whatever is past the clip need not be collapsed.
+	if window := n * extractiveScanWindowFactor; len(s) > window {
+		s = s[:runeBoundary(s, window)]
+	}
+	return clip(strings.Join(strings.Fields(s), " "), n)
 }
 
 // runeBoundary returns the largest rune start <= n in s.

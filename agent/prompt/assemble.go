@@ -65,6 +65,10 @@ type Assembler struct {
 	// (the catalog's active skills, in memory, are still listed). The
 	// reason is in the trace (context_unread).
 	Unread string
+	// ReadDenied is the permission rules' verdict on reading a workspace
+	// path (hooks.PathFilter.ReadDenied), nil when no rule denies reads:
+	// the workspace snapshot leaves out what it denies.
+	ReadDenied func(root, rel string, resolve func(rel string) (string, error)) bool
 }
 
 // Prepared is PrepareTurn's result.
@@ -296,7 +300,7 @@ func (as *Assembler) operatorState(ctx context.Context, a contract.Assignment, p
 		}
 		return err
 	}
-	snap, err := as.Operator.Snapshot(ctx, operator.Scope{WorkspaceRoot: root, ConversationID: a.ConversationID, Profile: profile})
+	snap, err := as.Operator.Snapshot(ctx, operator.Scope{WorkspaceRoot: root, ConversationID: a.ConversationID, Profile: profile, ReadDenied: as.ReadDenied})
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

@@ -7,7 +7,10 @@
 //
 // The system prompt is made of these sections, in this order; empty
 // sections are left out, each present one is "Heading:\n<body>", and
-// sections are separated by a blank line:
+// sections are separated by a blank line. A line of a section's text that
+// would read as a heading (a section's, "Skill name:" or "Files of skill
+// name: ...") is quoted with "> ", and a skill's description is put on
+// one line, so no text opens a section of its own:
 //
 //	#  section               heading               source
 //	1  agent_prompt          Agent Prompt          prompts.agent_prompt, else AGENT.md
@@ -106,26 +109,29 @@ func Build(s Sections) (string, []SectionSize) {
 		parts = append(parts, part)
 		sizes = append(sizes, SectionSize{Name: name, Bytes: len(part)})
 	}
-	add("agent_prompt", "Agent Prompt", s.AgentPrompt)
-	add("soul", "Soul", s.Soul)
-	add("user", "User", s.User)
-	add("memory", "Memory", s.Memory)
-	add("conversation_summary", "Conversation Summary", s.ConversationSummary)
-	add("operator_prompt", "Operator Prompt", s.OperatorPrompt)
+	// Text sections are quoted; the JSON ones cannot hold a bare line.
+	text := func(name, heading, body string) { add(name, heading, quoteHeadings(body)) }
+	text("agent_prompt", "Agent Prompt", s.AgentPrompt)
+	text("soul", "Soul", s.Soul)
+	text("user", "User", s.User)
+	text("memory", "Memory", s.Memory)
+	text("conversation_summary", "Conversation Summary", s.ConversationSummary)
+	text("operator_prompt", "Operator Prompt", s.OperatorPrompt)
 	if len(s.OperatorState) > 0 {
 		add("operator_state", "Operator State", prettyJSON(s.OperatorState))
 	}
 	if len(s.ActiveSkills) > 0 {
 		lines := make([]string, len(s.ActiveSkills))
 		for i, sk := range s.ActiveSkills {
-			lines[i] = "- " + sk.Name + ": " + sk.Description
+			// One line per skill, whatever the YAML made of it.
+			lines[i] = "- " + sk.Name + ": " + strings.Join(strings.Fields(sk.Description), " ")
 		}
 		add("active_skills", "Active Skills", strings.Join(lines, "\n"))
 	}
 	if len(s.SelectedSkills) > 0 {
 		blocks := make([]string, len(s.SelectedSkills))
 		for i, sk := range s.SelectedSkills {
-			blocks[i] = "Skill " + sk.Name + ":\n" + strings.TrimSpace(sk.SkillMD)
+			blocks[i] = "Skill " + sk.Name + ":\n" + quoteHeadings(strings.TrimSpace(sk.SkillMD))
 			if len(sk.Files) > 0 {
 				blocks[i] += "\nFiles of skill " + sk.Name + ": " + strings.Join(sk.Files, ", ")
 			}
@@ -140,6 +146,51 @@ func Build(s Sections) (string, []SectionSize) {
 		add("context_imports", "Context Imports", strings.Join(blocks, "\n\n"))
 	}
 	return strings.Join(parts, "\n\n"), sizes
+}
+
+// sectionHeadings are the headings Build writes, for quoteHeadings.
+var sectionHeadings = []string{"Agent Prompt", "Soul", "User", "Memory", "Conversation Summary",
+	"Operator Prompt", "Operator State", "Active Skills", "Selected Skills", "Context Imports"}
+
+// quoteHeadings quotes ("> ") each line of a section's text that would
+// read as one of Build's own headings — a section's, a selected skill's
+// ("Skill name:") or its file list ("Files of skill name: ...") — so
+// text from a file or a skill cannot end its section and open another,
+// more trusted one, such as Operator Prompt.
+func quoteHeadings(body string) string {
+	if !strings.Contains(body, ":") {
+		return body
+	}
+	lines := strings.Split(body, "\n")
+	for i, line := range lines {
+		if looksLikeHeading(strings.TrimSpace(line)) {
+			lines[i] = "> " + line
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func looksLikeHeading(line string) bool {
+	if len(line) > 96 {
+		return false
+	}
+	lower := strings.ToLower(line)
+	if strings.HasPrefix(lower, "files of skill ") {
+		return true
+	}
+	name, ok := strings.CutSuffix(lower, ":")
+	if !ok {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(name, "skill "); ok && !strings.ContainsAny(rest, " \t") {
+		return true
+	}
+	for _, h := range sectionHeadings {
+		if name == strings.ToLower(h) {
+			return true
+		}
+	}
+	return false
 }
 
 func prettyJSON(v any) string {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // InstallLimits bound what one Install may unpack. They count what is
@@ -42,7 +43,7 @@ var DefaultInstallLimits = InstallLimits{MaxEntries: 1000, MaxBytes: 32 << 20}
 // skill.
 //
 // source is a host path; resolve workspace-relative paths before calling.
-func (c *Catalog) Install(source string) (Entry, error) {
+func (c *Catalog) Install(source string, opts ...InstallOption) (Entry, error) {
 	if c.roots.Installed == "" {
 		return Entry{}, fenixerr.Validation("cannot install skill from %q: no installed skills root is configured", source)
 	}
@@ -87,6 +88,9 @@ func (c *Catalog) Install(source string) (Entry, error) {
 	defer stagingRoot.Close()
 
 	x := &extractor{source: source, dst: stagingRoot, limits: c.limits}
+	for _, o := range opts {
+		o(x)
+	}
 	if err := unpack(x); err != nil {
 		return Entry{}, err
 	}
@@ -152,12 +156,24 @@ func locateManifest(root *os.Root, source string) (string, error) {
 	return "", fenixerr.Validation("skill source %q has no %s at its top level or in a single top-level directory", source, ManifestFile)
 }
 
+// InstallOption adjusts one Install.
+type InstallOption func(*extractor)
+
+// RefuseReadDenied makes an install from a directory refuse an entry
+// denied reports (its path relative to the source, slash-separated):
+// the permission rules' Read deny verdict, so a file the agent may not
+// read is not copied where a skill's files are read in full.
+func RefuseReadDenied(denied func(rel string) bool) InstallOption {
+	return func(x *extractor) { x.denied = denied }
+}
+
 // extractor writes validated entries into the staging root and enforces
 // the limits.
 type extractor struct {
 	source  string
 	dst     *os.Root
 	limits  InstallLimits
+	denied  func(rel string) bool
 	entries int
 	bytes   int64
 }
@@ -348,12 +364,17 @@ func (x *extractor) copyDir(dir string) error {
 		return fenixerr.Validation("skill source directory %q cannot be opened: %v", dir, err).WithCause(err)
 	}
 	defer src.Close()
-	return fs.WalkDir(src.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+	// The source is the agent's workspace: a directory it swaps for a
+	// FIFO during the walk must fail the install, not block it.
+	return fs.WalkDir(workspace.ListingFS(src), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fenixerr.Validation("skill source directory %q: reading %q: %v", dir, p, err).WithCause(err)
 		}
 		if p == "." {
 			return nil
+		}
+		if x.denied != nil && x.denied(p) {
+			return fenixerr.New(fenixerr.TypePermissionDenied, "skill source %q entry %q is denied to reads by a permission rule, so it is not installed where skill files are read: remove it from the skill", dir, p).WithCode("read_denied")
 		}
 		switch t := d.Type(); {
 		case t&fs.ModeSymlink != 0:

@@ -355,3 +355,25 @@ func TestReplayNamesTheRunItCannotRead(t *testing.T) {
 		t.Fatalf("err = %v, want one naming the run", err)
 	}
 }
+
+// The table prints what the recorded run held: call IDs and tool names
+// the model chose, reasons a hook echoed from the agent's arguments. A
+// terminal escape or a line break in them is shown escaped, so it can
+// neither drive the operator's terminal nor add rows of its own.
+func TestTableEscapesControlCharacters(t *testing.T) {
+	rep := replayCorpus(t, policyWith(t, freezeHook{tool: "calculator"}))
+	r := rep.Changes()[0]
+	r.ToolCall.CallID = "call\x1b]0;pwned\x07"
+	r.Candidate = Verdict{Outcome: OutcomeBlock, Stage: StagePreToolUse, DecidedBy: "h", Reason: "ok\nallow → allow  forged-row"}
+	rep.Results = []Result{r}
+	rep.Summary.Skips = map[string]int{"skip\x1b[2J": 1}
+	for _, wide := range []bool{false, true} {
+		var out bytes.Buffer
+		if err := WriteText(&out, rep, func(id, run string) string { return id }, wide); err != nil {
+			t.Fatal(err)
+		}
+		if strings.ContainsAny(out.String(), "\x1b\x07") || strings.Contains(out.String(), "\nallow → allow") || !strings.Contains(out.String(), `call\x1b]0;pwned\a`) {
+			t.Errorf("wide=%v: control characters reach the terminal:\n%q", wide, out.String())
+		}
+	}
+}

@@ -39,6 +39,11 @@ type Scope struct {
 	WorkspaceRoot  string `json:"workspace_root"`
 	ConversationID string `json:"conversation_id"`
 	Profile        string `json:"profile"`
+	// ReadDenied, when set, is the permission rules' verdict on reading a
+	// workspace path (hooks.PathFilter.ReadDenied): a path it denies is
+	// left out of the listing, as workspace_list leaves it out, and
+	// counted in State.FilesHidden.
+	ReadDenied func(root, rel string, resolve func(rel string) (string, error)) bool `json:"-"`
 }
 
 // MemoryEntry summarizes one stored memory.
@@ -133,15 +138,18 @@ var DefaultLimits = Limits{
 
 // State is the snapshot content. Directories in Files end with "/".
 type State struct {
-	WorkspaceRoot     string            `json:"workspace_root"`
-	Files             []string          `json:"files"`
-	FilesTruncated    bool              `json:"files_truncated,omitempty"`
-	FilesDepthLimited bool              `json:"files_depth_limited,omitempty"`
-	MemoryEntries     []MemoryEntry     `json:"memory_entries,omitempty"`
-	CommandRuns       []RunSummary      `json:"command_runs,omitempty"`
-	ProcessRuns       []RunSummary      `json:"process_runs,omitempty"`
-	BrowserSessions   []BrowserSession  `json:"browser_sessions,omitempty"`
-	Unavailable       map[string]string `json:"unavailable,omitempty"`
+	WorkspaceRoot     string   `json:"workspace_root"`
+	Files             []string `json:"files"`
+	FilesTruncated    bool     `json:"files_truncated,omitempty"`
+	FilesDepthLimited bool     `json:"files_depth_limited,omitempty"`
+	// FilesHidden counts the paths left out because a Read deny rule
+	// covers them (a hidden directory counts once, its contents not).
+	FilesHidden     int               `json:"files_hidden,omitempty"`
+	MemoryEntries   []MemoryEntry     `json:"memory_entries,omitempty"`
+	CommandRuns     []RunSummary      `json:"command_runs,omitempty"`
+	ProcessRuns     []RunSummary      `json:"process_runs,omitempty"`
+	BrowserSessions []BrowserSession  `json:"browser_sessions,omitempty"`
+	Unavailable     map[string]string `json:"unavailable,omitempty"`
 	// Truncated is set when lists were shortened to fit MaxBytes; Omitted
 	// says how many entries each list lost.
 	Truncated bool           `json:"truncated,omitempty"`
@@ -202,7 +210,11 @@ func (s *Snapshotter) Snapshot(ctx context.Context, scope Scope) (Snapshot, erro
 	defer ws.Close()
 
 	st := State{WorkspaceRoot: ws.Dir()}
-	st.Files, st.FilesTruncated, st.FilesDepthLimited = listFiles(ws, limits)
+	hidden := func(string) bool { return false }
+	if scope.ReadDenied != nil {
+		hidden = func(rel string) bool { return scope.ReadDenied(ws.Dir(), rel, ws.ResolveLinks) }
+	}
+	st.Files, st.FilesHidden, st.FilesTruncated, st.FilesDepthLimited = listFiles(ws, limits, hidden)
 	scope.WorkspaceRoot = ws.Dir()
 	unavailable := func(source string, err error) {
 		if st.Unavailable == nil {
@@ -275,54 +287,6 @@ func (s *Snapshotter) limits() Limits {
 		l.SkipDirs = d.SkipDirs
 	}
 	return l
-}
-
-// maxDirEntries bounds how many entries of one directory a snapshot reads:
-// a directory with more (a flat dump of 100,000 files) shows that many of
-// them, in the file system's order, sorted, and the listing is marked
-// truncated. Reading all of them cost 0.6 s per round at 100,000.
-var maxDirEntries = 4096
-
-// listFiles walks the workspace breadth-first, so a capped listing shows
-// the top of the tree rather than one deep corner of it.
-func listFiles(ws *workspace.Workspace, l Limits) (files []string, truncated, depthLimited bool) {
-	type dir struct {
-		rel   string
-		depth int
-	}
-	files = []string{}
-	queue := []dir{{".", 1}}
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		entries, more, _, err := ws.ReadDirLimit(d.rel, maxDirEntries)
-		if err != nil {
-			continue // unreadable directories are simply not expanded
-		}
-		truncated = truncated || more
-		for _, e := range entries {
-			if len(files) == l.MaxFiles {
-				return files, true, depthLimited
-			}
-			rel := e.Name()
-			if d.rel != "." {
-				rel = d.rel + "/" + e.Name()
-			}
-			if !e.IsDir() {
-				files = append(files, rel)
-				continue
-			}
-			files = append(files, rel+"/")
-			switch {
-			case slices.Contains(l.SkipDirs, e.Name()):
-			case d.depth >= l.MaxDepth:
-				depthLimited = true
-			default:
-				queue = append(queue, dir{rel, d.depth + 1})
-			}
-		}
-	}
-	return files, truncated, depthLimited
 }
 
 func boundMemory(in []MemoryEntry, n int) []MemoryEntry {

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -129,4 +131,28 @@ func TestStarterOffloadsOversizedTranscript(t *testing.T) {
 	out, code = runBinary(t, "starter", []string{"FENIX_TASK_QUEUE=" + w.queue, "FENIX_DATA_DIR=" + w.dataDir}, "prepare", "-id", "it-starter-big", path)
 	assert.Equal(t, 0, code, out)
 	assert.True(t, containsAll(out, "stored in the context store as ctx-sha256-", "Status: completed", "compacted: true"), out)
+}
+
+// A FIFO where the operator snapshot expects a directory (the main
+// profile's memory directory; made by any command the agent runs) leaves
+// the memory entries out of Operator State, with why, instead of hanging
+// the snapshot, and every round after it, on an open that waits for a
+// writer that never comes.
+func TestOperatorSnapshotOfAFIFOMemoryDirectoryEnds(t *testing.T) {
+	w := startWorker(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(w.workspace, ".fenix", "memory"), 0o755))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(w.workspace, ".fenix", "memory", "main"), 0o644))
+
+	for i := range 2 {
+		run := startWorkflow(t, w.queue, workflows.PrepareRoundWorkflow, fmt.Sprintf("it-fifo-memory-%d", i), prepareRoundInput(transcript(1<<10), 0))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var res contract.PreparedRound
+		err := run.Get(ctx, &res)
+		cancel()
+		require.NoError(t, err, "round %d did not end", i)
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		require.NotEmpty(t, res.Messages)
+		system := res.Messages[0].Content
+		assert.True(t, containsAll(system, "Operator State:", `"memory_entries": "path \".fenix/memory/main\" is not a directory`), system)
+	}
 }
