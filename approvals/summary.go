@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fenixrt/fenix/contract"
 )
 
 // Summarize renders arguments on one line, keys sorted, as
@@ -20,7 +22,7 @@ func Summarize(args map[string]any, maxRunes int) string {
 	slices.Sort(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, Printable(k)+"="+Printable(summaryValue(args[k])))
+		parts = append(parts, contract.Printable(k)+"="+contract.Printable(summaryValue(args[k])))
 	}
 	return cutRunes(strings.Join(parts, " "), maxRunes)
 }

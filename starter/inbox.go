@@ -13,6 +13,7 @@ import (
 
 	"github.com/fenixrt/fenix/approvals"
 	"github.com/fenixrt/fenix/approvals/web"
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/internal/observability"
 )
 
@@ -74,7 +75,7 @@ func cmdPending(ctx context.Context, c *cli, args []string) (int, error) {
 
 func printListing(c *cli, l approvals.Listing) {
 	for _, p := range l.Problems {
-		fmt.Fprintf(c.stderr, "warning: run %s waits for a decision but its calls could not be read: %s\n", approvals.Printable(p.WorkflowID), approvals.Printable(p.Error))
+		fmt.Fprintf(c.stderr, "warning: run %s waits for a decision but its calls could not be read: %s\n", contract.Printable(p.WorkflowID), contract.Printable(p.Error))
 	}
 	if l.Truncated {
 		fmt.Fprintf(c.stderr, "warning: more than %d runs wait; narrow the list with -query\n", approvals.MaxRuns)
@@ -93,8 +94,8 @@ func printListing(c *cli, l approvals.Listing) {
 		if call.RequestedBy != "" {
 			asks += " (hook " + call.RequestedBy + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", call.Ref, approvals.Printable(call.CallID), age(call.WaitingSeconds), age(call.ExpiresInSeconds),
-			approvals.Printable(orDash(call.ConversationID)), approvals.Printable(call.ToolName), call.Summary, approvals.Printable(asks))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", call.Ref, contract.Printable(call.CallID), age(call.WaitingSeconds), age(call.ExpiresInSeconds),
+			contract.Printable(orDash(call.ConversationID)), contract.Printable(call.ToolName), call.Summary, contract.Printable(asks))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(c.stdout, "\nDecide with: starter approve REF / starter deny -reason TEXT REF\n")
@@ -150,7 +151,7 @@ func cmdDecide(decision string) func(ctx context.Context, c *cli, args []string)
 			return exitFailed, err
 		}
 		fmt.Fprintf(c.stdout, "%s: call %s (%s %s) of %s\n", strings.ToUpper(decision[:1])+decision[1:]+"ed",
-			approvals.Printable(out.CallID), approvals.Printable(call.ToolName), call.Summary, approvals.Printable(call.WorkflowID))
+			contract.Printable(out.CallID), contract.Printable(call.ToolName), call.Summary, contract.Printable(call.WorkflowID))
 		return exitOK, nil
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/history/policydiff"
 	"github.com/fenixrt/fenix/history/rewind"
 	"github.com/fenixrt/fenix/tools"
@@ -100,7 +101,14 @@ func cmdRewind(ctx context.Context, c *cli, args []string) (int, error) {
 	return exitOK, nil
 }
 
+// printPlan prints a rewind plan one line at a time, each shown through
+// contract.Printable: call IDs and tool names in it are the model's words,
+// and an escape sequence or a line break must not reach the operator's
+// terminal as such.
 func printPlan(c *cli, p rewind.Plan) {
+	say := func(format string, args ...any) {
+		fmt.Fprintln(c.stdout, contract.Printable(fmt.Sprintf(format, args...)))
+	}
 	kind := "activity"
 	if p.Local {
 		kind = "local activity"
@@ -112,19 +120,19 @@ func printPlan(c *cli, p rewind.Plan) {
 	if p.Step > 0 {
 		what += fmt.Sprintf(" (step %d)", p.Step)
 	}
-	fmt.Fprintf(c.stdout, "Rewind %s (run %s) to %s: %s, %s at event %d\n", p.WorkflowID, p.RunID, p.Target.Stage, what, kind, p.StageEventID)
-	fmt.Fprintf(c.stdout, "Reset point: WorkflowTaskCompleted event %d\n", p.ResetEventID)
+	say("Rewind %s (run %s) to %s: %s, %s at event %d", p.WorkflowID, p.RunID, p.Target.Stage, what, kind, p.StageEventID)
+	say("Reset point: WorkflowTaskCompleted event %d", p.ResetEventID)
 	if len(p.AlsoRerun) > 0 {
-		fmt.Fprintf(c.stdout, "Also re-run (same workflow task): %s\n", strings.Join(p.AlsoRerun, ", "))
+		say("Also re-run (same workflow task): %s", strings.Join(p.AlsoRerun, ", "))
 	}
 	for _, r := range p.Reruns {
-		fmt.Fprintf(c.stdout, "Would run again: %s\n", r)
+		say("Would run again: %s", r)
 	}
 	if p.Running {
-		fmt.Fprintf(c.stdout, "The run is still running: rewinding terminates it (status Terminated, its pending activities and timers dropped) and goes on in a new run.\n")
+		say("The run is still running: rewinding terminates it (status Terminated, its pending activities and timers dropped) and goes on in a new run.")
 	}
 	for _, id := range p.AwaitingPermission {
-		fmt.Fprintf(c.stdout, "Waiting for a permission decision: call %s (the reset drops the request)\n", id)
+		say("Waiting for a permission decision: call %s (the reset drops the request)", id)
 	}
 }
 

@@ -372,7 +372,7 @@ func TestTableEscapesControlCharacters(t *testing.T) {
 		if err := WriteText(&out, rep, func(id, run string) string { return id }, wide); err != nil {
 			t.Fatal(err)
 		}
-		if strings.ContainsAny(out.String(), "\x1b\x07") || strings.Contains(out.String(), "\nallow → allow") || !strings.Contains(out.String(), `call\x1b]0;pwned\a`) {
+		if strings.ContainsAny(out.String(), "\x1b\x07") || strings.Contains(out.String(), "\nallow → allow") || !strings.Contains(out.String(), `call\u001b]0;pwned\u0007`) {
 			t.Errorf("wide=%v: control characters reach the terminal:\n%q", wide, out.String())
 		}
 	}

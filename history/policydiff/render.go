@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
+
+	"github.com/fenixrt/fenix/contract"
 )
 
 // Link builds the Web UI address of a run.
@@ -99,7 +100,7 @@ func WriteText(w io.Writer, rep Report, link Link, wide bool) error {
 				row = []string{row[0], row[1], row[2], row[3], row[4], row[5], orNone(r.Recorded.PolicyFingerprint), row[6], link(r.WorkflowID, r.RunID)}
 			}
 			for i := range row {
-				row[i] = printable(row[i])
+				row[i] = contract.Printable(row[i])
 			}
 			rows = append(rows, row)
 		}
@@ -124,26 +125,6 @@ func WriteText(w io.Writer, rep Report, link Link, wide bool) error {
 	return err
 }
 
-// printable escapes the control characters of s (as Go does in a quoted
-// string): a table cell holds what a recorded run held, call IDs and tool
-// names the model chose and reasons hooks echoed, and a terminal escape
-// or line break there must not reach the operator's terminal as such.
-func printable(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // writeSkips lists why calls could not be re-decided, most frequent first.
 func writeSkips(w io.Writer, skips map[string]int, wide bool) {
 	if len(skips) == 0 {
@@ -161,7 +142,7 @@ func writeSkips(w io.Writer, skips map[string]int, wide bool) {
 	})
 	fmt.Fprintln(w, "Skipped, not re-decided faithfully here:")
 	for _, r := range reasons {
-		line := fmt.Sprintf("  %d × %s", skips[r], printable(r))
+		line := fmt.Sprintf("  %d × %s", skips[r], contract.Printable(r))
 		if !wide {
 			line = shorten(line, MaxWidth)
 		}

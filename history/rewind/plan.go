@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/history/runhistory"
 	"github.com/fenixrt/fenix/hooks"
 )
@@ -126,7 +127,8 @@ type RerunError struct {
 func (e *RerunError) Error() string {
 	lines := make([]string, len(e.Plan.Reruns))
 	for i, r := range e.Plan.Reruns {
-		lines[i] = "  - " + r.String()
+		// The model named these calls; the message reaches a terminal.
+		lines[i] = "  - " + contract.Printable(r.String())
 	}
 	return fmt.Sprintf("rewinding %s to event %d would run again what already ran after it:\n%s\npass -allow-rerun to rewind anyway",
 		e.Plan.WorkflowID, e.Plan.ResetEventID, strings.Join(lines, "\n"))
