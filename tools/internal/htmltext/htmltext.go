@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/fenixrt/fenix/contract"
 )
 
 // Link is one hyperlink of the page.
@@ -25,8 +27,20 @@ type Document struct {
 	Links []Link
 }
 
-// MaxLinks caps the links collected from one page.
-const MaxLinks = 100
+// Bounds on what one page contributes besides its text: a page chooses
+// its title, its link texts and (through a long base URL that every
+// relative link resolves against) its link URLs, and all of them are
+// repeated in the result, so each is bounded on its own.
+const (
+	// MaxLinks caps the links collected from one page.
+	MaxLinks = 100
+	// MaxTitleBytes and MaxLinkTextBytes bound the title and a link's text.
+	MaxTitleBytes    = 512
+	MaxLinkTextBytes = 512
+	// MaxLinkURLBytes bounds a link's URL; a longer link is left out, as a
+	// cut URL leads somewhere else.
+	MaxLinkURLBytes = 4096
+)
 
 // skipped elements hold no readable text.
 var skipped = map[atom.Atom]bool{
@@ -74,7 +88,7 @@ func Extract(r io.Reader, base *url.URL) (Document, error) {
 		case html.ErrorToken:
 			if z.Err() == io.EOF {
 				doc.Text = out.String()
-				doc.Title = strings.Join(strings.Fields(doc.Title), " ")
+				doc.Title = contract.TruncateText(strings.Join(strings.Fields(doc.Title), " "), MaxTitleBytes)
 				return doc, nil
 			}
 			return doc, z.Err()
@@ -132,9 +146,9 @@ func Extract(r io.Reader, base *url.URL) (Document, error) {
 			case atom.Pre:
 				preDepth = max(preDepth-1, 0)
 			case atom.A:
-				if link != nil && len(doc.Links) < MaxLinks && !seen[link.URL] {
+				if link != nil && len(doc.Links) < MaxLinks && !seen[link.URL] && len(link.URL) <= MaxLinkURLBytes {
 					seen[link.URL] = true
-					link.Text = strings.Join(strings.Fields(linkText.String()), " ")
+					link.Text = contract.TruncateText(strings.Join(strings.Fields(linkText.String()), " "), MaxLinkTextBytes)
 					doc.Links = append(doc.Links, *link)
 				}
 				link = nil

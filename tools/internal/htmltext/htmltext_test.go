@@ -73,3 +73,25 @@ func TestExtract(t *testing.T) {
 		})
 	}
 }
+
+// A page chooses its title, its link texts and, through a long base URL
+// every relative link resolves against, its link URLs; each is bounded so
+// one page cannot blow up the result it is repeated in.
+func TestExtractBoundsWhatThePageChooses(t *testing.T) {
+	base, _ := url.Parse("https://example.test/" + strings.Repeat("d", 60<<10) + "/")
+	long := strings.Repeat("x", 100<<10)
+	page := "<title>" + long + "</title><a href=\"rel\">" + long + "</a><a href=\"https://example.test/short\">" + long + "</a>"
+	doc, err := Extract(strings.NewReader(page), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Title) > MaxTitleBytes+100 || !strings.Contains(doc.Title, "truncated") {
+		t.Errorf("title of %d bytes kept: %.80q", len(doc.Title), doc.Title)
+	}
+	if len(doc.Links) != 1 || doc.Links[0].URL != "https://example.test/short" {
+		t.Fatalf("want only the short link, got %d links", len(doc.Links))
+	}
+	if len(doc.Links[0].Text) > MaxLinkTextBytes+100 {
+		t.Errorf("link text of %d bytes kept", len(doc.Links[0].Text))
+	}
+}
