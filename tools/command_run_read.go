@@ -99,6 +99,9 @@ func readCommandRun(_ context.Context, env *Env, a CommandRunReadArgs) (CommandR
 	if err != nil {
 		return CommandRunReadResult{}, fenixerr.Runtime("reading command run %s: %v", a.CommandRunID, err).WithTool(tool)
 	}
+	if !sameConversation(env, rec.ConversationID) {
+		return CommandRunReadResult{}, fenixerr.Validation("command run %s on host %s was started by another conversation; %s only reads this conversation's runs", a.CommandRunID, h.ID, tool).WithTool(tool).WithCode("other_conversation")
+	}
 	res := CommandRunReadResult{
 		CommandRunID: rec.ID, CommandLine: rec.CommandLine, Cwd: rec.Cwd, Status: rec.Status,
 		ExitStatus: rec.ExitStatus, Signal: rec.Signal, Reason: rec.Reason,

@@ -124,6 +124,21 @@ func TestCompleteUTF8Prefix(t *testing.T) {
 	}
 }
 
+// A command run's command line and output are its conversation's: another
+// conversation's agent cannot read them by ID.
+func TestCommandRunReadKeepsToItsConversation(t *testing.T) {
+	r := newRig(t)
+	_, raw := r.mustCall(t, "exec_command", map[string]any{"command_line": "echo token=hunter3"})
+	id := decode[ExecCommandResult](t, raw).CommandRunID
+	r.env.ConversationID = "conv-other"
+	_, _, err := r.call(t, "command_run_read", map[string]any{"command_run_id": id})
+	errorIs(t, err, fenixerr.ErrValidation, "other_conversation")
+	r.env.ConversationID = "conv-1"
+	if p, _ := r.mustCall(t, "command_run_read", map[string]any{"command_run_id": id}); !strings.Contains(p.Content, "hunter3") {
+		t.Fatalf("its own conversation cannot read it: %s", p.Content)
+	}
+}
+
 func TestCommandRunRead(t *testing.T) {
 	r := newRig(t)
 	_, raw := r.mustCall(t, "exec_command", map[string]any{"command_line": "printf 'abcdefghij'; printf 'E' >&2; exit 4"})

@@ -64,7 +64,7 @@ func listServices(_ context.Context, env *Env, a ProcessListArgs) (ProcessListRe
 		infos = []procs.ServiceInfo{info}
 	} else {
 		for _, info := range h.services.List() {
-			if sameConversation(env, info) {
+			if sameConversation(env, info.ConversationID) {
 				infos = append(infos, info)
 			}
 		}
@@ -95,13 +95,14 @@ func listServices(_ context.Context, env *Env, a ProcessListArgs) (ProcessListRe
 }
 
 // sameConversation says whether the calling conversation may see a
-// service: its own (subagents share their parent's conversation), or any
-// when either side has none (a call without a conversation, a record
-// from before conversations were kept). A service's command line and
-// output are its conversation's, and another conversation's agent must
-// not read or stop them.
-func sameConversation(env *Env, info procs.ServiceInfo) bool {
-	return env.ConversationID == "" || info.ConversationID == "" || env.ConversationID == info.ConversationID
+// service or command run started by conversation owner: its own
+// (subagents share their parent's conversation), or any when either side
+// has none (a call without a conversation, a record from before
+// conversations were kept). A process's command line and output are its
+// conversation's, and another conversation's agent must not read or stop
+// them.
+func sameConversation(env *Env, owner string) bool {
+	return env.ConversationID == "" || owner == "" || env.ConversationID == owner
 }
 
 // conversationService looks up a service the calling conversation may
@@ -112,7 +113,7 @@ func conversationService(env *Env, h *Host, tool, id string) (procs.ServiceInfo,
 	if err != nil {
 		return procs.ServiceInfo{}, serviceLookupError(tool, h, id, err)
 	}
-	if !sameConversation(env, info) {
+	if !sameConversation(env, info.ConversationID) {
 		return procs.ServiceInfo{}, fenixerr.Validation("process run %s on host %s was started by another conversation; %s only acts on this conversation's services", id, h.ID, tool).WithTool(tool).WithCode("other_conversation")
 	}
 	return info, nil
