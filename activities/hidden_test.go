@@ -24,25 +24,7 @@ import (
 // the tools the permission rules' verdict on each path, symlinks
 // followed.
 func TestListAndSearchHonourReadDenyRules(t *testing.T) {
-	ws := t.TempDir()
-	for rel, body := range map[string]string{".env": "API_KEY=hunter2\n", "deploy/.env": "API_KEY=prod\n", "src/main.go": "// API_KEY comes from the environment\n",
-		".claude/settings.json": `{"permissions": {"deny": ["Read(./.env)", "Read(./deploy)"]}}`} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(ws, rel), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink("deploy/.env", filepath.Join(ws, "prod.env")); err != nil {
-		t.Fatal(err)
-	}
-	sources, err := claudecode.LoadSources([]string{ws}, claudecode.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	registry := hooks.NewRegistry()
-	registry.SetPermissionPolicy(claudecode.NewPermissions(sources))
+	ws, registry := denyRulesWorkspace(t, map[string]string{"deploy/.env": "API_KEY=prod\n", "src/main.go": "// API_KEY comes from the environment\n"}, "deploy/.env", "prod.env")
 	a := &Activities{Tools: tools.Builtin(), Hooks: registry, DefaultWorkspaceRoot: ws}
 	run := func(tool string, args map[string]any) string {
 		t.Helper()
@@ -71,25 +53,7 @@ func TestListAndSearchHonourReadDenyRules(t *testing.T) {
 // model: a file a Read deny rule hides from workspace_list is left out of
 // it too (and counted), in the prompt and in operator_state.json.
 func TestOperatorSnapshotHonoursReadDenyRules(t *testing.T) {
-	ws := t.TempDir()
-	for rel, body := range map[string]string{".env": "API_KEY=hunter2\n", "deploy/prod-db-password.txt": "x\n", "src/main.go": "package main\n",
-		".claude/settings.json": `{"permissions": {"deny": ["Read(./.env)", "Read(./deploy)"]}}`} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(ws, rel), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink("deploy/prod-db-password.txt", filepath.Join(ws, "db.txt")); err != nil {
-		t.Fatal(err)
-	}
-	sources, err := claudecode.LoadSources([]string{ws}, claudecode.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	registry := hooks.NewRegistry()
-	registry.SetPermissionPolicy(claudecode.NewPermissions(sources))
+	ws, registry := denyRulesWorkspace(t, map[string]string{"deploy/prod-db-password.txt": "x\n", "src/main.go": "package main\n"}, "deploy/prod-db-password.txt", "db.txt")
 	a := &Activities{Hooks: registry, DefaultWorkspaceRoot: ws,
 		Assembler: &prompt.Assembler{DefaultWorkspaceRoot: ws, Operator: &operator.Snapshotter{}}}
 	res, err := a.PrepareTurn(context.Background(), PrepareTurnInput{Assignment: contract.Assignment{
@@ -160,4 +124,32 @@ func TestSkillInstallHonoursReadDenyRules(t *testing.T) {
 	if err := install("clean"); err != nil {
 		t.Errorf("install clean: %v", err)
 	}
+}
+
+// denyRulesWorkspace makes a workspace whose settings deny Read of ./.env
+// (holding a key) and of ./deploy, with the given other files and a
+// symlink link leading to target, and a registry judging by its rules.
+func denyRulesWorkspace(t *testing.T, files map[string]string, target, link string) (string, *hooks.Registry) {
+	t.Helper()
+	ws := t.TempDir()
+	files[".env"] = "API_KEY=hunter2\n"
+	files[".claude/settings.json"] = `{"permissions": {"deny": ["Read(./.env)", "Read(./deploy)"]}}`
+	for rel, body := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+		t.Fatal(err)
+	}
+	sources, err := claudecode.LoadSources([]string{ws}, claudecode.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := hooks.NewRegistry()
+	registry.SetPermissionPolicy(claudecode.NewPermissions(sources))
+	return ws, registry
 }
