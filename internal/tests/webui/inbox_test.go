@@ -39,14 +39,7 @@ func TestInboxApproveAndDenyInTheBrowser(t *testing.T) {
 	queue := w.queue
 
 	const token = "alice-browser-token-0123456789"
-	h, err := web.New(web.Config{Inbox: &approvals.Inbox{Client: srv.Client(), Namespace: srv.Namespace, UIBase: srv.UIURL},
-		Tokens: map[string]string{token: "alice"}, ListenAddr: "127.0.0.1:0"})
-	require.NoError(t, err)
-	mux := http.NewServeMux()
-	mux.Handle("/inbox/", http.StripPrefix("/inbox", h))
-	ops, err := observability.StartOpsServer("127.0.0.1:0", mux, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ops.Shutdown(context.Background()) })
+	addr := serveInbox(t, &approvals.Inbox{Client: srv.Client(), Namespace: srv.Namespace, UIBase: srv.UIURL}, token)
 
 	start := func(name, expr string) client.WorkflowRun {
 		a := map[string]any{
@@ -66,7 +59,7 @@ func TestInboxApproveAndDenyInTheBrowser(t *testing.T) {
 	sum := start("sum", "20 + 22")
 
 	b := startBrowser(t, chromium)
-	link := fmt.Sprintf("http://%s/inbox/?token=%s", ops.Addr(), token)
+	link := fmt.Sprintf("http://%s/inbox/?token=%s", addr, token)
 	b.step("open the inbox link", chromedp.Navigate(link))
 	location := pollValue[string](b, "token traded for a cookie", `location.search.includes("token") ? false : location.href`)
 	assert.NotContains(t, location, token)
@@ -144,17 +137,10 @@ func TestInboxShowsInvisibleCharactersEscaped(t *testing.T) {
 		CallID: "call\u202e1", ToolName: "process_exec", Permission: "needs\u200breview", Arguments: args,
 		ArgsHash: contract.ArgumentsHash(args), RequestedAt: time.Now(), Deadline: time.Now().Add(time.Hour)}}}}}
 	const token = "alice-browser-token-0123456789"
-	h, err := web.New(web.Config{Inbox: &approvals.Inbox{Client: fake, Namespace: "default"},
-		Tokens: map[string]string{token: "alice"}, ListenAddr: "127.0.0.1:0"})
-	require.NoError(t, err)
-	mux := http.NewServeMux()
-	mux.Handle("/inbox/", http.StripPrefix("/inbox", h))
-	ops, err := observability.StartOpsServer("127.0.0.1:0", mux, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ops.Shutdown(context.Background()) })
+	addr := serveInbox(t, &approvals.Inbox{Client: fake, Namespace: "default"}, token)
 
 	b := startBrowser(t, chromium)
-	b.step("open the inbox link", chromedp.Navigate(fmt.Sprintf("http://%s/inbox/?token=%s", ops.Addr(), token)))
+	b.step("open the inbox link", chromedp.Navigate(fmt.Sprintf("http://%s/inbox/?token=%s", addr, token)))
 	row := pollValue[string](b, "the call is listed", `(() => {
 		const r = document.querySelector('.call');
 		if (!r) return false;
@@ -167,4 +153,18 @@ func TestInboxShowsInvisibleCharactersEscaped(t *testing.T) {
 	for _, want := range []string{`call\u202e1`, `needs\u200breview`, `report\u202etxt.exe`, `a\u2028b`} {
 		assert.Contains(t, row, want)
 	}
+}
+
+// serveInbox serves the inbox page for inbox at /inbox/ of a loopback
+// operational server, for alice's token, and returns its address.
+func serveInbox(t *testing.T, inbox *approvals.Inbox, token string) string {
+	t.Helper()
+	h, err := web.New(web.Config{Inbox: inbox, Tokens: map[string]string{token: "alice"}, ListenAddr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/inbox/", http.StripPrefix("/inbox", h))
+	ops, err := observability.StartOpsServer("127.0.0.1:0", mux, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ops.Shutdown(context.Background()) })
+	return ops.Addr()
 }
