@@ -76,18 +76,41 @@ func (w *Workspace) openForWrite(target string) (*os.File, error) {
 
 // openForRead opens target, a cleaned path with no symlinks in it as of
 // resolveLinks, for reading, without following a symlink on the way
-// (non-blocking: the caller refuses what is not a regular file).
+// (non-blocking: the caller refuses what is not a regular file): one
+// openat2 of the whole path, or a component at a time on a kernel without
+// it.
 func (w *Workspace) openForRead(target string) (*os.File, error) {
+	fd, err := openat2(w.rootFD, target, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if !errors.Is(err, unix.ENOSYS) {
+		if err != nil {
+			return nil, err
+		}
+		return os.NewFile(uintptr(fd), target), nil
+	}
 	dirfd, base, err := w.openParent(target, false)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(dirfd)
-	fd, err := openat2(dirfd, base, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	fd, err = openat2(dirfd, base, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), target), nil
+}
+
+// reachableWithoutLinks reports whether cleaned names an existing file
+// beneath the root with no symlink on the way, in one openat2 with O_PATH
+// (which opens nothing for I/O, so a FIFO or device is not touched; without
+// O_NOFOLLOW, since O_PATH|O_NOFOLLOW opens a final symlink itself instead
+// of refusing it). False on any error, a kernel without openat2 included.
+func (w *Workspace) reachableWithoutLinks(cleaned string) bool {
+	fd, err := unix.Openat2(w.rootFD, cleaned, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: noLinks})
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
 }
 
 // openParent opens target's parent directory one component at a time from

@@ -35,3 +35,7 @@ func (w *Workspace) openForWrite(target string) (*os.File, error) {
 func (w *Workspace) openForRead(target string) (*os.File, error) {
 	return w.root.OpenFile(target, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
+
+// reachableWithoutLinks has no single call that refuses symlinks off
+// Linux: resolveLinks always walks.
+func (w *Workspace) reachableWithoutLinks(string) bool { return false }

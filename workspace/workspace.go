@@ -275,7 +275,15 @@ const maxSymlinkHops = 40
 // resolveLinks follows symlinks inside the root to the path an open of
 // cleaned would reach. Components that do not exist yet are kept as
 // written; absolute or escaping targets are refused like os.Root does.
+//
+// A path that exists with no symlink on the way is its own target: one
+// openat2 that refuses every symlink (O_PATH, so nothing is opened for
+// reading or writing) tells it, and the walk, an lstat per component,
+// each through os.Root, runs only when that probe fails.
 func (w *Workspace) resolveLinks(cleaned string) (string, error) {
+	if w.reachableWithoutLinks(cleaned) {
+		return cleaned, nil
+	}
 	pending := strings.Split(cleaned, "/")
 	var resolved []string
 	hops := 0
