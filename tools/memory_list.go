@@ -20,6 +20,9 @@ type MemoryListArgs struct {
 type MemoryListResult struct {
 	Profile string           `json:"profile"`
 	Entries []memory.Summary `json:"entries"`
+	// Incomplete is set when the profile's directory held more than a
+	// listing reads: some entries may be missing.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 func memoryListTool() Definition {
@@ -32,12 +35,12 @@ func memoryListTool() Definition {
 		NeedsWorkspace: true,
 	}, func(_ context.Context, env *Env, a MemoryListArgs) (MemoryListResult, error) {
 		profile := agentProfile(env)
-		all, err := memory.NewStore(env.Workspace).List(profile)
+		listing, err := memory.NewStore(env.Workspace).List(profile)
 		if err != nil {
 			return MemoryListResult{}, err
 		}
-		res := MemoryListResult{Profile: profile, Entries: []memory.Summary{}}
-		for _, s := range all {
+		res := MemoryListResult{Profile: profile, Entries: []memory.Summary{}, Incomplete: listing.Incomplete}
+		for _, s := range listing.Entries {
 			if strings.HasPrefix(s.Key, a.Prefix) {
 				res.Entries = append(res.Entries, s)
 			}
@@ -58,6 +61,9 @@ func memoryListTool() Definition {
 				fmt.Fprintf(&b, " - %s", e.Title)
 			}
 			fmt.Fprintf(&b, " (updated %s, %s)", e.UpdatedAt.UTC().Format(time.RFC3339), byteSize(int64(e.Bytes)))
+		}
+		if r.Incomplete {
+			fmt.Fprintf(&b, "\nThe memory directory %s holds more files than a listing reads, so some entries may be missing: remove the files there that are not entries.", memory.ProfileDir(r.Profile))
 		}
 		return Projection{
 			Content:  b.String(),

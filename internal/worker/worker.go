@@ -306,12 +306,12 @@ func summarizers(cfg Config) map[string]compaction.Summarizer {
 func snapshotter(host *tools.Host) *operator.Snapshotter {
 	return &operator.Snapshotter{
 		Memory: operator.MemoryListerFunc(func(_ context.Context, scope operator.Scope) ([]operator.MemoryEntry, error) {
-			entries, err := memory.ListAt(scope.WorkspaceRoot, scope.Profile)
+			listing, err := memory.ListAt(scope.WorkspaceRoot, scope.Profile)
 			if err != nil {
 				return nil, err
 			}
-			out := make([]operator.MemoryEntry, len(entries))
-			for i, e := range entries {
+			out := make([]operator.MemoryEntry, len(listing.Entries))
+			for i, e := range listing.Entries {
 				out[i] = operator.MemoryEntry{Key: e.Key, Title: e.Title, Bytes: e.Bytes, UpdatedAt: e.UpdatedAt}
 			}
 			return out, nil

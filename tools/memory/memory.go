@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -45,6 +44,16 @@ type Entry struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// stored is an entry as its file holds it: what a listing needs comes
+// before the content, so a listing reads a file's head, not all of it.
+type stored struct {
+	Key          string    `json:"key"`
+	Title        string    `json:"title"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	ContentBytes int       `json:"content_bytes"`
+	Content      string    `json:"content"`
+}
+
 // Summary is an entry without its content, for listings and the operator
 // snapshot.
 type Summary struct {
@@ -56,7 +65,7 @@ type Summary struct {
 
 // Lister is what the operator snapshot needs from a store.
 type Lister interface {
-	List(profile string) ([]Summary, error)
+	List(profile string) (Listing, error)
 }
 
 // Store reads and writes memory entries in one workspace.
@@ -116,16 +125,19 @@ func (s *Store) Write(profile string, e Entry) (Entry, bool, error) {
 	_, _, statErr := s.ws.Stat(rel)
 	created := statErr != nil
 	if created {
-		summaries, err := s.List(profile)
+		keys, unread, err := s.entryKeys(profile)
 		if err != nil {
 			return Entry{}, false, err
 		}
-		if len(summaries) >= MaxEntries {
-			return Entry{}, false, fenixerr.Validation("profile %s already has %d memory entries (the limit): overwrite an existing key instead", profile, len(summaries)).WithCode("memory_full")
+		if unread {
+			return Entry{}, false, fenixerr.Validation("the memory directory of profile %s holds more than %d files, so its entries cannot be counted: remove the files in %s that are not entries", profile, maxScannedNames, ProfileDir(profile)).WithCode("memory_full")
+		}
+		if len(keys) >= MaxEntries {
+			return Entry{}, false, fenixerr.Validation("profile %s already has %d memory entries (the limit): overwrite an existing key instead", profile, len(keys)).WithCode("memory_full")
 		}
 	}
 	e.UpdatedAt = s.now()
-	raw, err := json.MarshalIndent(e, "", "  ")
+	raw, err := json.MarshalIndent(stored{Key: e.Key, Title: e.Title, UpdatedAt: e.UpdatedAt, ContentBytes: len(e.Content), Content: e.Content}, "", "  ")
 	if err != nil {
 		return Entry{}, false, fenixerr.Runtime("encoding memory entry %q: %v", e.Key, err)
 	}
@@ -166,55 +178,12 @@ func decode(key string, raw []byte, truncated bool) (Entry, error) {
 	return e, nil
 }
 
-// List summarizes a profile's entries, most recently updated first. A
-// profile with no directory has no entries. Files that are not valid
-// entries are skipped.
-func (s *Store) List(profile string) ([]Summary, error) {
-	if err := ValidateProfile(profile); err != nil {
-		return nil, err
-	}
-	entries, _, err := s.ws.ReadDir(ProfileDir(profile))
-	var fe *fenixerr.Error
-	if errors.As(err, &fe) && fe.Code == "not_found" {
-		return []Summary{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := []Summary{}
-	for _, de := range entries {
-		key, ok := strings.CutSuffix(de.Name(), ".json")
-		if !ok || !de.Type().IsRegular() || ValidateKey(key) != nil {
-			continue
-		}
-		if len(out) >= MaxEntries*2 {
-			break
-		}
-		r, err := s.ws.ReadFile(entryPath(profile, key), maxFileBytes)
-		if err != nil {
-			continue
-		}
-		e, err := decode(key, r.Content, r.Truncated)
-		if err != nil {
-			continue
-		}
-		out = append(out, Summary{Key: key, Title: e.Title, UpdatedAt: e.UpdatedAt, Bytes: len(e.Content)})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
-			return out[i].UpdatedAt.After(out[j].UpdatedAt)
-		}
-		return out[i].Key < out[j].Key
-	})
-	return out, nil
-}
-
 // ListAt lists a profile's entries in the workspace rooted at dir, for
 // callers (the operator snapshot) that hold a path rather than a Workspace.
-func ListAt(dir, profile string) ([]Summary, error) {
+func ListAt(dir, profile string) (Listing, error) {
 	ws, err := workspace.Open(dir)
 	if err != nil {
-		return nil, err
+		return Listing{}, err
 	}
 	defer ws.Close()
 	return NewStore(ws).List(profile)

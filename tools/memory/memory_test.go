@@ -12,7 +12,7 @@ import (
 	"github.com/fenixrt/fenix/workspace"
 )
 
-func newStore(t *testing.T) (*Store, string) {
+func newStore(t testing.TB) (*Store, string) {
 	t.Helper()
 	dir := t.TempDir()
 	ws, err := workspace.Open(dir)
@@ -47,14 +47,14 @@ func TestWriteReadList(t *testing.T) {
 		t.Fatalf("Read = %+v, %v", got, err)
 	}
 	list, err := s.List("main")
-	if err != nil || len(list) != 2 || list[0].Key != "b" || list[1].Key != "project-notes" {
+	if err != nil || len(list.Entries) != 2 || list.Entries[0].Key != "b" || list.Entries[1].Key != "project-notes" || list.Incomplete {
 		t.Fatalf("List = %+v, %v", list, err)
 	}
-	if at, err := ListAt(dir, "main"); err != nil || len(at) != 2 {
+	if at, err := ListAt(dir, "main"); err != nil || len(at.Entries) != 2 {
 		t.Fatalf("ListAt = %+v, %v", at, err)
 	}
 	empty, err := s.List("nobody")
-	if err != nil || len(empty) != 0 {
+	if err != nil || len(empty.Entries) != 0 {
 		t.Fatalf("List(nobody) = %+v, %v", empty, err)
 	}
 }
