@@ -1,6 +1,9 @@
 package tools
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,4 +43,21 @@ func TestMemoryTools(t *testing.T) {
 	}
 	_, _, err := r.call(t, "memory_read", map[string]any{"key": "missing"})
 	errorIs(t, err, fenixerr.ErrValidation, "not_found")
+}
+
+// A profile directory the agent's commands filled with other files lists
+// what it read and tells the agent the listing is incomplete.
+func TestMemoryListSaysWhenItIsIncomplete(t *testing.T) {
+	r := newRig(t)
+	r.mustCall(t, "memory_write", map[string]any{"key": "stack", "content": "Go"})
+	profileDir := filepath.Join(r.dir, ".fenix/memory/main")
+	for i := range 2100 {
+		if err := os.WriteFile(filepath.Join(profileDir, fmt.Sprintf("junk-%04d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, _ := r.mustCall(t, "memory_list", map[string]any{})
+	if !strings.Contains(p.Content, "holds more files than a listing reads, so some entries may be missing: remove the files there that are not entries") {
+		t.Errorf("content = %q, want the incomplete-listing notice", p.Content)
+	}
 }
