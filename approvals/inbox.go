@@ -63,16 +63,19 @@ type Call struct {
 	ToolName       string `json:"tool_name"`
 	// Permission is the reason the call asks; RequestedBy the hook that
 	// asked.
-	Permission        string         `json:"permission"`
-	RequestedBy       string         `json:"requested_by,omitempty"`
-	Arguments         map[string]any `json:"arguments"`
-	Summary           string         `json:"summary"`
-	ArgsHash          string         `json:"args_hash"`
-	PolicyFingerprint string         `json:"policy_fingerprint,omitempty"`
-	RequestedAt       time.Time      `json:"requested_at"`
-	Deadline          time.Time      `json:"deadline"`
-	WaitingSeconds    int64          `json:"waiting_seconds"`
-	ExpiresInSeconds  int64          `json:"expires_in_seconds"`
+	Permission  string         `json:"permission"`
+	RequestedBy string         `json:"requested_by,omitempty"`
+	Arguments   map[string]any `json:"arguments"`
+	Summary     string         `json:"summary"`
+	// SummaryCut is set when the summary does not show every argument:
+	// the starter then prints them whole and the inbox page opens them.
+	SummaryCut        bool      `json:"summary_cut,omitempty"`
+	ArgsHash          string    `json:"args_hash"`
+	PolicyFingerprint string    `json:"policy_fingerprint,omitempty"`
+	RequestedAt       time.Time `json:"requested_at"`
+	Deadline          time.Time `json:"deadline"`
+	WaitingSeconds    int64     `json:"waiting_seconds"`
+	ExpiresInSeconds  int64     `json:"expires_in_seconds"`
 	// WebUIURL is the run's page in the Temporal Web UI.
 	WebUIURL string `json:"web_ui_url,omitempty"`
 }
@@ -213,10 +216,11 @@ func (in *Inbox) call(r runRef, p workflows.PendingPermission, now time.Time) Ca
 	c := Call{
 		Ref: Ref(r.workflowID, p.CallID, hash), WorkflowID: r.workflowID, RunID: r.runID, WorkflowType: r.workflowType,
 		ConversationID: p.ConversationID, TurnID: p.TurnID, CallID: p.CallID, ToolName: p.ToolName,
-		Permission: p.Permission, RequestedBy: p.RequestedBy, Arguments: p.Arguments, Summary: Summarize(p.Arguments, SummaryRunes),
+		Permission: p.Permission, RequestedBy: p.RequestedBy, Arguments: p.Arguments,
 		ArgsHash: hash, PolicyFingerprint: p.PolicyFingerprint, RequestedAt: p.RequestedAt, Deadline: p.Deadline,
 		WaitingSeconds: int64(now.Sub(p.RequestedAt) / time.Second), ExpiresInSeconds: int64(p.Deadline.Sub(now) / time.Second),
 	}
+	c.Summary, c.SummaryCut = summarize(p.Arguments, SummaryRunes)
 	if c.WaitingSeconds < 0 {
 		c.WaitingSeconds = 0
 	}

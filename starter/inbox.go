@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -98,7 +100,43 @@ func printListing(c *cli, l approvals.Listing) {
 			contract.Printable(orDash(call.ConversationID)), contract.Printable(call.ToolName), call.Summary, contract.Printable(asks))
 	}
 	_ = tw.Flush()
+	for _, call := range l.Calls {
+		if call.SummaryCut {
+			printArguments(c, call)
+		}
+	}
 	fmt.Fprintf(c.stdout, "\nDecide with: starter approve REF / starter deny -reason TEXT REF\n")
+}
+
+// maxPrintedArguments bounds the arguments pending prints for one call.
+const maxPrintedArguments = 64 << 10
+
+// printArguments prints a call's arguments whole, indented JSON a line at
+// a time through Printable, when its row's summary was cut: the person
+// approves what they read, and the cut part is where an agent would put
+// what it wants unread.
+func printArguments(c *cli, call approvals.Call) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // a person reads it: && stays &&
+	enc.SetIndent("", "  ")
+	err := enc.Encode(call.Arguments)
+	raw := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if err != nil {
+		fmt.Fprintf(c.stdout, "\n%s: the arguments do not encode as JSON (%v): read them with starter pending -json\n", call.Ref, err)
+		return
+	}
+	fmt.Fprintf(c.stdout, "\n%s %s, arguments in full (its row is cut):\n", call.Ref, contract.Printable(call.ToolName))
+	rest := 0
+	if len(raw) > maxPrintedArguments {
+		raw, rest = raw[:maxPrintedArguments], len(raw)-maxPrintedArguments
+	}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		fmt.Fprintf(c.stdout, "  %s\n", contract.Printable(line))
+	}
+	if rest > 0 {
+		fmt.Fprintf(c.stdout, "  … %d more bytes: starter pending -json shows them\n", rest)
+	}
 }
 
 func age(seconds int64) string {
