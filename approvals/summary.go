@@ -35,11 +35,15 @@ func summarize(args map[string]any, maxRunes int) (string, bool) {
 	slices.Sort(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, countBlankRuns(contract.Printable(k))+"="+countBlankRuns(contract.Printable(summaryValue(args[k]))))
+		parts = append(parts, Readable(k)+"="+Readable(summaryValue(args[k])))
 	}
 	line := strings.Join(parts, " ")
 	return cutRunes(line, maxRunes), utf8.RuneCountInString(line) > maxRunes
 }
+
+// Readable is s as a person deciding on it should see it: Printable, and
+// each run of at least eight blanks shown as a count.
+func Readable(s string) string { return countBlankRuns(contract.Printable(s)) }
 
 // countBlankRuns shows each run of at least minBlankRun blanks (spaces
 // and the other space separators, which look the same) as "⟨N blanks⟩".

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/fenixrt/fenix/approvals"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools"
@@ -292,14 +294,7 @@ func (c *call) canElicit() bool {
 // ElicitAllow mode, and otherwise leaves the call to an operator, as a
 // dismissed or failed question does.
 func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
-	args, _ := json.Marshal(p.Arguments)
-	allow := c.g.cfg.ElicitApproval == ElicitAllow
-	question := fmt.Sprintf("Fenix: allow tool %s (permission %q, asked by %s) with arguments %s?",
-		p.ToolName, p.Permission, orDefault(p.RequestedBy, "policy"), truncate(string(args), 500))
-	if !allow {
-		question = fmt.Sprintf("Fenix: tool %s (permission %q, asked by %s) with arguments %s waits for an operator's approval (`starter approve %s %s`); accepting here does not approve it. Decline to deny the call now.",
-			p.ToolName, p.Permission, orDefault(p.RequestedBy, "policy"), truncate(string(args), 500), c.workflowID, p.CallID)
-	}
+	question, allow := elicitQuestion(c.g.cfg.ElicitApproval, c.workflowID, p)
 	res, err := c.req.Session.Elicit(ctx, &mcp.ElicitParams{
 		Mode:    "form",
 		Message: question,
@@ -315,13 +310,17 @@ func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
 		switch {
 		case err != nil:
 			why = "asking the client failed: " + err.Error()
+		case res.Action == "accept" && c.g.cfg.ElicitApproval == ElicitAllow:
+			why = "the question could not show the arguments whole, so the client's accept is not an approval"
 		case res.Action == "accept":
 			why = "the client's accept is not an approval on this gateway (-elicit-approval " + c.g.cfg.ElicitApproval + ")"
 		}
 		c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
 		return
 	}
-	d := workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, Reason: "approved by the MCP client's user"}
+	// The decision names the arguments the question showed: arguments
+	// changed since refuse it.
+	d := workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, Reason: "approved by the MCP client's user", ArgsHash: p.ArgsHash}
 	if res.Action == "decline" {
 		d.Decision, d.Reason = workflows.DecisionDeny, "declined by the MCP client's user"
 	}
@@ -415,6 +414,34 @@ func fenixErrorResult(e *fenixerr.Error) *mcp.CallToolResult {
 
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// maxElicitedArguments bounds the arguments an elicitation question
+// shows. An accept approves only a call whose arguments the question
+// showed whole: the end of a long command is where an agent would put what
+// it wants unread.
+const maxElicitedArguments = 4 << 10
+
+// elicitQuestion is what the client's user is asked about p, and whether
+// their accept approves the call (mode ElicitAllow, arguments shown whole).
+// Everything in it is the agent's or a hook's words, shown Readable.
+func elicitQuestion(mode, workflowID string, p workflows.PendingPermission) (string, bool) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // a person reads it: && stays &&
+	_ = enc.Encode(p.Arguments)
+	args := approvals.Readable(strings.TrimSuffix(buf.String(), "\n"))
+	tool, by := contract.Printable(p.ToolName), contract.Printable(orDefault(p.RequestedBy, "policy"))
+	whole := len(args) <= maxElicitedArguments
+	if mode == ElicitAllow && whole {
+		return fmt.Sprintf("Fenix: allow tool %s (permission %q, asked by %s) with arguments %s?", tool, p.Permission, by, args), true
+	}
+	why := "accepting here does not approve it"
+	if mode == ElicitAllow {
+		why = fmt.Sprintf("its arguments (%d bytes) are too long to show here whole, so accepting here does not approve it", buf.Len()-1)
+	}
+	return fmt.Sprintf("Fenix: tool %s (permission %q, asked by %s) with arguments %s waits for an operator's approval (`starter approve %s %s`); %s. Decline to deny the call now.",
+		tool, p.Permission, by, truncate(args, 500), contract.Printable(workflowID), contract.Printable(p.CallID), why), false
 }
 
 func truncate(s string, n int) string {
