@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -444,9 +445,13 @@ func elicitQuestion(mode, workflowID string, p workflows.PendingPermission) (str
 		tool, p.Permission, by, truncate(args, 500), contract.Printable(workflowID), contract.Printable(p.CallID), why), false
 }
 
+// truncate cuts s to at most n bytes, at a rune boundary, with "…".
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
