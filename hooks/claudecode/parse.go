@@ -30,7 +30,7 @@ type settingsFile struct {
 // without a command and invalid timeouts are errors that name the file and
 // the entry at fault. Hooks come back in file order.
 func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opts LoadOptions) (*Source, error) {
-	src := &Source{Path: path, Kind: kind, Data: data, Paths: paths, mcp: opts.MCP}
+	src := &Source{Path: path, Kind: kind, Data: data, Paths: paths, mcp: opts.MCP, prompt: opts.Prompt}
 	var file settingsFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&file); err != nil {
@@ -149,6 +149,8 @@ type handlerEntry struct {
 	Server         string            `json:"server"`
 	Tool           string            `json:"tool"`
 	Input          map[string]any    `json:"input"`
+	Prompt         string            `json:"prompt"`
+	Model          string            `json:"model"`
 }
 
 // handlerKeys are the handler fields Fenix reads; ignoredHandlerKeys are
@@ -157,12 +159,11 @@ type handlerEntry struct {
 var (
 	handlerKeys = map[string]bool{"type": true, "command": true, "args": true, "shell": true, "timeout": true,
 		"fail_closed": true, "onFailure": true, "name": true, "if": true, "async": true, "asyncRewake": true,
-		"url": true, "headers": true, "allowedEnvVars": true, "server": true, "tool": true, "input": true}
+		"url": true, "headers": true, "allowedEnvVars": true, "server": true, "tool": true, "input": true,
+		"prompt": true, "model": true}
 	ignoredHandlerKeys = map[string]string{
 		"statusMessage": "there is no spinner to show it on",
 		"once":          "Claude Code honours it only in skill frontmatter",
-		"prompt":        "prompt and agent handlers are not run",
-		"model":         "prompt and agent handlers are not run",
 	}
 )
 
@@ -259,11 +260,23 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 			src.warn("%s: mcp_tool handler skipped: this worker has no MCP servers configured (.mcp.json or -mcp-config)", where)
 			return nil, nil
 		}
-	case "prompt", "agent":
-		if failClosed {
-			return nil, fmt.Errorf("%s: a %q handler cannot run in Fenix, and it is set to fail closed, so skipping it would let everything through: remove it or replace it with a command or http hook", where, entry.Type)
+	case "prompt":
+		if src.prompt == nil || !promptEvents[g.event] {
+			why := "this worker has no model to evaluate it (FENIX_MODEL)"
+			if src.prompt != nil {
+				why = "prompt handlers run only on " + strings.Join(sortedKeys(promptEvents), ", ")
+			}
+			if failClosed {
+				return nil, fmt.Errorf("%s: a prompt handler cannot run: %s, and it is set to fail closed, so skipping it would let everything through", where, why)
+			}
+			src.warn("%s: prompt handler skipped: %s", where, why)
+			return nil, nil
 		}
-		src.warn("%s: %q handlers are not run by Fenix (they need a model or an MCP server); skipped", where, entry.Type)
+	case "agent":
+		if failClosed {
+			return nil, fmt.Errorf("%s: an \"agent\" handler cannot run in Fenix, and it is set to fail closed, so skipping it would let everything through: remove it or replace it with a prompt, command or http hook", where)
+		}
+		src.warn("%s: \"agent\" handlers are not run by Fenix (they need a subagent with tools); skipped", where)
 		return nil, nil
 	default:
 		src.warn("%s: handler type %q is unknown; skipped (Fenix runs \"command\" and \"http\")", where, entry.Type)
@@ -290,6 +303,8 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 	var h *ExternalHook
 	if entry.Type == "mcp_tool" {
 		h, err = NewMCPToolHook(MCPToolHookConfig{ExternalHookConfig: cfg, Server: entry.Server, Tool: entry.Tool, Input: entry.Input, Caller: src.mcp})
+	} else if entry.Type == "prompt" {
+		h, err = NewPromptHook(PromptHookConfig{ExternalHookConfig: cfg, Prompt: entry.Prompt, Model: entry.Model, Evaluator: src.prompt})
 	} else if entry.Type == "command" {
 		if strings.TrimSpace(entry.Command) == "" {
 			return nil, fmt.Errorf("%s: command is missing or empty", where)

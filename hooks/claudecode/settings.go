@@ -19,6 +19,9 @@ type LoadOptions struct {
 	// MCP runs mcp_tool handlers against the worker's MCP servers; nil
 	// skips them with a warning.
 	MCP MCPCaller
+	// Prompt evaluates prompt handlers with the worker's model; nil skips
+	// them with a warning.
+	Prompt PromptEvaluator
 	// Scripts, when set, receives a copy of every script the commands
 	// launch, and the commands run the copies (see ScriptStore). Without
 	// it the scripts are still read for the policy fingerprint but run

@@ -142,7 +142,7 @@ func TestSettingsFullOfUnusedEventsAndKeysLoadWithWarnings(t *testing.T) {
 	for _, want := range []string{
 		`Claude Code event "Setup" is not fired`, `Claude Code event "ConfigChange" is not fired`,
 		`unknown event "FancyFutureEvent"`, `"statusMessage" is ignored`, `"once" is ignored`,
-		`"prompt" handlers are not run`, `mcp_tool handler skipped: this worker has no MCP servers configured`, `"agent" handlers are not run`,
+		`prompt handler skipped: this worker has no model to evaluate it`, `mcp_tool handler skipped: this worker has no MCP servers configured`, `"agent" handlers are not run`,
 		`unknown handler field "sparkle"`, `unknown matcher-group field "description"`,
 	} {
 		if !strings.Contains(joined, want) {
@@ -167,7 +167,7 @@ func TestLoadSourceErrors(t *testing.T) {
 		{"missing url", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "http"}]}]}}`,
 			[]string{"hooks.PreToolUse[0].hooks[0]", "url is missing"}},
 		{"fail-closed hook Fenix cannot run", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "x", "onFailure": "block"}]}]}}`,
-			[]string{"hooks.PreToolUse[0].hooks[0]", `"prompt" handler cannot run`, "fail closed"}},
+			[]string{"hooks.PreToolUse[0].hooks[0]", `prompt handler cannot run: this worker has no model`, "fail closed"}},
 		{"bad timeout", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}}`,
 			[]string{"hooks.PreToolUse[0].hooks[0]", "timeout"}},
 		{"groups not a list", `{"hooks": {"PreToolUse": {"matcher": "x"}}}`,

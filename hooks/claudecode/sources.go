@@ -49,6 +49,8 @@ type Source struct {
 	ProtectedRelative []string
 	// mcp runs mcp_tool handlers (LoadOptions.MCP).
 	mcp MCPCaller
+	// prompt evaluates prompt handlers (LoadOptions.Prompt).
+	prompt PromptEvaluator
 	// skippedEvents are the events already warned about.
 	skippedEvents map[string]bool
 	// env is the file's "env" key, given to its command hooks.

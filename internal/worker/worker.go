@@ -388,13 +388,17 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 		if err != nil {
 			return nil, err
 		}
-		sources, err := claudecode.LoadSources(paths, claudecode.LoadOptions{
+		loadOpts := claudecode.LoadOptions{
 			HTTPPolicy:    claudecode.HTTPPolicy{Net: netPolicy},
 			PluginDataDir: filepath.Join(cfg.DataDir, "plugin-data"),
 			MCP:           mcpTools,
 			Scripts:       scripts,
 			Logger:        cfg.Logger,
-		})
+		}
+		if cfg.Model != nil {
+			loadOpts.Prompt = llm.HookPromptEvaluator{Provider: cfg.Model, Model: cfg.HookModel}
+		}
+		sources, err := claudecode.LoadSources(paths, loadOpts)
 		if err != nil {
 			return nil, err
 		}

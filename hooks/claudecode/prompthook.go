@@ -1,0 +1,130 @@
+package claudecode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/fenixrt/fenix/audit"
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// PromptEvaluator asks a model about a prompt hook's prompt, for "prompt"
+// handlers (Claude Code's LLM-evaluated hooks). model is the handler's
+// "model" field ("" for the evaluator's default); the answer is the
+// model's text, which should be a JSON object {"ok": bool, "reason": ...}.
+type PromptEvaluator interface {
+	EvaluatePrompt(ctx context.Context, model, prompt string) (answer string, err error)
+}
+
+// promptEvents are the events Claude Code runs prompt handlers on; on
+// the others only command (and http, mcp_tool) handlers run.
+var promptEvents = map[string]bool{
+	"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true, "PermissionRequest": true,
+	"UserPromptSubmit": true, "Stop": true, "SubagentStop": true,
+}
+
+// PromptHookConfig configures a prompt hook.
+type PromptHookConfig struct {
+	ExternalHookConfig
+	// Prompt is the handler's prompt; "$ARGUMENTS" in it is replaced by the
+	// event's JSON, which is appended when the prompt does not name it.
+	Prompt string
+	// Model is the handler's "model" field.
+	Model     string
+	Evaluator PromptEvaluator
+}
+
+// NewPromptHook builds a prompt hook. The model's {"ok": false, "reason"}
+// is what Claude Code makes of it: on Stop and SubagentStop the reason goes
+// back to the agent and its turn goes on; on the other events the turn
+// ends ("continue": false) with the reason. An answer that is not such an
+// object, like a model that cannot be reached, is a hook error:
+// non-blocking unless the hook fails closed.
+func NewPromptHook(cfg PromptHookConfig) (*ExternalHook, error) {
+	if strings.TrimSpace(cfg.Prompt) == "" {
+		return nil, fmt.Errorf("prompt hook for %s needs a \"prompt\"", cfg.Event)
+	}
+	if !promptEvents[cfg.Event] {
+		return nil, fmt.Errorf("prompt hook for %s: prompt handlers run only on %s", cfg.Event, strings.Join(sortedKeys(promptEvents), ", "))
+	}
+	if cfg.Evaluator == nil {
+		return nil, fmt.Errorf("prompt hook for %s: this worker has no model to evaluate it (set FENIX_MODEL and its provider)", cfg.Event)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultPromptHookTimeout
+	}
+	return newExternalHook(cfg.ExternalHookConfig, &promptTransport{prompt: cfg.Prompt, model: cfg.Model, event: cfg.Event, evaluator: cfg.Evaluator})
+}
+
+type promptTransport struct {
+	prompt, model, event string
+	evaluator            PromptEvaluator
+}
+
+func (t *promptTransport) kind() string { return "prompt" }
+
+// describe is the prompt's first line, cut: the prompt can be long.
+func (t *promptTransport) describe() string {
+	line, _, _ := strings.Cut(strings.TrimSpace(t.prompt), "\n")
+	return audit.Preview(line, 80)
+}
+
+func (t *promptTransport) identity() string { return "prompt\x00" + t.model + "\x00" + t.prompt }
+
+// maxPromptAnswer bounds the answer read back: a decision is a few hundred
+// bytes, and its reason goes on into the trace.
+const maxPromptAnswer = 16 << 10
+
+func (t *promptTransport) call(ctx context.Context, _ *ExternalHook, _ hooks.Session, payload []byte) (outcome, error) {
+	prompt := t.prompt
+	if strings.Contains(prompt, "$ARGUMENTS") {
+		prompt = strings.ReplaceAll(prompt, "$ARGUMENTS", string(payload))
+	} else {
+		prompt += "\n\n" + string(payload)
+	}
+	answer, err := t.evaluator.EvaluatePrompt(ctx, t.model, prompt)
+	if err != nil {
+		if ctx.Err() != nil {
+			return outcome{}, ctx.Err()
+		}
+		return outcome{}, fmt.Errorf("prompt %q: the model could not be asked: %w", t.describe(), err)
+	}
+	ok, reason, err := readPromptAnswer(answer)
+	if err != nil {
+		return outcome{}, fmt.Errorf("prompt %q: %w", t.describe(), err)
+	}
+	if ok {
+		return outcome{stdout: []byte("{}")}, nil
+	}
+	if reason == "" {
+		reason = fmt.Sprintf("prompt hook %q answered ok: false without a reason", t.describe())
+	}
+	decision := map[string]any{"continue": false, "stopReason": reason}
+	if t.event == "Stop" || t.event == "SubagentStop" {
+		decision = map[string]any{"decision": "block", "reason": reason}
+	}
+	out, _ := json.Marshal(decision)
+	return outcome{stdout: out}, nil
+}
+
+// readPromptAnswer reads {"ok": bool, "reason": string} from a model's
+// answer, allowing a code fence or words around the object.
+func readPromptAnswer(answer string) (ok bool, reason string, err error) {
+	if len(answer) > maxPromptAnswer {
+		return false, "", fmt.Errorf("the model's answer is %d bytes, over the %d a decision may take", len(answer), maxPromptAnswer)
+	}
+	start, end := strings.Index(answer, "{"), strings.LastIndex(answer, "}")
+	if start < 0 || end < start {
+		return false, "", fmt.Errorf("the model answered %q, not a JSON object {\"ok\": true} or {\"ok\": false, \"reason\": \"…\"}", audit.Preview(answer, 200))
+	}
+	var decision struct {
+		OK     *bool  `json:"ok"`
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal([]byte(answer[start:end+1]), &decision); err != nil || decision.OK == nil {
+		return false, "", fmt.Errorf("the model answered %q, not a JSON object with a boolean \"ok\"", audit.Preview(answer, 200))
+	}
+	return *decision.OK, decision.Reason, nil
+}

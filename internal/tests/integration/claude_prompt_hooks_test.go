@@ -1,0 +1,106 @@
+package integration
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/agent/llm"
+	"github.com/fenixrt/fenix/agent/llm/providers"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/worker"
+)
+
+// judgeRequest is what the model endpoint received for one prompt hook.
+type judgeRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+}
+
+// TestClaudeCodePromptHooksAskTheWorkersModel: a project's prompt hook
+// ("type": "prompt", as Claude Code users write them) is evaluated by the
+// worker's model over its OpenAI-compatible API; its {"ok": false} ends
+// the call before it runs, and {"ok": true} lets it through.
+func TestClaudeCodePromptHooksAskTheWorkersModel(t *testing.T) {
+	var mu sync.Mutex
+	var asked []judgeRequest
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req judgeRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/chat/completions" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		asked = append(asked, req)
+		mu.Unlock()
+		answer := `{"ok": true}`
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "rm -rf") {
+			answer = `{"ok": false, "reason": "the judge refuses recursive deletes"}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": answer}}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+		})
+	}))
+	t.Cleanup(endpoint.Close)
+	router, err := providers.FromEnv(func(k string) string {
+		return map[string]string{"FENIX_OPENAI_BASE_URL": endpoint.URL + "/v1", "FENIX_MODEL": "judge-small"}[k]
+	})
+	require.NoError(t, err)
+
+	project := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, "README.md"), []byte("# project\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt", "model": "haiku",
+      "prompt": "Review this shell command. Refuse anything that deletes files recursively. $ARGUMENTS"}]}]
+  }
+}`), 0o644))
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+		c.Model = router
+	})
+	run := func(name, command string) contract.Result {
+		a := assignment("prompt-hook-"+name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": map[string]any{"command_line": command}}, "exec_command")
+		a["workspace_root"] = project
+		res, r := runAssignment(t, w.queue, a)
+		if res.Status != contract.StatusCompleted {
+			scheduled, _ := activityAttempts(history(t, r))
+			assert.Zero(t, scheduled["ExecuteTool"], "a refused call never executes")
+		}
+		return res
+	}
+
+	res := run("rm", "rm -rf build")
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Contains(t, res.Error.LastErrorSummary, "the judge refuses recursive deletes")
+	assert.Equal(t, fenixerr.TypeHookHalt, res.Error.ErrorType, "ok: false on PreToolUse ends the turn, as in Claude Code")
+
+	res = run("ls", "ls")
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "README.md")
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, asked, 2, "one model call per PreToolUse")
+	assert.Equal(t, "judge-small", asked[0].Model, "Claude's alias haiku goes to the worker's default model")
+	assert.Equal(t, llm.HookPromptSystem, asked[0].Messages[0].Content)
+	assert.Contains(t, asked[0].Messages[1].Content, `"tool_name":"Bash"`)
+	assert.Contains(t, asked[0].Messages[1].Content, `"command":"rm -rf build"`)
+}
