@@ -155,7 +155,7 @@ type handlerEntry struct {
 
 // handlerKeys are the handler fields Fenix reads; ignoredHandlerKeys are
 // Claude Code fields that have no effect here (no interactive UI, no
-// skill-scoped hooks, no model or MCP-backed handlers).
+// skill-scoped hooks).
 var (
 	handlerKeys = map[string]bool{"type": true, "command": true, "args": true, "shell": true, "timeout": true,
 		"fail_closed": true, "onFailure": true, "name": true, "if": true, "async": true, "asyncRewake": true,
@@ -279,7 +279,7 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 		src.warn("%s: \"agent\" handlers are not run by Fenix (they need a subagent with tools); skipped", where)
 		return nil, nil
 	default:
-		src.warn("%s: handler type %q is unknown; skipped (Fenix runs \"command\" and \"http\")", where, entry.Type)
+		src.warn("%s: handler type %q is unknown; skipped (Fenix runs \"command\", \"http\", \"mcp_tool\" and \"prompt\")", where, entry.Type)
 		return nil, nil
 	}
 	cfg := ExternalHookConfig{Event: g.event, Matcher: g.matcher, Dialect: src.Dialect, FailClosed: failClosed,
