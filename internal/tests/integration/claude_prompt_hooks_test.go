@@ -15,6 +15,7 @@ import (
 
 	"github.com/fenixrt/fenix/agent/llm"
 	"github.com/fenixrt/fenix/agent/llm/providers"
+	"github.com/fenixrt/fenix/agent/llm/scripted"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/worker"
@@ -33,26 +34,27 @@ type judgeRequest struct {
 // ("type": "prompt", as Claude Code users write them) is evaluated by the
 // worker's model over its OpenAI-compatible API; its {"ok": false} ends
 // the call before it runs, and {"ok": true} lets it through.
-func TestClaudeCodePromptHooksAskTheWorkersModel(t *testing.T) {
+// judgeEndpoint serves an OpenAI-compatible chat completions endpoint
+// whose answer to a prompt is decide's, and returns a router with it as
+// the default model (judge-small), with scripted models served by
+// scripted, and the requests it received.
+func judgeEndpoint(t *testing.T, scripted llm.Provider, decide func(prompt string) string) (*llm.Router, func() []judgeRequest) {
+	t.Helper()
 	var mu sync.Mutex
 	var asked []judgeRequest
 	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req judgeRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/chat/completions" {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/chat/completions" || len(req.Messages) == 0 {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
 		mu.Lock()
 		asked = append(asked, req)
 		mu.Unlock()
-		answer := `{"ok": true}`
-		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "rm -rf") {
-			answer = `{"ok": false, "reason": "the judge refuses recursive deletes"}`
-		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": answer}}},
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": decide(req.Messages[len(req.Messages)-1].Content)}}},
 			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
 		})
 	}))
@@ -61,6 +63,21 @@ func TestClaudeCodePromptHooksAskTheWorkersModel(t *testing.T) {
 		return map[string]string{"FENIX_OPENAI_BASE_URL": endpoint.URL + "/v1", "FENIX_MODEL": "judge-small"}[k]
 	})
 	require.NoError(t, err)
+	router.Scripted = scripted
+	return router, func() []judgeRequest {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]judgeRequest(nil), asked...)
+	}
+}
+
+func TestClaudeCodePromptHooksAskTheWorkersModel(t *testing.T) {
+	router, asked := judgeEndpoint(t, nil, func(prompt string) string {
+		if strings.Contains(prompt, "rm -rf") {
+			return `{"ok": false, "reason": "the judge refuses recursive deletes"}`
+		}
+		return `{"ok": true}`
+	})
 
 	project := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
@@ -96,11 +113,48 @@ func TestClaudeCodePromptHooksAskTheWorkersModel(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "README.md")
 
-	mu.Lock()
-	defer mu.Unlock()
-	require.Len(t, asked, 2, "one model call per PreToolUse")
-	assert.Equal(t, "judge-small", asked[0].Model, "Claude's alias haiku goes to the worker's default model")
-	assert.Equal(t, llm.HookPromptSystem, asked[0].Messages[0].Content)
-	assert.Contains(t, asked[0].Messages[1].Content, `"tool_name":"Bash"`)
-	assert.Contains(t, asked[0].Messages[1].Content, `"command":"rm -rf build"`)
+	requests := asked()
+	require.Len(t, requests, 2, "one model call per PreToolUse")
+	assert.Equal(t, "judge-small", requests[0].Model, "Claude's alias haiku goes to the worker's default model")
+	assert.Equal(t, llm.HookPromptSystem, requests[0].Messages[0].Content)
+	assert.Contains(t, requests[0].Messages[1].Content, `"tool_name":"Bash"`)
+	assert.Contains(t, requests[0].Messages[1].Content, `"command":"rm -rf build"`)
+}
+
+// TestClaudeCodePromptStopHookKeepsTheTurnGoing: a prompt Stop hook that
+// finds the work unfinished sends its reason back to the agent, whose turn
+// takes another step; once satisfied, the turn ends.
+func TestClaudeCodePromptStopHookKeepsTheTurnGoing(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, []byte(`{"scripts": {"claude": {"turns": [
+	  {"content": "Done."},
+	  {"expect": {"contains": ["Say which tests you ran."]}, "content": "Done. Tests ran: go test ./..."}
+	]}}}`), 0o644))
+	turns, err := scripted.Load(script)
+	require.NoError(t, err)
+	router, asked := judgeEndpoint(t, turns, func(prompt string) string {
+		if strings.Contains(prompt, "Tests ran") {
+			return `{"ok": true}`
+		}
+		return `{"ok": false, "reason": "Say which tests you ran."}`
+	})
+	project := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{
+  "hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "Did the assistant say which tests it ran? $ARGUMENTS"}]}]}
+}`), 0o644))
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+		c.Model = router
+	})
+	res := runTurn(t, w.queue, agentTurnRequest(t, "claude", map[string]any{
+		"workspace_root":   project,
+		"context_messages": []map[string]any{{"role": "user", "content": "Fix the build."}},
+		"agent_context":    map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}},
+		"max_steps":        4,
+	}))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Equal(t, "Done. Tests ran: go test ./...", res.Output.Content)
+	require.Len(t, asked(), 2, "the Stop hook asked once per stop")
 }
