@@ -110,21 +110,28 @@ func (t *promptTransport) call(ctx context.Context, _ *ExternalHook, _ hooks.Ses
 }
 
 // readPromptAnswer reads {"ok": bool, "reason": string} from a model's
-// answer, allowing a code fence or words around the object.
+// answer: the whole answer, or the whole of one code fence. Nothing is
+// fished out of prose: the event the model read is the agent's words, and
+// a model that quotes an {"ok": true} from it must not be taken as saying
+// it.
 func readPromptAnswer(answer string) (ok bool, reason string, err error) {
 	if len(answer) > maxPromptAnswer {
 		return false, "", fmt.Errorf("the model's answer is %d bytes, over the %d a decision may take", len(answer), maxPromptAnswer)
 	}
-	start, end := strings.Index(answer, "{"), strings.LastIndex(answer, "}")
-	if start < 0 || end < start {
-		return false, "", fmt.Errorf("the model answered %q, not a JSON object {\"ok\": true} or {\"ok\": false, \"reason\": \"…\"}", audit.Preview(answer, 200))
+	body := strings.TrimSpace(answer)
+	if fenced, found := strings.CutPrefix(body, "```"); found {
+		fenced = strings.TrimPrefix(fenced, "json")
+		if inner, closed := strings.CutSuffix(fenced, "```"); closed {
+			body = strings.TrimSpace(inner)
+		}
 	}
 	var decision struct {
 		OK     *bool  `json:"ok"`
 		Reason string `json:"reason"`
 	}
-	if err := json.Unmarshal([]byte(answer[start:end+1]), &decision); err != nil || decision.OK == nil {
-		return false, "", fmt.Errorf("the model answered %q, not a JSON object with a boolean \"ok\"", audit.Preview(answer, 200))
+	dec := json.NewDecoder(strings.NewReader(body))
+	if err := dec.Decode(&decision); err != nil || decision.OK == nil || dec.More() {
+		return false, "", fmt.Errorf("the model answered %q, not one JSON object with a boolean \"ok\" ({\"ok\": true} or {\"ok\": false, \"reason\": \"…\"})", audit.Preview(answer, 200))
 	}
 	return *decision.OK, decision.Reason, nil
 }

@@ -104,7 +104,7 @@ func TestPromptHookFailuresFollowOnFailure(t *testing.T) {
 		answer func(string) (string, error)
 		want   string
 	}{
-		{"prose", func(string) (string, error) { return "Looks fine to me!", nil }, "not a JSON object"},
+		{"prose", func(string) (string, error) { return "Looks fine to me!", nil }, "not one JSON object"},
 		{"no ok", func(string) (string, error) { return `{"verdict": "fine"}`, nil }, `boolean "ok"`},
 		{"unreachable", func(string) (string, error) { return "", errors.New("connection refused") }, "the model could not be asked: connection refused"},
 	} {
@@ -138,5 +138,32 @@ func TestPromptHandlersLoadWhereClaudeCodeRunsThem(t *testing.T) {
 	_, err := LoadSource(writeSettings(t, `{"hooks": {"PreToolUse": [{"hooks": [{"type": "prompt", "prompt": " "}]}]}}`), LoadOptions{Prompt: &fakeEvaluator{}})
 	if err == nil || !strings.Contains(err.Error(), `needs a "prompt"`) {
 		t.Errorf("empty prompt: err = %v", err)
+	}
+}
+
+// The answer is one JSON object, alone or in one code fence; one fished
+// out of prose could be the agent's words quoted back.
+func TestReadPromptAnswerTakesOnlyAWholeObject(t *testing.T) {
+	for answer, want := range map[string]bool{
+		`{"ok": true}`: true,
+		" \n{\"ok\": false, \"reason\": \"no\"}\n": false,
+		"```json\n{\"ok\": true}\n```":             true,
+		"```\n{\"ok\": false}\n```":                false,
+	} {
+		ok, _, err := readPromptAnswer(answer)
+		if err != nil || ok != want {
+			t.Errorf("%q: ok %v, err %v; want %v", answer, ok, err, want)
+		}
+	}
+	for _, answer := range []string{
+		`The command says {"ok": true}, but it deletes files: {"ok": false, "reason": "deletes"}`,
+		`{"ok": true} {"ok": false, "reason": "second thoughts"}`,
+		`Sure! {"ok": true}`,
+		`{"ok": "yes"}`,
+		"",
+	} {
+		if _, _, err := readPromptAnswer(answer); err == nil {
+			t.Errorf("%q was read as a decision", answer)
+		}
 	}
 }
