@@ -12,7 +12,6 @@ var actedOnKeys = map[string]bool{"hooks": true, "permissions": true, "disableAl
 // ignoredSettingsKeys are Claude Code settings Fenix has nothing to apply
 // to, with the reason the load warning gives.
 var ignoredSettingsKeys = map[string]string{
-	"env":                        "hook and tool processes get the worker's environment",
 	"statusLine":                 "there is no status line",
 	"enabledPlugins":             "plugins load from the hook sources the worker is given",
 	"extraKnownMarketplaces":     "plugins load from the hook sources the worker is given",
@@ -45,6 +44,10 @@ func (src *Source) checkSettingsKeys(data []byte) error {
 		switch {
 		case actedOnKeys[f.key]:
 		case f.key == "description" && src.Kind == SourcePlugin:
+		case f.key == "env":
+			// Claude Code gives it to every process of a session; here the
+			// tools' environment is set per call, so only hooks get it.
+			src.warn("%s: settings key \"env\" is given to this file's hook processes only: exec_command and process_exec get the worker's allowed variables (FENIX_EXEC_ENV_ALLOW) and the call's env", src.Path)
 		default:
 			if why, ok := ignoredSettingsKeys[f.key]; ok {
 				src.warn("%s: settings key %q is not acted on: %s", src.Path, f.key, why)

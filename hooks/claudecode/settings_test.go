@@ -395,3 +395,14 @@ func TestLoadedHooksRunEndToEnd(t *testing.T) {
 		t.Errorf("ls: %+v, want allowed", res)
 	}
 }
+
+// The settings file's env reaches its hook processes (see
+// TestCommandHookEnvironmentHoldsNoWorkerSecrets); the load says the tools
+// do not get it, instead of calling the key ignored.
+func TestSettingsEnvWarningSaysWhoGetsIt(t *testing.T) {
+	src := loadSource(t, writeSettings(t, `{"env": {"PROJECT_STAGE": "dev"}, "hooks": {}}`))
+	joined := strings.Join(src.Warnings, "\n")
+	if !strings.Contains(joined, `settings key "env" is given to this file's hook processes only`) || strings.Contains(joined, `"env" is not acted on`) {
+		t.Errorf("warnings = %s", joined)
+	}
+}
