@@ -16,6 +16,13 @@ Answer with only a JSON object, no other text:
 {"ok": true} when the condition is met and the action may go on;
 {"ok": false, "reason": "<one or two sentences saying why and what to do instead>"} when it is not.`
 
+// HookAgentSystem is the system prompt of an agent hook's model: like a
+// prompt hook's, with read-only tools to look at the workspace first.
+const HookAgentSystem = `You verify a hook condition for an AI agent's runtime. The user message holds the condition to check and the event, as JSON.
+You may call the tools given to read the workspace (they cannot change anything) as often as you need, then answer with only a JSON object, no other text:
+{"ok": true} when the condition is met and the action may go on;
+{"ok": false, "reason": "<one or two sentences saying why and what to do instead>"} when it is not.`
+
 // HookPromptMaxTokens caps a decision: an object with a short reason.
 const HookPromptMaxTokens = 512
 
@@ -33,17 +40,25 @@ type HookPromptEvaluator struct {
 // claudeModelAliases are the model names Claude Code resolves itself.
 var claudeModelAliases = map[string]bool{"haiku": true, "sonnet": true, "opus": true, "opusplan": true, "default": true, "inherit": true}
 
+// HookModel is the model a prompt or agent hook is evaluated with: the
+// operator's override (FENIX_HOOK_MODEL) when set, else the hook's model
+// unless it is one of Claude Code's aliases, else "" (the provider's
+// default, FENIX_MODEL).
+func HookModel(override, hookModel string) string {
+	switch {
+	case override != "":
+		return override
+	case claudeModelAliases[strings.ToLower(strings.TrimSpace(hookModel))]:
+		return ""
+	}
+	return hookModel
+}
+
 // EvaluatePrompt asks the model once, greedily, and returns its text.
 func (e HookPromptEvaluator) EvaluatePrompt(ctx context.Context, model, prompt string) (string, error) {
-	switch {
-	case e.Model != "":
-		model = e.Model
-	case claudeModelAliases[strings.ToLower(strings.TrimSpace(model))]:
-		model = ""
-	}
 	temperature := 0.0
 	resp, err := e.Provider.Complete(ctx, Request{
-		Model: model,
+		Model: HookModel(e.Model, model),
 		Messages: []contract.Message{
 			{Role: contract.RoleSystem, Content: HookPromptSystem},
 			{Role: contract.RoleUser, Content: prompt},

@@ -30,7 +30,7 @@ type settingsFile struct {
 // without a command and invalid timeouts are errors that name the file and
 // the entry at fault. Hooks come back in file order.
 func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opts LoadOptions) (*Source, error) {
-	src := &Source{Path: path, Kind: kind, Data: data, Paths: paths, mcp: opts.MCP, prompt: opts.Prompt}
+	src := &Source{Path: path, Kind: kind, Data: data, Paths: paths, mcp: opts.MCP, prompt: opts.Prompt, agent: opts.Agent}
 	var file settingsFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&file); err != nil {
@@ -273,13 +273,19 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 			return nil, nil
 		}
 	case "agent":
-		if failClosed {
-			return nil, fmt.Errorf("%s: an \"agent\" handler cannot run in Fenix, and it is set to fail closed, so skipping it would let everything through: remove it or replace it with a prompt, command or http hook", where)
+		if src.agent == nil || !promptEvents[g.event] {
+			why := "this worker has no model to evaluate it (FENIX_MODEL)"
+			if src.agent != nil {
+				why = "agent handlers run only on " + strings.Join(sortedKeys(promptEvents), ", ")
+			}
+			if failClosed {
+				return nil, fmt.Errorf("%s: an agent handler cannot run: %s, and it is set to fail closed, so skipping it would let everything through", where, why)
+			}
+			src.warn("%s: agent handler skipped: %s", where, why)
+			return nil, nil
 		}
-		src.warn("%s: \"agent\" handlers are not run by Fenix (they need a subagent with tools); skipped", where)
-		return nil, nil
 	default:
-		src.warn("%s: handler type %q is unknown; skipped (Fenix runs \"command\", \"http\", \"mcp_tool\" and \"prompt\")", where, entry.Type)
+		src.warn("%s: handler type %q is unknown; skipped (Fenix runs \"command\", \"http\", \"mcp_tool\", \"prompt\" and \"agent\")", where, entry.Type)
 		return nil, nil
 	}
 	cfg := ExternalHookConfig{Event: g.event, Matcher: g.matcher, Dialect: src.Dialect, FailClosed: failClosed,
@@ -305,6 +311,8 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 		h, err = NewMCPToolHook(MCPToolHookConfig{ExternalHookConfig: cfg, Server: entry.Server, Tool: entry.Tool, Input: entry.Input, Caller: src.mcp})
 	} else if entry.Type == "prompt" {
 		h, err = NewPromptHook(PromptHookConfig{ExternalHookConfig: cfg, Prompt: entry.Prompt, Model: entry.Model, Evaluator: src.prompt})
+	} else if entry.Type == "agent" {
+		h, err = NewPromptHook(PromptHookConfig{ExternalHookConfig: cfg, Prompt: entry.Prompt, Model: entry.Model, Agent: src.agent})
 	} else if entry.Type == "command" {
 		if strings.TrimSpace(entry.Command) == "" {
 			return nil, fmt.Errorf("%s: command is missing or empty", where)

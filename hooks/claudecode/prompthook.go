@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/hooks"
@@ -17,6 +18,16 @@ import (
 type PromptEvaluator interface {
 	EvaluatePrompt(ctx context.Context, model, prompt string) (answer string, err error)
 }
+
+// AgentEvaluator evaluates "agent" handlers: like a prompt handler's
+// model, with read-only tools over the session's workspace (root) to
+// verify the condition before it answers.
+type AgentEvaluator interface {
+	EvaluateAgent(ctx context.Context, model, prompt, root string) (answer string, err error)
+}
+
+// DefaultAgentHookTimeout is Claude Code's default for agent handlers.
+const DefaultAgentHookTimeout = 60 * time.Second
 
 // promptEvents are the events Claude Code runs prompt handlers on; on
 // the others only command (and http, mcp_tool) handlers run.
@@ -34,6 +45,9 @@ type PromptHookConfig struct {
 	// Model is the handler's "model" field.
 	Model     string
 	Evaluator PromptEvaluator
+	// Agent, when set, makes it an "agent" handler evaluated with tools;
+	// Evaluator is then not used.
+	Agent AgentEvaluator
 }
 
 // NewPromptHook builds a prompt hook. The model's {"ok": false, "reason"}
@@ -49,21 +63,30 @@ func NewPromptHook(cfg PromptHookConfig) (*ExternalHook, error) {
 	if !promptEvents[cfg.Event] {
 		return nil, fmt.Errorf("prompt hook for %s: prompt handlers run only on %s", cfg.Event, strings.Join(sortedKeys(promptEvents), ", "))
 	}
-	if cfg.Evaluator == nil {
+	if cfg.Evaluator == nil && cfg.Agent == nil {
 		return nil, fmt.Errorf("prompt hook for %s: this worker has no model to evaluate it (set FENIX_MODEL and its provider)", cfg.Event)
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultPromptHookTimeout
+		if cfg.Agent != nil {
+			cfg.Timeout = DefaultAgentHookTimeout
+		}
 	}
-	return newExternalHook(cfg.ExternalHookConfig, &promptTransport{prompt: cfg.Prompt, model: cfg.Model, event: cfg.Event, evaluator: cfg.Evaluator})
+	return newExternalHook(cfg.ExternalHookConfig, &promptTransport{prompt: cfg.Prompt, model: cfg.Model, event: cfg.Event, evaluator: cfg.Evaluator, agent: cfg.Agent})
 }
 
 type promptTransport struct {
 	prompt, model, event string
 	evaluator            PromptEvaluator
+	agent                AgentEvaluator
 }
 
-func (t *promptTransport) kind() string { return "prompt" }
+func (t *promptTransport) kind() string {
+	if t.agent != nil {
+		return "agent"
+	}
+	return "prompt"
+}
 
 // describe is the prompt's first line, cut: the prompt can be long.
 func (t *promptTransport) describe() string {
@@ -71,35 +94,41 @@ func (t *promptTransport) describe() string {
 	return audit.Preview(line, 80)
 }
 
-func (t *promptTransport) identity() string { return "prompt\x00" + t.model + "\x00" + t.prompt }
+func (t *promptTransport) identity() string { return t.kind() + "\x00" + t.model + "\x00" + t.prompt }
 
 // maxPromptAnswer bounds the answer read back: a decision is a few hundred
 // bytes, and its reason goes on into the trace.
 const maxPromptAnswer = 16 << 10
 
-func (t *promptTransport) call(ctx context.Context, _ *ExternalHook, _ hooks.Session, payload []byte) (outcome, error) {
+func (t *promptTransport) call(ctx context.Context, _ *ExternalHook, s hooks.Session, payload []byte) (outcome, error) {
 	prompt := t.prompt
 	if strings.Contains(prompt, "$ARGUMENTS") {
 		prompt = strings.ReplaceAll(prompt, "$ARGUMENTS", string(payload))
 	} else {
 		prompt += "\n\n" + string(payload)
 	}
-	answer, err := t.evaluator.EvaluatePrompt(ctx, t.model, prompt)
+	var answer string
+	var err error
+	if t.agent != nil {
+		answer, err = t.agent.EvaluateAgent(ctx, t.model, prompt, s.WorkspaceRoot)
+	} else {
+		answer, err = t.evaluator.EvaluatePrompt(ctx, t.model, prompt)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{}, ctx.Err()
 		}
-		return outcome{}, fmt.Errorf("prompt %q: the model could not be asked: %w", t.describe(), err)
+		return outcome{}, fmt.Errorf("%s %q: the model could not be asked: %w", t.kind(), t.describe(), err)
 	}
 	ok, reason, err := readPromptAnswer(answer)
 	if err != nil {
-		return outcome{}, fmt.Errorf("prompt %q: %w", t.describe(), err)
+		return outcome{}, fmt.Errorf("%s %q: %w", t.kind(), t.describe(), err)
 	}
 	if ok {
 		return outcome{stdout: []byte("{}")}, nil
 	}
 	if reason == "" {
-		reason = fmt.Sprintf("prompt hook %q answered ok: false without a reason", t.describe())
+		reason = fmt.Sprintf("%s hook %q answered ok: false without a reason", t.kind(), t.describe())
 	}
 	decision := map[string]any{"continue": false, "stopReason": reason}
 	if t.event == "Stop" || t.event == "SubagentStop" {

@@ -22,6 +22,9 @@ type LoadOptions struct {
 	// Prompt evaluates prompt handlers with the worker's model; nil skips
 	// them with a warning.
 	Prompt PromptEvaluator
+	// Agent evaluates agent handlers with the worker's model and
+	// read-only workspace tools; nil skips them with a warning.
+	Agent AgentEvaluator
 	// Scripts, when set, receives a copy of every script the commands
 	// launch, and the commands run the copies (see ScriptStore). Without
 	// it the scripts are still read for the policy fingerprint but run

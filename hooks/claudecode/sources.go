@@ -51,6 +51,8 @@ type Source struct {
 	mcp MCPCaller
 	// prompt evaluates prompt handlers (LoadOptions.Prompt).
 	prompt PromptEvaluator
+	// agent evaluates agent handlers (LoadOptions.Agent).
+	agent AgentEvaluator
 	// skippedEvents are the events already warned about.
 	skippedEvents map[string]bool
 	// env is the file's "env" key, given to its command hooks.

@@ -87,8 +87,8 @@ type Config struct {
 	// summary compaction.
 	Model        llm.Provider
 	SummaryModel string
-	// HookModel, when set, evaluates every prompt hook of the settings
-	// files, whatever model the hook names (see llm.HookPromptEvaluator).
+	// HookModel, when set, evaluates every prompt and agent hook of the
+	// settings files, whatever model the hook names (see llm.HookModel).
 	HookModel string
 	// Recorder receives Fenix's metrics (nil records nothing).
 	Recorder activities.Recorder
@@ -280,7 +280,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.MCPConfig, "mcp-config", getenv("FENIX_MCP_CONFIG"), "MCP server configurations in Claude Code's .mcp.json format, \":\"-separated; project directories given to -hooks-file contribute their .mcp.json too (env FENIX_MCP_CONFIG)")
 	fs.IntVar(&cfg.HookConcurrency, "hook-concurrency", env.count("FENIX_HOOK_CONCURRENCY", hooks.DefaultConcurrency), "how many hooks of one event run at once; 1 runs them in turn (env FENIX_HOOK_CONCURRENCY)")
 	fs.StringVar(&cfg.HookHTTPAllow, "hooks-http-allow", getenv("FENIX_HOOKS_HTTP_ALLOW"), "private or loopback destinations http hooks may reach: CIDRs, IPs, host names (env FENIX_HOOKS_HTTP_ALLOW)")
-	fs.StringVar(&cfg.HookModel, "hook-model", getenv("FENIX_HOOK_MODEL"), "model that evaluates the settings files' prompt hooks; default: the hook's model unless it is a Claude alias (haiku, sonnet, opus), else FENIX_MODEL (env FENIX_HOOK_MODEL)")
+	fs.StringVar(&cfg.HookModel, "hook-model", getenv("FENIX_HOOK_MODEL"), "model that evaluates the settings files' prompt and agent hooks; default: the hook's model unless it is a Claude alias (haiku, sonnet, opus), else FENIX_MODEL (env FENIX_HOOK_MODEL)")
 	fs.StringVar(&cfg.SummaryModel, "summary-model", getenv("FENIX_SUMMARY_MODEL"), "model for summary compaction with summarizer \"model\" (env FENIX_SUMMARY_MODEL)")
 	fs.StringVar(&redactPatterns, "redact-patterns", getenv("FENIX_REDACT_PATTERNS"), "JSON file of extra secret patterns [{\"name\",\"regex\",\"keep\",\"hints\"}] redacted from tool output (env FENIX_REDACT_PATTERNS)")
 	fs.BoolVar(&noRedact, "no-redact", getenv("FENIX_REDACT") == "off", "do not redact secrets from tool output (env FENIX_REDACT=off)")

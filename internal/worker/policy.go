@@ -20,5 +20,5 @@ func PolicyHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	if cfg.Redactor == nil {
 		cfg.Redactor = redact.Default()
 	}
-	return buildHooks(cfg, store, nil, nil)
+	return buildHooks(cfg, store, nil, nil, nil)
 }

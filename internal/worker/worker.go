@@ -62,7 +62,10 @@ type Worker struct {
 	mcp        *mcp.Manager
 	// mcpHooks lets mcp_tool hook handlers, loaded before the servers
 	// start and again on every reload, reach them.
-	mcpHooks  *mcpHookCaller
+	mcpHooks *mcpHookCaller
+	// hookAgent evaluates the settings files' agent hooks; bound to the
+	// activities once they exist.
+	hookAgent *activities.HookAgent
 	contextGC *periodic
 	hooks     atomic.Pointer[hooks.Registry]
 	sweeper   *periodic
@@ -156,7 +159,8 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	// Hook settings load before the MCP servers start; their mcp_tool
 	// handlers reach the servers through this once they run.
 	w.mcpHooks = &mcpHookCaller{}
-	hookRegistry, err := buildHooks(cfg, w.audit, w.mcpHooks, w.Host)
+	w.hookAgent = &activities.HookAgent{Model: cfg.HookModel}
+	hookRegistry, err := buildHooks(cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +181,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		w.mcpHooks.set(w.mcp)
 	}
 	estimator := compaction.WordEstimator{}
-	return &activities.Activities{
+	acts := &activities.Activities{
 		Tools:                registry,
 		Contexts:             w.contexts,
 		Host:                 w.Host,
@@ -206,7 +210,9 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 			DefaultWorkspaceRoot: cfg.DefaultWorkspaceRoot,
 			WorkspaceBases:       bases,
 		},
-	}, nil
+	}
+	w.hookAgent.Bind(acts)
+	return acts, nil
 }
 
 // buildTemporalWorkers makes the shared queue's worker (workflows and every
@@ -366,7 +372,7 @@ func openSkills(dir string) (*skills.Catalog, error) {
 // buildHooks assembles the registry in its documented order: the
 // cancellation guard, the command and http hooks of the settings files (in
 // the order given), the audit log, custom Go hooks, then secret redaction.
-func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, host *tools.Host) (*hooks.Registry, error) {
+func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, hookAgent *activities.HookAgent, host *tools.Host) (*hooks.Registry, error) {
 	opts := []hooks.Option{hooks.WithLogger(cfg.Logger.Warn)}
 	if cfg.HookConcurrency > 0 {
 		opts = append(opts, hooks.WithConcurrency(cfg.HookConcurrency))
@@ -397,6 +403,9 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 		}
 		if cfg.Model != nil {
 			loadOpts.Prompt = llm.HookPromptEvaluator{Provider: cfg.Model, Model: cfg.HookModel}
+			if hookAgent != nil {
+				loadOpts.Agent = hookAgent
+			}
 		}
 		sources, err := claudecode.LoadSources(paths, loadOpts)
 		if err != nil {

@@ -28,6 +28,11 @@ type judgeRequest struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
 	} `json:"messages"`
+	Tools []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
 }
 
 // TestClaudeCodePromptHooksAskTheWorkersModel: a project's prompt hook
@@ -39,6 +44,15 @@ type judgeRequest struct {
 // the default model (judge-small), with scripted models served by
 // scripted, and the requests it received.
 func judgeEndpoint(t *testing.T, scripted llm.Provider, decide func(prompt string) string) (*llm.Router, func() []judgeRequest) {
+	t.Helper()
+	return judgeWithTools(t, scripted, func(req judgeRequest) map[string]any {
+		return map[string]any{"role": "assistant", "content": decide(req.Messages[len(req.Messages)-1].Content)}
+	})
+}
+
+// judgeWithTools is judgeEndpoint whose answer is a whole assistant
+// message (content or tool_calls), chosen from the whole request.
+func judgeWithTools(t *testing.T, scripted llm.Provider, answer func(judgeRequest) map[string]any) (*llm.Router, func() []judgeRequest) {
 	t.Helper()
 	var mu sync.Mutex
 	var asked []judgeRequest
@@ -54,7 +68,7 @@ func judgeEndpoint(t *testing.T, scripted llm.Provider, decide func(prompt strin
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": decide(req.Messages[len(req.Messages)-1].Content)}}},
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": answer(req)}},
 			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
 		})
 	}))
@@ -157,4 +171,57 @@ func TestClaudeCodePromptStopHookKeepsTheTurnGoing(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Equal(t, "Done. Tests ran: go test ./...", res.Output.Content)
 	require.Len(t, asked(), 2, "the Stop hook asked once per stop")
+}
+
+// TestClaudeCodeAgentHookReadsTheWorkspaceBeforeItDecides: an "agent"
+// handler's model reads the workspace with read-only tools, then decides:
+// a push waits for a test report that says nothing failed.
+func TestClaudeCodeAgentHookReadsTheWorkspaceBeforeItDecides(t *testing.T) {
+	router, asked := judgeWithTools(t, nil, func(req judgeRequest) map[string]any {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role != "tool" {
+			return map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "call_1", "type": "function",
+				"function": map[string]any{"name": "workspace_read", "arguments": `{"path":"TEST_REPORT"}`}}}}
+		}
+		if strings.Contains(last.Content, " 0 failed") {
+			return map[string]any{"role": "assistant", "content": `{"ok": true}`}
+		}
+		return map[string]any{"role": "assistant", "content": `{"ok": false, "reason": "TEST_REPORT shows failing tests: fix them before pushing"}`}
+	})
+	project := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, "TEST_REPORT"), []byte("40 passed, 2 failed\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{
+  "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "agent",
+    "prompt": "Before anything is pushed, read TEST_REPORT and refuse if a test failed. $ARGUMENTS"}]}]}
+}`), 0o644))
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+		c.Model = router
+	})
+	push := func(name string) contract.Result {
+		a := assignment("agent-hook-"+name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": map[string]any{"command_line": "echo pushed"}}, "exec_command")
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
+	res := push("red")
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeHookHalt, res.Error.ErrorType)
+	assert.Contains(t, res.Error.LastErrorSummary, "TEST_REPORT shows failing tests")
+
+	require.NoError(t, os.WriteFile(filepath.Join(project, "TEST_REPORT"), []byte("42 passed, 0 failed\n"), 0o644))
+	res = push("green")
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "pushed")
+
+	requests := asked()
+	require.Len(t, requests, 4, "two model turns per hook: read, then decide")
+	assert.Equal(t, llm.HookAgentSystem, requests[0].Messages[0].Content)
+	var offered []string
+	for _, tool := range requests[0].Tools {
+		offered = append(offered, tool.Function.Name)
+	}
+	assert.ElementsMatch(t, []string{"workspace_read", "workspace_list", "workspace_search"}, offered, "read-only tools only")
 }
