@@ -4,7 +4,10 @@
 // hooks/hooks.json, or a Fenix-native file) and runs their command and
 // http handlers with Claude Code's protocol: the event as JSON on stdin or
 // as the POST body, its output rules and exit codes, its matchers and `if`
-// rules, and a transcript file for the hooks that read one.
+// rules, and a transcript file for the hooks that read one. mcp_tool
+// handlers call a configured MCP server (LoadOptions.MCP); prompt and
+// agent handlers ask the worker's model (LoadOptions.Prompt and Agent)
+// and read its {"ok", "reason"} as Claude Code does.
 //
 // Each file has a Dialect: "claude" hooks see Claude Code's tool names and
 // argument shapes (Bash, tool_input.command, an absolute file_path),
