@@ -131,6 +131,10 @@ type ExternalHook struct {
 	transport  transport
 	// sourcePath is the settings file the hook came from.
 	sourcePath string
+	// settingsMode is the loaded files' effective defaultMode
+	// (UseSettingsMode): the permission_mode hooks see when the session
+	// names none.
+	settingsMode string
 	// settingsEnv is the settings file's "env": variables its command
 	// hooks get besides the few they inherit from the worker.
 	settingsEnv map[string]string

@@ -11,7 +11,12 @@ import (
 // input is the common part of the event JSON: Claude Code's fields, then
 // Fenix's identifiers (scripts ignore fields they do not know).
 func (h *ExternalHook) input(s hooks.Session) map[string]any {
+	// As the permission rules do, a session mode other than default
+	// overrides the settings' defaultMode.
 	mode := s.PermissionMode
+	if (mode == "" || mode == hooks.PermissionModeDefault) && h.settingsMode != "" {
+		mode = h.settingsMode
+	}
 	if mode == "" {
 		mode = hooks.PermissionModeDefault
 	}

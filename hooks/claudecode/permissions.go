@@ -197,6 +197,19 @@ func (p *Permissions) Name() string { return "permissions" }
 // Mode is the effective defaultMode ("" when no file sets one).
 func (p *Permissions) Mode() string { return p.mode }
 
+// UseSettingsMode gives the hooks of sources the effective defaultMode as
+// the permission_mode of their input when the session names none, as
+// Claude Code's hooks see the mode its settings started the session in.
+func UseSettingsMode(sources []*Source, mode string) {
+	for _, src := range sources {
+		for _, h := range src.Hooks {
+			if eh, ok := h.(*ExternalHook); ok {
+				eh.settingsMode = mode
+			}
+		}
+	}
+}
+
 // Fingerprint lists the mode and every rule in load order, without the
 // files' paths: the same rules deployed elsewhere are the same policy.
 func (p *Permissions) Fingerprint() string {

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -273,5 +274,29 @@ func BenchmarkPermissionsEvaluate(b *testing.B) {
 	ev := call(dir, "exec_command", map[string]any{"command_line": "ls -la && git status"})
 	for b.Loop() {
 		p.Evaluate(ev, false)
+	}
+}
+
+// Hooks see the mode the settings start a session in, as Claude Code's
+// do, unless the session names another.
+func TestHooksSeeTheSettingsPermissionMode(t *testing.T) {
+	eval := &fakeEvaluator{answer: func(string) (string, error) { return `{"ok": true}`, nil }}
+	dir := t.TempDir()
+	path := writeFileAt(t, filepath.Join(dir, ".claude", "settings.json"), `{"permissions": {"defaultMode": "plan"},
+	  "hooks": {"PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "Check $ARGUMENTS"}]}]}}`)
+	src, err := LoadSource(path, LoadOptions{Prompt: eval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	UseSettingsMode([]*Source{src}, NewPermissions([]*Source{src}).Mode())
+	r := hooks.NewRegistry()
+	r.AddSource(src.Registered())
+	for _, tc := range []struct{ session, want string }{{"", "plan"}, {"default", "plan"}, {"acceptEdits", "acceptEdits"}} {
+		s := hooks.Session{SessionID: "s", WorkspaceRoot: dir, PermissionMode: tc.session}
+		r.RunPreToolUse(context.Background(), hooks.PreToolUseEvent{Session: s, ToolName: "calculator", CallID: "c", ToolInput: map[string]any{"expression": "1"}})
+		var event map[string]any
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(eval.prompts[len(eval.prompts)-1], "Check ")), &event); err != nil || event["permission_mode"] != tc.want {
+			t.Errorf("session mode %q: permission_mode = %v (%v), want %s", tc.session, event["permission_mode"], err, tc.want)
+		}
 	}
 }

@@ -420,6 +420,7 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 			}
 		}
 		if p := claudecode.NewPermissions(sources); p != nil {
+			claudecode.UseSettingsMode(sources, p.Mode())
 			r.SetPermissionPolicy(p)
 			cfg.Logger.Info("loaded permission rules", "default_mode", p.Mode())
 		}
