@@ -10,7 +10,6 @@ import (
 	"github.com/fenixrt/fenix/agent/llm"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workspace"
 )
@@ -67,15 +66,9 @@ func (h *HookAgent) EvaluateAgent(ctx context.Context, model, prompt, root strin
 		}
 		defer ws.Close()
 		env.Workspace = ws
-		if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.PathFilter); ok {
-			env.Hidden = func(rel string) bool { return filter.ReadDenied(ws.Dir(), rel, ws.ResolveLinks) }
-			ws.SetJudge(judgeOpens(filter, ws.Dir(), pinnedPath{}))
-		}
+		a.judgeWorkspace(env, pinnedPath{})
 	}
-	var specs []llm.ToolSpec
-	for _, d := range a.Tools.Allowed(HookAgentTools) {
-		specs = append(specs, llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Schema})
-	}
+	specs := a.toolSpecs(HookAgentTools)
 	messages := []contract.Message{{Role: contract.RoleSystem, Content: llm.HookAgentSystem}, {Role: contract.RoleUser, Content: prompt}}
 	temperature := 0.0
 	for range HookAgentMaxTurns {

@@ -3,6 +3,7 @@ package activities
 import (
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workspace"
 )
 
@@ -14,6 +15,19 @@ import (
 // (pinned, when recorded): allow and ask rules were judged on that file,
 // and a link repointed to one they do not cover would otherwise skip an
 // approval.
+// judgeWorkspace holds env's workspace to the permission rules:
+// workspace_list and workspace_search leave out what the rules keep from
+// a read, and every file a tool opens is judged again on where its
+// symlinks lead at the open (pinned to what PreToolUse judged, when it
+// judged a path).
+func (a *Activities) judgeWorkspace(env *tools.Env, pinned pinnedPath) {
+	ws := env.Workspace
+	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.PathFilter); ok && ws != nil {
+		env.Hidden = func(rel string) bool { return filter.ReadDenied(ws.Dir(), rel, ws.ResolveLinks) }
+		ws.SetJudge(judgeOpens(filter, ws.Dir(), pinned))
+	}
+}
+
 func judgeOpens(filter hooks.PathFilter, root string, pinned pinnedPath) workspace.Judge {
 	return func(access workspace.Access, asked, reached string) error {
 		if pinned.asked != "" && asked == pinned.asked && reached != pinned.reached {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workspace"
 )
@@ -175,13 +174,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		Host:           a.Host,
 		ContactLost:    func() bool { return contactLost(context.Cause(ctx)) },
 	}
-	// workspace_list and workspace_search leave out what the permission
-	// rules keep from a read, and every file a tool opens is judged again
-	// on where its symlinks lead at the open.
-	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.PathFilter); ok && ws != nil {
-		env.Hidden = func(rel string) bool { return filter.ReadDenied(ws.Dir(), rel, ws.ResolveLinks) }
-		ws.SetJudge(judgeOpens(filter, ws.Dir(), pinOf(in.ToolCall.Arguments, in.ReachedPath)))
-	}
+	a.judgeWorkspace(env, pinOf(in.ToolCall.Arguments, in.ReachedPath))
 	started := time.Now()
 	raw, err := a.Tools.Execute(ctx, env, in.ToolCall)
 	progress.flush()
