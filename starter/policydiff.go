@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/fenixrt/fenix/agent/llm/providers"
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/history/policydiff"
 	"github.com/fenixrt/fenix/history/runhistory"
@@ -56,7 +58,18 @@ func cmdPolicyDiff(ctx context.Context, c *cli, args []string) (int, error) {
 		return exitUsage, usageError{"-since and -concurrency must be positive"}
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	registry, err := worker.PolicyHooks(worker.Config{HooksFile: *hooksFile, Logger: logger}, noAuditStore{})
+	// Prompt hooks are re-asked of the model the worker would ask, when
+	// this environment names one as the worker's does (FENIX_MODEL and
+	// its provider); without one they are skipped with a warning.
+	hookCfg := worker.Config{HooksFile: *hooksFile, Logger: logger, HookModel: os.Getenv("FENIX_HOOK_MODEL")}
+	models, err := providers.FromEnv(os.Getenv)
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	if models.OpenAI != nil || models.Scripted != nil {
+		hookCfg.Model = models
+	}
+	registry, err := worker.PolicyHooks(hookCfg, noAuditStore{})
 	if err != nil {
 		return exitFailed, fmt.Errorf("candidate policy: %w", err)
 	}

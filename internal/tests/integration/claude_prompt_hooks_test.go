@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,9 +11,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/fenixrt/fenix/agent/llm"
 	"github.com/fenixrt/fenix/agent/llm/providers"
@@ -56,27 +60,13 @@ func judgeWithTools(t *testing.T, scripted llm.Provider, answer func(judgeReques
 	t.Helper()
 	var mu sync.Mutex
 	var asked []judgeRequest
-	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req judgeRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/chat/completions" || len(req.Messages) == 0 {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
+	url := judgeServer(t, func(req judgeRequest) map[string]any {
 		mu.Lock()
 		asked = append(asked, req)
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": answer(req)}},
-			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-		})
-	}))
-	t.Cleanup(endpoint.Close)
-	router, err := providers.FromEnv(func(k string) string {
-		return map[string]string{"FENIX_OPENAI_BASE_URL": endpoint.URL + "/v1", "FENIX_MODEL": "judge-small"}[k]
+		return answer(req)
 	})
-	require.NoError(t, err)
+	router := judgeRouter(t, url)
 	router.Scripted = scripted
 	return router, func() []judgeRequest {
 		mu.Lock()
@@ -85,6 +75,45 @@ func judgeWithTools(t *testing.T, scripted llm.Provider, answer func(judgeReques
 	}
 }
 
+// judgeRouter is the worker's model router with the judge at url as its
+// OpenAI-compatible provider and judge-small as the default model, as
+// FENIX_OPENAI_BASE_URL and FENIX_MODEL would make it.
+func judgeRouter(t *testing.T, url string) *llm.Router {
+	t.Helper()
+	router, err := providers.FromEnv(func(k string) string { return judgeEnv(url)[k] })
+	require.NoError(t, err)
+	return router
+}
+
+func judgeEnv(url string) map[string]string {
+	return map[string]string{"FENIX_OPENAI_BASE_URL": url + "/v1", "FENIX_MODEL": "judge-small"}
+}
+
+// judgeServer serves OpenAI-compatible chat completions answered by
+// answer, and returns its base URL.
+func judgeServer(t *testing.T, answer func(judgeRequest) map[string]any) string {
+	t.Helper()
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req judgeRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/chat/completions" || len(req.Messages) == 0 {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": answer(req)}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+		})
+	}))
+	t.Cleanup(endpoint.Close)
+	return endpoint.URL
+}
+
+// TestClaudeCodePromptHooksAskTheWorkersModel: a project's prompt hook
+// ("type": "prompt", as Claude Code users write them) is evaluated by the
+// worker's model over its OpenAI-compatible API; its {"ok": false} ends
+// the call before it runs, and {"ok": true} lets it through.
 func TestClaudeCodePromptHooksAskTheWorkersModel(t *testing.T) {
 	router, asked := judgeEndpoint(t, nil, func(prompt string) string {
 		if strings.Contains(prompt, "rm -rf") {
@@ -224,4 +253,53 @@ func TestClaudeCodeAgentHookReadsTheWorkspaceBeforeItDecides(t *testing.T) {
 		offered = append(offered, tool.Function.Name)
 	}
 	assert.ElementsMatch(t, []string{"workspace_read", "workspace_list", "workspace_search"}, offered, "read-only tools only")
+}
+
+// TestPolicyDiffReasksPromptHooks: a what-if of a candidate policy with a
+// prompt hook asks the model, as the worker would, so a stricter prompt
+// shows the recorded allow becoming a block.
+func TestPolicyDiffReasksPromptHooks(t *testing.T) {
+	endpoint := judgeServer(t, func(req judgeRequest) map[string]any {
+		if strings.HasPrefix(req.Messages[len(req.Messages)-1].Content, "Stricter judge") {
+			return map[string]any{"role": "assistant", "content": `{"ok": false, "reason": "the stricter judge refuses echo"}`}
+		}
+		return map[string]any{"role": "assistant", "content": `{"ok": true}`}
+	})
+	project := func(prompt string) string {
+		dir := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, ".claude"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(`{
+  "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt", "prompt": "`+prompt+` $ARGUMENTS"}]}]}
+}`), 0o644))
+		return dir
+	}
+	recorded, candidate := project("Judge this command."), project("Stricter judge: judge this command.")
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{recorded}
+		c.DefaultWorkspaceRoot = recorded
+		c.Model = judgeRouter(t, endpoint)
+	})
+	conversation := fmt.Sprintf("conv-policy-diff-prompt-%d", os.Getpid())
+	a := assignment("policy-diff-prompt", map[string]any{"call_id": "call-echo", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "echo hi"}}, "exec_command")
+	a["workspace_root"], a["conversation_id"] = recorded, conversation
+	res, _ := runAssignment(t, w.queue, a)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+
+	narrow := fmt.Sprintf("ConversationId = '%s'", conversation)
+	require.Eventually(t, func() bool {
+		resp, err := server.Client().ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: narrow + " AND ExecutionStatus != 'Running'"})
+		return err == nil && len(resp.GetExecutions()) == 1
+	}, 30*time.Second, 200*time.Millisecond)
+
+	env := []string{"FENIX_WORKSPACE_ROOT=" + recorded}
+	for k, v := range judgeEnv(endpoint) {
+		env = append(env, k+"="+v)
+	}
+	out, code := runBinary(t, "starter", env, "policy-diff", "-hooks-file", candidate, "-query", narrow, "-wide")
+	require.Equal(t, 1, code, "the stricter prompt changes the call's verdict: %s", out)
+	assert.Contains(t, out, "allow → block")
+	assert.Contains(t, out, "the stricter judge refuses echo")
+
+	out, _ = runBinary(t, "starter", []string{"FENIX_WORKSPACE_ROOT=" + recorded}, "policy-diff", "-hooks-file", candidate, "-query", narrow, "-wide")
+	assert.Contains(t, out, "prompt handler skipped: this worker has no model", "without a model the what-if says what it leaves out")
 }
