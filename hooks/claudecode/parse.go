@@ -274,7 +274,7 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 		}
 	case "agent":
 		if src.agent == nil || !promptEvents[g.event] {
-			why := "this worker has no model to evaluate it (FENIX_MODEL)"
+			why := "nothing here can evaluate it: it needs a worker's model (FENIX_MODEL) and workspace tools"
 			if src.agent != nil {
 				why = "agent handlers run only on " + strings.Join(sortedKeys(promptEvents), ", ")
 			}

@@ -142,7 +142,7 @@ func TestSettingsFullOfUnusedEventsAndKeysLoadWithWarnings(t *testing.T) {
 	for _, want := range []string{
 		`Claude Code event "Setup" is not fired`, `Claude Code event "ConfigChange" is not fired`,
 		`unknown event "FancyFutureEvent"`, `"statusMessage" is ignored`, `"once" is ignored`,
-		`prompt handler skipped: this worker has no model to evaluate it`, `mcp_tool handler skipped: this worker has no MCP servers configured`, `agent handler skipped: this worker has no model`,
+		`prompt handler skipped: this worker has no model to evaluate it`, `mcp_tool handler skipped: this worker has no MCP servers configured`, `agent handler skipped: nothing here can evaluate it`,
 		`unknown handler field "sparkle"`, `unknown matcher-group field "description"`,
 	} {
 		if !strings.Contains(joined, want) {
