@@ -75,6 +75,16 @@ func judgeWithTools(t *testing.T, scripted llm.Provider, answer func(judgeReques
 	}
 }
 
+// settingsProject is a project directory whose .claude/settings.json
+// holds settings, as a user's project would.
+func settingsProject(t *testing.T, settings string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(settings), 0o644))
+	return dir
+}
+
 // judgeRouter is the worker's model router with the judge at url as its
 // OpenAI-compatible provider and judge-small as the default model, as
 // FENIX_OPENAI_BASE_URL and FENIX_MODEL would make it.
@@ -122,15 +132,13 @@ func TestClaudeCodePromptHooksAskTheWorkersModel(t *testing.T) {
 		return `{"ok": true}`
 	})
 
-	project := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, "README.md"), []byte("# project\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{
+	project := settingsProject(t, `{
   "hooks": {
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt", "model": "haiku",
       "prompt": "Review this shell command. Refuse anything that deletes files recursively. $ARGUMENTS"}]}]
   }
-}`), 0o644))
+}`)
+	require.NoError(t, os.WriteFile(filepath.Join(project, "README.md"), []byte("# project\n"), 0o644))
 	w := startWorker(t, func(c *worker.Config) {
 		c.HookSources = []string{project}
 		c.DefaultWorkspaceRoot = project
@@ -181,11 +189,9 @@ func TestClaudeCodePromptStopHookKeepsTheTurnGoing(t *testing.T) {
 		}
 		return `{"ok": false, "reason": "Say which tests you ran."}`
 	})
-	project := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{
+	project := settingsProject(t, `{
   "hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "Did the assistant say which tests it ran? $ARGUMENTS"}]}]}
-}`), 0o644))
+}`)
 	w := startWorker(t, func(c *worker.Config) {
 		c.HookSources = []string{project}
 		c.DefaultWorkspaceRoot = project
@@ -217,13 +223,11 @@ func TestClaudeCodeAgentHookReadsTheWorkspaceBeforeItDecides(t *testing.T) {
 		}
 		return map[string]any{"role": "assistant", "content": `{"ok": false, "reason": "TEST_REPORT shows failing tests: fix them before pushing"}`}
 	})
-	project := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, "TEST_REPORT"), []byte("40 passed, 2 failed\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{
+	project := settingsProject(t, `{
   "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "agent",
     "prompt": "Before anything is pushed, read TEST_REPORT and refuse if a test failed. $ARGUMENTS"}]}]}
-}`), 0o644))
+}`)
+	require.NoError(t, os.WriteFile(filepath.Join(project, "TEST_REPORT"), []byte("40 passed, 2 failed\n"), 0o644))
 	w := startWorker(t, func(c *worker.Config) {
 		c.HookSources = []string{project}
 		c.DefaultWorkspaceRoot = project
@@ -266,12 +270,9 @@ func TestPolicyDiffReasksPromptHooks(t *testing.T) {
 		return map[string]any{"role": "assistant", "content": `{"ok": true}`}
 	})
 	project := func(prompt string) string {
-		dir := t.TempDir()
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, ".claude"), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(`{
+		return settingsProject(t, `{
   "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt", "prompt": "`+prompt+` $ARGUMENTS"}]}]}
-}`), 0o644))
-		return dir
+}`)
 	}
 	recorded, candidate := project("Judge this command."), project("Stricter judge: judge this command.")
 	w := startWorker(t, func(c *worker.Config) {
