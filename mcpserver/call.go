@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/approvals"
+	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools"
@@ -377,10 +377,10 @@ func describeReport(r contract.Report) string {
 		parts = append(parts, fmt.Sprintf("%s (%s)", t.ToolName, t.Status))
 	}
 	if o := r.OutputChunk; o != nil {
-		parts = append(parts, fmt.Sprintf("%s: %s", o.Stream, truncate(o.Text, 200)))
+		parts = append(parts, fmt.Sprintf("%s: %s", o.Stream, audit.Preview(o.Text, 200)))
 	}
 	if r.Error != nil {
-		parts = append(parts, truncate(r.Error.LastErrorSummary, 200))
+		parts = append(parts, audit.Preview(r.Error.LastErrorSummary, 200))
 	}
 	return strings.Join(parts, " ")
 }
@@ -442,18 +442,7 @@ func elicitQuestion(mode, workflowID string, p workflows.PendingPermission) (str
 		why = fmt.Sprintf("its arguments (%d bytes) are too long to show here whole, so accepting here does not approve it", buf.Len()-1)
 	}
 	return fmt.Sprintf("Fenix: tool %s (permission %q, asked by %s) with arguments %s waits for an operator's approval (`starter approve %s %s`); %s. Decline to deny the call now.",
-		tool, p.Permission, by, truncate(args, 500), contract.Printable(workflowID), contract.Printable(p.CallID), why), false
-}
-
-// truncate cuts s to at most n bytes, at a rune boundary, with "…".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+		tool, p.Permission, by, audit.Preview(args, 500), contract.Printable(workflowID), contract.Printable(p.CallID), why), false
 }
 
 func orDefault(s, def string) string {

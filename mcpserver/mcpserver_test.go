@@ -195,9 +195,3 @@ func TestElicitQuestionShowsWhatAnAcceptApproves(t *testing.T) {
 	assert.False(t, allows)
 	assert.Contains(t, q, "accepting here does not approve it")
 }
-
-func TestTruncateCutsAtARuneBoundary(t *testing.T) {
-	assert.Equal(t, "ab…", truncate("abééé", 3), "é is two bytes: the cut falls before it, not inside it")
-	assert.Equal(t, "abé…", truncate("abééé", 4))
-	assert.Equal(t, "short", truncate("short", 10))
-}
