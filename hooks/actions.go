@@ -203,4 +203,7 @@ type DeniedAction struct {
 type Feedback struct {
 	AdditionalContext string `json:"additional_context,omitempty"`
 	Halt              *Halt  `json:"halt,omitempty"`
+	// SessionEnv is what a SessionStart hook wrote to $CLAUDE_ENV_FILE
+	// for the session's later shell commands (see JoinSessionEnv).
+	SessionEnv string `json:"session_env,omitempty"`
 }

@@ -104,6 +104,10 @@ type Summary struct {
 	// Halt is the first request to end the turn.
 	Halt      *Halt          `json:"halt,omitempty"`
 	Decisions []HookDecision `json:"decisions"`
+	// SessionEnv joins what SessionStart hooks wrote to $CLAUDE_ENV_FILE,
+	// in hook order (JoinSessionEnv); on a SessionStart stage's result,
+	// the session environment the run's commands get from then on.
+	SessionEnv string `json:"session_env,omitempty"`
 }
 
 // Err joins the errors of the hooks that failed, each naming its hook, or
@@ -284,13 +288,23 @@ func (r *Registry) runAll(ctx context.Context, ev Event, payload any, call func(
 			return Feedback{}, call(e.hook)
 		}
 	}, func(entry, any) Feedback { return Feedback{} })
+	env := ""
 	for i, e := range subs {
 		fb, d := run.get(i)
 		d.Kind = KindRan
-		d.Reason = strings.Join(collected.take(e.name, fb.AdditionalContext, fb.Halt), ", ")
+		notes := collected.take(e.name, fb.AdditionalContext, fb.Halt)
+		if fb.SessionEnv != "" {
+			if joined, err := JoinSessionEnv(env, fb.SessionEnv); err != nil {
+				d.Error = strings.TrimPrefix(d.Error+"; ", "; ") + fmt.Sprintf("its CLAUDE_ENV_FILE is not applied: with the hooks before it, %v", err)
+			} else {
+				env = joined
+				notes = append(notes, "wrote CLAUDE_ENV_FILE")
+			}
+		}
+		d.Reason = strings.Join(notes, ", ")
 		s.Decisions = append(s.Decisions, d)
 	}
-	s.AdditionalContext, s.Halt = collected.context(), collected.halt
+	s.AdditionalContext, s.Halt, s.SessionEnv = collected.context(), collected.halt, env
 	return s
 }
 

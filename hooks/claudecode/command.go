@@ -73,6 +73,15 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	if missing := missingScript(t.scripts); missing != "" {
 		return outcome{}, &notStartedError{command: t.describe(), file: missing, err: fmt.Errorf("%s does not exist", missing)}
 	}
+	var envFile *envFile
+	if h.spec.event == hooks.EventSessionStart && h.dialect == DialectClaude {
+		var err error
+		if envFile, err = newEnvFile(); err != nil {
+			return outcome{}, fmt.Errorf("creating its CLAUDE_ENV_FILE: %w", err)
+		}
+		defer envFile.remove()
+		env["CLAUDE_ENV_FILE"] = envFile.path
+	}
 	var cmd *exec.Cmd
 	if t.execForm {
 		name := expandPlaceholders(t.command, env)
@@ -124,7 +133,15 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	if runErr != nil && !errors.As(runErr, new(*exec.ExitError)) {
 		return outcome{}, fmt.Errorf("command %q: %w", t.describe(), runErr)
 	}
-	return outcome{exitCode: code, stdout: stdout.Bytes(), stderr: stderr.String()}, nil
+	o := outcome{exitCode: code, stdout: stdout.Bytes(), stderr: stderr.String()}
+	if envFile != nil {
+		lines, err := envFile.lines(ctx)
+		o.sessionEnv = lines
+		if err != nil {
+			o.sessionEnvErr = fmt.Errorf("its CLAUDE_ENV_FILE is not applied: %w", err)
+		}
+	}
+	return o, nil
 }
 
 // expandPlaceholders substitutes ${NAME} and $NAME for the path

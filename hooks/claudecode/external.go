@@ -318,6 +318,13 @@ func (h *ExternalHook) Timeout() time.Duration { return h.timeout }
 
 func (h *ExternalHook) HandlesEvent(ev hooks.Event) bool { return ev == h.spec.event }
 
+// WritesSessionEnv: a Claude Code dialect SessionStart command hook gets
+// $CLAUDE_ENV_FILE (see envfile.go).
+func (h *ExternalHook) WritesSessionEnv() bool {
+	_, command := h.transport.(*commandTransport)
+	return command && h.spec.event == hooks.EventSessionStart && h.dialect == DialectClaude && !h.async
+}
+
 // UsesTranscript tells the worker to materialize the transcript file
 // before the hook runs.
 func (h *ExternalHook) UsesTranscript() bool { return true }
@@ -433,8 +440,9 @@ func (h *ExternalHook) exchange(ctx context.Context, s hooks.Session, in map[str
 		return verdict{}, fmt.Errorf("hook %q: %w", h.name, err)
 	}
 	v, err := interpret(o)
+	v.sessionEnv, v.sessionEnvErr = o.sessionEnv, o.sessionEnvErr
 	if err != nil {
-		return verdict{}, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
+		return v, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
 	}
 	return v, nil
 }

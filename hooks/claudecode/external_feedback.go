@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -94,8 +95,9 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 		return hooks.Feedback{}, nil
 	}
 	v, err := h.exchange(ctx, s, in)
+	envErr := h.sessionEnvErr(v)
 	if err != nil {
-		return hooks.Feedback{}, err
+		return hooks.Feedback{SessionEnv: v.sessionEnv}, errors.Join(err, envErr)
 	}
 	switch ev {
 	case hooks.EventNotification:
@@ -108,7 +110,16 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 	if ev == hooks.EventSessionStart && v.plainText != "" && !v.exit2 {
 		contexts = append(contexts, v.plainText)
 	}
-	return hooks.Feedback{AdditionalContext: strings.Join(contexts, "\n"), Halt: v.halt()}, h.cannotBlock(v)
+	return hooks.Feedback{AdditionalContext: strings.Join(contexts, "\n"), Halt: v.halt(), SessionEnv: v.sessionEnv},
+		errors.Join(h.cannotBlock(v), envErr)
+}
+
+// sessionEnvErr names the hook whose $CLAUDE_ENV_FILE was not applied.
+func (h *ExternalHook) sessionEnvErr(v verdict) error {
+	if v.sessionEnvErr == nil {
+		return nil
+	}
+	return fmt.Errorf("hook %q: %w", h.name, v.sessionEnvErr)
 }
 
 // feedbackSubject is the event of a fire-and-forget payload and what its

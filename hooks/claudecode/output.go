@@ -20,6 +20,11 @@ type outcome struct {
 	// httpStatus is set for HTTP hooks; their plain-text bodies are errors,
 	// not context, and they cannot block through a status code.
 	httpStatus int
+	// sessionEnv is what a SessionStart command hook wrote to
+	// $CLAUDE_ENV_FILE, whatever its exit status (Claude Code sources the
+	// file regardless); sessionEnvErr why the file is not applied.
+	sessionEnv    string
+	sessionEnvErr error
 }
 
 // hookJSON is Claude Code's hook JSON output.
@@ -72,6 +77,10 @@ type verdict struct {
 	// exit2 is a block by exit status 2; stderr is the fallback reason.
 	exit2  bool
 	stderr string
+	// sessionEnv and sessionEnvErr are the outcome's, kept even when the
+	// answer itself is an error.
+	sessionEnv    string
+	sessionEnvErr error
 }
 
 // interpret applies Claude Code's output rules: stdout is read as JSON
