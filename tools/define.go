@@ -58,6 +58,10 @@ type Env struct {
 	// were refused or could not be delivered, so the call's result can no
 	// longer be recorded) rather than a requested cancellation.
 	ContactLost func() bool
+	// SessionEnv is the session's $CLAUDE_ENV_FILE lines, which
+	// exec_command and process_exec run in the command's shell before the
+	// command (hooks.JoinSessionEnv).
+	SessionEnv string
 	// Hidden, when set, reports whether a permission rule hides a
 	// workspace path (relative to the root) from reading: tools that
 	// list or search the workspace skip it, so a file a Read deny rule

@@ -119,8 +119,10 @@ type commandPlan struct {
 	cwd         string // as given, "." by default
 	dir         string // resolved in the workspace
 	env         []string
-	timeout     time.Duration
-	limits      procs.Limits
+	// prelude runs before the line in its shell (commandPrelude).
+	prelude string
+	timeout time.Duration
+	limits  procs.Limits
 }
 
 // planCommand resolves the call's arguments against the workspace and the
@@ -134,6 +136,7 @@ func planCommand(env *Env, h *Host, a ExecCommandArgs) (commandPlan, error) {
 	if p.env, err = h.commandEnv(execCommandName, env.Workspace.Dir(), a.Env); err != nil {
 		return commandPlan{}, err
 	}
+	p.prelude = commandPrelude(env.SessionEnv, a.Env)
 	p.timeout = h.cfg.Exec.DefaultTimeout
 	if a.TimeoutSeconds > 0 {
 		p.timeout = min(time.Duration(a.TimeoutSeconds)*time.Second, h.cfg.Exec.MaxTimeout)
@@ -156,6 +159,7 @@ func startCommandRun(env *Env, h *Host, p commandPlan) (procs.CommandRun, *procs
 	var rec procs.CommandRun
 	proc, err := procs.Start(procs.Spec{
 		CommandLine: p.commandLine,
+		Prelude:     p.prelude,
 		Dir:         p.dir,
 		Env:         p.env,
 		Limits:      p.limits,

@@ -123,6 +123,7 @@ func launchService(env *Env, h *Host, a ProcessExecArgs) (string, procs.ServiceI
 		Port:           a.Port,
 		Limits:         h.cfg.Services.Limits,
 		User:           h.cfg.CommandUser,
+		Prelude:        commandPrelude(env.SessionEnv, extra),
 		CallID:         env.CallID,
 		ConversationID: env.ConversationID,
 	})

@@ -33,7 +33,12 @@ const Shell = "/bin/sh"
 // than a millisecond, as much as the rest of a `true` command. Positional
 // parameters are cleared first, so the line sees what `sh -c LINE` gives
 // it; only the shell's messages differ ("/bin/sh: 1: eval: x: not found").
-const gateScript = `read -r fenix_gate <&3 || exit 125; exec 3<&-; unset fenix_gate; eval "set --; $1"`
+const gateScript = `read -r fenix_gate <&3 || exit 125; exec 3<&-; unset fenix_gate; ` + gateRun
+
+// gateRun runs the session's prelude ($2, Spec.Prelude) and then the
+// command line ($1) in one shell, so what the prelude exports the
+// command sees.
+const gateRun = `eval "set --; $2` + "\n" + `$1"`
 
 // Limits bound what a command may consume. Zero fields are not enforced.
 type Limits struct {
@@ -73,6 +78,10 @@ type Spec struct {
 	// User, when set, is who the command runs as (its uid and gid, no
 	// supplementary groups); else it runs as the worker.
 	User *User
+	// Prelude, when set, is shell lines run in the command's shell just
+	// before CommandLine (the session's $CLAUDE_ENV_FILE lines): what
+	// they export, the command sees.
+	Prelude string
 	// BeforeRun, when set, is called once the shell exists, its limits are
 	// in place and its group identity is known, but before the command
 	// line runs: a registry records the run here, so nothing runs that a
@@ -140,7 +149,7 @@ func Start(spec Spec) (*Process, error) {
 			return nil, err
 		}
 	}
-	cmd := exec.Command(Shell, "-c", gate, Shell, spec.CommandLine)
+	cmd := exec.Command(Shell, "-c", gate, Shell, spec.CommandLine, spec.Prelude)
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdout = files.outW

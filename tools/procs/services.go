@@ -45,7 +45,9 @@ type ServiceSpec struct {
 	Port   int
 	Limits Limits
 	// User, when set, is who the service runs as (Spec.User).
-	User           *User
+	User *User
+	// Prelude is run before CommandLine in its shell (Spec.Prelude).
+	Prelude        string
 	CallID         string
 	ConversationID string
 }
@@ -259,6 +261,7 @@ func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 	var s *service
 	_, err := Start(Spec{
 		CommandLine:   spec.CommandLine,
+		Prelude:       spec.Prelude,
 		Dir:           spec.Dir,
 		Env:           spec.Env,
 		Limits:        spec.Limits,

@@ -323,5 +323,5 @@ func userGateScript(l Limits) (string, error) {
 	if len(sets) > 0 {
 		limits = "{ " + strings.Join(sets, " && ") + "; } || exit 125; "
 	}
-	return `read -r fenix_gate <&3 || exit 125; exec 3<&-; unset fenix_gate; ` + limits + `eval "set --; $1"`, nil
+	return `read -r fenix_gate <&3 || exit 125; exec 3<&-; unset fenix_gate; ` + limits + gateRun, nil
 }
