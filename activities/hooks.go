@@ -175,11 +175,17 @@ func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInp
 		e.Scope = in.SessionScope
 		if e.Session, err = session(e.Session); err == nil {
 			sum = r.RunSessionStart(ctx, e)
-			if src := a.claimSession(ctx, in.Claim, claimTrace); src != "" {
+			// Claude Code dialect hooks, the ones that write
+			// $CLAUDE_ENV_FILE, heard it unless it was the run's alone.
+			fired := e.Scope != hooks.ScopeRun
+			claim := a.claimSession(ctx, in.Claim, claimTrace)
+			if claim.Source != "" {
 				conv := e
-				conv.Source, conv.Scope = src, hooks.ScopeConversation
+				conv.Source, conv.Scope = claim.Source, hooks.ScopeConversation
 				sum = mergeSummary(sum, r.RunSessionStart(ctx, conv))
+				fired = true
 			}
+			sum.SessionEnv = a.sessionEnv(ctx, in, e.Session, sum.SessionEnv, fired, claim, claimTrace)
 		}
 	case in.SessionStop != nil:
 		e := *in.SessionStop

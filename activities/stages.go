@@ -127,6 +127,9 @@ type ExecuteToolInput struct {
 	// judged it (PreToolUseHooksResult.ReachedPath): the tool may open
 	// that path only if it still leads there.
 	ReachedPath string `json:"reached_path,omitempty"`
+	// SessionEnv is the session's $CLAUDE_ENV_FILE lines
+	// (tools.Env.SessionEnv).
+	SessionEnv string `json:"session_env,omitempty"`
 }
 
 // ExecuteToolResult is the executor's raw result.
@@ -173,6 +176,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		Logger:         a.logger().With("tool", in.ToolCall.ToolName, "call_id", in.ToolCall.CallID),
 		Host:           a.Host,
 		ContactLost:    func() bool { return contactLost(context.Cause(ctx)) },
+		SessionEnv:     in.SessionEnv,
 	}
 	a.judgeWorkspace(env, pinOf(in.ToolCall.Arguments, in.ReachedPath))
 	started := time.Now()
@@ -198,17 +202,17 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		return fail[ExecuteToolResult](fenixerr.PayloadTooLarge("result of tool %q is %d bytes, over the %d-byte limit for a stage result", in.ToolCall.ToolName, len(raw), MaxToolResultBytes).WithTool(in.ToolCall.ToolName))
 	}
 	duration := time.Since(started).Milliseconds()
-	return ExecuteToolResult{
-		Raw:        raw,
-		DurationMs: duration,
-		Trace: contract.Trace(StageExecuteTool,
-			"tool_name", in.ToolCall.ToolName,
-			"call_id", in.ToolCall.CallID,
-			"duration_ms", duration,
-			"result_bytes", len(raw),
-			"redactions", redactions,
-		),
-	}, nil
+	trace := contract.Trace(StageExecuteTool,
+		"tool_name", in.ToolCall.ToolName,
+		"call_id", in.ToolCall.CallID,
+		"duration_ms", duration,
+		"result_bytes", len(raw),
+		"redactions", redactions,
+	)
+	if in.SessionEnv != "" {
+		trace.Fields["session_env_bytes"] = len(in.SessionEnv)
+	}
+	return ExecuteToolResult{Raw: raw, DurationMs: duration, Trace: trace}, nil
 }
 
 // contactLost reports whether the SDK ended an activity's context because

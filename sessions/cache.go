@@ -24,12 +24,19 @@ type Cache struct {
 	Size    int
 
 	mu      sync.Mutex
-	touched map[string]time.Time
+	touched map[string]cacheEntry
+}
+
+// cacheEntry is one conversation's last touch and the session
+// environment known then.
+type cacheEntry struct {
+	at  time.Time
+	env string
 }
 
 // NewCache returns a cache whose entries stay fresh for refresh.
 func NewCache(refresh time.Duration) *Cache {
-	return &Cache{Refresh: refresh, Size: DefaultCacheSize, touched: map[string]time.Time{}}
+	return &Cache{Refresh: refresh, Size: DefaultCacheSize, touched: map[string]cacheEntry{}}
 }
 
 // RefreshFor is the freshness window for a session idle timeout: a tenth
@@ -38,24 +45,29 @@ func RefreshFor(idle time.Duration) time.Duration {
 	return min(idle/10, time.Minute)
 }
 
-// Fresh reports whether the conversation was touched within Refresh of now.
-func (c *Cache) Fresh(conversationID string, now time.Time) bool {
+// Fresh reports whether the conversation was touched within Refresh of
+// now, and the session environment known then.
+func (c *Cache) Fresh(conversationID string, now time.Time) (env string, fresh bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, ok := c.touched[conversationID]
-	return ok && now.Sub(t) < c.Refresh && !now.Before(t)
+	e, ok := c.touched[conversationID]
+	if !ok || now.Sub(e.at) >= c.Refresh || now.Before(e.at) {
+		return "", false
+	}
+	return e.env, true
 }
 
-// Mark records a touch the session workflow acknowledged at now.
-func (c *Cache) Mark(conversationID string, now time.Time) {
+// Mark records a touch the session workflow acknowledged at now, with the
+// session environment it answered.
+func (c *Cache) Mark(conversationID string, now time.Time, env string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.touched == nil {
-		c.touched = map[string]time.Time{}
+		c.touched = map[string]cacheEntry{}
 	}
 	if _, ok := c.touched[conversationID]; !ok && c.Size > 0 && len(c.touched) >= c.Size {
-		for id, t := range c.touched {
-			if now.Sub(t) >= c.Refresh {
+		for id, e := range c.touched {
+			if now.Sub(e.at) >= c.Refresh {
 				delete(c.touched, id)
 			}
 		}
@@ -63,7 +75,18 @@ func (c *Cache) Mark(conversationID string, now time.Time) {
 			clear(c.touched)
 		}
 	}
-	c.touched[conversationID] = now
+	c.touched[conversationID] = cacheEntry{at: now, env: env}
+}
+
+// SetEnv records the session environment this worker's run reported,
+// keeping the entry's freshness.
+func (c *Cache) SetEnv(conversationID, env string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.touched[conversationID]; ok {
+		e.env = env
+		c.touched[conversationID] = e
+	}
 }
 
 // Forget drops a conversation (its session was ended through this worker).

@@ -7,16 +7,21 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/workflows"
 )
 
-// Toucher delivers a touch to a conversation's session and returns the
-// source its SessionStart hooks must fire with ("" for none).
+// Toucher delivers a touch to a conversation's session and returns its
+// answer: the source its SessionStart hooks must fire with ("" for none)
+// and the session environment. SetEnv reports the environment a run's
+// SessionStart hooks wrote; Env reads it without touching the session.
 type Toucher interface {
-	Touch(ctx context.Context, updateID string, t workflows.SessionTouch) (string, error)
+	Touch(ctx context.Context, updateID string, t workflows.SessionTouch) (workflows.SessionTouchResult, error)
+	SetEnv(ctx context.Context, conversationID, updateID, env string) error
+	Env(ctx context.Context, conversationID string) (string, error)
 }
 
 // Claimer answers session claims from the cache, asking Toucher on a miss.
@@ -36,21 +41,35 @@ func NewClaimer(t Toucher, idle time.Duration) *Claimer {
 }
 
 // Claim implements activities.SessionClaimer.
-func (c *Claimer) Claim(ctx context.Context, req activities.SessionClaim) (string, bool, error) {
+func (c *Claimer) Claim(ctx context.Context, req activities.SessionClaim) (activities.ClaimAnswer, error) {
 	if req.ConversationID == "" {
-		return "", false, errors.New("session claim without a conversation_id")
+		return activities.ClaimAnswer{}, errors.New("session claim without a conversation_id")
 	}
 	now := c.Now()
-	if c.Cache.Fresh(req.ConversationID, now) {
-		return "", true, nil
+	if env, fresh := c.Cache.Fresh(req.ConversationID, now); fresh {
+		return activities.ClaimAnswer{Env: env, Cached: true}, nil
 	}
-	src, err := c.Toucher.Touch(ctx, req.UpdateID, workflows.SessionTouch{ConversationID: req.ConversationID,
-		WorkspaceRoot: req.WorkspaceRoot, Cwd: req.Cwd, IdleTimeoutMS: c.Idle.Milliseconds()})
+	if req.Mode == activities.ClaimRead {
+		env, err := c.Toucher.Env(ctx, req.ConversationID)
+		return activities.ClaimAnswer{Env: env}, err
+	}
+	res, err := c.Toucher.Touch(ctx, req.UpdateID, workflows.SessionTouch{ConversationID: req.ConversationID,
+		WorkspaceRoot: req.WorkspaceRoot, Cwd: req.Cwd, IdleTimeoutMS: c.Idle.Milliseconds(), WritesEnv: req.WritesEnv})
 	if err != nil {
-		return "", false, err
+		return activities.ClaimAnswer{}, err
 	}
-	c.Cache.Mark(req.ConversationID, now)
-	return src, false, nil
+	c.Cache.Mark(req.ConversationID, now, res.Env)
+	return activities.ClaimAnswer{Source: res.Source, Env: res.Env}, nil
+}
+
+// SetEnv implements activities.SessionClaimer: the session learns the
+// environment, and so does this worker's cache.
+func (c *Claimer) SetEnv(ctx context.Context, conversationID, updateID, env string) error {
+	if err := c.Toucher.SetEnv(ctx, conversationID, updateID, env); err != nil {
+		return err
+	}
+	c.Cache.SetEnv(conversationID, env)
+	return nil
 }
 
 // DefaultTouchTimeout bounds a touch: a run waits at most this long for
@@ -67,12 +86,8 @@ type TemporalToucher struct {
 }
 
 // Touch implements Toucher.
-func (t TemporalToucher) Touch(ctx context.Context, updateID string, touch workflows.SessionTouch) (string, error) {
-	timeout := t.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTouchTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (t TemporalToucher) Touch(ctx context.Context, updateID string, touch workflows.SessionTouch) (workflows.SessionTouchResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout())
 	defer cancel()
 	id := workflows.SessionWorkflowID(t.TaskQueue, touch.ConversationID)
 	start := t.Client.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
@@ -88,13 +103,58 @@ func (t TemporalToucher) Touch(ctx context.Context, updateID string, touch workf
 			Args: []any{touch}, WaitForStage: client.WorkflowUpdateStageCompleted},
 	})
 	if err != nil {
-		return "", fmt.Errorf("touch session %s: %w", id, err)
+		return workflows.SessionTouchResult{}, fmt.Errorf("touch session %s: %w", id, err)
 	}
 	var res workflows.SessionTouchResult
 	if err := h.Get(ctx, &res); err != nil {
-		return "", fmt.Errorf("touch session %s: %w", id, err)
+		return workflows.SessionTouchResult{}, fmt.Errorf("touch session %s: %w", id, err)
 	}
-	return res.Source, nil
+	return res, nil
+}
+
+// SetEnv implements Toucher with the session's UpdateSessionEnv.
+func (t TemporalToucher) SetEnv(ctx context.Context, conversationID, updateID, env string) error {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout())
+	defer cancel()
+	id := workflows.SessionWorkflowID(t.TaskQueue, conversationID)
+	h, err := t.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: updateID,
+		UpdateName: workflows.UpdateSessionEnv, Args: []any{workflows.SessionEnvRequest{Env: env}},
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("report the session environment to %s: %w", id, err)
+	}
+	return nil
+}
+
+// Env implements Toucher with the session's QuerySession; a conversation
+// without a session has none.
+func (t TemporalToucher) Env(ctx context.Context, conversationID string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout())
+	defer cancel()
+	id := workflows.SessionWorkflowID(t.TaskQueue, conversationID)
+	v, err := t.Client.QueryWorkflow(ctx, id, "", workflows.QuerySession)
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("read the session environment of %s: %w", id, err)
+	}
+	var st workflows.ConversationSessionState
+	if err := v.Get(&st); err != nil {
+		return "", fmt.Errorf("read the session environment of %s: %w", id, err)
+	}
+	return st.Env, nil
+}
+
+func (t TemporalToucher) timeout() time.Duration {
+	if t.Timeout > 0 {
+		return t.Timeout
+	}
+	return DefaultTouchTimeout
 }
 
 // End ends a conversation's session (the kernel's request): its SessionEnd

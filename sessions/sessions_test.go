@@ -13,19 +13,19 @@ import (
 func TestCacheFreshness(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := NewCache(time.Minute)
-	if c.Fresh("c1", t0) {
+	if _, fresh := c.Fresh("c1", t0); fresh {
 		t.Fatal("an unknown conversation is fresh")
 	}
-	c.Mark("c1", t0)
+	c.Mark("c1", t0, "")
 	for _, tc := range []struct {
 		at   time.Duration
 		want bool
 	}{{0, true}, {59 * time.Second, true}, {time.Minute, false}, {-time.Second, false}} {
-		if got := c.Fresh("c1", t0.Add(tc.at)); got != tc.want {
+		if _, got := c.Fresh("c1", t0.Add(tc.at)); got != tc.want {
 			t.Errorf("Fresh at +%s = %v, want %v", tc.at, got, tc.want)
 		}
 	}
-	if c.Fresh("c2", t0) {
+	if _, fresh := c.Fresh("c2", t0); fresh {
 		t.Error("another conversation is fresh")
 	}
 }
@@ -34,11 +34,11 @@ func TestCacheBounded(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := NewCache(time.Minute)
 	c.Size = 2
-	c.Mark("old", t0)
-	c.Mark("c1", t0.Add(2*time.Minute))
-	c.Mark("c2", t0.Add(2*time.Minute))
-	if c.Len() != 2 || c.Fresh("old", t0) {
-		t.Errorf("after a third conversation: %d entries, old fresh %v; want 2 entries without the stale one", c.Len(), c.Fresh("old", t0))
+	c.Mark("old", t0, "")
+	c.Mark("c1", t0.Add(2*time.Minute), "")
+	c.Mark("c2", t0.Add(2*time.Minute), "")
+	if _, oldFresh := c.Fresh("old", t0); c.Len() != 2 || oldFresh {
+		t.Errorf("after a third conversation: %d entries, old fresh %v; want 2 entries without the stale one", c.Len(), oldFresh)
 	}
 }
 
@@ -54,12 +54,26 @@ func TestRefreshFor(t *testing.T) {
 type fakeToucher struct {
 	touches []string
 	answer  string
+	env     string
 	err     error
+	// set are the environments reported, reads the Env calls.
+	set   []string
+	reads int
 }
 
-func (f *fakeToucher) Touch(_ context.Context, updateID string, t workflows.SessionTouch) (string, error) {
+func (f *fakeToucher) Touch(_ context.Context, updateID string, t workflows.SessionTouch) (workflows.SessionTouchResult, error) {
 	f.touches = append(f.touches, updateID+"@"+t.ConversationID)
-	return f.answer, f.err
+	return workflows.SessionTouchResult{Source: f.answer, Env: f.env}, f.err
+}
+
+func (f *fakeToucher) SetEnv(_ context.Context, conversationID, updateID, env string) error {
+	f.set = append(f.set, updateID+"@"+conversationID+"="+env)
+	return f.err
+}
+
+func (f *fakeToucher) Env(context.Context, string) (string, error) {
+	f.reads++
+	return f.env, f.err
 }
 
 func TestClaimerAsksOnlyOnMissOrStale(t *testing.T) {
@@ -69,21 +83,55 @@ func TestClaimerAsksOnlyOnMissOrStale(t *testing.T) {
 	c.Now = func() time.Time { return now }
 	claim := activities.SessionClaim{ConversationID: "conv-1", UpdateID: "run-1/session-start", Mode: activities.ClaimStart}
 
-	src, cached, err := c.Claim(context.Background(), claim)
-	if err != nil || src != "startup" || cached {
-		t.Fatalf("first claim = %q cached %v err %v, want startup from the session", src, cached, err)
+	ans, err := c.Claim(context.Background(), claim)
+	if err != nil || ans.Source != "startup" || ans.Cached {
+		t.Fatalf("first claim = %+v err %v, want startup from the session", ans, err)
 	}
 	f.answer = ""
 	now = now.Add(30 * time.Second)
-	src, cached, _ = c.Claim(context.Background(), claim)
-	if src != "" || !cached || len(f.touches) != 1 {
-		t.Fatalf("second claim within refresh = %q cached %v after %d touches, want a cached answer and no touch", src, cached, len(f.touches))
+	ans, _ = c.Claim(context.Background(), claim)
+	if ans.Source != "" || !ans.Cached || len(f.touches) != 1 {
+		t.Fatalf("second claim within refresh = %+v after %d touches, want a cached answer and no touch", ans, len(f.touches))
 	}
 	now = now.Add(time.Minute)
 	f.answer = "resume"
-	src, cached, _ = c.Claim(context.Background(), claim)
-	if src != "resume" || cached || len(f.touches) != 2 {
-		t.Fatalf("stale claim = %q cached %v after %d touches, want the session's answer", src, cached, len(f.touches))
+	ans, _ = c.Claim(context.Background(), claim)
+	if ans.Source != "resume" || ans.Cached || len(f.touches) != 2 {
+		t.Fatalf("stale claim = %+v after %d touches, want the session's answer", ans, len(f.touches))
+	}
+}
+
+// The session environment comes with the touch's answer, is cached with
+// it, and a run's own report updates this worker's cache at once; a read
+// (a subagent's) queries the session only when the cache has nothing
+// fresh, and never counts as a touch.
+func TestClaimerCarriesTheSessionEnvironment(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f := &fakeToucher{env: "export A=1\n"}
+	c := NewClaimer(f, 10*time.Minute)
+	c.Now = func() time.Time { return now }
+	claim := activities.SessionClaim{ConversationID: "conv-1", UpdateID: "run-1/session-start", Mode: activities.ClaimStart}
+	read := activities.SessionClaim{ConversationID: "conv-1", UpdateID: "run-2/session-env", Mode: activities.ClaimRead}
+
+	if ans, _ := c.Claim(context.Background(), read); ans.Env != "export A=1\n" || f.reads != 1 || len(f.touches) != 0 {
+		t.Fatalf("read without a cache entry = %+v, %d reads, %d touches; want the session's env, read, no touch", ans, f.reads, len(f.touches))
+	}
+	if ans, _ := c.Claim(context.Background(), claim); ans.Env != "export A=1\n" || len(f.touches) != 1 {
+		t.Fatalf("touch = %+v, want the session's env", ans)
+	}
+	if err := c.SetEnv(context.Background(), "conv-1", "run-1/session-start/env", "export B=2\n"); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.set) != 1 || f.set[0] != "run-1/session-start/env@conv-1=export B=2\n" {
+		t.Fatalf("reported %v", f.set)
+	}
+	for _, cl := range []activities.SessionClaim{claim, read} {
+		if ans, _ := c.Claim(context.Background(), cl); ans.Env != "export B=2\n" || !ans.Cached {
+			t.Fatalf("%s claim after the report = %+v, want the reported env from the cache", cl.Mode, ans)
+		}
+	}
+	if f.reads != 1 || len(f.touches) != 1 {
+		t.Fatalf("%d reads, %d touches; want none more", f.reads, len(f.touches))
 	}
 }
 
@@ -91,11 +139,11 @@ func TestClaimerErrorIsNotCached(t *testing.T) {
 	f := &fakeToucher{err: errors.New("unavailable")}
 	c := NewClaimer(f, time.Minute)
 	claim := activities.SessionClaim{ConversationID: "conv-1", UpdateID: "u", Mode: activities.ClaimStart}
-	if _, _, err := c.Claim(context.Background(), claim); err == nil {
+	if _, err := c.Claim(context.Background(), claim); err == nil {
 		t.Fatal("want the toucher's error")
 	}
 	f.err, f.answer = nil, "startup"
-	if src, _, _ := c.Claim(context.Background(), claim); src != "startup" {
-		t.Errorf("after a failed touch the next claim = %q, want it to ask again (startup)", src)
+	if ans, _ := c.Claim(context.Background(), claim); ans.Source != "startup" {
+		t.Errorf("after a failed touch the next claim = %+v, want it to ask again (startup)", ans)
 	}
 }

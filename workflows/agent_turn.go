@@ -131,6 +131,7 @@ func (t *turnRun) resume(c contract.TurnContinuation) {
 	t.askTurnEvents(&in)
 	sum := t.lifecycle(t.stageCtx, in)
 	t.addModelContext(sum.AdditionalContext)
+	t.gov.sessionEnv = sum.SessionEnv
 }
 
 // lastUserMessage is the prompt a turn answers: its last user message.
@@ -330,7 +331,7 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 	executed, err := runStageAs[activities.ExecuteToolResult](ctx, t.session, t.runsToolLocally(reviewed), activities.StageExecuteTool, toolOptions(reviewed),
 		acts.ExecuteTool, activities.ExecuteToolInput{ToolCall: call, WorkspaceRoot: t.req.WorkspaceRoot,
 			ConversationID: t.req.ConversationID, TurnID: t.req.TurnID, AgentProfile: t.req.AgentContext.Profile,
-			ReachedPath: governed.reachedPath})
+			ReachedPath: governed.reachedPath, SessionEnv: t.sessionEnvFor(call.ToolName)})
 	if err != nil {
 		_, err = explainLostTool(call, err)
 		return t.observeFailure(ctx, step, call, err, 0)

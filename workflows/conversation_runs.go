@@ -56,7 +56,10 @@ func (s *session) scopeSessionStart(in *activities.LifecycleHooksInput) {
 	in.SessionScope = hooks.ScopeRun
 	if !s.gov.hookSession.IsSubagent {
 		in.Claim = s.sessionClaim(activities.ClaimStart, "session-start")
+		return
 	}
+	// A subagent's commands run in its parent's session environment.
+	in.Claim = s.sessionClaim(activities.ClaimRead, "session-env")
 }
 
 // scopeSessionStop keeps the run's end from Claude dialect SessionEnd
@@ -76,6 +79,7 @@ func (s *session) scopeResume(in *activities.LifecycleHooksInput) {
 	}
 	if s.gov.hookSession.IsSubagent {
 		in.SessionScope = hooks.ScopeRun
+		in.Claim = s.sessionClaim(activities.ClaimRead, "session-env")
 		return
 	}
 	in.Claim = s.sessionClaim(activities.ClaimTouch, "resume")
@@ -108,4 +112,5 @@ func (s *session) sessionCompacted() {
 	s.currentStage = string(hooks.EventSessionStart)
 	sum := s.lifecycle(s.stageCtx, activities.LifecycleHooksInput{SessionStart: &ev, SessionScope: hooks.ScopeConversation})
 	s.addModelContext(sum.AdditionalContext)
+	s.gov.sessionEnv = sum.SessionEnv
 }

@@ -31,13 +31,31 @@ type SessionTouch struct {
 	Cwd            string `json:"cwd,omitempty"`
 	// IdleTimeoutMS is the worker's session idle timeout.
 	IdleTimeoutMS int64 `json:"idle_timeout_ms,omitempty"`
+	// WritesEnv says the caller's SessionStart hooks may write
+	// $CLAUDE_ENV_FILE: a touch that starts the session then holds the
+	// other runs' touches until it reports the environment
+	// (UpdateSessionEnv), at most sessionEnvWait.
+	WritesEnv bool `json:"writes_env,omitempty"`
 }
 
 // SessionTouchResult says which SessionStart the conversation-scoped hooks
-// must see: SourceStartup, SourceResume or none.
+// must see: SourceStartup, SourceResume or none; and, when none, the
+// session environment its SessionStart hooks wrote.
 type SessionTouchResult struct {
 	Source string `json:"source,omitempty"`
+	Env    string `json:"env,omitempty"`
 }
+
+// SessionEnvRequest is what the session's SessionStart hooks wrote to
+// $CLAUDE_ENV_FILE (hooks.JoinSessionEnv), "" for nothing.
+type SessionEnvRequest struct {
+	Env string `json:"env"`
+}
+
+// sessionEnvWait bounds how long a touch waits for the run that started
+// the session to report its environment: under the toucher's 10 s, so
+// the waiting run goes on (without it) rather than lose its claim.
+const sessionEnvWait = 8 * time.Second
 
 // EndSessionRequest is the kernel ending a conversation's session.
 type EndSessionRequest struct {
@@ -66,6 +84,11 @@ type ConversationSessionState struct {
 	WorkspaceRoot  string    `json:"workspace_root,omitempty"`
 	Cwd            string    `json:"cwd,omitempty"`
 	IdleTimeoutMS  int64     `json:"idle_timeout_ms,omitempty"`
+	// Env is what the session's SessionStart hooks wrote to
+	// $CLAUDE_ENV_FILE; EnvPendingSince, when set, is when a touch
+	// started the session whose hooks have not reported it yet.
+	Env             string     `json:"env,omitempty"`
+	EnvPendingSince *time.Time `json:"env_pending_since,omitempty"`
 }
 
 // ConversationSession is a conversation's Claude Code session: the first
@@ -107,6 +130,15 @@ func (c *convSession) setup() error {
 	if err := workflow.SetUpdateHandler(c.ctx, UpdateSessionTouch, c.touch); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(c.ctx, UpdateSessionEnv, c.setEnv, workflow.UpdateHandlerOptions{
+		Validator: func(_ workflow.Context, req SessionEnvRequest) error {
+			if len(req.Env) > hooks.MaxSessionEnvBytes {
+				return fmt.Errorf("session environment of %d bytes is over the limit of %d", len(req.Env), hooks.MaxSessionEnvBytes)
+			}
+			return nil
+		}}); err != nil {
+		return err
+	}
 	return workflow.SetUpdateHandlerWithOptions(c.ctx, UpdateEndSession, c.end, workflow.UpdateHandlerOptions{
 		Validator: func(_ workflow.Context, req EndSessionRequest) error {
 			if req.Reason != "" && !slices.Contains(hooks.EndReasons, req.Reason) {
@@ -122,6 +154,9 @@ func (c *convSession) touch(ctx workflow.Context, t SessionTouch) (SessionTouchR
 	if err := workflow.Await(ctx, func() bool { return !c.ending }); err != nil {
 		return SessionTouchResult{}, err
 	}
+	if err := c.awaitEnv(ctx); err != nil {
+		return SessionTouchResult{}, err
+	}
 	var out SessionTouchResult
 	switch {
 	case !c.st.Started:
@@ -134,7 +169,14 @@ func (c *convSession) touch(ctx workflow.Context, t SessionTouch) (SessionTouchR
 		if len(c.st.Sources) > 20 {
 			c.st.Sources = c.st.Sources[len(c.st.Sources)-20:]
 		}
+		// A new session: its SessionStart hooks write its environment anew.
+		c.st.Env, c.st.EnvPendingSince = "", nil
+		if t.WritesEnv {
+			now := workflow.Now(ctx).UTC()
+			c.st.EnvPendingSince = &now
+		}
 	}
+	out.Env = c.st.Env
 	c.st.Started, c.st.Ended, c.st.EndReason = true, false, ""
 	c.st.LastTouch = workflow.Now(ctx).UTC()
 	c.st.Touches++
@@ -147,6 +189,34 @@ func (c *convSession) touch(ctx workflow.Context, t SessionTouch) (SessionTouchR
 	}
 	c.touched = true
 	return out, nil
+}
+
+// awaitEnv holds a touch while the run that started the session has not
+// reported what its SessionStart hooks wrote, for at most sessionEnvWait
+// after the start: Claude Code runs no command before SessionStart ends.
+// A run that never reports (its worker died) stops holding anyone then.
+func (c *convSession) awaitEnv(ctx workflow.Context) error {
+	if c.st.EnvPendingSince == nil {
+		return nil
+	}
+	if left := c.st.EnvPendingSince.Add(sessionEnvWait).Sub(workflow.Now(ctx)); left > 0 {
+		if _, err := workflow.AwaitWithTimeout(ctx, left, func() bool { return c.st.EnvPendingSince == nil }); err != nil {
+			return err
+		}
+	}
+	if c.st.EnvPendingSince != nil {
+		c.logger.Warn("the run that started the session did not report its SessionStart environment in time; going on without it",
+			"conversation_id", c.st.ConversationID, "waited", sessionEnvWait)
+		c.st.EnvPendingSince = nil
+	}
+	return nil
+}
+
+// setEnv records what the session's SessionStart hooks wrote to
+// $CLAUDE_ENV_FILE and releases the touches waiting for it.
+func (c *convSession) setEnv(_ workflow.Context, req SessionEnvRequest) error {
+	c.st.Env, c.st.EnvPendingSince = req.Env, nil
+	return nil
 }
 
 // end asks the main loop to end the session and waits until it did.

@@ -66,10 +66,11 @@ func (r *sessionRecorder) sources() []string {
 type fakeSessions struct {
 	mu      sync.Mutex
 	started map[string]bool
+	envs    map[string]string
 	touches int
 }
 
-func (f *fakeSessions) Touch(_ context.Context, _ string, t workflows.SessionTouch) (string, error) {
+func (f *fakeSessions) Touch(_ context.Context, _ string, t workflows.SessionTouch) (workflows.SessionTouchResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.touches++
@@ -77,10 +78,26 @@ func (f *fakeSessions) Touch(_ context.Context, _ string, t workflows.SessionTou
 		f.started = map[string]bool{}
 	}
 	if f.started[t.ConversationID] {
-		return "", nil
+		return workflows.SessionTouchResult{Env: f.envs[t.ConversationID]}, nil
 	}
 	f.started[t.ConversationID] = true
-	return hooks.SourceStartup, nil
+	return workflows.SessionTouchResult{Source: hooks.SourceStartup}, nil
+}
+
+func (f *fakeSessions) SetEnv(_ context.Context, conversationID, _, env string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.envs == nil {
+		f.envs = map[string]string{}
+	}
+	f.envs[conversationID] = env
+	return nil
+}
+
+func (f *fakeSessions) Env(_ context.Context, conversationID string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.envs[conversationID], nil
 }
 
 type sessionFixture struct {

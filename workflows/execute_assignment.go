@@ -350,6 +350,7 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 			TurnID:         r.a.TurnID,
 			AgentProfile:   r.a.AgentContext.Profile,
 			ReachedPath:    governed.reachedPath,
+			SessionEnv:     r.sessionEnvFor(call.ToolName),
 		})
 	if err != nil {
 		return nil, 0, err

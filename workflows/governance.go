@@ -76,6 +76,10 @@ type governance struct {
 	asksTurnEvents bool
 	// turn is which session and turn events have a hook (nil: all).
 	turn *activities.HookSubscription
+	// sessionEnv is what the session's SessionStart hooks wrote to
+	// $CLAUDE_ENV_FILE, as the last SessionStart stage answered: every
+	// exec_command and process_exec runs it before its command.
+	sessionEnv string
 }
 
 // registerGovernance installs the metrics query and the permission update.
@@ -216,7 +220,20 @@ func (s *session) sessionStart() {
 	s.askTurnEvents(&in)
 	sum := s.lifecycle(s.stageCtx, in)
 	s.addModelContext(sum.AdditionalContext)
+	s.gov.sessionEnv = sum.SessionEnv
 }
+
+// sessionEnvFor is what a call's ExecuteTool carries of the session
+// environment: only the shell tools run it, so only their calls record it.
+func (s *session) sessionEnvFor(tool string) string {
+	if tool == shellTool || tool == processTool {
+		return s.gov.sessionEnv
+	}
+	return ""
+}
+
+// shellTool is the tool Claude Code's Bash maps to.
+const shellTool = "exec_command"
 
 // sessionStop fires Error (for failures) and SessionStop hooks, whatever
 // the outcome, in a disconnected context so they run after a cancel.

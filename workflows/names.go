@@ -41,6 +41,10 @@ const (
 	// UpdateSessionTouch carries SessionTouch to a conversation's session
 	// and answers SessionTouchResult.
 	UpdateSessionTouch = "fenix_session_touch"
+	// UpdateSessionEnv carries SessionEnvRequest: the run whose
+	// SessionStart hooks started the session reports what they wrote to
+	// $CLAUDE_ENV_FILE, for the conversation's other runs.
+	UpdateSessionEnv = "fenix_session_env"
 	// UpdateEndSession carries EndSessionRequest: the kernel ends a
 	// conversation's session; it answers EndSessionResult once the
 	// SessionEnd hooks ran.

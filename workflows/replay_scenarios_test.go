@@ -38,15 +38,18 @@ func startAttributed(ctx context.Context, c client.Client, queue, workflowType, 
 	return workflows.StartWorkflowJSON(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflowType, raw)
 }
 
-func scenarios() []scenario {
-	withTool := func(call map[string]any, allowed ...string) map[string]any {
-		a := calculatorAssignment()
-		a["tool_call"] = call
-		if len(allowed) > 0 {
-			a["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": allowed}
-		}
-		return a
+// withTool is the calculator assignment making another call, with the
+// tools it may use.
+func withTool(call map[string]any, allowed ...string) map[string]any {
+	a := calculatorAssignment()
+	a["tool_call"] = call
+	if len(allowed) > 0 {
+		a["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": allowed}
 	}
+	return a
+}
+
+func scenarios() []scenario {
 	// A calculator call the test policy asks about, denied by a 1s expiry.
 	timeoutScenario := func(id string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 		return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {

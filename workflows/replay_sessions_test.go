@@ -8,6 +8,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/fenixrt/fenix/sessions"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -21,6 +22,13 @@ func sessionScenarios() []scenario {
 	inConversation := func(id, conv string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 		return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 			a := calculatorAssignment()
+			a["logical_work_id"], a["conversation_id"] = id, conv
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+		}
+	}
+	inConversationRunning := func(id, conv, command string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			a := withTool(map[string]any{"call_id": "exec-1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": command}}, "exec_command")
 			a["logical_work_id"], a["conversation_id"] = id, conv
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
 		}
@@ -40,6 +48,12 @@ func sessionScenarios() []scenario {
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-conv-can", req)
 		}},
 		{"conversation_session_lifecycle.json", sessionLifecycle},
+		// The session-project's SessionStart hook writes $CLAUDE_ENV_FILE:
+		// the first call's stage reports it to the session, the second
+		// gets it from the claim; both ExecuteTool inputs carry it.
+		{"session_env_first.json", inConversationRunning("replay-session-env-1", "replay-session-env", `echo "indent: $PROJECT_INDENT"`)},
+		{"session_env_second.json", inConversationRunning("replay-session-env-2", "replay-session-env", `echo "indent: $PROJECT_INDENT"`)},
+		{"session_env_lifecycle.json", sessionEnvLifecycle},
 		// fenix-shape 9: the conversation's hooks keep each step's
 		// StepComplete stage, which touches the session.
 		{"lean_turn_conversation_continue_as_new.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
@@ -107,6 +121,61 @@ func sessionLifecycle(ctx context.Context, c client.Client, q string) (client.Wo
 	var ended workflows.EndSessionResult
 	if err := h.Get(ctx, &ended); err != nil {
 		return nil, err
+	}
+	return c.GetWorkflow(ctx, id, ""), nil
+}
+
+// sessionEnvLifecycle drives a ConversationSession through its session
+// environment: a touch that starts it for a run whose hooks write
+// $CLAUDE_ENV_FILE, another touch that waits for them, the report that
+// releases it; then, after the kernel's end, a resume whose run never
+// reports, so the next touch waits out sessionEnvWait and goes on; the
+// session then idles out and completes after its retention.
+func sessionEnvLifecycle(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+	const conv = "replay-session-env-lifecycle"
+	id := workflows.SessionWorkflowID(q, conv)
+	touch := func(updateID string, writesEnv bool) (workflows.SessionTouchResult, error) {
+		start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: q,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING},
+			workflows.ConversationSessionWorkflow, workflows.ConversationSessionState{ConversationID: conv})
+		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start,
+			UpdateOptions: client.UpdateWorkflowOptions{UpdateID: updateID, UpdateName: workflows.UpdateSessionTouch,
+				Args:         []any{workflows.SessionTouch{ConversationID: conv, IdleTimeoutMS: 1000, WritesEnv: writesEnv}},
+				WaitForStage: client.WorkflowUpdateStageCompleted}})
+		var res workflows.SessionTouchResult
+		if err == nil {
+			err = h.Get(ctx, &res)
+		}
+		return res, err
+	}
+	if res, err := touch("env-1", true); err != nil || res.Source != "startup" {
+		return nil, fmt.Errorf("first touch = %+v, %v; want startup", res, err)
+	}
+	waiting := make(chan workflows.SessionTouchResult, 1)
+	go func() {
+		res, _ := touch("env-2", false)
+		waiting <- res
+	}()
+	time.Sleep(500 * time.Millisecond)
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: "env-1/env", UpdateName: workflows.UpdateSessionEnv,
+		Args: []any{workflows.SessionEnvRequest{Env: "export PROJECT_INDENT=tabs\n"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res := <-waiting; res.Env != "export PROJECT_INDENT=tabs\n" {
+		return nil, fmt.Errorf("the waiting touch got %+v, want the reported env", res)
+	}
+	if _, err := sessions.End(ctx, c, q, conv, ""); err != nil {
+		return nil, err
+	}
+	if res, err := touch("env-3", true); err != nil || res.Source != "resume" || res.Env != "" {
+		return nil, fmt.Errorf("touch after the end = %+v, %v; want resume without the old env", res, err)
+	}
+	if res, err := touch("env-4", false); err != nil || res.Env != "" {
+		return nil, fmt.Errorf("touch after the unreported resume = %+v, %v", res, err)
 	}
 	return c.GetWorkflow(ctx, id, ""), nil
 }
