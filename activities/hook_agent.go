@@ -41,6 +41,18 @@ type HookAgent struct {
 	acts *Activities
 }
 
+// JudgeModel implements claudecode.JudgeModeler with the bound
+// activities' model.
+func (h *HookAgent) JudgeModel(hookModel string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var p llm.Provider
+	if h.acts != nil {
+		p = h.acts.Model
+	}
+	return llm.JudgeModel(p, h.Model, hookModel)
+}
+
 // Bind gives the hook agent the activities whose model, tools, permission
 // rules and redactor it uses.
 func (h *HookAgent) Bind(a *Activities) {

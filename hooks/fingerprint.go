@@ -30,12 +30,21 @@ func (r *Registry) PolicySources() []PolicySource { return slices.Clone(r.policy
 // fingerprints of different definitions never compare equal.
 const fingerprintVersion = "fenix-policy-v1"
 
+// PolicyIdentifier is implemented by hooks whose verdicts depend on more
+// than the settings that define them: a prompt hook's judge is the model
+// the worker sends it to, which the operator's environment picks.
+type PolicyIdentifier interface {
+	// PolicyIdentity names what else decides; "" for nothing.
+	PolicyIdentity() string
+}
+
 // PolicyFingerprint identifies the policy a verdict was made under: the
 // bytes of every loaded hook settings file (not their paths: the same file
 // deployed elsewhere is the same policy) and of the scripts its hooks run
 // (named relative to their project), the names of every registered
-// hook in order (built-ins, command hooks and Go hooks) and the call's
-// allow-list (as a set). Every Review, PreToolUse and PermissionRequest
+// hook in order (built-ins, command hooks and Go hooks) with what else
+// decides their verdicts (PolicyIdentifier: a prompt hook's model) and
+// the call's allow-list (as a set). Every Review, PreToolUse and PermissionRequest
 // verdict records it, so starter policy-diff can say which policy made a
 // recorded decision and whether the candidate is the same one.
 func (r *Registry) PolicyFingerprint(allowedTools []string) string {
@@ -60,6 +69,12 @@ func (r *Registry) PolicyFingerprint(allowedTools []string) string {
 	for _, e := range r.entries {
 		writeField(h, "hook")
 		writeField(h, e.name)
+		if pi, ok := e.hook.(PolicyIdentifier); ok {
+			if id := pi.PolicyIdentity(); id != "" {
+				writeField(h, "decided-by")
+				writeField(h, id)
+			}
+		}
 	}
 	allowed := slices.Clone(allowedTools)
 	slices.Sort(allowed)

@@ -54,6 +54,23 @@ func HookModel(override, hookModel string) string {
 	return hookModel
 }
 
+// JudgeModel is the model a prompt or agent hook whose "model" field is
+// hookModel is sent to through p: HookModel's answer, or p's default
+// (FENIX_MODEL) when that is "" and p is a Router. The policy fingerprint
+// names it, so switching judges is a new policy.
+func JudgeModel(p Provider, override, hookModel string) string {
+	model := HookModel(override, hookModel)
+	if r, ok := p.(*Router); ok && r != nil && model == "" {
+		model = r.DefaultModel
+	}
+	return model
+}
+
+// JudgeModel implements claudecode.JudgeModeler.
+func (e HookPromptEvaluator) JudgeModel(hookModel string) string {
+	return JudgeModel(e.Provider, e.Model, hookModel)
+}
+
 // EvaluatePrompt asks the model once, greedily, and returns its text.
 func (e HookPromptEvaluator) EvaluatePrompt(ctx context.Context, model, prompt string) (string, error) {
 	temperature := 0.0

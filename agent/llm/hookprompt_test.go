@@ -39,3 +39,26 @@ func TestHookPromptEvaluatorPicksAModelTheProviderServes(t *testing.T) {
 		t.Error("an empty answer must be an error, not a decision")
 	}
 }
+
+func TestJudgeModelNamesTheModelAHookIsSentTo(t *testing.T) {
+	router := &llm.Router{DefaultModel: "gpt-default"}
+	for _, tc := range []struct {
+		provider            llm.Provider
+		override, hookModel string
+		want                string
+	}{
+		{router, "", "", "gpt-default"},
+		{router, "", "haiku", "gpt-default"},
+		{router, "", "gpt-hook", "gpt-hook"},
+		{router, "gpt-override", "gpt-hook", "gpt-override"},
+		{nil, "", "haiku", ""},
+		{(*llm.Router)(nil), "", "", ""},
+	} {
+		if got := llm.JudgeModel(tc.provider, tc.override, tc.hookModel); got != tc.want {
+			t.Errorf("JudgeModel(%T, %q, %q) = %q, want %q", tc.provider, tc.override, tc.hookModel, got, tc.want)
+		}
+	}
+	if got := (llm.HookPromptEvaluator{Provider: router}).JudgeModel("sonnet"); got != "gpt-default" {
+		t.Errorf("HookPromptEvaluator.JudgeModel(sonnet) = %q, want the default", got)
+	}
+}

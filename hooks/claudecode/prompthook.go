@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,31 @@ const DefaultAgentHookTimeout = 60 * time.Second
 var promptEvents = map[string]bool{
 	"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true, "PermissionRequest": true,
 	"UserPromptSubmit": true, "Stop": true, "SubagentStop": true,
+}
+
+// JudgeModeler is implemented by evaluators that can name the model a
+// hook whose "model" field is hookModel is sent to: the policy
+// fingerprint covers it, since another judge is another policy.
+type JudgeModeler interface {
+	JudgeModel(hookModel string) string
+}
+
+// PolicyIdentity names a prompt or agent hook's judge for the policy
+// fingerprint (hooks.PolicyIdentifier); other hooks have none.
+func (h *ExternalHook) PolicyIdentity() string {
+	t, ok := h.transport.(*promptTransport)
+	if !ok {
+		return ""
+	}
+	var evaluator any = t.evaluator
+	if t.agent != nil {
+		evaluator = t.agent
+	}
+	model := t.model
+	if j, ok := evaluator.(JudgeModeler); ok {
+		model = j.JudgeModel(t.model)
+	}
+	return t.kind() + " hook judged by model " + strconv.Quote(model)
 }
 
 // PromptHookConfig configures a prompt hook.

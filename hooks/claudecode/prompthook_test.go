@@ -167,3 +167,44 @@ func TestReadPromptAnswerTakesOnlyAWholeObject(t *testing.T) {
 		}
 	}
 }
+
+// judgedEvaluator names the model it would send a hook to, as the
+// worker's evaluator does (llm.HookPromptEvaluator.JudgeModel).
+type judgedEvaluator struct {
+	fakeEvaluator
+	judge string
+}
+
+func (j *judgedEvaluator) JudgeModel(hookModel string) string {
+	if hookModel != "" {
+		return hookModel
+	}
+	return j.judge
+}
+
+// Another judge is another policy: the same settings evaluated by another
+// model give another fingerprint, the same model the same one; command
+// hooks' fingerprints do not depend on it.
+func TestPromptHookJudgeIsPartOfThePolicyFingerprint(t *testing.T) {
+	const settings = `{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt", "prompt": "Is this command safe? $ARGUMENTS"}]}]}`
+	fingerprint := func(judge string) string {
+		r, _, _ := promptProject(t, &judgedEvaluator{judge: judge}, settings)
+		return r.PolicyFingerprint([]string{"exec_command"})
+	}
+	small, large := fingerprint("small-judge"), fingerprint("large-judge")
+	if small == large {
+		t.Fatalf("judges small-judge and large-judge give the same fingerprint %s", small)
+	}
+	if again := fingerprint("small-judge"); again != small {
+		t.Errorf("the same judge: fingerprint %s, then %s", small, again)
+	}
+	named, _, _ := promptProject(t, &judgedEvaluator{judge: "small-judge"},
+		`{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt", "prompt": "Is this command safe? $ARGUMENTS", "model": "large-judge"}]}]}`)
+	if got := named.PolicyFingerprint([]string{"exec_command"}); got == small || got == large {
+		t.Errorf("a hook naming its model: fingerprint %s equals one without (small %s, large %s), though its settings differ", got, small, large)
+	}
+	h := newCommandHook(t, cmdHook{Command: "true"})
+	if h.PolicyIdentity() != "" {
+		t.Errorf("a command hook's identity = %q, want none", h.PolicyIdentity())
+	}
+}
