@@ -3,12 +3,15 @@ package claudecode
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fenixrt/fenix/hooks"
@@ -61,19 +64,8 @@ func (f *envFile) remove() { os.RemoveAll(f.dir) }
 // lines reads what the hook wrote, as sh lines: "" for nothing, an error
 // naming why the file cannot be applied.
 func (f *envFile) lines(ctx context.Context) (string, error) {
-	info, err := os.Lstat(f.path)
-	switch {
-	case os.IsNotExist(err):
-		return "", nil
-	case err != nil:
-		return "", err
-	case !info.Mode().IsRegular():
-		return "", fmt.Errorf("%s is no longer a regular file", f.path)
-	case info.Size() > maxEnvFileBytes:
-		return "", fmt.Errorf("it holds %d bytes, over the limit of %d", info.Size(), maxEnvFileBytes)
-	}
-	content, err := os.ReadFile(f.path)
-	if err != nil {
+	content, err := readEnvFile(f.path)
+	if err != nil || content == nil {
 		return "", err
 	}
 	if len(bytes.TrimSpace(content)) == 0 {
@@ -87,6 +79,38 @@ func (f *envFile) lines(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return script, nil
+}
+
+// readEnvFile reads the file the hook left, without following a link a
+// process put in its place and within maxEnvFileBytes; nil for none.
+func readEnvFile(path string) ([]byte, error) {
+	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	switch {
+	case os.IsNotExist(err):
+		return nil, nil
+	case errors.Is(err, syscall.ELOOP):
+		return nil, fmt.Errorf("%s was replaced by a symbolic link", path)
+	case err != nil:
+		return nil, err
+	}
+	defer file.Close()
+	info, err := file.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !info.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is no longer a regular file", path)
+	case info.Size() > maxEnvFileBytes:
+		return nil, fmt.Errorf("it holds %d bytes, over the limit of %d", info.Size(), maxEnvFileBytes)
+	}
+	content, err := io.ReadAll(io.LimitReader(file, maxEnvFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(content) > maxEnvFileBytes {
+		return nil, fmt.Errorf("it holds over %d bytes, the limit", maxEnvFileBytes)
+	}
+	return content, nil
 }
 
 // declareExport is a line of bash's `export -p`: declare with the x flag

@@ -124,3 +124,21 @@ func TestShLinesReadsDeclareAsExport(t *testing.T) {
 	got := shLines("declare -x A=\"1\"\ndeclare -rx B=\"two\nlines\"\ndeclare -ax ARR=([0]=\"x\")\ndeclare -x ONLY\nexport C=3\n")
 	require.Equal(t, "export A=\"1\"\nexport B=\"two\nlines\"\n# fenix: array ARR left out (sh has no arrays)\nexport ONLY\nexport C=3\n", got)
 }
+
+// The file is read as the hook left it, never through a link or a FIFO
+// put in its place (a FIFO would hang the read, a link would read any
+// file the worker can).
+func TestClaudeEnvFileReplacedIsNotRead(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere.sh")
+	require.NoError(t, os.WriteFile(target, []byte("export FROM_ELSEWHERE=1\n"), 0o644))
+	linked := scriptHook(t, dir, "SessionStart", `rm "$CLAUDE_ENV_FILE"; ln -s `+target+` "$CLAUDE_ENV_FILE"`, claude)
+	sum := sessionStart(t, linked)
+	require.Empty(t, sum.SessionEnv)
+	require.ErrorContains(t, sum.Err(), "replaced by a symbolic link")
+
+	fifo := scriptHook(t, dir, "SessionStart", `rm "$CLAUDE_ENV_FILE"; mkfifo "$CLAUDE_ENV_FILE"`, claude)
+	sum = sessionStart(t, fifo)
+	require.Empty(t, sum.SessionEnv)
+	require.ErrorContains(t, sum.Err(), "no longer a regular file")
+}
