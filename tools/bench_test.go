@@ -138,6 +138,18 @@ func BenchmarkExecCommandTrue(b *testing.B) {
 			}
 		}
 	})
+	// With a session environment as an nvm setup's `export -p` diff
+	// leaves it: what every command of such a session pays to run it.
+	b.Run("exec_command+session_env", func(b *testing.B) {
+		r := newRig(b)
+		r.env.SessionEnv = benchSessionEnv
+		call := contract.ToolCall{CallID: "c1", ToolName: "exec_command", Arguments: map[string]any{"command_line": "true"}}
+		for b.Loop() {
+			if _, err := r.reg.Execute(context.Background(), r.env, call); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("os-exec", func(b *testing.B) {
 		for b.Loop() {
 			if err := exec.Command("sh", "-c", "true").Run(); err != nil {
@@ -146,3 +158,16 @@ func BenchmarkExecCommandTrue(b *testing.B) {
 		}
 	})
 }
+
+// benchSessionEnv is a SessionStart hook's $CLAUDE_ENV_FILE after an nvm
+// and a venv setup (as sh reads it: export, not declare -x).
+const benchSessionEnv = `export MANPATH="/home/dev/.nvm/versions/node/v20.11.0/share/man:/usr/share/man"
+export NVM_BIN="/home/dev/.nvm/versions/node/v20.11.0/bin"
+export NVM_CD_FLAGS=""
+export NVM_DIR="/home/dev/.nvm"
+export NVM_INC="/home/dev/.nvm/versions/node/v20.11.0/include/node"
+export PATH="/home/dev/project/.venv/bin:/home/dev/.nvm/versions/node/v20.11.0/bin:/usr/local/bin:/usr/bin:/bin"
+export VIRTUAL_ENV="/home/dev/project/.venv"
+export VIRTUAL_ENV_PROMPT="(.venv) "
+export NODE_ENV=development
+`
