@@ -129,6 +129,22 @@ type judgedCall struct {
 
 func (c *judgedCall) isShell() bool { return c.tool == "exec_command" || c.tool == "process_exec" }
 
+// unsafeEnv names the first variable a shell call sets, on its command
+// line or through its "env" argument, that allow rules do not look past
+// (claudeSafeEnvVars); "" for none or a call of another tool.
+func (c *judgedCall) unsafeEnv() string {
+	if !c.isShell() {
+		return ""
+	}
+	if name := unsafeCallEnv(c.args); name != "" {
+		return name
+	}
+	if sc, ok := c.shell(); ok {
+		return sc.unsafeEnv
+	}
+	return ""
+}
+
 func (c *judgedCall) isPath() bool {
 	switch c.tool {
 	case "workspace_read", "workspace_write", "workspace_edit", "workspace_list", "workspace_search":
@@ -237,7 +253,7 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		return nil
 	}
 	sc, ok := c.shell()
-	if !ok || sc.expansion || len(sc.commands) == 0 {
+	if !ok || sc.expansion || len(sc.commands) == 0 || c.unsafeEnv() != "" {
 		return nil
 	}
 	var used []permissionRule

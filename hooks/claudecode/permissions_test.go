@@ -300,3 +300,46 @@ func TestHooksSeeTheSettingsPermissionMode(t *testing.T) {
 		}
 	}
 }
+
+// Under dontAsk with an allow list, a command line that sets a variable
+// able to change what runs (PATH, LD_PRELOAD, GIT_EXTERNAL_DIFF, …) before
+// an allowed command, on the command itself, on its own, with export, or
+// through the call's env argument, is approved by no allow rule, as in
+// Claude Code; the variables Claude Code lets allow rules look past
+// (NODE_ENV, TZ, …) still pass. Deny rules see the command behind any
+// assignment.
+func TestAllowRulesDoNotLookPastVariablesThatChangeWhatRuns(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {"defaultMode": "dontAsk",
+		"allow": ["Bash(ls:*)", "Bash(git log:*)", "Bash(npm test)"], "deny": ["Bash(rm:*)"]}}`}))
+	for _, tc := range []struct {
+		command string
+		env     map[string]any
+		want    hooks.Kind
+		why     string
+	}{
+		{command: "ls -la", want: hooks.KindAllow},
+		{command: "NODE_ENV=test npm test", want: hooks.KindAllow},
+		{command: "TZ=UTC LANG=C git log -1", want: hooks.KindAllow},
+		{command: "export NODE_ENV=test && npm test", want: hooks.KindAllow},
+		{command: "git log -1", env: map[string]any{"NO_COLOR": "1"}, want: hooks.KindAllow},
+		{command: "LD_PRELOAD=./evil.so ls", want: hooks.KindDeny, why: "it sets LD_PRELOAD"},
+		{command: "PATH=./bin git log", want: hooks.KindDeny, why: "it sets PATH"},
+		{command: "PATH=./bin; git log", want: hooks.KindDeny, why: "it sets PATH"},
+		{command: "export PATH=./bin && git log", want: hooks.KindDeny, why: "it sets PATH"},
+		{command: "readonly GIT_EXTERNAL_DIFF=./diff.sh; git log --ext-diff -p", want: hooks.KindDeny, why: "it sets GIT_EXTERNAL_DIFF"},
+		{command: "NODE_OPTIONS='--require ./x.js' npm test", want: hooks.KindDeny, why: "it sets NODE_OPTIONS"},
+		{command: "git log --ext-diff -p", env: map[string]any{"GIT_EXTERNAL_DIFF": "./diff.sh"}, want: hooks.KindDeny, why: "it sets GIT_EXTERNAL_DIFF"},
+		{command: "npm test", env: map[string]any{"NODE_ENV": "test", "BASH_ENV": "./rc"}, want: hooks.KindDeny, why: "it sets BASH_ENV"},
+		{command: "LD_PRELOAD=./evil.so rm -rf build", want: hooks.KindDeny, why: `rule "Bash(rm:*)"`},
+	} {
+		args := map[string]any{"command_line": tc.command}
+		if tc.env != nil {
+			args["env"] = tc.env
+		}
+		v := p.Evaluate(call(dir, "exec_command", args), false)
+		if v.Decision != tc.want || !strings.Contains(v.Reason, tc.why) {
+			t.Errorf("%q env %v = %s (%s), want %s saying %q", tc.command, tc.env, v.Decision, v.Reason, tc.want, tc.why)
+		}
+	}
+}

@@ -50,6 +50,9 @@ type shellCommands struct {
 	// expansion marks a $(), backticks, $VAR, $(( )) or <() anywhere in
 	// the line.
 	expansion bool
+	// unsafeEnv names the first variable the line sets that allow rules do
+	// not look past (see claudeSafeEnvVars), "" for none.
+	unsafeEnv string
 }
 
 // maxNesting bounds how deep sh -c and eval scripts are read; a deeper
@@ -72,13 +75,24 @@ func (sc *shellCommands) add(script string, depth int, nested bool) bool {
 		case *syntax.CmdSubst, *syntax.ParamExp, *syntax.ArithmExp, *syntax.ProcSubst:
 			sc.expansion = true
 		case *syntax.CallExpr:
+			sc.noteAssignments(n.Assigns)
 			if len(n.Args) > 0 {
 				sc.addCall(script, n, depth, nested)
 			}
+		case *syntax.DeclClause:
+			sc.noteAssignments(n.Args)
 		}
 		return true
 	})
 	return true
+}
+
+// noteAssignments records the first variable a command line sets that
+// allow rules do not look past.
+func (sc *shellCommands) noteAssignments(assigns []*syntax.Assign) {
+	if sc.unsafeEnv == "" {
+		sc.unsafeEnv = unsafeAssignment(assigns)
+	}
 }
 
 func (sc *shellCommands) addCall(script string, call *syntax.CallExpr, depth int, nested bool) {

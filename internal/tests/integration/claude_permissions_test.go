@@ -307,3 +307,47 @@ func decidePermission(t *testing.T, run client.WorkflowRun, d workflows.Permissi
 	require.NoError(t, err)
 	require.NoError(t, handle.Get(ctx, nil))
 }
+
+// A project locked down with dontAsk and an allow list: a variable that
+// changes what an allowed command runs (PATH to the project's own "ls",
+// on the command line or through the call's env argument) makes the call
+// one no allow rule approves, so it is refused and the fake ls never
+// runs; NODE_ENV, which Claude Code lets allow rules look past, does not.
+func TestClaudeCodeAllowListIsNotWidenedByTheEnvironment(t *testing.T) {
+	project := t.TempDir()
+	for path, content := range map[string]string{
+		".claude/settings.json": `{"permissions": {"defaultMode": "dontAsk", "allow": ["Bash(ls:*)"]}}`,
+		"bin/ls":                "#!/bin/sh\ntouch \"$(dirname \"$0\")/../hijacked\"\n",
+	} {
+		full := filepath.Join(project, filepath.FromSlash(path))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o755))
+	}
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	run := func(name string, args map[string]any) contract.Result {
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": args}, "exec_command")
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
+	res := run("plain", map[string]any{"command_line": "ls"})
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	res = run("node-env", map[string]any{"command_line": "NODE_ENV=test ls"})
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+
+	for name, args := range map[string]map[string]any{
+		"path-prefix": {"command_line": "PATH=./bin:/usr/bin:/bin ls"},
+		"path-export": {"command_line": "export PATH=./bin:/usr/bin:/bin; ls"},
+		"path-env":    {"command_line": "ls", "env": map[string]any{"PATH": "./bin:/usr/bin:/bin"}},
+	} {
+		res := run(name, args)
+		require.Equal(t, contract.StatusFailed, res.Status, name)
+		assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, name)
+		assert.Contains(t, res.Error.LastErrorSummary, "it sets PATH", name)
+	}
+	_, err := os.Stat(filepath.Join(project, "hijacked"))
+	assert.True(t, os.IsNotExist(err), "the project's fake ls never ran")
+}

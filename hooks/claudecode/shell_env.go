@@ -1,0 +1,66 @@
+package claudecode
+
+import (
+	"slices"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// claudeSafeEnvVars are the variables Claude Code lets an allow rule look
+// past when a command line sets them (`NODE_ENV=test npm test`): none of
+// them can load or run code. A command line that sets any other (PATH,
+// LD_PRELOAD, NODE_OPTIONS, BASH_ENV, GIT_EXTERNAL_DIFF, …) before a
+// command, on its own (`PATH=./bin; ls`) or with export and its kin, runs
+// something other than what the rule names, so no allow rule approves it;
+// deny and ask rules still judge the command behind the assignment.
+var claudeSafeEnvVars = map[string]bool{
+	"GOEXPERIMENT": true, "GOOS": true, "GOARCH": true, "CGO_ENABLED": true, "GO111MODULE": true,
+	"RUST_BACKTRACE": true, "RUST_LOG": true,
+	"NODE_ENV":         true,
+	"PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true,
+	"ANTHROPIC_API_KEY": true,
+	"LANG":              true, "LANGUAGE": true, "LC_ALL": true, "LC_CTYPE": true, "LC_TIME": true, "CHARSET": true,
+	"TERM": true, "COLORTERM": true, "NO_COLOR": true, "FORCE_COLOR": true, "TZ": true,
+	"LS_COLORS": true, "LSCOLORS": true, "GREP_COLOR": true, "GREP_COLORS": true, "GCC_COLORS": true,
+}
+
+// unsafeAssignment names the first variable assigns set that is not in
+// claudeSafeEnvVars, or "". Flags of export and its kin (`-x`) and names
+// exported without a value set nothing.
+func unsafeAssignment(assigns []*syntax.Assign) string {
+	for _, a := range assigns {
+		switch {
+		case a.Name == nil:
+			continue // a declaration's flag
+		case a.Naked && a.Value == nil && a.Array == nil:
+			continue // export NAME: the value stays
+		case a.Index != nil || a.Array != nil || !claudeSafeEnvVars[a.Name.Value]:
+			return a.Name.Value
+		}
+	}
+	return ""
+}
+
+// unsafeCallEnv names the first variable of a call's "env" argument that
+// is not in claudeSafeEnvVars, or "": the argument sets them as the
+// command line's assignments would.
+func unsafeCallEnv(args map[string]any) string {
+	var names []string
+	switch env := args["env"].(type) {
+	case map[string]any:
+		for name := range env {
+			names = append(names, name)
+		}
+	case map[string]string:
+		for name := range env {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !claudeSafeEnvVars[name] {
+			return name
+		}
+	}
+	return ""
+}
