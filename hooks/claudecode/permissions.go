@@ -274,8 +274,8 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 	}
 	if mode == "dontAsk" && !hookAllowed {
 		why := ""
-		if name := c.unsafeEnv(); name != "" {
-			why = fmt.Sprintf(" (it sets %s, which can change what runs, so no allow rule approves it)", name)
+		if beyond := c.beyondWords(); beyond != "" {
+			why = " (" + beyond + ", so no allow rule approves it)"
 		}
 		return hooks.PolicyVerdict{Decision: hooks.KindDeny, Rule: "defaultMode dontAsk", Source: modeSource,
 			Reason: fmt.Sprintf("%s is refused: permission mode dontAsk (%s) denies what no allow rule approves%s", call, modeSource, why)}

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -129,6 +130,22 @@ type judgedCall struct {
 
 func (c *judgedCall) isShell() bool { return c.tool == "exec_command" || c.tool == "process_exec" }
 
+// beyondWords says what keeps a shell call from every allow rule beyond
+// its words: a variable it sets that changes what runs, or a file its
+// output is written to; "" for nothing.
+func (c *judgedCall) beyondWords() string {
+	if name := c.unsafeEnv(); name != "" {
+		return fmt.Sprintf("it sets %s, which can change what runs", name)
+	}
+	if !c.isShell() {
+		return ""
+	}
+	if sc, ok := c.shell(); ok && sc.writes != "" {
+		return fmt.Sprintf("it writes its output to %s", sc.writes)
+	}
+	return ""
+}
+
 // unsafeEnv names the first variable a shell call sets, on its command
 // line or through its "env" argument, that allow rules do not look past
 // (claudeSafeEnvVars); "" for none or a call of another tool.
@@ -253,7 +270,7 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		return nil
 	}
 	sc, ok := c.shell()
-	if !ok || sc.expansion || len(sc.commands) == 0 || c.unsafeEnv() != "" {
+	if !ok || sc.expansion || len(sc.commands) == 0 || c.unsafeEnv() != "" || sc.writes != "" {
 		return nil
 	}
 	var used []permissionRule

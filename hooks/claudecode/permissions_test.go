@@ -307,7 +307,8 @@ func TestHooksSeeTheSettingsPermissionMode(t *testing.T) {
 // through the call's env argument, is approved by no allow rule, as in
 // Claude Code; the variables Claude Code lets allow rules look past
 // (NODE_ENV, TZ, …) still pass. Deny rules see the command behind any
-// assignment.
+// assignment. So is a line that writes its output to a file (an allowed
+// ls is not a file write); /dev/null and 2>&1 write none.
 func TestAllowRulesDoNotLookPastVariablesThatChangeWhatRuns(t *testing.T) {
 	dir := t.TempDir()
 	p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {"defaultMode": "dontAsk",
@@ -332,6 +333,13 @@ func TestAllowRulesDoNotLookPastVariablesThatChangeWhatRuns(t *testing.T) {
 		{command: "git log --ext-diff -p", env: map[string]any{"GIT_EXTERNAL_DIFF": "./diff.sh"}, want: hooks.KindDeny, why: "it sets GIT_EXTERNAL_DIFF"},
 		{command: "npm test", env: map[string]any{"NODE_ENV": "test", "BASH_ENV": "./rc"}, want: hooks.KindDeny, why: "it sets BASH_ENV"},
 		{command: "LD_PRELOAD=./evil.so rm -rf build", want: hooks.KindDeny, why: `rule "Bash(rm:*)"`},
+		{command: "ls 2>/dev/null", want: hooks.KindAllow},
+		{command: "ls >/dev/null 2>&1", want: hooks.KindAllow},
+		{command: "git log -1 2>&1 >&2", want: hooks.KindAllow},
+		{command: "ls > listing.txt", want: hooks.KindDeny, why: "it writes its output to listing.txt"},
+		{command: "git log -1 >> ~/.bashrc", want: hooks.KindDeny, why: "it writes its output to ~/.bashrc"},
+		{command: `ls &> "build log"`, want: hooks.KindDeny, why: "it writes its output to build log"},
+		{command: "ls && npm test >& out", want: hooks.KindDeny, why: "it writes its output to out"},
 	} {
 		args := map[string]any{"command_line": tc.command}
 		if tc.env != nil {

@@ -53,6 +53,9 @@ type shellCommands struct {
 	// unsafeEnv names the first variable the line sets that allow rules do
 	// not look past (see claudeSafeEnvVars), "" for none.
 	unsafeEnv string
+	// writes names the first file the line's redirections write
+	// (fileWrite), "" for none.
+	writes string
 }
 
 // maxNesting bounds how deep sh -c and eval scripts are read; a deeper
@@ -81,6 +84,10 @@ func (sc *shellCommands) add(script string, depth int, nested bool) bool {
 			}
 		case *syntax.DeclClause:
 			sc.noteAssignments(n.Args)
+		case *syntax.Stmt:
+			if sc.writes == "" {
+				sc.writes = fileWrite(n.Redirs)
+			}
 		}
 		return true
 	})

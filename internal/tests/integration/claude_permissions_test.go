@@ -313,6 +313,7 @@ func decidePermission(t *testing.T, run client.WorkflowRun, d workflows.Permissi
 // on the command line or through the call's env argument) makes the call
 // one no allow rule approves, so it is refused and the fake ls never
 // runs; NODE_ENV, which Claude Code lets allow rules look past, does not.
+// Nor is an allowed ls a way to overwrite a file.
 func TestClaudeCodeAllowListIsNotWidenedByTheEnvironment(t *testing.T) {
 	project := t.TempDir()
 	for path, content := range map[string]string{
@@ -350,4 +351,13 @@ func TestClaudeCodeAllowListIsNotWidenedByTheEnvironment(t *testing.T) {
 	}
 	_, err := os.Stat(filepath.Join(project, "hijacked"))
 	assert.True(t, os.IsNotExist(err), "the project's fake ls never ran")
+
+	res = run("redirect", map[string]any{"command_line": "ls > .claude/settings.json"})
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Contains(t, res.Error.LastErrorSummary, "it writes its output to .claude/settings.json")
+	settings, err := os.ReadFile(filepath.Join(project, ".claude", "settings.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(settings), "dontAsk", "the settings were not overwritten")
+	res = run("quiet", map[string]any{"command_line": "ls 2>/dev/null"})
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 }

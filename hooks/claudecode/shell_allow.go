@@ -2,9 +2,15 @@ package claudecode
 
 import (
 	"slices"
+	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
+
+// What keeps a command line from every allow rule beyond its words: a
+// variable that changes what runs, and output written to a file. A rule
+// names a command; these make the line do something else than the rule's
+// words say, so, as in Claude Code, the line is approved only by asking.
 
 // claudeSafeEnvVars are the variables Claude Code lets an allow rule look
 // past when a command line sets them (`NODE_ENV=test npm test`): none of
@@ -63,4 +69,62 @@ func unsafeCallEnv(args map[string]any) string {
 		}
 	}
 	return ""
+}
+
+// fileWrite names the first file a statement's redirections write, or "":
+// output to /dev/null and to another descriptor (2>&1) writes none.
+func fileWrite(redirs []*syntax.Redirect) string {
+	for _, r := range redirs {
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
+			syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+		case syntax.DplOut:
+			// >&2 and >&- move or close a descriptor; bash's >&word with a
+			// name is &>word.
+			if target := wordText(r.Word); target == "-" || isDigits(target) {
+				continue
+			}
+		default:
+			continue
+		}
+		if target := wordText(r.Word); target != "/dev/null" {
+			return target
+		}
+	}
+	return ""
+}
+
+// wordText is a redirection target as written, quotes removed where the
+// word is plain; "?" for an expanded one (which marks the line anyway).
+func wordText(w *syntax.Word) string {
+	if w == nil {
+		return "?"
+	}
+	if lit := w.Lit(); lit != "" {
+		return lit
+	}
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if len(p.Parts) == 1 {
+				if lit, ok := p.Parts[0].(*syntax.Lit); ok {
+					b.WriteString(lit.Value)
+					continue
+				}
+			}
+			return "?"
+		default:
+			return "?"
+		}
+	}
+	return b.String()
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
