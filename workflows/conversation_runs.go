@@ -114,3 +114,15 @@ func (s *session) sessionCompacted() {
 	s.addModelContext(sum.AdditionalContext)
 	s.gov.sessionEnv = sum.SessionEnv
 }
+
+// sessionEnvFor is what a call's ExecuteTool carries of the session
+// environment: only the shell tools run it, so only their calls record it.
+func (s *session) sessionEnvFor(tool string) string {
+	if tool == shellTool || tool == processTool {
+		return s.gov.sessionEnv
+	}
+	return ""
+}
+
+// shellTool is the tool Claude Code's Bash maps to.
+const shellTool = "exec_command"

@@ -223,18 +223,6 @@ func (s *session) sessionStart() {
 	s.gov.sessionEnv = sum.SessionEnv
 }
 
-// sessionEnvFor is what a call's ExecuteTool carries of the session
-// environment: only the shell tools run it, so only their calls record it.
-func (s *session) sessionEnvFor(tool string) string {
-	if tool == shellTool || tool == processTool {
-		return s.gov.sessionEnv
-	}
-	return ""
-}
-
-// shellTool is the tool Claude Code's Bash maps to.
-const shellTool = "exec_command"
-
 // sessionStop fires Error (for failures) and SessionStop hooks, whatever
 // the outcome, in a disconnected context so they run after a cancel.
 func (s *session) sessionStop(status string, failure *contract.Failure) {

@@ -74,7 +74,7 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 		return outcome{}, &notStartedError{command: t.describe(), file: missing, err: fmt.Errorf("%s does not exist", missing)}
 	}
 	var envFile *envFile
-	if h.spec.event == hooks.EventSessionStart && h.dialect == DialectClaude {
+	if h.WritesSessionEnv() {
 		var err error
 		if envFile, err = newEnvFile(); err != nil {
 			return outcome{}, fmt.Errorf("creating its CLAUDE_ENV_FILE: %w", err)

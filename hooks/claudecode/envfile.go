@@ -61,6 +61,13 @@ func newEnvFile() (*envFile, error) {
 
 func (f *envFile) remove() { os.RemoveAll(f.dir) }
 
+// WritesSessionEnv: a Claude Code dialect SessionStart command hook gets
+// $CLAUDE_ENV_FILE (hooks.SessionEnvWriter).
+func (h *ExternalHook) WritesSessionEnv() bool {
+	_, command := h.transport.(*commandTransport)
+	return command && h.spec.event == hooks.EventSessionStart && h.dialect == DialectClaude && !h.async
+}
+
 // lines reads what the hook wrote, as sh lines: "" for nothing, an error
 // naming why the file cannot be applied.
 func (f *envFile) lines(ctx context.Context) (string, error) {

@@ -318,13 +318,6 @@ func (h *ExternalHook) Timeout() time.Duration { return h.timeout }
 
 func (h *ExternalHook) HandlesEvent(ev hooks.Event) bool { return ev == h.spec.event }
 
-// WritesSessionEnv: a Claude Code dialect SessionStart command hook gets
-// $CLAUDE_ENV_FILE (see envfile.go).
-func (h *ExternalHook) WritesSessionEnv() bool {
-	_, command := h.transport.(*commandTransport)
-	return command && h.spec.event == hooks.EventSessionStart && h.dialect == DialectClaude && !h.async
-}
-
 // UsesTranscript tells the worker to materialize the transcript file
 // before the hook runs.
 func (h *ExternalHook) UsesTranscript() bool { return true }
