@@ -58,7 +58,12 @@ func (c *Claimer) Claim(ctx context.Context, req activities.SessionClaim) (activ
 	if err != nil {
 		return activities.ClaimAnswer{}, err
 	}
-	c.Cache.Mark(req.ConversationID, now, res.Env)
+	if !res.EnvPending {
+		// While the session's environment is still to come, the next
+		// run asks again rather than go on without it for a whole
+		// freshness window.
+		c.Cache.Mark(req.ConversationID, now, res.Env)
+	}
 	return activities.ClaimAnswer{Source: res.Source, Env: res.Env}, nil
 }
 

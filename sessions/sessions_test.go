@@ -147,3 +147,38 @@ func TestClaimerErrorIsNotCached(t *testing.T) {
 		t.Errorf("after a failed touch the next claim = %+v, want it to ask again (startup)", ans)
 	}
 }
+
+// A touch that stopped waiting for a starting run's SessionStart hooks is
+// not cached: the next run asks again and gets the environment once the
+// starting run reported it.
+func TestClaimerDoesNotCacheAPendingEnvironment(t *testing.T) {
+	f := &fakeToucher{}
+	c := NewClaimer(f, 10*time.Minute)
+	claim := activities.SessionClaim{ConversationID: "conv-1", UpdateID: "u", Mode: activities.ClaimStart}
+	pending := &pendingToucher{fakeToucher: f, pending: true}
+	c.Toucher = pending
+	if _, err := c.Claim(context.Background(), claim); err != nil {
+		t.Fatal(err)
+	}
+	pending.pending, f.env = false, "export A=1\n"
+	ans, _ := c.Claim(context.Background(), claim)
+	if ans.Cached || ans.Env != "export A=1\n" || len(f.touches) != 2 {
+		t.Fatalf("claim after a pending answer = %+v after %d touches; want the session asked again", ans, len(f.touches))
+	}
+	if ans, _ := c.Claim(context.Background(), claim); !ans.Cached || ans.Env != "export A=1\n" {
+		t.Fatalf("claim after a settled answer = %+v, want it cached", ans)
+	}
+}
+
+// pendingToucher answers as a session still waiting for its start's
+// environment.
+type pendingToucher struct {
+	*fakeToucher
+	pending bool
+}
+
+func (p *pendingToucher) Touch(ctx context.Context, updateID string, t workflows.SessionTouch) (workflows.SessionTouchResult, error) {
+	res, err := p.fakeToucher.Touch(ctx, updateID, t)
+	res.EnvPending = p.pending
+	return res, err
+}

@@ -40,10 +40,13 @@ type SessionTouch struct {
 
 // SessionTouchResult says which SessionStart the conversation-scoped hooks
 // must see: SourceStartup, SourceResume or none; and, when none, the
-// session environment its SessionStart hooks wrote.
+// session environment its SessionStart hooks wrote. EnvPending says
+// those hooks were still running when the touch stopped waiting for them:
+// the answer must not be cached, since the environment is still to come.
 type SessionTouchResult struct {
-	Source string `json:"source,omitempty"`
-	Env    string `json:"env,omitempty"`
+	Source     string `json:"source,omitempty"`
+	Env        string `json:"env,omitempty"`
+	EnvPending bool   `json:"env_pending,omitempty"`
 }
 
 // SessionEnvRequest is what the session's SessionStart hooks wrote to
@@ -56,6 +59,11 @@ type SessionEnvRequest struct {
 // the session to report its environment: under the toucher's 10 s, so
 // the waiting run goes on (without it) rather than lose its claim.
 const sessionEnvWait = 8 * time.Second
+
+// sessionEnvPendingMax is how long a start's report is expected at all:
+// a SessionStart stage is bounded by hookStageTimeout, so a run that has
+// not reported by then never will (its worker died).
+const sessionEnvPendingMax = hookStageTimeout
 
 // EndSessionRequest is the kernel ending a conversation's session.
 type EndSessionRequest struct {
@@ -154,10 +162,11 @@ func (c *convSession) touch(ctx workflow.Context, t SessionTouch) (SessionTouchR
 	if err := workflow.Await(ctx, func() bool { return !c.ending }); err != nil {
 		return SessionTouchResult{}, err
 	}
-	if err := c.awaitEnv(ctx); err != nil {
+	pending, err := c.awaitEnv(ctx)
+	if err != nil {
 		return SessionTouchResult{}, err
 	}
-	var out SessionTouchResult
+	out := SessionTouchResult{EnvPending: pending}
 	switch {
 	case !c.st.Started:
 		out.Source = hooks.SourceStartup
@@ -193,23 +202,30 @@ func (c *convSession) touch(ctx workflow.Context, t SessionTouch) (SessionTouchR
 
 // awaitEnv holds a touch while the run that started the session has not
 // reported what its SessionStart hooks wrote, for at most sessionEnvWait
-// after the start: Claude Code runs no command before SessionStart ends.
-// A run that never reports (its worker died) stops holding anyone then.
-func (c *convSession) awaitEnv(ctx workflow.Context) error {
+// after the start (Claude Code runs no command before SessionStart ends),
+// and reports whether the report is still to come. A run that has not
+// reported within sessionEnvPendingMax never will: the session stops
+// expecting it.
+func (c *convSession) awaitEnv(ctx workflow.Context) (pending bool, err error) {
 	if c.st.EnvPendingSince == nil {
-		return nil
+		return false, nil
 	}
-	if left := c.st.EnvPendingSince.Add(sessionEnvWait).Sub(workflow.Now(ctx)); left > 0 {
+	since := *c.st.EnvPendingSince
+	if left := since.Add(sessionEnvWait).Sub(workflow.Now(ctx)); left > 0 {
 		if _, err := workflow.AwaitWithTimeout(ctx, left, func() bool { return c.st.EnvPendingSince == nil }); err != nil {
-			return err
+			return false, err
 		}
 	}
-	if c.st.EnvPendingSince != nil {
-		c.logger.Warn("the run that started the session did not report its SessionStart environment in time; going on without it",
-			"conversation_id", c.st.ConversationID, "waited", sessionEnvWait)
+	switch {
+	case c.st.EnvPendingSince == nil:
+		return false, nil
+	case workflow.Now(ctx).Sub(since) >= sessionEnvPendingMax:
+		c.logger.Warn("the run that started the session never reported its SessionStart environment; no longer expecting it",
+			"conversation_id", c.st.ConversationID, "expected_within", sessionEnvPendingMax)
 		c.st.EnvPendingSince = nil
+		return false, nil
 	}
-	return nil
+	return true, nil
 }
 
 // setEnv records what the session's SessionStart hooks wrote to

@@ -129,8 +129,9 @@ func sessionLifecycle(ctx context.Context, c client.Client, q string) (client.Wo
 // environment: a touch that starts it for a run whose hooks write
 // $CLAUDE_ENV_FILE, another touch that waits for them, the report that
 // releases it; then, after the kernel's end, a resume whose run never
-// reports, so the next touch waits out sessionEnvWait and goes on; the
-// session then idles out and completes after its retention.
+// reports, so the next touch waits out sessionEnvWait and goes on with
+// the environment still pending; the session then idles out and
+// completes after its retention.
 func sessionEnvLifecycle(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 	const conv = "replay-session-env-lifecycle"
 	id := workflows.SessionWorkflowID(q, conv)
@@ -174,8 +175,8 @@ func sessionEnvLifecycle(ctx context.Context, c client.Client, q string) (client
 	if res, err := touch("env-3", true); err != nil || res.Source != "resume" || res.Env != "" {
 		return nil, fmt.Errorf("touch after the end = %+v, %v; want resume without the old env", res, err)
 	}
-	if res, err := touch("env-4", false); err != nil || res.Env != "" {
-		return nil, fmt.Errorf("touch after the unreported resume = %+v, %v", res, err)
+	if res, err := touch("env-4", false); err != nil || res.Env != "" || !res.EnvPending {
+		return nil, fmt.Errorf("touch after the unreported resume = %+v, %v; want no env, still pending", res, err)
 	}
 	return c.GetWorkflow(ctx, id, ""), nil
 }
