@@ -30,6 +30,11 @@ func TestToolInputMapsBothWays(t *testing.T) {
 			map[string]any{"command": "npm test", "timeout": float64(30000), "cwd": "web"}},
 		{"process_exec", map[string]any{"command_line": "npm start", "port": float64(3000)},
 			map[string]any{"command": "npm start", "port": float64(3000), "run_in_background": true}},
+		// The env argument shows as the assignments a Claude Code agent
+		// would write before the command.
+		{"exec_command", map[string]any{"command_line": "ls", "env": map[string]any{"NODE_ENV": "test", "LD_PRELOAD": "./evil.so", "MSG": "it's ok"}},
+			map[string]any{"command": `LD_PRELOAD=./evil.so MSG='it'\''s ok' NODE_ENV=test ls`,
+				"env": map[string]any{"NODE_ENV": "test", "LD_PRELOAD": "./evil.so", "MSG": "it's ok"}}},
 		{"workspace_read", map[string]any{"path": "src/main.go"},
 			map[string]any{"file_path": "/srv/ws/src/main.go"}},
 		{"workspace_write", map[string]any{"path": ".env", "content": "A=1"},

@@ -3,13 +3,14 @@ package claudecode
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
 func bashInput(background bool) func(map[string]any, string) map[string]any {
 	return func(args map[string]any, _ string) map[string]any {
 		out := copyExcept(args, "command_line", "timeout_seconds")
-		out["command"] = str(args, "command_line")
+		out["command"] = envAssignments(args["env"]) + str(args, "command_line")
 		if s, ok := num(args, "timeout_seconds"); ok {
 			out["timeout"] = s * 1000
 		}
@@ -23,6 +24,14 @@ func bashInput(background bool) func(map[string]any, string) map[string]any {
 func bashArgs(in map[string]any, _ string) map[string]any {
 	out := copyExcept(in, "description", "run_in_background", "dangerouslyDisableSandbox")
 	rename(out, "command", "command_line")
+	// A command echoed back with the env argument it was shown with
+	// drops the assignments again; without it they set the variables
+	// themselves.
+	if prefix := envAssignments(out["env"]); prefix != "" {
+		if line, ok := out["command_line"].(string); ok {
+			out["command_line"] = strings.TrimPrefix(line, prefix)
+		}
+	}
 	if ms, ok := num(out, "timeout"); ok {
 		delete(out, "timeout")
 		if ms > 0 {
@@ -320,4 +329,37 @@ func firstLine(s string, max int) string {
 		s = s[:max]
 	}
 	return s
+}
+
+// envAssignments shows exec_command's and process_exec's env argument to
+// Claude Code dialect hooks as what a Claude Code agent would write for
+// the same effect, assignments before the command (`NAME=value ls`): a
+// hook that approves or refuses by the command text sees every variable
+// the command runs with (an LD_PRELOAD or PATH beside an allowed "ls"),
+// not only the words after them. Values are quoted for sh where needed.
+func envAssignments(env any) string {
+	vars, ok := env.(map[string]any)
+	if !ok || len(vars) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(vars))
+	for name := range vars {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, name := range names {
+		value, _ := vars[name].(string)
+		b.WriteString(name + "=" + shellWord(value) + " ")
+	}
+	return b.String()
+}
+
+// shellWord is s as one sh word: as it is when it needs no quoting, else
+// single-quoted.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

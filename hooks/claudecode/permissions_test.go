@@ -351,3 +351,39 @@ func TestAllowRulesDoNotLookPastVariablesThatChangeWhatRuns(t *testing.T) {
 		}
 	}
 }
+
+// A Claude Code user's auto-approve hook, which allows "ls" by its command
+// text, is shown the env argument as the assignments before the command
+// (LD_PRELOAD=./evil.so ls), so it does not approve a call it would not
+// approve written out; under dontAsk the call is then refused.
+func TestAutoApproveHookSeesTheEnvArgument(t *testing.T) {
+	dir := t.TempDir()
+	approve := writeScript(t, dir, "approve-ls.sh", `cmd=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["tool_input"]["command"])')
+case "$cmd" in
+  ls|"ls "*) echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ls is read-only"}}' ;;
+esac`)
+	sources := project(t, dir, map[string]string{"settings.json": `{"permissions": {"defaultMode": "dontAsk"},
+		"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "` + approve + `"}]}]}}`})
+	r := hooks.NewRegistry()
+	for _, src := range sources {
+		r.AddSource(src.Registered())
+	}
+	r.SetPermissionPolicy(NewPermissions(sources))
+	for _, tc := range []struct {
+		env  map[string]any
+		want hooks.Kind
+	}{
+		{nil, hooks.KindContinue},
+		{map[string]any{"NODE_ENV": "test"}, hooks.KindBlock},
+		{map[string]any{"LD_PRELOAD": "./evil.so"}, hooks.KindBlock},
+	} {
+		args := map[string]any{"command_line": "ls"}
+		if tc.env != nil {
+			args["env"] = tc.env
+		}
+		res := r.RunPreToolUse(context.Background(), call(dir, "exec_command", args))
+		if res.Action.Kind != tc.want && !(tc.want == hooks.KindContinue && res.Action.Kind == hooks.KindMutateInput) {
+			t.Errorf("ls with env %v: %s (%s), want %s", tc.env, res.Action.Kind, res.Action.Reason, tc.want)
+		}
+	}
+}
