@@ -336,6 +336,7 @@ func TestAllowRulesDoNotLookPastVariablesThatChangeWhatRuns(t *testing.T) {
 		{command: "ls 2>/dev/null", want: hooks.KindAllow},
 		{command: "ls >/dev/null 2>&1", want: hooks.KindAllow},
 		{command: "git log -1 2>&1 >&2", want: hooks.KindAllow},
+		{command: "ls >/dev/stderr", want: hooks.KindAllow},
 		{command: "ls > listing.txt", want: hooks.KindDeny, why: "it writes its output to listing.txt"},
 		{command: "git log -1 >> ~/.bashrc", want: hooks.KindDeny, why: "it writes its output to ~/.bashrc"},
 		{command: `ls &> "build log"`, want: hooks.KindDeny, why: "it writes its output to build log"},

@@ -71,8 +71,12 @@ func unsafeCallEnv(args map[string]any) string {
 	return ""
 }
 
+// notAFile are redirection targets that write no file.
+var notAFile = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true}
+
 // fileWrite names the first file a statement's redirections write, or "":
-// output to /dev/null and to another descriptor (2>&1) writes none.
+// output to /dev/null (or the command's own streams) and to another
+// descriptor (2>&1) writes none.
 func fileWrite(redirs []*syntax.Redirect) string {
 	for _, r := range redirs {
 		switch r.Op {
@@ -87,7 +91,7 @@ func fileWrite(redirs []*syntax.Redirect) string {
 		default:
 			continue
 		}
-		if target := wordText(r.Word); target != "/dev/null" {
+		if target := wordText(r.Word); !notAFile[target] {
 			return target
 		}
 	}
