@@ -96,6 +96,14 @@ func TestCommandsRunAsTheCommandUser(t *testing.T) {
 		t.Errorf("limits as %s: exit %d, output %q, want %q", u, exit.Code, got, want)
 	}
 
+	// The session's prelude runs in the command user's shell too, under
+	// the same limits, before the line.
+	p, exit, _ = run(t, Spec{CommandLine: `echo "$(id -u) $SESSION_STAGE $(ulimit -n)"`, Prelude: "export SESSION_STAGE=prelude\n[ \"$(id -u)\" = 65534 ] || echo prelude-ran-as-$(id -u)",
+		Dir: "/", User: u, Limits: Limits{MaxOpenFiles: 100}}, 10*time.Second)
+	if got := strings.TrimSpace(stdout(p)); exit.Code != 0 || got != "65534 prelude 100" {
+		t.Errorf("prelude as %s: exit %d, output %q, want %q", u, exit.Code, got, "65534 prelude 100")
+	}
+
 	// The worker still stops what runs as the command user.
 	sleeper, err := Start(Spec{CommandLine: "sleep 30 & sleep 30", Dir: dir, User: u, Env: testEnv()})
 	if err != nil {
