@@ -139,20 +139,27 @@ func (t TemporalToucher) SetEnv(ctx context.Context, conversationID, updateID, e
 func (t TemporalToucher) Env(ctx context.Context, conversationID string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout())
 	defer cancel()
-	id := workflows.SessionWorkflowID(t.TaskQueue, conversationID)
-	v, err := t.Client.QueryWorkflow(ctx, id, "", workflows.QuerySession)
+	st, err := State(ctx, t.Client, t.TaskQueue, conversationID)
 	var notFound *serviceerror.NotFound
-	switch {
-	case errors.As(err, &notFound):
+	if errors.As(err, &notFound) {
 		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("read the session environment of %s: %w", id, err)
 	}
+	return st.Env, err
+}
+
+// State reads a conversation's session (QuerySession); a conversation
+// without one is a *serviceerror.NotFound.
+func State(ctx context.Context, c client.Client, taskQueue, conversationID string) (workflows.ConversationSessionState, error) {
+	id := workflows.SessionWorkflowID(taskQueue, conversationID)
 	var st workflows.ConversationSessionState
-	if err := v.Get(&st); err != nil {
-		return "", fmt.Errorf("read the session environment of %s: %w", id, err)
+	v, err := c.QueryWorkflow(ctx, id, "", workflows.QuerySession)
+	if err == nil {
+		err = v.Get(&st)
 	}
-	return st.Env, nil
+	if err != nil {
+		return st, fmt.Errorf("read the session %s: %w", id, err)
+	}
+	return st, nil
 }
 
 func (t TemporalToucher) timeout() time.Duration {

@@ -107,6 +107,16 @@ func TestClaudeEnvFileReachesTheConversationsCommands(t *testing.T) {
 	res = runCommandInConversation(t, w.queue, project, "f1", "it-env-b", `echo "APP_ENV=$APP_ENV"`)
 	assert.Contains(t, res.Output.Content, "APP_ENV=staging")
 	assert.Equal(t, []string{"it-env-a startup", "it-env-b startup"}, sessionStarts(t, project))
+
+	// The operator can see what the conversation's commands run first.
+	out, code := runBinary(t, "starter", []string{"FENIX_TASK_QUEUE=" + w.queue}, "session", "show", "-conversation", "it-env-a")
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "Session of conversation it-env-a: running")
+	assert.Contains(t, out, "SessionStart sources: startup")
+	assert.Contains(t, out, "  export APP_ENV=staging")
+	out, code = runBinary(t, "starter", []string{"FENIX_TASK_QUEUE=" + w.queue}, "session", "show", "-conversation", "it-env-none")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `conversation "it-env-none" has no session`)
 }
 
 // Two calls of a new conversation at once: one starts the session and
