@@ -142,9 +142,11 @@ func shLines(content string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// checkShSyntax has sh parse script without running it.
+// checkShSyntax has sh parse script without running it, on its own
+// deadline: a hook that used up its timeout just before it exited still
+// gets its file read.
 func checkShSyntax(ctx context.Context, script string) error {
-	ctx, cancel := context.WithTimeout(ctx, envFileCheckTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), envFileCheckTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-n")
 	cmd.Stdin = strings.NewReader(script)
