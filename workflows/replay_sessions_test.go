@@ -54,6 +54,23 @@ func sessionScenarios() []scenario {
 		{"session_env_first.json", inConversationRunning("replay-session-env-1", "replay-session-env", `echo "indent: $PROJECT_INDENT"`)},
 		{"session_env_second.json", inConversationRunning("replay-session-env-2", "replay-session-env", `echo "indent: $PROJECT_INDENT"`)},
 		{"session_env_lifecycle.json", sessionEnvLifecycle},
+		// A subagent of that conversation reads the session environment
+		// (a read claim) without starting or touching the session.
+		{"session_env_subagent.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			// The conversation's first call starts its session.
+			first, err := inConversationRunning("replay-session-env-sub-first", "replay-session-env-sub", `echo "$PROJECT_INDENT"`)(ctx, c, q)
+			if err == nil {
+				err = first.Get(ctx, nil)
+			}
+			if err != nil {
+				return nil, err
+			}
+			req := agentRequest("researcher", 5)
+			req["logical_work_id"], req["conversation_id"] = "replay-session-env-sub", "replay-session-env-sub"
+			req["agent_context"] = map[string]any{"profile": "researcher", "is_subagent": true, "parent_session_id": "replay-session-env-sub",
+				"allowed_tool_names": []string{"calculator"}}
+			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-session-env-sub", req)
+		}},
 		// fenix-shape 9: the conversation's hooks keep each step's
 		// StepComplete stage, which touches the session.
 		{"lean_turn_conversation_continue_as_new.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
