@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -259,4 +260,68 @@ func TestUntouchedConversationSessionCompletes(t *testing.T) {
 	require.NoError(t, h.env.GetWorkflowResult(&st))
 	assert.False(t, st.Started)
 	assert.Zero(t, h.count("RunLifecycleHooks"), "no SessionEnd for a session that never started")
+}
+
+// rejectingCallback records an update's rejection.
+type rejectingCallback struct {
+	rejected error
+}
+
+func (r *rejectingCallback) Accept()             {}
+func (r *rejectingCallback) Reject(e error)      { r.rejected = e }
+func (r *rejectingCallback) Complete(any, error) {}
+
+// The session's environment: a touch that starts the session for hooks
+// that write $CLAUDE_ENV_FILE holds the next touch until the report
+// (which answers it with the environment); an oversized report is refused
+// naming the limit; after a resume whose run never reports, a touch gives
+// up waiting after 8 s and says the environment is still to come, and one
+// after the SessionStart stage's bound no longer expects it.
+func TestConversationSessionEnvironment(t *testing.T) {
+	h := newHarness(t)
+	h.env.RegisterWorkflowWithOptions(workflows.ConversationSession, workflow.RegisterOptions{Name: workflows.ConversationSessionWorkflow})
+	type answer struct {
+		at  time.Duration
+		res workflows.SessionTouchResult
+	}
+	var answers []answer
+	start := h.env.Now()
+	touch := func(id string, writes bool) {
+		h.env.UpdateWorkflow(workflows.UpdateSessionTouch, id, &updateCallback{t: t, onResult: func(r workflows.SessionTouchResult) {
+			answers = append(answers, answer{h.env.Now().Sub(start).Round(time.Second), r})
+		}}, workflows.SessionTouch{ConversationID: "conv-e", IdleTimeoutMS: time.Hour.Milliseconds(), WritesEnv: writes})
+	}
+	report := func(id, env string, cb interface {
+		Accept()
+		Reject(error)
+		Complete(any, error)
+	}) {
+		h.env.UpdateWorkflow(workflows.UpdateSessionEnv, id, cb, workflows.SessionEnvRequest{Env: env})
+	}
+	oversized := &rejectingCallback{}
+	h.env.RegisterDelayedCallback(func() { touch("start", true) }, time.Second)
+	h.env.RegisterDelayedCallback(func() { touch("waits", false) }, 2*time.Second)
+	h.env.RegisterDelayedCallback(func() { report("start/env", "export A=1\n", &updateCallback{t: t}) }, 5*time.Second)
+	h.env.RegisterDelayedCallback(func() { report("huge", strings.Repeat("x", 70<<10), oversized) }, 6*time.Second)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(workflows.UpdateEndSession, "end", &updateCallback{t: t}, workflows.EndSessionRequest{})
+	}, 7*time.Second)
+	h.env.RegisterDelayedCallback(func() { touch("resume", true) }, 10*time.Second)
+	h.env.RegisterDelayedCallback(func() { touch("gives-up", false) }, 11*time.Second)
+	h.env.RegisterDelayedCallback(func() { touch("after-bound", false) }, 10*time.Second+6*time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(workflows.UpdateEndSession, "end-2", &updateCallback{t: t}, workflows.EndSessionRequest{})
+	}, 11*time.Second+6*time.Minute)
+	h.env.ExecuteWorkflow(workflows.ConversationSessionWorkflow, workflows.ConversationSessionState{ConversationID: "conv-e"})
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+
+	require.Len(t, answers, 5)
+	assert.Equal(t, answer{time.Second, workflows.SessionTouchResult{Source: "startup"}}, answers[0])
+	assert.Equal(t, answer{5 * time.Second, workflows.SessionTouchResult{Env: "export A=1\n"}}, answers[1], "held until the report")
+	assert.Equal(t, answer{10 * time.Second, workflows.SessionTouchResult{Source: "resume"}}, answers[2], "a new session: no old env")
+	assert.Equal(t, answer{18 * time.Second, workflows.SessionTouchResult{EnvPending: true}}, answers[3], "gives up 8 s after the start")
+	assert.Equal(t, answer{10*time.Second + 6*time.Minute, workflows.SessionTouchResult{}}, answers[4], "no longer expected")
+	require.Error(t, oversized.rejected)
+	assert.Contains(t, oversized.rejected.Error(), "over the limit of 65536")
 }
