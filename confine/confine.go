@@ -1,0 +1,134 @@
+// Package confine keeps the commands an agent runs (exec_command,
+// process_exec) out of the worker's own files with Landlock.
+//
+// A command runs as the worker's user unless FENIX_COMMAND_USER names
+// another, and that user owns the worker's data directory: the pinned
+// copies of the hook scripts that govern the agent, the audit log, the
+// transcripts Stop hooks read, the command-run records. Without
+// confinement `chmod u+w` and a rewrite of a pinned guard script is all
+// it takes to switch the guard off for the next call. File modes cannot
+// stop the owner; a Landlock domain can, and neither root nor the owner
+// can leave one.
+//
+// Landlock only grants: a ruleset lists the hierarchies a process may
+// reach and everything else is refused. So the rules are cut around the
+// protected paths: every entry of each directory on the way down to a
+// protected path gets full access, except the protected path itself and
+// the directories that lead to another one. What that costs is creating
+// a new entry directly in one of those leading directories (for the
+// default data directory ~/.local/state/fenix: in /, the home directory,
+// ~/.local and ~/.local/state; commands see their workspace as HOME).
+// Existing entries there are reached as before, and an entry added later
+// is picked up by the next command, since a ruleset is rebuilt whenever
+// one of the leading directories changed.
+//
+// Each command gets its domain on an OS thread of its own: the thread
+// restricts itself, starts the command, which inherits the domain, and
+// dies. The worker and its other threads stay unconfined.
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Mode is FENIX_COMMAND_CONFINEMENT.
+type Mode string
+
+// Modes.
+const (
+	// ModeAuto confines commands where the kernel has Landlock (ABI 2,
+	// Linux 5.19, or later) and runs them unconfined, with a warning at
+	// start, where it has not.
+	ModeAuto Mode = "auto"
+	// ModeRequire refuses to start a worker that cannot confine commands.
+	ModeRequire Mode = "require"
+	// ModeOff runs commands unconfined.
+	ModeOff Mode = "off"
+)
+
+// ParseMode reads a mode; "" is ModeAuto.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case "":
+		return ModeAuto, nil
+	case ModeAuto, ModeRequire, ModeOff:
+		return m, nil
+	default:
+		return "", fmt.Errorf("command confinement %q: use auto, require or off", s)
+	}
+}
+
+// ErrUnavailable is returned by New where the kernel cannot confine
+// commands.
+var ErrUnavailable = errors.New("Landlock (ABI 2 or later, Linux 5.19+) is not available")
+
+// Policy names what commands may not reach.
+type Policy struct {
+	// Hidden paths are neither read, written nor executed by a command:
+	// the worker's data directory, key files. Their names can be listed.
+	Hidden []string
+	// ReadOnly paths are read and executed, never written (the skills a
+	// command may run).
+	ReadOnly []string
+}
+
+// Empty is whether the policy protects nothing.
+func (p Policy) Empty() bool { return len(p.Hidden) == 0 && len(p.ReadOnly) == 0 }
+
+// protected is one path of a policy, absolute and clean.
+type protected struct {
+	path     string
+	readOnly bool
+}
+
+// normalize makes each path absolute, clean and free of symlinks (a
+// rule is cut around the file a path leads to), dropping duplicates and
+// "/" (protecting the whole tree would confine everything).
+func (p Policy) normalize() ([]protected, error) {
+	var out []protected
+	seen := map[string]bool{}
+	add := func(path string, readOnly bool) error {
+		if strings.TrimSpace(path) == "" {
+			return nil
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return fmt.Errorf("protected path %q: %w", path, err)
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		} else if dir, derr := filepath.EvalSymlinks(filepath.Dir(abs)); derr == nil {
+			// Not there yet (audit.db before its first row): its
+			// directory decides where it will be.
+			abs = filepath.Join(dir, filepath.Base(abs))
+		}
+		if abs == "/" {
+			return fmt.Errorf("protected path %q is the root directory: commands could reach nothing", path)
+		}
+		if seen[abs] {
+			return nil
+		}
+		seen[abs] = true
+		out = append(out, protected{path: abs, readOnly: readOnly})
+		return nil
+	}
+	for _, h := range p.Hidden {
+		if err := add(h, false); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range p.ReadOnly {
+		if err := add(r, true); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// within is whether path is dir or lies beneath it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+}

@@ -1,0 +1,200 @@
+//go:build linux
+
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// layout is a worker's state next to a workspace and other files, the
+// way a data directory sits in a home directory.
+type layout struct {
+	root, state, skills, guard, audit, ws, other, loose string
+}
+
+func newLayout(t *testing.T) layout {
+	t.Helper()
+	root := t.TempDir()
+	l := layout{
+		root:   root,
+		state:  filepath.Join(root, "state"),
+		skills: filepath.Join(root, "state", "skills"),
+		guard:  filepath.Join(root, "state", "hook-scripts", "0123", "guard.sh"),
+		audit:  filepath.Join(root, "state", "audit.db"),
+		ws:     filepath.Join(root, "ws"),
+		other:  filepath.Join(root, "other"),
+		loose:  filepath.Join(root, "notes.txt"),
+	}
+	for _, d := range []string{l.skills, filepath.Dir(l.guard), l.ws, l.other} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(l.guard, []byte("#!/bin/sh\nexit 2\n"), 0o500))
+	require.NoError(t, os.Chmod(filepath.Dir(l.guard), 0o500))
+	require.NoError(t, os.WriteFile(l.audit, []byte("audit rows"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(l.skills, "run.sh"), []byte("echo skill ran\n"), 0o644))
+	require.NoError(t, os.WriteFile(l.loose, []byte("notes\n"), 0o644))
+	t.Cleanup(func() { os.Chmod(filepath.Dir(l.guard), 0o700) })
+	return l
+}
+
+func newConfiner(t *testing.T, p Policy) *Confiner {
+	t.Helper()
+	c, err := New(p)
+	if errors.Is(err, ErrUnavailable) {
+		t.Skipf("no Landlock here: %v", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// sh runs script confined in workspace and returns its exit code and
+// combined output.
+func sh(t *testing.T, c *Confiner, workspace, script string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = workspace
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	release, err := c.Start(cmd, workspace)
+	require.NoError(t, err)
+	err = cmd.Wait()
+	release()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), out.String()
+	}
+	require.NoError(t, err)
+	return 0, out.String()
+}
+
+func TestCommandsCannotReachHiddenPaths(t *testing.T) {
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}, ReadOnly: []string{l.skills}})
+	refused := map[string]string{
+		"read the audit log":              "cat " + l.audit,
+		"rewrite a pinned guard":          fmt.Sprintf("chmod u+w %s %s; printf 'exit 0' > %s", filepath.Dir(l.guard), l.guard, l.guard),
+		"replace a pinned guard":          fmt.Sprintf("chmod u+w %s; rm -f %s; printf 'exit 0' > %s", filepath.Dir(l.guard), l.guard, l.guard),
+		"plant bytecode next to a guard":  fmt.Sprintf("chmod u+w %s; mkdir %s/__pycache__", filepath.Dir(l.guard), filepath.Dir(l.guard)),
+		"remove the audit log":            "rm " + l.audit,
+		"move the state away":             fmt.Sprintf("mv %s %s.old", l.state, l.state),
+		"hard-link the audit log out":     fmt.Sprintf("ln %s %s/audit-copy", l.audit, l.ws),
+		"follow a symlink into the state": fmt.Sprintf("ln -s %s %s/link && cat %s/link/audit.db", l.state, l.other, l.other),
+		"go through the worker's root":    fmt.Sprintf("cat /proc/%d/root%s", os.Getpid(), l.audit),
+		"write a read-only skill":         fmt.Sprintf("echo x >> %s/run.sh", l.skills),
+		"add a skill":                     fmt.Sprintf("echo x > %s/new.sh", l.skills),
+		"add an entry beside the state":   "touch " + filepath.Join(l.root, "new-entry"),
+	}
+	for what, script := range refused {
+		code, out := sh(t, c, l.ws, script)
+		assert.NotZero(t, code, "%s: %s ran: %s", what, script, out)
+	}
+	guard, err := os.ReadFile(l.guard)
+	require.NoError(t, err)
+	assert.Equal(t, "#!/bin/sh\nexit 2\n", string(guard), "the pinned guard is unchanged")
+	assert.FileExists(t, l.audit)
+	assert.NoDirExists(t, filepath.Join(filepath.Dir(l.guard), "__pycache__"))
+	assert.NoFileExists(t, filepath.Join(l.ws, "audit-copy"))
+
+	allowed := map[string]string{
+		"write the workspace":            "echo ok > out.txt && cat out.txt",
+		"write beside the state":         fmt.Sprintf("echo ok > %s/out.txt && mkdir -p %s/sub/dir", l.other, l.other),
+		"read and append a loose file":   fmt.Sprintf("cat %s && echo more >> %s", l.loose, l.loose),
+		"run a skill":                    "sh " + filepath.Join(l.skills, "run.sh"),
+		"list the state's names":         "ls " + l.state,
+		"run system programs":            "ls / >/dev/null && date >/dev/null",
+		"write the workspace's children": "mkdir -p a/b && echo x > a/b/c && mv a/b/c a/d && rm -r a",
+	}
+	for what, script := range allowed {
+		code, out := sh(t, c, l.ws, script)
+		assert.Zero(t, code, "%s: %s failed: %s", what, script, out)
+	}
+	// The worker itself is not confined.
+	require.NoError(t, os.WriteFile(l.audit, []byte("more rows"), 0o600))
+}
+
+// A directory added beside the state after the rules were cut is reached
+// by the next command: its leading directory changed, so the rules are
+// cut again.
+func TestEntriesAddedLaterAreReached(t *testing.T) {
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}})
+	code, out := sh(t, c, l.ws, "true")
+	require.Zero(t, code, out)
+	later := filepath.Join(l.root, "later")
+	require.NoError(t, os.Mkdir(later, 0o755))
+	code, out = sh(t, c, l.ws, "echo x > "+filepath.Join(later, "file"))
+	assert.Zero(t, code, out)
+	code, out = sh(t, c, l.ws, "cat "+l.audit)
+	assert.NotZero(t, code, "still hidden after the rebuild: %s", out)
+}
+
+// A workspace inside the state is the command's; one that holds a
+// protected path leaves that path to the workspace's own guards, since a
+// rule cut around it would stop the command adding files to its
+// workspace.
+func TestWorkspacesAndProtectedPathsNested(t *testing.T) {
+	l := newLayout(t)
+	inner := filepath.Join(l.state, "workspaces", "w1")
+	require.NoError(t, os.MkdirAll(inner, 0o755))
+	private := filepath.Join(l.ws, ".private")
+	require.NoError(t, os.Mkdir(private, 0o755))
+	c := newConfiner(t, Policy{Hidden: []string{l.state, private}})
+
+	code, out := sh(t, c, inner, "echo x > file && cat file")
+	assert.Zero(t, code, "a workspace inside the state: %s", out)
+	code, out = sh(t, c, inner, "cat "+l.audit)
+	assert.NotZero(t, code, "the rest of the state stays hidden: %s", out)
+
+	code, out = sh(t, c, l.ws, "echo x > new-file && echo y > .private/file")
+	assert.Zero(t, code, "a workspace holding a protected path: %s", out)
+	code, out = sh(t, c, l.other, "cat "+filepath.Join(private, "file"))
+	assert.NotZero(t, code, "from another workspace the path is hidden: %s", out)
+}
+
+func TestPolicyRefusesTheRoot(t *testing.T) {
+	_, err := New(Policy{Hidden: []string{"/"}})
+	if errors.Is(err, ErrUnavailable) {
+		t.Skip(err)
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"/"`)
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{"": ModeAuto, "auto": ModeAuto, " Require ": ModeRequire, "off": ModeOff} {
+		got, err := ParseMode(in)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	_, err := ParseMode("strict")
+	assert.ErrorContains(t, err, `"strict"`)
+}
+
+// A parent-death signal fires when the thread that started a process
+// ends: the confining thread lives until release, so a command started
+// with one (as procs starts every shell) is not killed when Start
+// returns.
+func TestCommandsOutliveStart(t *testing.T) {
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}})
+	cmd := exec.Command("/bin/sh", "-c", "sleep 0.3; echo alive")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out := &strings.Builder{}
+	cmd.Stdout = out
+	release, err := c.Start(cmd, l.ws)
+	require.NoError(t, err)
+	require.NoError(t, cmd.Wait())
+	release()
+	assert.Equal(t, "alive\n", out.String())
+}

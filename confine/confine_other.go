@@ -1,0 +1,19 @@
+//go:build !linux
+
+package confine
+
+import "os/exec"
+
+// Confiner is Linux-only; elsewhere New always fails.
+type Confiner struct{}
+
+// ABIVersion is 0: there is no Landlock here.
+func ABIVersion() int { return 0 }
+
+// New fails with ErrUnavailable: only Linux has Landlock.
+func New(Policy) (*Confiner, error) { return nil, ErrUnavailable }
+
+func (c *Confiner) ABI() int                                      { return 0 }
+func (c *Confiner) String() string                                { return "unconfined" }
+func (c *Confiner) Start(cmd *exec.Cmd, _ string) (func(), error) { return func() {}, cmd.Start() }
+func (c *Confiner) Close()                                        {}
