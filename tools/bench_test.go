@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/internal/harness/benchfs"
 	"github.com/fenixrt/fenix/workspace"
@@ -131,6 +132,17 @@ func BenchmarkRegisteredTools(b *testing.B) {
 func BenchmarkExecCommandTrue(b *testing.B) {
 	b.Run("exec_command", func(b *testing.B) {
 		r := newRig(b)
+		call := contract.ToolCall{CallID: "c1", ToolName: "exec_command", Arguments: map[string]any{"command_line": "true"}}
+		for b.Loop() {
+			if _, err := r.reg.Execute(context.Background(), r.env, call); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// Unconfined (FENIX_COMMAND_CONFINEMENT=off): what the Landlock
+	// domain costs a command (the ruleset check, a thread of its own).
+	b.Run("exec_command-unconfined", func(b *testing.B) {
+		r := newRig(b, func(c *HostConfig) { c.Confinement = confine.ModeOff })
 		call := contract.ToolCall{CallID: "c1", ToolName: "exec_command", Arguments: map[string]any{"command_line": "true"}}
 		for b.Loop() {
 			if _, err := r.reg.Execute(context.Background(), r.env, call); err != nil {

@@ -164,6 +164,8 @@ func startCommandRun(env *Env, h *Host, p commandPlan) (procs.CommandRun, *procs
 		Env:         p.env,
 		Limits:      p.limits,
 		User:        h.cfg.CommandUser,
+		Confiner:    h.confiner,
+		Workspace:   env.Workspace.Dir(),
 		KeepBytes:   h.cfg.Exec.KeepBytes,
 		BeforeRun: func(proc *procs.Process) error {
 			rec = procs.CommandRun{

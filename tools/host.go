@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/tools/browser"
@@ -41,10 +42,13 @@ type Host struct {
 	fetchClient  *http.Client
 	searchClient *http.Client
 	browsers     *browser.Manager
-	proxyServer  *http.Server
-	proxyBase    string
-	closeOnce    sync.Once
-	closeErr     error
+	// confiner starts commands in a Landlock domain; nil runs them
+	// unconfined (FENIX_COMMAND_CONFINEMENT=off, or no Landlock).
+	confiner    *confine.Confiner
+	proxyServer *http.Server
+	proxyBase   string
+	closeOnce   sync.Once
+	closeErr    error
 }
 
 // NewHost prepares the data directory, resolves the host ID, opens the
@@ -86,6 +90,10 @@ func NewHost(cfg HostConfig) (*Host, error) {
 			return nil, fmt.Errorf("FENIX_COMMAND_USER: %w", err)
 		}
 	}
+	confiner, err := newConfiner(cfg)
+	if err != nil {
+		return nil, err
+	}
 	// Opening the registries reaps what a worker that died on this data
 	// directory left running.
 	runs, err := procs.OpenRuns(procs.RunsConfig{
@@ -113,6 +121,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		cfg:          cfg,
 		runs:         runs,
 		services:     services,
+		confiner:     confiner,
 		fetchClient:  netguard.NewClient(cfg.Fetch, netguard.ClientOptions{Timeout: 60 * time.Second}),
 		searchClient: &http.Client{Timeout: 20 * time.Second},
 	}
@@ -137,6 +146,33 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		go h.proxyServer.Serve(listener)
 	}
 	return h, nil
+}
+
+// newConfiner builds what confines commands: the data directory and
+// cfg.Protected out of their reach. Where the kernel has no Landlock,
+// auto runs them unconfined with a warning and require refuses to start.
+func newConfiner(cfg HostConfig) (*confine.Confiner, error) {
+	mode := cfg.Confinement
+	if mode == "" {
+		mode = confine.ModeAuto
+	}
+	if mode == confine.ModeOff {
+		cfg.Logger.Warn("commands run unconfined (FENIX_COMMAND_CONFINEMENT=off): exec_command and process_exec can rewrite the worker's data directory, the pinned hook scripts in it included", "data_dir", cfg.DataDir)
+		return nil, nil
+	}
+	policy := cfg.Protected
+	policy.Hidden = append([]string{cfg.DataDir}, policy.Hidden...)
+	c, err := confine.New(policy)
+	switch {
+	case err == nil:
+		cfg.Logger.Info("commands are confined", "confinement", c.String())
+		return c, nil
+	case errors.Is(err, confine.ErrUnavailable) && mode == confine.ModeAuto:
+		cfg.Logger.Warn("commands run unconfined: "+err.Error()+"; exec_command and process_exec can rewrite the worker's data directory unless FENIX_COMMAND_USER runs them as another user (FENIX_COMMAND_CONFINEMENT=require refuses to start instead)", "data_dir", cfg.DataDir)
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("FENIX_COMMAND_CONFINEMENT=%s: %w", mode, err)
+	}
 }
 
 func loadOrCreateHostID(dataDir string) (string, error) {
@@ -215,6 +251,9 @@ func (h *Host) Close() error {
 		}
 		if h.browsers != nil {
 			h.browsers.Shutdown()
+		}
+		if h.confiner != nil {
+			h.confiner.Close()
 		}
 		if h.proxyServer != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/tools/procs"
 )
@@ -75,9 +76,17 @@ type HostConfig struct {
 	// hold CAP_SETUID, CAP_SETGID and CAP_KILL; NewHost
 	// starts a probe command as the user and fails if it cannot.
 	CommandUser *procs.User
-	Exec        ExecConfig
-	Services    ServiceConfig
-	Browser     BrowserConfig
+	// Confinement is FENIX_COMMAND_CONFINEMENT: whether commands run in a
+	// Landlock domain that keeps them out of the worker's own files
+	// (confine.ModeAuto, the default, where the kernel allows).
+	Confinement confine.Mode
+	// Protected is what confined commands may not reach besides DataDir,
+	// which is always hidden: the worker's other state and its secret
+	// files (the worker fills it in).
+	Protected confine.Policy
+	Exec      ExecConfig
+	Services  ServiceConfig
+	Browser   BrowserConfig
 	// Logger receives what NewHost reaped from a worker that died on this
 	// data directory: command runs and services it left running (default
 	// slog.Default()).
@@ -89,7 +98,8 @@ type HostConfig struct {
 // FENIX_FETCH_ALLOW (CIDRs, IPs and host names, comma-separated),
 // FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_EXEC_ENV_ALLOW (variable
 // names, comma-separated), FENIX_EXEC_MAX_TIMEOUT (a Go duration or
-// seconds), FENIX_COMMAND_USER, FENIX_BROWSER_PATH and
+// seconds), FENIX_COMMAND_USER, FENIX_COMMAND_CONFINEMENT,
+// FENIX_BROWSER_PATH and
 // FENIX_BROWSER_IDLE_TIMEOUT.
 func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 	// The data directory and host ID are the worker's settings
@@ -117,6 +127,9 @@ func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 			return cfg, fmt.Errorf("FENIX_COMMAND_USER: %w", err)
 		}
 	}
+	if cfg.Confinement, err = confine.ParseMode(getenv("FENIX_COMMAND_CONFINEMENT")); err != nil {
+		return cfg, fmt.Errorf("FENIX_COMMAND_CONFINEMENT: %w", err)
+	}
 	cfg.Browser.ExecPath = getenv("FENIX_BROWSER_PATH")
 	if cfg.Browser.IdleTimeout, err = envDuration(getenv, "FENIX_BROWSER_IDLE_TIMEOUT"); err != nil {
 		return cfg, err
@@ -142,6 +155,9 @@ func envDuration(getenv func(string) string, name string) (time.Duration, error)
 }
 
 func (c *HostConfig) applyDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
 	e := &c.Exec
 	if e.DefaultTimeout <= 0 {
 		e.DefaultTimeout = 60 * time.Second

@@ -123,6 +123,8 @@ func launchService(env *Env, h *Host, a ProcessExecArgs) (string, procs.ServiceI
 		Port:           a.Port,
 		Limits:         h.cfg.Services.Limits,
 		User:           h.cfg.CommandUser,
+		Confiner:       h.confiner,
+		Workspace:      env.Workspace.Dir(),
 		Prelude:        commandPrelude(env.SessionEnv, extra),
 		CallID:         env.CallID,
 		ConversationID: env.ConversationID,

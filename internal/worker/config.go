@@ -245,6 +245,7 @@ func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Co
 	// Commands draw their allowlisted variables from the worker's own
 	// environment.
 	cfg.HostConfig.Environ = os.Environ()
+	cfg.HostConfig.Protected.Hidden = secretFiles(getenv)
 	if cfg.Model, err = providers.FromEnv(getenv); err != nil {
 		return Config{}, fmt.Errorf("model provider configuration: %w", err)
 	}

@@ -134,6 +134,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	}
 	hostCfg := cfg.HostConfig
 	hostCfg.DataDir = cfg.DataDir
+	hostCfg.Protected = protectedPaths(cfg, hostCfg.Protected)
 	if hostCfg.Logger == nil {
 		hostCfg.Logger = cfg.Logger
 	}

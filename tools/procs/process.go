@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/proctree"
 )
 
@@ -82,6 +83,11 @@ type Spec struct {
 	// before CommandLine (the session's $CLAUDE_ENV_FILE lines): what
 	// they export, the command sees.
 	Prelude string
+	// Confiner, when set, starts the shell in a Landlock domain that keeps
+	// it and everything it starts out of the worker's own files; Workspace
+	// is the command's workspace, which it always reaches.
+	Confiner  *confine.Confiner
+	Workspace string
 	// BeforeRun, when set, is called once the shell exists, its limits are
 	// in place and its group identity is known, but before the command
 	// line runs: a registry records the run here, so nothing runs that a
@@ -115,6 +121,9 @@ type Process struct {
 	// cgroup holds everything the command starts, in its process group or
 	// not (setsid); nil where no cgroup v2 can be made (see proctree).
 	cgroup *proctree.Cgroup
+	// releaseStarter is called once the shell was waited for: it ends the
+	// thread that confined and started it (see confine.Confiner.Start).
+	releaseStarter func()
 
 	mu     sync.Mutex
 	reason string
@@ -163,7 +172,8 @@ func Start(spec Spec) (*Process, error) {
 	if err == nil {
 		cg.Attach(cmd.SysProcAttr)
 	}
-	if err := cmd.Start(); err != nil {
+	release, err := startShell(cmd, spec)
+	if err != nil {
 		files.closeAll()
 		if cg != nil {
 			cg.Close()
@@ -176,16 +186,17 @@ func Start(spec Spec) (*Process, error) {
 	files.closeChildEnds()
 
 	p := &Process{
-		spec:    spec,
-		cmd:     cmd,
-		pid:     cmd.Process.Pid,
-		ident:   identify(cmd.Process.Pid),
-		started: time.Now(),
-		stdout:  NewTail(spec.KeepBytes),
-		stderr:  NewTail(spec.KeepBytes),
-		log:     files.log,
-		cgroup:  cg,
-		done:    make(chan struct{}),
+		spec:           spec,
+		cmd:            cmd,
+		pid:            cmd.Process.Pid,
+		ident:          identify(cmd.Process.Pid),
+		started:        time.Now(),
+		stdout:         NewTail(spec.KeepBytes),
+		stderr:         NewTail(spec.KeepBytes),
+		log:            files.log,
+		cgroup:         cg,
+		releaseStarter: release,
+		done:           make(chan struct{}),
 	}
 	if err := p.guard(); err != nil {
 		p.abortAtGate(files)
@@ -193,6 +204,15 @@ func Start(spec Spec) (*Process, error) {
 	}
 	p.openGate(files)
 	return p, nil
+}
+
+// startShell starts the shell, confined when spec says so; release is
+// called once the shell was reaped.
+func startShell(cmd *exec.Cmd, spec Spec) (release func(), err error) {
+	if spec.Confiner != nil {
+		return spec.Confiner.Start(cmd, spec.Workspace)
+	}
+	return func() {}, cmd.Start()
 }
 
 // withDefaults fills in the unset fields of spec.
@@ -295,6 +315,7 @@ func (p *Process) abortAtGate(f *startFiles) {
 	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 	f.gateW.Close()
 	_ = p.cmd.Wait()
+	p.releaseStarter()
 	if p.cgroup != nil {
 		p.cgroup.Close()
 	}
@@ -452,6 +473,7 @@ func (p *Process) supervise(outR, errR *os.File, readers *sync.WaitGroup) {
 	_ = p.cmd.Wait()
 	p.reaped = true
 	p.mu.Unlock()
+	p.releaseStarter()
 
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fenixrt/fenix/confine"
 )
 
 // Service statuses.
@@ -47,7 +49,10 @@ type ServiceSpec struct {
 	// User, when set, is who the service runs as (Spec.User).
 	User *User
 	// Prelude is run before CommandLine in its shell (Spec.Prelude).
-	Prelude        string
+	Prelude string
+	// Confiner and Workspace confine the service (Spec.Confiner).
+	Confiner       *confine.Confiner
+	Workspace      string
 	CallID         string
 	ConversationID string
 }
@@ -266,6 +271,8 @@ func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 		Env:           spec.Env,
 		Limits:        spec.Limits,
 		User:          spec.User,
+		Confiner:      spec.Confiner,
+		Workspace:     spec.Workspace,
 		KeepBytes:     m.cfg.KeepBytes,
 		CombineOutput: true,
 		LogPath:       logPath,

@@ -1,0 +1,102 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/confine"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/worker"
+)
+
+// Commands run as the worker's user own its data directory, where the
+// hook scripts the worker pinned live. Before confinement an agent's
+// exec_command could `chmod u+w` a pinned guard and rewrite it, and the
+// next call ran the rewritten guard: no reload, nothing reported. Now
+// the command runs in a Landlock domain that cannot read or write the
+// data directory (pinned scripts, audit log, transcripts, records), so
+// the guard keeps governing, while the agent's own work goes on.
+func TestCommandsCannotRewriteTheWorkersState(t *testing.T) {
+	if confine.ABIVersion() < 2 {
+		t.Skip("the kernel has no Landlock ABI 2")
+	}
+	project := guardedProject(t)
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	pinned, err := filepath.Glob(filepath.Join(w.dataDir, "hook-scripts", "*", "guard.sh"))
+	require.NoError(t, err)
+	require.Len(t, pinned, 1, "the worker runs a pinned copy of the guard")
+	pinnedBefore, err := os.ReadFile(pinned[0])
+	require.NoError(t, err)
+
+	tools := []string{"exec_command", "process_exec", "workspace_read"}
+	seq := 0
+	run := func(t *testing.T, tool, command string) contract.Result {
+		t.Helper()
+		seq++
+		name := "confined-" + strconv.Itoa(seq)
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": map[string]any{"command_line": command}}, tools...)
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
+	stdout := func(t *testing.T, command string) string {
+		t.Helper()
+		res := run(t, "exec_command", command)
+		require.Equal(t, contract.StatusCompleted, res.Status, "%s: %+v", command, res.Error)
+		return res.Output.Content
+	}
+	requireBlocked := func(t *testing.T, when string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+		res := run(t, "exec_command", "rm -rf ./scratch")
+		require.Equal(t, contract.StatusFailed, res.Status, "%s: rm -rf ran: %+v", when, res.Output)
+		require.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%s: %+v", when, res.Error)
+		assert.DirExists(t, filepath.Join(project, "scratch"), when)
+	}
+	requireBlocked(t, "before any tampering")
+
+	pinnedDir := filepath.Dir(pinned[0])
+	audit := filepath.Join(w.dataDir, "audit.db")
+	for _, attack := range []string{
+		fmt.Sprintf("chmod -R u+w %s && printf '#!/bin/sh\\nexit 0\\n' > %s", pinnedDir, pinned[0]),
+		fmt.Sprintf("chmod u+w %s && rm -f %s && printf '#!/bin/sh\\nexit 0\\n' > %s", pinnedDir, pinned[0], pinned[0]),
+		fmt.Sprintf("mv %s %s.old", filepath.Join(w.dataDir, "hook-scripts"), filepath.Join(w.dataDir, "hook-scripts")),
+		"cat " + audit + " > /dev/null",
+		"rm -f " + audit,
+		"ln " + audit + " audit-copy.db",
+		"cat /proc/" + strconv.Itoa(os.Getpid()) + "/root" + audit + " > /dev/null",
+	} {
+		out := stdout(t, attack+" && echo ATTACK-WORKED || echo refused")
+		assert.Contains(t, out, "refused", attack)
+		assert.NotContains(t, out, "ATTACK-WORKED", attack)
+	}
+	pinnedAfter, err := os.ReadFile(pinned[0])
+	require.NoError(t, err)
+	assert.Equal(t, string(pinnedBefore), string(pinnedAfter), "the pinned guard is unchanged")
+	assert.FileExists(t, audit)
+	requireBlocked(t, "after the attempts on the pinned guard")
+
+	// A background service is confined the same way.
+	res := run(t, "process_exec", fmt.Sprintf("printf x > %s/planted; echo done > service-ran.txt; sleep 60", w.dataDir))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(project, "service-ran.txt"))
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond, "the service ran")
+	assert.NoFileExists(t, filepath.Join(w.dataDir, "planted"))
+
+	// The agent's own work goes on: the workspace, system programs, the
+	// temporary directory's existing entries.
+	assert.Contains(t, stdout(t, "mkdir -p work && echo hello > work/notes.txt && cat work/notes.txt && ls / > /dev/null && git --version >/dev/null 2>&1; echo exit=$?"), "hello")
+}

@@ -1,0 +1,60 @@
+package worker
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fenixrt/fenix/codec"
+	"github.com/fenixrt/fenix/confine"
+)
+
+// protectedPaths adds to p what this configuration keeps beside the data
+// directory, which tools.NewHost always hides from commands: the audit
+// log when it is a SQLite file (with the journal and WAL files SQLite
+// keeps next to it, through which rows could be rewritten), a context
+// store directory, and, read-only, the skills commands may run and the
+// agent profiles that say what an agent is.
+func protectedPaths(cfg Config, p confine.Policy) confine.Policy {
+	if dsn := cfg.AuditDSN; dsn != "" && !strings.Contains(dsn, "://") {
+		file := strings.TrimPrefix(strings.SplitN(dsn, "?", 2)[0], "file:")
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			p.Hidden = append(p.Hidden, file+suffix)
+		}
+	}
+	if store := cfg.Contexts.Store; store != "" && !strings.Contains(store, "://") {
+		p.Hidden = append(p.Hidden, store)
+	}
+	for _, dir := range []string{cfg.SkillsDir, cfg.ProfilesDir} {
+		if dir != "" {
+			p.ReadOnly = append(p.ReadOnly, dir)
+		}
+	}
+	return p
+}
+
+// secretFiles are the files whose contents let a command act as the
+// worker: the payload encryption keys and the Temporal client's TLS key
+// and configuration file (which may hold an API key). With them a
+// command could answer its own approvals. Only files that exist are
+// named: a rule cut around a missing one would protect nothing.
+func secretFiles(getenv func(string) string) []string {
+	var files []string
+	for _, name := range []string{codec.EnvKeyFile, "TEMPORAL_TLS_CLIENT_KEY_PATH", "TEMPORAL_CONFIG_FILE"} {
+		if path := getenv(name); path != "" {
+			files = append(files, path)
+		}
+	}
+	if getenv("TEMPORAL_CONFIG_FILE") == "" {
+		if dir, err := os.UserConfigDir(); err == nil {
+			files = append(files, filepath.Join(dir, "temporalio", "temporal.toml"))
+		}
+	}
+	var present []string
+	for _, f := range files {
+		if _, err := os.Stat(f); err == nil {
+			present = append(present, f)
+		}
+	}
+	return present
+}
