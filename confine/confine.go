@@ -63,7 +63,7 @@ func ParseMode(s string) (Mode, error) {
 
 // ErrUnavailable is returned by New where the kernel cannot confine
 // commands.
-var ErrUnavailable = errors.New("Landlock (ABI 2 or later, Linux 5.19+) is not available")
+var ErrUnavailable = errors.New("the kernel has no usable Landlock (ABI 2 or later, Linux 5.19+)")
 
 // Policy names what commands may not reach.
 type Policy struct {
@@ -73,10 +73,64 @@ type Policy struct {
 	// ReadOnly paths are read and executed, never written (the skills a
 	// command may run).
 	ReadOnly []string
+	// Boundary, when set, also confines every write of a command to its
+	// workspace and the Boundary's paths (Claude Code's sandbox.enabled).
+	Boundary *Boundary
 }
 
-// Empty is whether the policy protects nothing.
-func (p Policy) Empty() bool { return len(p.Hidden) == 0 && len(p.ReadOnly) == 0 }
+// Boundary is where a command may write at all: its workspace, its
+// temporary directory, /dev (the null device, the terminal) and
+// Writable. It is a second Landlock domain stacked on the first, so it
+// only takes away.
+type Boundary struct {
+	// Temp is the commands' temporary directory (their TMPDIR), as Claude
+	// Code gives sandboxed commands one of their own rather than /tmp.
+	Temp string
+	// Writable are further paths, absolute or relative to the workspace.
+	Writable []string
+}
+
+// writable is what the boundary lets a command in workspace write.
+func (b *Boundary) writable(workspace string) []string {
+	paths := []string{"/dev"}
+	if b.Temp != "" {
+		paths = append(paths, b.Temp)
+	}
+	if workspace != "" {
+		paths = append(paths, workspace)
+	}
+	for _, w := range b.Writable {
+		if !filepath.IsAbs(w) {
+			if workspace == "" {
+				continue
+			}
+			w = filepath.Join(workspace, w)
+		}
+		paths = append(paths, w)
+	}
+	return paths
+}
+
+// Merge adds q's paths to p's; the result has a Boundary when either has,
+// with both Boundaries' paths.
+func (p Policy) Merge(q Policy) Policy {
+	out := Policy{
+		Hidden:   append(append([]string(nil), p.Hidden...), q.Hidden...),
+		ReadOnly: append(append([]string(nil), p.ReadOnly...), q.ReadOnly...),
+	}
+	if p.Boundary != nil || q.Boundary != nil {
+		out.Boundary = &Boundary{}
+		for _, b := range []*Boundary{p.Boundary, q.Boundary} {
+			if b != nil {
+				out.Boundary.Writable = append(out.Boundary.Writable, b.Writable...)
+				if out.Boundary.Temp == "" {
+					out.Boundary.Temp = b.Temp
+				}
+			}
+		}
+	}
+	return out
+}
 
 // protected is one path of a policy, absolute and clean.
 type protected struct {

@@ -51,6 +51,8 @@ type Confiner struct {
 	abi     int
 	handled uint64
 	paths   []protected
+	// boundary is nil unless writes are confined too (Policy.Boundary).
+	boundary *Boundary
 
 	mu   sync.Mutex
 	sets map[string]*ruleset // by workspace ("" for none)
@@ -65,10 +67,13 @@ type Confiner struct {
 type ruleset struct {
 	// mu is held for reading while a thread restricts itself with fd and
 	// for writing while fd is closed.
-	mu     sync.RWMutex
-	fd     int
-	leads  []dirStamp
-	closed bool
+	mu sync.RWMutex
+	fd int
+	// boundaryFD is the write boundary's ruleset, stacked on fd; -1 for
+	// none.
+	boundaryFD int
+	leads      []dirStamp
+	closed     bool
 }
 
 // dirStamp identifies a directory's entries as read: a new, removed or
@@ -94,13 +99,13 @@ func ABIVersion() int {
 func New(p Policy) (*Confiner, error) {
 	abi := ABIVersion()
 	if abi < 2 {
-		return nil, fmt.Errorf("%w (the kernel reports ABI %d)", ErrUnavailable, abi)
+		return nil, fmt.Errorf("%w: it reports ABI %d", ErrUnavailable, abi)
 	}
 	paths, err := p.normalize()
 	if err != nil {
 		return nil, err
 	}
-	c := &Confiner{abi: abi, handled: accessV2, paths: paths, sets: map[string]*ruleset{}}
+	c := &Confiner{abi: abi, handled: accessV2, paths: paths, boundary: p.Boundary, sets: map[string]*ruleset{}}
 	switch {
 	case abi >= 5:
 		c.handled = accessV5
@@ -128,8 +133,12 @@ func (c *Confiner) String() string {
 			hidden = append(hidden, p.path)
 		}
 	}
-	return fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s",
+	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s",
 		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")))
+	if c.boundary != nil {
+		desc += fmt.Sprintf("; writes only in the workspace, %s", strings.Join(c.boundary.writable(""), ", "))
+	}
+	return desc
 }
 
 func orNone(paths []string) string {
@@ -193,7 +202,7 @@ func (c *Confiner) restrictThread(rs *ruleset) error {
 	if !c.noNewPrivs.Load() {
 		err := restrictSelf(rs.fd)
 		if err == nil {
-			return nil
+			return restrictBoundary(rs)
 		}
 		if !errors.Is(err, unix.EPERM) {
 			return fmt.Errorf("confining the command: landlock_restrict_self: %w", err)
@@ -207,6 +216,17 @@ func (c *Confiner) restrictThread(rs *ruleset) error {
 	}
 	if err := restrictSelf(rs.fd); err != nil {
 		return fmt.Errorf("confining the command: landlock_restrict_self: %w", err)
+	}
+	return restrictBoundary(rs)
+}
+
+// restrictBoundary stacks the write boundary's domain, when there is one.
+func restrictBoundary(rs *ruleset) error {
+	if rs.boundaryFD < 0 {
+		return nil
+	}
+	if err := restrictSelf(rs.boundaryFD); err != nil {
+		return fmt.Errorf("confining the command's writes: landlock_restrict_self: %w", err)
 	}
 	return nil
 }
@@ -252,6 +272,9 @@ func (rs *ruleset) close() {
 	if !rs.closed {
 		rs.closed = true
 		unix.Close(rs.fd)
+		if rs.boundaryFD >= 0 {
+			unix.Close(rs.boundaryFD)
+		}
 	}
 }
 
@@ -302,18 +325,25 @@ func (c *Confiner) leadingDirs(workspace string) []string {
 // access to read-only paths, listing everywhere, and full access to the
 // workspace.
 func (c *Confiner) build(workspace string) (*ruleset, error) {
-	attr := unix.LandlockRulesetAttr{Handled_access_fs: c.handled}
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if errno != 0 {
-		return nil, fmt.Errorf("confining commands: landlock_create_ruleset: %w", errno)
+	fd, err := createRuleset(c.handled)
+	if err != nil {
+		return nil, err
 	}
-	rs := &ruleset{fd: int(fd)}
+	rs := &ruleset{fd: fd, boundaryFD: -1}
 	ok := false
 	defer func() {
 		if !ok {
 			unix.Close(rs.fd)
+			if rs.boundaryFD >= 0 {
+				unix.Close(rs.boundaryFD)
+			}
 		}
 	}()
+	if c.boundary != nil {
+		if rs.boundaryFD, err = c.buildBoundary(workspace); err != nil {
+			return nil, err
+		}
+	}
 	guarded := c.guarded(workspace)
 	kind := map[string]protected{}
 	for _, p := range guarded {
@@ -360,6 +390,36 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 	}
 	ok = true
 	return rs, nil
+}
+
+func createRuleset(handled uint64) (int, error) {
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return -1, fmt.Errorf("confining commands: landlock_create_ruleset: %w", errno)
+	}
+	return int(fd), nil
+}
+
+// buildBoundary is the write boundary's ruleset: reading and running
+// stay unhandled, so allowed everywhere; every other right only beneath
+// Boundary.writable (a path not there yet gets no rule).
+func (c *Confiner) buildBoundary(workspace string) (int, error) {
+	writes := c.handled &^ readAccess
+	fd, err := createRuleset(writes)
+	if err != nil {
+		return -1, err
+	}
+	for _, p := range c.boundary.writable(workspace) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		if err := c.addRule(fd, p, writes); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+	}
+	return fd, nil
 }
 
 // readLeading lists dir and stamps it. A directory that is not there

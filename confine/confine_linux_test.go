@@ -198,3 +198,44 @@ func TestCommandsOutliveStart(t *testing.T) {
 	release()
 	assert.Equal(t, "alive\n", out.String())
 }
+
+// With a Boundary (Claude Code's sandbox.enabled) a command writes only
+// in its workspace, the temporary directories, /dev and the paths the
+// settings add; it still reads everything it could, and the hidden paths
+// stay hidden.
+func TestBoundaryConfinesWrites(t *testing.T) {
+	l := newLayout(t)
+	elsewhere := filepath.Join(l.root, "elsewhere")
+	require.NoError(t, os.Mkdir(elsewhere, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(elsewhere, "data.txt"), []byte("data\n"), 0o644))
+	temp := filepath.Join(l.root, "tmp")
+	require.NoError(t, os.Mkdir(temp, 0o700))
+	c := newConfiner(t, Policy{Hidden: []string{l.state}, Boundary: &Boundary{Temp: temp, Writable: []string{l.other, "build"}}})
+	allowed := map[string]string{
+		"write the workspace":        "mkdir -p build sub && echo x > sub/f && echo x > build/out && mv sub/f sub/g",
+		"write the temporary dir":    "f=$(TMPDIR=" + temp + " mktemp) && echo x > \"$f\" && rm \"$f\"",
+		"write /dev/null":            "echo x > /dev/null",
+		"write an allowed path":      "echo x > " + filepath.Join(l.other, "out.txt"),
+		"read outside the workspace": "cat " + filepath.Join(elsewhere, "data.txt") + " " + l.loose,
+		"run programs":               "ls / > /dev/null",
+	}
+	for what, script := range allowed {
+		code, out := sh(t, c, l.ws, script)
+		assert.Zero(t, code, "%s: %s failed: %s", what, script, out)
+	}
+	refused := map[string]string{
+		"write a sibling directory":      "echo x > " + filepath.Join(elsewhere, "new.txt"),
+		"append to a file outside":       "echo x >> " + l.loose,
+		"remove a file outside":          "rm " + filepath.Join(elsewhere, "data.txt"),
+		"move a file into the workspace": "mv " + filepath.Join(elsewhere, "data.txt") + " .",
+		"read a hidden path":             "cat " + l.audit,
+	}
+	for what, script := range refused {
+		code, out := sh(t, c, l.ws, script)
+		assert.NotZero(t, code, "%s: %s ran: %s", what, script, out)
+	}
+	assert.FileExists(t, filepath.Join(elsewhere, "data.txt"))
+	b, err := os.ReadFile(l.loose)
+	require.NoError(t, err)
+	assert.Equal(t, "notes\n", string(b))
+}
