@@ -156,6 +156,10 @@ func startCommandRun(env *Env, h *Host, p commandPlan) (procs.CommandRun, *procs
 	if err != nil {
 		return procs.CommandRun{}, nil, fenixerr.Runtime("minting a command run ID: %v", err)
 	}
+	conf, err := h.commandConfinement(execCommandName)
+	if err != nil {
+		return procs.CommandRun{}, nil, err
+	}
 	var rec procs.CommandRun
 	proc, err := procs.Start(procs.Spec{
 		CommandLine: p.commandLine,
@@ -164,7 +168,7 @@ func startCommandRun(env *Env, h *Host, p commandPlan) (procs.CommandRun, *procs
 		Env:         p.env,
 		Limits:      p.limits,
 		User:        h.cfg.CommandUser,
-		Confiner:    h.confiner,
+		Confiner:    conf.confiner,
 		Workspace:   env.Workspace.Dir(),
 		KeepBytes:   h.cfg.Exec.KeepBytes,
 		BeforeRun: func(proc *procs.Process) error {

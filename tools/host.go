@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fenixrt/fenix/confine"
@@ -42,9 +43,9 @@ type Host struct {
 	fetchClient  *http.Client
 	searchClient *http.Client
 	browsers     *browser.Manager
-	// confiner starts commands in a Landlock domain; nil runs them
-	// unconfined (FENIX_COMMAND_CONFINEMENT=off, or no Landlock).
-	confiner    *confine.Confiner
+	// confinement is how commands are confined, replaced whole when the
+	// settings' sandbox changes (SetCommandSandbox).
+	confinement atomic.Pointer[commandConfinement]
 	proxyServer *http.Server
 	proxyBase   string
 	closeOnce   sync.Once
@@ -90,7 +91,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 			return nil, fmt.Errorf("FENIX_COMMAND_USER: %w", err)
 		}
 	}
-	confiner, err := newConfiner(cfg)
+	confinement, err := newConfinement(cfg, confine.Policy{}, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -121,10 +122,10 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		cfg:          cfg,
 		runs:         runs,
 		services:     services,
-		confiner:     confiner,
 		fetchClient:  netguard.NewClient(cfg.Fetch, netguard.ClientOptions{Timeout: 60 * time.Second}),
 		searchClient: &http.Client{Timeout: 20 * time.Second},
 	}
+	h.confinement.Store(confinement)
 	if h.browsers, err = newBrowserManager(cfg); err != nil {
 		services.Close()
 		return nil, err
@@ -146,33 +147,6 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		go h.proxyServer.Serve(listener)
 	}
 	return h, nil
-}
-
-// newConfiner builds what confines commands: the data directory and
-// cfg.Protected out of their reach. Where the kernel has no Landlock,
-// auto runs them unconfined with a warning and require refuses to start.
-func newConfiner(cfg HostConfig) (*confine.Confiner, error) {
-	mode := cfg.Confinement
-	if mode == "" {
-		mode = confine.ModeAuto
-	}
-	if mode == confine.ModeOff {
-		cfg.Logger.Warn("commands run unconfined (FENIX_COMMAND_CONFINEMENT=off): exec_command and process_exec can rewrite the worker's data directory, the pinned hook scripts in it included", "data_dir", cfg.DataDir)
-		return nil, nil
-	}
-	policy := cfg.Protected
-	policy.Hidden = append([]string{cfg.DataDir}, policy.Hidden...)
-	c, err := confine.New(policy)
-	switch {
-	case err == nil:
-		cfg.Logger.Info("commands are confined", "confinement", c.String())
-		return c, nil
-	case errors.Is(err, confine.ErrUnavailable) && mode == confine.ModeAuto:
-		cfg.Logger.Warn("commands run unconfined: "+err.Error()+"; exec_command and process_exec can rewrite the worker's data directory unless FENIX_COMMAND_USER runs them as another user (FENIX_COMMAND_CONFINEMENT=require refuses to start instead)", "data_dir", cfg.DataDir)
-		return nil, nil
-	default:
-		return nil, fmt.Errorf("FENIX_COMMAND_CONFINEMENT=%s: %w", mode, err)
-	}
 }
 
 func loadOrCreateHostID(dataDir string) (string, error) {
@@ -252,9 +226,7 @@ func (h *Host) Close() error {
 		if h.browsers != nil {
 			h.browsers.Shutdown()
 		}
-		if h.confiner != nil {
-			h.confiner.Close()
-		}
+		h.confinement.Load().close()
 		if h.proxyServer != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
@@ -330,8 +302,8 @@ const (
 )
 
 // commandEnv builds a command's whole environment: PATH, HOME (the
-// workspace), LANG, TERM=dumb, the configured allowlist, then the call's
-// own variables. Nothing else from the worker (credentials included)
+// workspace), LANG, TERM=dumb, TMPDIR under a sandbox, the configured
+// allowlist, then the call's own variables. Nothing else from the worker (credentials included)
 // reaches the command.
 func (h *Host) commandEnv(tool, home string, extra map[string]string) ([]string, error) {
 	worker := map[string]string{}
@@ -348,6 +320,10 @@ func (h *Host) commandEnv(tool, home string, extra map[string]string) ([]string,
 	}
 	if v := worker["PATH"]; v != "" {
 		vars["PATH"] = v
+	}
+	if conf := h.confinement.Load(); conf != nil && conf.temp != "" {
+		// A sandbox's write boundary leaves them /tmp to read only.
+		vars["TMPDIR"] = conf.temp
 	}
 	if v := worker["LANG"]; v != "" {
 		vars["LANG"] = v

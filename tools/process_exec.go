@@ -111,6 +111,10 @@ func launchService(env *Env, h *Host, a ProcessExecArgs) (string, procs.ServiceI
 	if err != nil {
 		return "", procs.ServiceInfo{}, err
 	}
+	conf, err := h.commandConfinement(processExecName)
+	if err != nil {
+		return "", procs.ServiceInfo{}, err
+	}
 	id, err := NewResourceID(ResourceProcessRun, h.ID)
 	if err != nil {
 		return "", procs.ServiceInfo{}, fenixerr.Runtime("minting a process run ID: %v", err)
@@ -123,7 +127,7 @@ func launchService(env *Env, h *Host, a ProcessExecArgs) (string, procs.ServiceI
 		Port:           a.Port,
 		Limits:         h.cfg.Services.Limits,
 		User:           h.cfg.CommandUser,
-		Confiner:       h.confiner,
+		Confiner:       conf.confiner,
 		Workspace:      env.Workspace.Dir(),
 		Prelude:        commandPrelude(env.SessionEnv, extra),
 		CallID:         env.CallID,

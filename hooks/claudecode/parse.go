@@ -17,6 +17,7 @@ type settingsFile struct {
 	AllowedHTTPHookURLs []string          `json:"allowedHttpHookUrls"`
 	Env                 map[string]string `json:"env"`
 	Permissions         json.RawMessage   `json:"permissions"`
+	Sandbox             json.RawMessage   `json:"sandbox"`
 }
 
 // ParseSource parses settings-file JSON in Claude Code's format:
@@ -54,6 +55,11 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 	}
 	if len(file.Permissions) > 0 && string(file.Permissions) != "null" {
 		if err := src.parsePermissions(file.Permissions); err != nil {
+			return nil, err
+		}
+	}
+	if len(file.Sandbox) > 0 && string(file.Sandbox) != "null" {
+		if err := src.parseSandbox(file.Sandbox); err != nil {
 			return nil, err
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 // actedOnKeys are the top-level settings keys Fenix reads.
 var actedOnKeys = map[string]bool{"hooks": true, "permissions": true, "disableAllHooks": true,
-	"allowedHttpHookUrls": true, DialectKey: true, "$schema": true}
+	"allowedHttpHookUrls": true, "sandbox": true, DialectKey: true, "$schema": true}
 
 // ignoredSettingsKeys are Claude Code settings Fenix has nothing to apply
 // to, with the reason the load warning gives.
@@ -30,7 +30,6 @@ var ignoredSettingsKeys = map[string]string{
 	"enabledMcpjsonServers":      "MCP servers are configured on the worker",
 	"disabledMcpjsonServers":     "MCP servers are configured on the worker",
 	"mcpServers":                 "MCP servers are configured on the worker",
-	"sandbox":                    "Fenix confines tools to the workspace itself",
 }
 
 // checkSettingsKeys warns once for every top-level key the file holds that

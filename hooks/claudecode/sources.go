@@ -37,6 +37,8 @@ type Source struct {
 	Hooks []hooks.AgentHook
 	// Permissions is the file's "permissions" object, nil when it has none.
 	Permissions *FilePermissions
+	// Sandbox is the file's "sandbox" object when it turns the sandbox on.
+	Sandbox *Sandbox
 	// Warnings list what the file holds that Fenix does not run.
 	Warnings []string
 	// Protected are absolute paths tools must never write: the file, its

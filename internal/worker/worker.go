@@ -425,6 +425,12 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 			r.SetPermissionPolicy(p)
 			cfg.Logger.Info("loaded permission rules", "default_mode", p.Mode())
 		}
+		if host != nil {
+			// Claude Code's Bash sandbox, for exec_command and process_exec.
+			if err := host.SetCommandSandbox(claudecode.CommandPolicy(sources)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	r.Add(builtin.NewAuditLogHook(store, 0, cfg.Logger.Warn))
 	for _, h := range cfg.Hooks {

@@ -100,3 +100,64 @@ func TestCommandsCannotRewriteTheWorkersState(t *testing.T) {
 	// temporary directory's existing entries.
 	assert.Contains(t, stdout(t, "mkdir -p work && echo hello > work/notes.txt && cat work/notes.txt && ls / > /dev/null && git --version >/dev/null 2>&1; echo exit=$?"), "hello")
 }
+
+// A project whose .claude/settings.json turns on Claude Code's Bash
+// sandbox gets it for exec_command and process_exec: commands write only
+// in the workspace, their own TMPDIR and sandbox.filesystem.allowWrite,
+// cannot read denyRead, and read everything else as before. Before, the
+// key was ignored with a warning and the commands wrote anywhere.
+func TestClaudeCodeSandboxConfinesCommandWrites(t *testing.T) {
+	if confine.ABIVersion() < 2 {
+		t.Skip("the kernel has no Landlock ABI 2")
+	}
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "notes.txt"), []byte("notes\n"), 0o644))
+	cache := t.TempDir()
+	secrets := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "token"), []byte("s3cret\n"), 0o600))
+	project := filepath.Join(t.TempDir(), "project")
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	settings := fmt.Sprintf(`{"sandbox": {"enabled": true, "filesystem": {"allowWrite": ["/%s"], "denyRead": ["/%s"]}}}`, cache, secrets)
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	tools := []string{"exec_command", "process_exec"}
+	seq := 0
+	run := func(t *testing.T, tool, command string) contract.Result {
+		t.Helper()
+		seq++
+		name := "sandboxed-" + strconv.Itoa(seq)
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": map[string]any{"command_line": command}}, tools...)
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		require.Equal(t, contract.StatusCompleted, res.Status, "%s: %+v", command, res.Error)
+		return res
+	}
+	for _, refused := range []string{
+		"echo x > " + filepath.Join(outside, "new.txt"),
+		"echo x >> " + filepath.Join(outside, "notes.txt"),
+		"rm " + filepath.Join(outside, "notes.txt"),
+		"cat " + filepath.Join(secrets, "token"),
+	} {
+		out := run(t, "exec_command", refused+" && echo ESCAPED || echo refused").Output.Content
+		assert.Contains(t, out, "refused", refused)
+		assert.NotContains(t, out, "ESCAPED", refused)
+	}
+	out := run(t, "exec_command", "echo built > "+filepath.Join(cache, "out")+" && f=$(mktemp) && echo tmp > \"$f\" && cat \"$f\" && echo ws > in-workspace.txt && cat "+filepath.Join(outside, "notes.txt")).Output.Content
+	assert.Contains(t, out, "tmp\nnotes", "the workspace, TMPDIR and allowWrite are writable, the rest readable")
+	assert.FileExists(t, filepath.Join(cache, "out"))
+	assert.FileExists(t, filepath.Join(project, "in-workspace.txt"))
+	b, err := os.ReadFile(filepath.Join(outside, "notes.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "notes\n", string(b))
+	assert.NoFileExists(t, filepath.Join(outside, "new.txt"))
+
+	run(t, "process_exec", "echo x > "+filepath.Join(outside, "service.txt")+"; echo done > service-ran.txt; sleep 60")
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(project, "service-ran.txt"))
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond, "the service ran")
+	assert.NoFileExists(t, filepath.Join(outside, "service.txt"), "a background service is sandboxed too")
+}

@@ -1,0 +1,59 @@
+package claudecode
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A project's "sandbox" turns Claude Code's Bash sandbox on for
+// exec_command and process_exec: its paths resolve as Claude Code's do,
+// what Fenix cannot apply is named at load, and the files' lists add up.
+func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
+	project := t.TempDir()
+	home, err := os.UserHomeDir()
+	require.NoError(t, err)
+	path := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"sandbox": {
+	  "enabled": true, "failIfUnavailable": true, "autoAllowBashIfSandboxed": true,
+	  "network": {"allowedDomains": ["github.com"]},
+	  "filesystem": {
+	    "allowWrite": ["//var/cache/build", "~/.kube", "/generated", "out"],
+	    "denyWrite": ["//etc/app", "./local-only"],
+	    "denyRead": ["~/.aws/credentials", "//home/**/secrets"]}}}`)
+	src, err := LoadSource(path, LoadOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, src.Sandbox)
+	assert.Equal(t, []string{"/var/cache/build", filepath.Join(home, ".kube"), filepath.Join(project, "generated"), "out"}, src.Sandbox.AllowWrite)
+	assert.Equal(t, []string{"/etc/app"}, src.Sandbox.DenyWrite)
+	assert.Equal(t, []string{filepath.Join(home, ".aws", "credentials")}, src.Sandbox.DenyRead)
+	warnings := strings.Join(src.Warnings, "\n")
+	for _, want := range []string{"sandbox.network is not acted on", "sandbox.autoAllowBashIfSandboxed is not acted on",
+		`denyWrite "./local-only" is relative to the workspace`, `denyRead "//home/**/secrets" is a pattern`} {
+		assert.Contains(t, warnings, want)
+	}
+	assert.NotContains(t, warnings, `settings key "sandbox"`)
+
+	user := writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"sandbox": {"enabled": true, "filesystem": {"allowWrite": ["//srv/shared"]}}}`)
+	off := writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"sandbox": {"enabled": false, "filesystem": {"allowWrite": ["//anywhere"]}}}`)
+	var sources []*Source
+	for _, p := range []string{user, off, path} {
+		s, err := LoadSource(p, LoadOptions{})
+		require.NoError(t, err)
+		sources = append(sources, s)
+	}
+	policy, fail, from := CommandPolicy(sources)
+	require.NotNil(t, policy.Boundary)
+	assert.Equal(t, []string{"/srv/shared", "/var/cache/build", filepath.Join(home, ".kube"), filepath.Join(project, "generated"), "out"}, policy.Boundary.Writable)
+	assert.Equal(t, []string{"/etc/app"}, policy.ReadOnly)
+	assert.True(t, fail)
+	assert.Equal(t, []string{user, path}, from)
+
+	none, fail, from := CommandPolicy(sources[1:2])
+	assert.Nil(t, none.Boundary, "a file that turns the sandbox off adds nothing")
+	assert.False(t, fail)
+	assert.Empty(t, from)
+}

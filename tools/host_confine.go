@@ -1,0 +1,129 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fenixrt/fenix/confine"
+	"github.com/fenixrt/fenix/fenixerr"
+)
+
+// commandConfinement is how the host's commands are confined.
+type commandConfinement struct {
+	// confiner starts commands in a Landlock domain; nil runs them
+	// unconfined (FENIX_COMMAND_CONFINEMENT=off, or no Landlock).
+	confiner *confine.Confiner
+	// temp is the commands' TMPDIR under a sandbox's write boundary.
+	temp string
+	// refused, when set, is why commands are refused: a settings file
+	// turned the sandbox on with failIfUnavailable where it cannot be
+	// applied.
+	refused string
+}
+
+func (c *commandConfinement) close() {
+	if c != nil && c.confiner != nil {
+		c.confiner.Close()
+	}
+}
+
+// newConfinement builds what confines commands: the data directory,
+// cfg.Protected and sandbox (the settings files' "sandbox", from the
+// files named in from) out of their reach. Where the kernel has no
+// Landlock, auto runs them unconfined with a warning and require refuses
+// to start; a sandbox with failIfUnavailable refuses the commands.
+func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bool, from []string) (*commandConfinement, error) {
+	mode := cfg.Confinement
+	if mode == "" {
+		mode = confine.ModeAuto
+	}
+	settings := strings.Join(from, ", ")
+	if mode == confine.ModeOff {
+		if sandbox.Boundary != nil {
+			return refuseOrRun(cfg, failIfUnavailable, settings, "FENIX_COMMAND_CONFINEMENT=off")
+		}
+		cfg.Logger.Warn("commands run unconfined (FENIX_COMMAND_CONFINEMENT=off): exec_command and process_exec can rewrite the worker's data directory, the pinned hook scripts in it included", "data_dir", cfg.DataDir)
+		return &commandConfinement{}, nil
+	}
+	policy := confine.Policy{Hidden: []string{cfg.DataDir}}.Merge(cfg.Protected).Merge(sandbox)
+	conf := &commandConfinement{}
+	if policy.Boundary != nil {
+		conf.temp = filepath.Join(os.TempDir(), "fenix-commands-"+cfg.ID)
+		if err := makeCommandTemp(conf.temp, cfg); err != nil {
+			return nil, err
+		}
+		policy.Boundary.Temp = conf.temp
+	}
+	c, err := confine.New(policy)
+	switch {
+	case err == nil:
+		conf.confiner = c
+		cfg.Logger.Info("commands are confined", "confinement", c.String(), "sandbox_settings", settings)
+		return conf, nil
+	case errors.Is(err, confine.ErrUnavailable) && sandbox.Boundary != nil:
+		return refuseOrRun(cfg, failIfUnavailable, settings, err.Error())
+	case errors.Is(err, confine.ErrUnavailable) && mode == confine.ModeAuto:
+		cfg.Logger.Warn("commands run unconfined: "+err.Error()+"; exec_command and process_exec can rewrite the worker's data directory unless FENIX_COMMAND_USER runs them as another user (FENIX_COMMAND_CONFINEMENT=require refuses to start instead)", "data_dir", cfg.DataDir)
+		return &commandConfinement{}, nil
+	default:
+		return nil, fmt.Errorf("FENIX_COMMAND_CONFINEMENT=%s: %w", mode, err)
+	}
+}
+
+// refuseOrRun is a sandbox that cannot be applied: as Claude Code does,
+// commands are refused under failIfUnavailable and run unsandboxed, with
+// a warning, otherwise.
+func refuseOrRun(cfg HostConfig, failIfUnavailable bool, settings, why string) (*commandConfinement, error) {
+	if failIfUnavailable {
+		reason := fmt.Sprintf("the sandbox that %s turns on with failIfUnavailable cannot be applied (%s)", settings, why)
+		cfg.Logger.Error("commands are refused: "+reason, "sandbox_settings", settings)
+		return &commandConfinement{refused: reason}, nil
+	}
+	cfg.Logger.Warn("commands run unsandboxed: the sandbox that "+settings+" turns on cannot be applied ("+why+")", "sandbox_settings", settings)
+	return &commandConfinement{}, nil
+}
+
+// makeCommandTemp creates the sandboxed commands' temporary directory,
+// theirs alone: the command user's when commands run as one.
+func makeCommandTemp(dir string, cfg HostConfig) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("sandbox temporary directory %s: %w", dir, err)
+	}
+	if u := cfg.CommandUser; u != nil {
+		if err := os.Chown(dir, int(u.UID), int(u.GID)); err != nil {
+			return fmt.Errorf("sandbox temporary directory %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// SetCommandSandbox applies the loaded settings files' "sandbox" (see
+// claudecode.CommandPolicy) to the commands started from now on; commands
+// already running keep theirs. The worker calls it at load and on every
+// hook reload.
+func (h *Host) SetCommandSandbox(sandbox confine.Policy, failIfUnavailable bool, from []string) error {
+	cfg := h.cfg
+	cfg.ID = h.ID
+	conf, err := newConfinement(cfg, sandbox, failIfUnavailable, from)
+	if err != nil {
+		return err
+	}
+	old := h.confinement.Swap(conf)
+	// A command may be starting with the old rulesets right now.
+	time.AfterFunc(time.Minute, old.close)
+	return nil
+}
+
+// commandConfinement is the confinement for a command about to start,
+// or the ToolUnavailableError that refuses it.
+func (h *Host) commandConfinement(tool string) (*commandConfinement, error) {
+	conf := h.confinement.Load()
+	if conf.refused != "" {
+		return nil, fenixerr.New(fenixerr.TypeToolUnavailable, "%s is refused: %s", tool, conf.refused).WithTool(tool).WithCode("sandbox_unavailable")
+	}
+	return conf, nil
+}
