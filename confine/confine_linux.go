@@ -5,16 +5,12 @@ package confine
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,14 +70,6 @@ type ruleset struct {
 	boundaryFD int
 	leads      []dirStamp
 	closed     bool
-}
-
-// dirStamp identifies a directory's entries as read: a new, removed or
-// renamed entry changes its modification time.
-type dirStamp struct {
-	path      string
-	dev, ino  uint64
-	sec, nsec int64
 }
 
 // ABIVersion is the kernel's Landlock ABI version, 0 without Landlock.
@@ -286,216 +274,4 @@ func (c *Confiner) Close() {
 		delete(c.sets, ws)
 		rs.close()
 	}
-}
-
-// guarded is the policy as it applies to one workspace.
-func (c *Confiner) guarded(workspace string) []protected {
-	var out []protected
-	for _, p := range c.paths {
-		if workspace != "" && within(p.path, workspace) {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// leadingDirs are the directories on the way down to a protected path:
-// commands may reach their entries but not add any.
-func (c *Confiner) leadingDirs(workspace string) []string {
-	set := map[string]bool{}
-	for _, p := range c.guarded(workspace) {
-		for dir := filepath.Dir(p.path); ; dir = filepath.Dir(dir) {
-			set[dir] = true
-			if dir == "/" {
-				break
-			}
-		}
-	}
-	dirs := make([]string, 0, len(set))
-	for d := range set {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	return dirs
-}
-
-// build cuts a ruleset for workspace: full access to each entry of each
-// leading directory that is neither protected nor leading itself, read
-// access to read-only paths, listing everywhere, and full access to the
-// workspace.
-func (c *Confiner) build(workspace string) (*ruleset, error) {
-	fd, err := createRuleset(c.handled)
-	if err != nil {
-		return nil, err
-	}
-	rs := &ruleset{fd: fd, boundaryFD: -1}
-	ok := false
-	defer func() {
-		if !ok {
-			unix.Close(rs.fd)
-			if rs.boundaryFD >= 0 {
-				unix.Close(rs.boundaryFD)
-			}
-		}
-	}()
-	if c.boundary != nil {
-		if rs.boundaryFD, err = c.buildBoundary(workspace); err != nil {
-			return nil, err
-		}
-	}
-	guarded := c.guarded(workspace)
-	kind := map[string]protected{}
-	for _, p := range guarded {
-		kind[p.path] = p
-	}
-	leads := c.leadingDirs(workspace)
-	leading := map[string]bool{}
-	for _, d := range leads {
-		leading[d] = true
-	}
-	if err := c.addRule(rs.fd, "/", unix.LANDLOCK_ACCESS_FS_READ_DIR); err != nil {
-		return nil, err
-	}
-	for _, dir := range leads {
-		stamp, names, err := readLeading(dir)
-		if err != nil {
-			return nil, err
-		}
-		rs.leads = append(rs.leads, stamp)
-		if p, ok := kind[dir]; ok && !p.readOnly {
-			continue // a hidden directory that leads to another protected path
-		}
-		for _, name := range names {
-			path := filepath.Join(dir, name)
-			if _, protected := kind[path]; protected || leading[path] {
-				continue
-			}
-			if err := c.addRule(rs.fd, path, c.handled); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, p := range guarded {
-		if p.readOnly {
-			if err := c.addRule(rs.fd, p.path, readAccess); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if workspace != "" {
-		if err := c.addRule(rs.fd, workspace, c.handled); err != nil {
-			return nil, err
-		}
-	}
-	ok = true
-	return rs, nil
-}
-
-func createRuleset(handled uint64) (int, error) {
-	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if errno != 0 {
-		return -1, fmt.Errorf("confining commands: landlock_create_ruleset: %w", errno)
-	}
-	return int(fd), nil
-}
-
-// buildBoundary is the write boundary's ruleset: reading and running
-// stay unhandled, so allowed everywhere; every other right only beneath
-// Boundary.writable (a path not there yet gets no rule).
-func (c *Confiner) buildBoundary(workspace string) (int, error) {
-	writes := c.handled &^ readAccess
-	fd, err := createRuleset(writes)
-	if err != nil {
-		return -1, err
-	}
-	for _, p := range c.boundary.writable(workspace) {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			p = real
-		}
-		if err := c.addRule(fd, p, writes); err != nil {
-			unix.Close(fd)
-			return -1, err
-		}
-	}
-	return fd, nil
-}
-
-// readLeading lists dir and stamps it. A directory that is not there
-// has no entries; its creation changes the stamp.
-func readLeading(dir string) (dirStamp, []string, error) {
-	f, err := os.Open(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return dirStamp{path: dir}, nil, nil
-	}
-	if err != nil {
-		return dirStamp{}, nil, fmt.Errorf("confining commands: listing %s, a directory on the way to a protected path: %w", dir, err)
-	}
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return dirStamp{}, nil, fmt.Errorf("confining commands: %s: %w", dir, err)
-	}
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return dirStamp{}, nil, fmt.Errorf("confining commands: listing %s, a directory on the way to a protected path: %w", dir, err)
-	}
-	slices.Sort(names)
-	return stampOf(dir, &st), names, nil
-}
-
-func stampOf(dir string, st *unix.Stat_t) dirStamp {
-	return dirStamp{path: dir, dev: st.Dev, ino: st.Ino, sec: st.Mtim.Sec, nsec: st.Mtim.Nsec}
-}
-
-// fresh is whether no leading directory changed since it was stamped.
-func fresh(leads []dirStamp) bool {
-	for _, want := range leads {
-		var st unix.Stat_t
-		err := unix.Stat(want.path, &st)
-		switch {
-		case errors.Is(err, unix.ENOENT):
-			if want != (dirStamp{path: want.path}) {
-				return false
-			}
-		case err != nil || stampOf(want.path, &st) != want:
-			return false
-		}
-	}
-	return true
-}
-
-// addRule grants access beneath path. Symlinks get no rule: what they
-// lead to is judged where it is. An entry that vanished since the
-// listing is skipped.
-func (c *Confiner) addRule(rulesetFD int, path string, access uint64) error {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("confining commands: opening %s: %w", path, err)
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("confining commands: %s: %w", path, err)
-	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFLNK:
-		return nil
-	case unix.S_IFDIR:
-	default:
-		access &= fileAccess
-	}
-	access &= c.handled
-	if access == 0 {
-		return nil
-	}
-	rule := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
-	if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rulesetFD), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); errno != 0 {
-		return fmt.Errorf("confining commands: a rule for %s: %w", path, errno)
-	}
-	return nil
 }

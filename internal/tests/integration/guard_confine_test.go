@@ -39,17 +39,7 @@ func TestCommandsCannotRewriteTheWorkersState(t *testing.T) {
 	pinnedBefore, err := os.ReadFile(pinned[0])
 	require.NoError(t, err)
 
-	tools := []string{"exec_command", "process_exec", "workspace_read"}
-	seq := 0
-	run := func(t *testing.T, tool, command string) contract.Result {
-		t.Helper()
-		seq++
-		name := "confined-" + strconv.Itoa(seq)
-		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": map[string]any{"command_line": command}}, tools...)
-		a["workspace_root"] = project
-		res, _ := runAssignment(t, w.queue, a)
-		return res
-	}
+	run := commandRunner(w, project, "confined")
 	stdout := func(t *testing.T, command string) string {
 		t.Helper()
 		res := run(t, "exec_command", command)
@@ -123,15 +113,10 @@ func TestClaudeCodeSandboxConfinesCommandWrites(t *testing.T) {
 		c.HookSources = []string{project}
 		c.DefaultWorkspaceRoot = project
 	})
-	tools := []string{"exec_command", "process_exec"}
-	seq := 0
+	runAny := commandRunner(w, project, "sandboxed")
 	run := func(t *testing.T, tool, command string) contract.Result {
 		t.Helper()
-		seq++
-		name := "sandboxed-" + strconv.Itoa(seq)
-		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": map[string]any{"command_line": command}}, tools...)
-		a["workspace_root"] = project
-		res, _ := runAssignment(t, w.queue, a)
+		res := runAny(t, tool, command)
 		require.Equal(t, contract.StatusCompleted, res.Status, "%s: %+v", command, res.Error)
 		return res
 	}
@@ -160,4 +145,19 @@ func TestClaudeCodeSandboxConfinesCommandWrites(t *testing.T) {
 		return err == nil
 	}, 10*time.Second, 50*time.Millisecond, "the service ran")
 	assert.NoFileExists(t, filepath.Join(outside, "service.txt"), "a background service is sandboxed too")
+}
+
+// commandRunner runs one command line per assignment through tool
+// (exec_command or process_exec) in project, each under its own work ID.
+func commandRunner(w *testWorker, project, prefix string) func(t *testing.T, tool, command string) contract.Result {
+	seq := 0
+	return func(t *testing.T, tool, command string) contract.Result {
+		t.Helper()
+		seq++
+		name := prefix + "-" + strconv.Itoa(seq)
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": map[string]any{"command_line": command}}, "exec_command", "process_exec")
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
 }
