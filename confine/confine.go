@@ -65,7 +65,10 @@ func ParseMode(s string) (Mode, error) {
 // commands.
 var ErrUnavailable = errors.New("the kernel has no usable Landlock (ABI 2 or later, Linux 5.19+)")
 
-// Policy names what commands may not reach.
+// Policy names what commands may not reach. Its paths are protected
+// also inside a command's workspace (the command then cannot add entries
+// to the workspace's root: a workspace that holds the worker's data
+// directory pays for it); a Boundary's deny lists apply outside it only.
 type Policy struct {
 	// Hidden paths are neither read, written nor executed by a command:
 	// the worker's data directory, key files. Their names can be listed.
@@ -88,6 +91,11 @@ type Boundary struct {
 	Temp string
 	// Writable are further paths, absolute or relative to the workspace.
 	Writable []string
+	// DenyRead and DenyWrite are hidden and read-only like Policy's
+	// paths, but only outside the command's workspace: inside it a rule
+	// cut around them would stop the command adding files to its
+	// workspace's root, which Claude Code's sandbox does not.
+	DenyRead, DenyWrite []string
 }
 
 // writable is what the boundary lets a command in workspace write.
@@ -123,6 +131,8 @@ func (p Policy) Merge(q Policy) Policy {
 		for _, b := range []*Boundary{p.Boundary, q.Boundary} {
 			if b != nil {
 				out.Boundary.Writable = append(out.Boundary.Writable, b.Writable...)
+				out.Boundary.DenyRead = append(out.Boundary.DenyRead, b.DenyRead...)
+				out.Boundary.DenyWrite = append(out.Boundary.DenyWrite, b.DenyWrite...)
 				if out.Boundary.Temp == "" {
 					out.Boundary.Temp = b.Temp
 				}
@@ -136,6 +146,9 @@ func (p Policy) Merge(q Policy) Policy {
 type protected struct {
 	path     string
 	readOnly bool
+	// outsideWorkspace is set for a Boundary's deny lists: left out for
+	// a command whose workspace holds the path.
+	outsideWorkspace bool
 }
 
 // normalize makes each path absolute, clean and free of symlinks (a
@@ -144,7 +157,7 @@ type protected struct {
 func (p Policy) normalize() ([]protected, error) {
 	var out []protected
 	seen := map[string]bool{}
-	add := func(path string, readOnly bool) error {
+	add := func(path string, readOnly, outsideWorkspace bool) error {
 		if strings.TrimSpace(path) == "" {
 			return nil
 		}
@@ -166,17 +179,22 @@ func (p Policy) normalize() ([]protected, error) {
 			return nil
 		}
 		seen[abs] = true
-		out = append(out, protected{path: abs, readOnly: readOnly})
+		out = append(out, protected{path: abs, readOnly: readOnly, outsideWorkspace: outsideWorkspace})
 		return nil
 	}
-	for _, h := range p.Hidden {
-		if err := add(h, false); err != nil {
-			return nil, err
-		}
+	type pathList struct {
+		paths                      []string
+		readOnly, outsideWorkspace bool
 	}
-	for _, r := range p.ReadOnly {
-		if err := add(r, true); err != nil {
-			return nil, err
+	lists := []pathList{{p.Hidden, false, false}, {p.ReadOnly, true, false}}
+	if b := p.Boundary; b != nil {
+		lists = append(lists, pathList{b.DenyRead, false, true}, pathList{b.DenyWrite, true, true})
+	}
+	for _, l := range lists {
+		for _, path := range l.paths {
+			if err := add(path, l.readOnly, l.outsideWorkspace); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

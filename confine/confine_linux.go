@@ -139,10 +139,8 @@ func orNone(paths []string) string {
 // Start starts cmd confined: on an OS thread of its own that restricts
 // itself and starts the command, which inherits the domain. The worker
 // and its other threads stay unconfined. workspace is the command's
-// workspace: protected paths inside it are left to the workspace's own
-// guards (a rule cut around them would stop the command creating files
-// in its workspace), and a workspace inside a protected path is
-// reachable.
+// workspace: a Boundary's deny lists are left out inside it, and a
+// workspace inside a protected path is reachable.
 //
 // The thread lives until release is called, after the command was
 // reaped: a parent-death signal (SysProcAttr.Pdeathsig) fires when the

@@ -139,17 +139,17 @@ func TestEntriesAddedLaterAreReached(t *testing.T) {
 	assert.NotZero(t, code, "still hidden after the rebuild: %s", out)
 }
 
-// A workspace inside the state is the command's; one that holds a
-// protected path leaves that path to the workspace's own guards, since a
-// rule cut around it would stop the command adding files to its
-// workspace.
+// A workspace inside the state is the command's. The worker's paths are
+// protected inside a workspace too (that workspace then gets no new
+// entries in its root); a Boundary's deny lists only outside it, as
+// Claude Code's sandbox leaves the workspace to the command.
 func TestWorkspacesAndProtectedPathsNested(t *testing.T) {
 	l := newLayout(t)
 	inner := filepath.Join(l.state, "workspaces", "w1")
 	require.NoError(t, os.MkdirAll(inner, 0o755))
 	private := filepath.Join(l.ws, ".private")
 	require.NoError(t, os.Mkdir(private, 0o755))
-	c := newConfiner(t, Policy{Hidden: []string{l.state, private}})
+	c := newConfiner(t, Policy{Hidden: []string{l.state}, Boundary: &Boundary{DenyRead: []string{private}, Writable: []string{"/"}}})
 
 	code, out := sh(t, c, inner, "echo x > file && cat file")
 	assert.Zero(t, code, "a workspace inside the state: %s", out)
@@ -157,9 +157,14 @@ func TestWorkspacesAndProtectedPathsNested(t *testing.T) {
 	assert.NotZero(t, code, "the rest of the state stays hidden: %s", out)
 
 	code, out = sh(t, c, l.ws, "echo x > new-file && echo y > .private/file")
-	assert.Zero(t, code, "a workspace holding a protected path: %s", out)
+	assert.Zero(t, code, "a deny list inside the workspace is left out: %s", out)
 	code, out = sh(t, c, l.other, "cat "+filepath.Join(private, "file"))
-	assert.NotZero(t, code, "from another workspace the path is hidden: %s", out)
+	assert.NotZero(t, code, "from another workspace it is hidden: %s", out)
+
+	code, out = sh(t, c, l.root, "cat "+l.audit)
+	assert.NotZero(t, code, "a workspace holding the state does not uncover it: %s", out)
+	code, out = sh(t, c, l.root, "echo x > ws/from-above")
+	assert.Zero(t, code, "its existing entries stay writable: %s", out)
 }
 
 func TestPolicyRefusesTheRoot(t *testing.T) {

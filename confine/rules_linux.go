@@ -29,7 +29,7 @@ type dirStamp struct {
 func (c *Confiner) guarded(workspace string) []protected {
 	var out []protected
 	for _, p := range c.paths {
-		if workspace != "" && within(p.path, workspace) {
+		if p.outsideWorkspace && workspace != "" && within(p.path, workspace) {
 			continue
 		}
 		out = append(out, p)
@@ -120,7 +120,9 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 			}
 		}
 	}
-	if workspace != "" {
+	// A workspace that holds a protected path is a leading directory: its
+	// entries got their rules above, and one on it would uncover the path.
+	if workspace != "" && !leading[workspace] {
 		if err := c.addRule(rs.fd, workspace, c.handled); err != nil {
 			return nil, err
 		}

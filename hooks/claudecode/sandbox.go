@@ -126,8 +126,8 @@ func CommandPolicy(sources []*Source) (p confine.Policy, fail bool, from []strin
 			p.Boundary = &confine.Boundary{}
 		}
 		p.Boundary.Writable = append(p.Boundary.Writable, sb.AllowWrite...)
-		p.ReadOnly = append(p.ReadOnly, sb.DenyWrite...)
-		p.Hidden = append(p.Hidden, sb.DenyRead...)
+		p.Boundary.DenyWrite = append(p.Boundary.DenyWrite, sb.DenyWrite...)
+		p.Boundary.DenyRead = append(p.Boundary.DenyRead, sb.DenyRead...)
 		fail = fail || sb.FailIfUnavailable
 	}
 	return p, fail, from

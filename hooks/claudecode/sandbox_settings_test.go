@@ -48,7 +48,9 @@ func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
 	policy, fail, from := CommandPolicy(sources)
 	require.NotNil(t, policy.Boundary)
 	assert.Equal(t, []string{"/srv/shared", "/var/cache/build", filepath.Join(home, ".kube"), filepath.Join(project, "generated"), "out"}, policy.Boundary.Writable)
-	assert.Equal(t, []string{"/etc/app"}, policy.ReadOnly)
+	assert.Equal(t, []string{"/etc/app"}, policy.Boundary.DenyWrite)
+	assert.Equal(t, []string{filepath.Join(home, ".aws", "credentials")}, policy.Boundary.DenyRead)
+	assert.Empty(t, policy.Hidden, "the sandbox's lists apply outside the workspace only")
 	assert.True(t, fail)
 	assert.Equal(t, []string{user, path}, from)
 
