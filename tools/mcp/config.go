@@ -25,6 +25,11 @@ const maxConfigBytes = 1 << 20
 const (
 	TransportStdio = "stdio"
 	TransportHTTP  = "http"
+	// TransportSSE is the HTTP+SSE transport of the 2024-11-05 spec,
+	// which later revisions replaced with Streamable HTTP; many hosted
+	// servers still speak only it, and Claude Code's .mcp.json accepts
+	// it as "type": "sse".
+	TransportSSE = "sse"
 )
 
 // ServerConfig is one entry of a .mcp.json's mcpServers, with its ${VAR}
@@ -34,7 +39,7 @@ type ServerConfig struct {
 	// (mcp__<Name>__<tool>): the configured key with characters outside
 	// [A-Za-z0-9_-] replaced by '_', as Claude Code does.
 	Name string
-	// Type is TransportStdio or TransportHTTP.
+	// Type is TransportStdio, TransportHTTP or TransportSSE.
 	Type    string
 	Command string
 	Args    []string
@@ -215,16 +220,17 @@ func parseEntry(key string, raw json.RawMessage, path, dir string, getenv func(s
 		if s.Command == "" {
 			return ServerConfig{}, warnings, fmt.Errorf("%s has no \"command\"", where)
 		}
-	case typ == TransportHTTP || typ == "streamable-http":
+	case typ == TransportHTTP || typ == "streamable-http" || typ == TransportSSE:
 		s.Type = TransportHTTP
+		if typ == TransportSSE {
+			s.Type = TransportSSE
+		}
 		u, err := url.Parse(s.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return ServerConfig{}, warnings, fmt.Errorf("%s has url %q: want an http:// or https:// URL", where, s.URL)
 		}
-	case typ == "sse":
-		return ServerConfig{}, warnings, fmt.Errorf("%s uses the deprecated SSE transport, which Fenix does not support: use \"type\": \"http\" (Streamable HTTP)", where)
 	default:
-		return ServerConfig{}, warnings, fmt.Errorf("%s has unknown type %q: want \"stdio\" or \"http\"", where, typ)
+		return ServerConfig{}, warnings, fmt.Errorf("%s has unknown type %q: want \"stdio\", \"http\" or \"sse\"", where, typ)
 	}
 	if len(s.Name) == 0 {
 		return ServerConfig{}, warnings, fmt.Errorf("%s has an empty name", where)

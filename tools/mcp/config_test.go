@@ -48,6 +48,7 @@ func TestParseSkipsBadEntriesAndNamesThem(t *testing.T) {
 		"good": {"command": "node"},
 		"nocmd": {"args": ["x"]},
 		"sse": {"type": "sse", "url": "http://x/sse"},
+		"badsse": {"type": "sse", "url": "ftp://x/sse"},
 		"ws": {"type": "ws", "url": "ws://x"},
 		"badurl": {"type": "http", "url": "file:///etc/passwd"},
 		"a__b": {"command": "node"},
@@ -58,11 +59,11 @@ func TestParseSkipsBadEntriesAndNamesThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(servers) != 1 || servers[0].Name != "good" {
+	if len(servers) != 2 || servers[0].Name != "good" || servers[1].Name != "sse" || servers[1].Type != mcp.TransportSSE || servers[1].URL != "http://x/sse" {
 		t.Fatalf("servers = %+v", servers)
 	}
 	joined := strings.Join(warnings, "\n")
-	for _, want := range []string{`"nocmd" in a/.mcp.json has no "command"`, "deprecated SSE", `unknown type "ws"`, `"badurl"`, `"a__b" in a/.mcp.json: the name contains "__"`,
+	for _, want := range []string{`"nocmd" in a/.mcp.json has no "command"`, `"badsse" in a/.mcp.json has url "ftp://x/sse"`, `unknown type "ws"`, `"badurl"`, `"a__b" in a/.mcp.json: the name contains "__"`,
 		`"vault_" in a/.mcp.json: the name ends in "_"`, `"odd." in a/.mcp.json: the name ends in "_"`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings lack %q: %s", want, joined)

@@ -387,22 +387,39 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 	}
 }
 
-// server-everything over Streamable HTTP on loopback: the url the config
-// names is reachable through the outbound guard; progress and
-// cancellation work as over stdio.
-func TestStreamableHTTPServer(t *testing.T) {
+// server-everything over Streamable HTTP and over HTTP+SSE (the
+// 2024-11-05 transport, which Claude Code's .mcp.json still accepts as
+// "type": "sse") on loopback: the url the config names is reachable
+// through the outbound guard; progress and cancellation work as over
+// stdio.
+func TestHTTPServers(t *testing.T) {
 	servers := mcpservers.Require(t)
-	url := servers.StartEverythingHTTP(t)
-	cfg := `{"mcpServers": {"web": {"type": "http", "url": "${EVERYTHING_URL}", "headers": {"X-Fenix-Test": "${TOKEN:-t0ken}"}}}}`
-	m, reg, _ := startManager(t, cfg, map[string]string{"EVERYTHING_URL": url}, "web")
-	p, err := call(t, reg, "mcp__web__echo", map[string]any{"message": "over http"}, "mcp__web")
-	if err != nil || p.Content != "Echo: over http" {
-		t.Fatalf("echo = %q, %v", p.Content, err)
+	for _, transport := range []string{mcp.TransportHTTP, mcp.TransportSSE} {
+		t.Run(transport, func(t *testing.T) {
+			url := servers.StartEverythingHTTP(t)
+			if transport == mcp.TransportSSE {
+				url = servers.StartEverythingSSE(t)
+			}
+			cfg := `{"mcpServers": {"web": {"type": "` + transport + `", "url": "${EVERYTHING_URL}", "headers": {"X-Fenix-Test": "${TOKEN:-t0ken}"}}}}`
+			m, reg, _ := startManager(t, cfg, map[string]string{"EVERYTHING_URL": url}, "web")
+			p, err := call(t, reg, "mcp__web__echo", map[string]any{"message": "over " + transport}, "mcp__web")
+			if err != nil || p.Content != "Echo: over "+transport {
+				t.Fatalf("echo = %q, %v", p.Content, err)
+			}
+			if st := statusOf(m, "web"); st.Type != transport || !st.Connected {
+				t.Fatalf("status = %+v", st)
+			}
+			before := statusOf(m, "web").CancelsSent
+			checkProgressAndCancel(t, reg, transport)
+			waitFor(t, func() bool { return statusOf(m, "web").CancelsSent == before+1 }, "notifications/cancelled")
+		})
 	}
-	if st := statusOf(m, "web"); st.Type != mcp.TransportHTTP || !st.Connected {
-		t.Fatalf("status = %+v", st)
-	}
+}
 
+// checkProgressAndCancel starts a long operation, waits for its first
+// progress notification, cancels it and wants the call to end canceled.
+func checkProgressAndCancel(t *testing.T, reg *tools.Registry, transport string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	progressed := make(chan struct{}, 1)
@@ -421,7 +438,7 @@ func TestStreamableHTTPServer(t *testing.T) {
 	select {
 	case <-progressed:
 	case <-time.After(20 * time.Second):
-		t.Fatal("no progress notification over http")
+		t.Fatalf("no progress notification over %s", transport)
 	}
 	cancel()
 	select {
@@ -430,7 +447,7 @@ func TestStreamableHTTPServer(t *testing.T) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("the canceled http call did not return")
+		t.Fatalf("the canceled %s call did not return", transport)
 	}
 }
 

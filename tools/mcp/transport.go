@@ -28,12 +28,28 @@ import (
 // stderrTail is how much of a stdio server's stderr is kept for reports.
 const stderrTail = 2048
 
-// transport builds the server's transport; proc is set for stdio servers.
+// transport builds the server's transport, which counts the
+// notifications/cancelled the client writes; proc is set for stdio
+// servers.
 func (s *server) transport() (sdk.Transport, *process, error) {
-	if s.cfg.Type == TransportHTTP {
+	inner, proc, err := s.innerTransport()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &recordingTransport{inner: inner, onCancel: func() { s.cancels.Add(1) }}, proc, nil
+}
+
+func (s *server) innerTransport() (sdk.Transport, *process, error) {
+	switch s.cfg.Type {
+	case TransportHTTP, TransportSSE:
 		client, err := httpClient(s.cfg, s.m.opts.Net)
 		if err != nil {
 			return nil, nil, err
+		}
+		if s.cfg.Type == TransportSSE {
+			// The stream's first event names where messages are posted;
+			// the client refuses one on another origin (see headerTransport).
+			return &sseTransport{inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxEventSize: MaxMessageBytes}}, nil, nil
 		}
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxRetries: 2}, nil, nil
 	}
@@ -43,8 +59,52 @@ func (s *server) transport() (sdk.Transport, *process, error) {
 	}
 	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}}
 	cmd.Stderr = p.stderr
-	inner := &commandTransport{cmd: cmd, terminate: 2 * time.Second, where: fmt.Sprintf("from MCP server %q by Fenix", s.cfg.Name), logger: s.logger()}
-	return &recordingTransport{inner: inner, onCancel: func() { s.cancels.Add(1) }}, p, nil
+	return &commandTransport{cmd: cmd, terminate: 2 * time.Second, where: fmt.Sprintf("from MCP server %q by Fenix", s.cfg.Name), logger: s.logger()}, p, nil
+}
+
+// sseTransport keeps an SSE session's stream open past its connect: the
+// SDK opens the stream (a GET that lives as long as the session) with the
+// context Connect is given, and the manager's is bounded by its connect
+// timeout. The stream gets a context of its own, ended when the session
+// closes; Connect still gives up at the caller's deadline.
+type sseTransport struct {
+	inner *sdk.SSEClientTransport
+}
+
+func (t *sseTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	streamCtx, endStream := context.WithCancel(context.WithoutCancel(ctx))
+	type connected struct {
+		conn sdk.Connection
+		err  error
+	}
+	done := make(chan connected, 1)
+	go func() {
+		conn, err := t.inner.Connect(streamCtx)
+		done <- connected{conn, err}
+	}()
+	select {
+	case c := <-done:
+		if c.err != nil {
+			endStream()
+			return nil, c.err
+		}
+		return &sseConnection{Connection: c.conn, endStream: endStream}, nil
+	case <-ctx.Done():
+		endStream()
+		return nil, fmt.Errorf("SSE stream of %s: %w", t.inner.Endpoint, ctx.Err())
+	}
+}
+
+// sseConnection ends its stream's context when closed.
+type sseConnection struct {
+	sdk.Connection
+	endStream context.CancelFunc
+}
+
+func (c *sseConnection) Close() error {
+	err := c.Connection.Close()
+	c.endStream()
+	return err
 }
 
 // MaxMessageBytes bounds one JSON-RPC message read from a stdio server:
@@ -235,7 +295,7 @@ func httpClient(cfg ServerConfig, base netguard.Policy) (*http.Client, error) {
 	return &http.Client{
 		// No overall timeout: the standalone SSE stream stays open for the
 		// session's life; each call is bounded by its context.
-		Transport: &headerTransport{base: transport, headers: headers},
+		Transport: &headerTransport{base: transport, headers: headers, origin: originOf(u), server: cfg.Name},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 5 {
 				return fmt.Errorf("stopped after %d redirects", len(via))
@@ -245,12 +305,37 @@ func httpClient(cfg ServerConfig, base netguard.Policy) (*http.Client, error) {
 	}, nil
 }
 
+// headerTransport adds the configured headers (a bearer token, typically)
+// to requests to the server's own origin, and refuses every other: a
+// redirect, or an SSE server's message endpoint, naming another host
+// would otherwise be sent the server's credentials.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
+	origin  string
+	server  string
+}
+
+// originOf is scheme://host:port with the scheme's default port made
+// explicit, so http://h and http://h:80 are one origin.
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if strings.EqualFold(u.Scheme, "https") {
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if got := originOf(req.URL); got != t.origin {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("MCP server %q: %s %s is on origin %s, not its url's %s: refused, so its headers stay with it", t.server, req.Method, req.URL.Redacted(), got, t.origin)
+	}
 	if len(t.headers) > 0 {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {
@@ -313,7 +398,7 @@ func (b *tailBuffer) String() string {
 }
 
 // recordingTransport counts the notifications/cancelled the client writes
-// to a stdio server (the SDK sends them itself when a call's context ends).
+// to a server (the SDK sends them itself when a call's context ends).
 type recordingTransport struct {
 	inner    sdk.Transport
 	onCancel func()

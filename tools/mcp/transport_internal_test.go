@@ -1,11 +1,18 @@
 package mcp
 
 import (
-	"errors"
+	"context"
+	"fmt"
 	"net/http"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fenixrt/fenix/netguard"
 )
@@ -39,11 +46,57 @@ func TestHTTPClientAdmitsOnlyTheConfiguredHost(t *testing.T) {
 	}
 	resp.Body.Close()
 	_, err = client.Get(redirect.URL + "/away")
-	var blocked *netguard.BlockedError
-	if !errors.As(err, &blocked) {
-		t.Fatalf("redirect to %s: err = %v, want a BlockedError", other, err)
+	if err == nil || !strings.Contains(err.Error(), "not its url's") {
+		t.Fatalf("redirect to %s: err = %v, want it refused for leaving the server's origin", other, err)
 	}
-	if !strings.Contains(err.Error(), "p/.mcp.json") {
-		t.Errorf("error %q should say how to allow the destination", err)
+
+	// Another port of the same host is another origin.
+	named, err := httpClient(ServerConfig{URL: "http://mcp.example:8080/mcp", Path: "p/.mcp.json"}, netguard.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = named.Get("http://mcp.example:8081/mcp")
+	if err == nil || !strings.Contains(err.Error(), "not its url's") {
+		t.Fatalf("another port: err = %v, want it refused", err)
+	}
+}
+
+// An SSE server's first event names where messages are posted. One on
+// another origin is refused before anything is sent there, so the
+// configured token never leaves the server it was written for.
+func TestSSEMessageEndpointStaysOnTheServersOrigin(t *testing.T) {
+	var foreignHits atomic.Int32
+	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		foreignHits.Add(1)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer foreign.Close()
+	sse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: endpoint\ndata: %s/message?sessionId=1\n\n", foreign.URL)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer sse.Close()
+	cfg := ServerConfig{Name: "hosted", Type: TransportSSE, URL: sse.URL + "/sse", Headers: map[string]string{"Authorization": "Bearer s3cret"}, Path: "p/.mcp.json"}
+	// The foreign server is loopback too: admit it, so only the origin
+	// rule can refuse it.
+	client, err := httpClient(cfg, netguard.Policy{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	session, err := c.Connect(ctx, &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: client}, nil)
+	if err == nil {
+		session.Close()
+		t.Fatal("initialize went through a message endpoint on another origin")
+	}
+	if !strings.Contains(err.Error(), `MCP server "hosted"`) || !strings.Contains(err.Error(), "not its url's") {
+		t.Errorf("err = %v, want the origin refusal naming the server", err)
+	}
+	if n := foreignHits.Load(); n != 0 {
+		t.Errorf("the foreign origin got %d requests", n)
 	}
 }

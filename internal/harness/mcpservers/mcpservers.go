@@ -151,6 +151,19 @@ net.Server.prototype.listen = function (...args) {
 // on a free loopback port until the test ends and returns its MCP URL.
 func (s Servers) StartEverythingHTTP(tb testing.TB) string {
 	tb.Helper()
+	return s.startEverything(tb, "streamableHttp", "/mcp")
+}
+
+// StartEverythingSSE runs server-everything's HTTP+SSE transport (the
+// 2024-11-05 spec's) on a free loopback port until the test ends and
+// returns its SSE URL.
+func (s Servers) StartEverythingSSE(tb testing.TB) string {
+	tb.Helper()
+	return s.startEverything(tb, "sse", "/sse")
+}
+
+func (s Servers) startEverything(tb testing.TB, transport, path string) string {
+	tb.Helper()
 	preload := filepath.Join(tb.TempDir(), "loopback.cjs")
 	if err := os.WriteFile(preload, []byte(loopbackPreload), 0o644); err != nil {
 		tb.Fatal(err)
@@ -161,7 +174,7 @@ func (s Servers) StartEverythingHTTP(tb testing.TB) string {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(s.Node, "--require", preload, s.Entry("server-everything"), "streamableHttp")
+	cmd := exec.Command(s.Node, "--require", preload, s.Entry("server-everything"), transport)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	out := &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -175,10 +188,10 @@ func (s Servers) StartEverythingHTTP(tb testing.TB) string {
 	for {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
-			return "http://" + addr + "/mcp"
+			return "http://" + addr + path
 		}
 		if !p.Running() || time.Now().After(deadline) {
-			tb.Fatalf("server-everything streamableHttp did not listen on %s: %s", addr, out.String())
+			tb.Fatalf("server-everything %s did not listen on %s: %s", transport, addr, out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
