@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,7 @@ func cmdBench(ctx context.Context, c *cli, args []string) (int, error) {
 	think := fs.Duration("think", 0, "pause before each run, like an agent waiting on its model (0: back to back)")
 	only := fs.String("only", "", "regular expression: run only the matching scenarios (and their floors)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the worker and client (this process; the server is another) to this file, for `go tool pprof`")
+	traceFile := fs.String("trace", "", "write a Go execution trace of the worker and client to this file: `go tool trace -pprof=sched FILE` shows where goroutines waited to run")
 	compression := fs.String("grpc-compression", "gzip", "client request compression, for the floor and Fenix alike: gzip (the SDK's default) or none")
 	server := fs.String("server-config", bench.ServerFenix, "dev server dynamic config: fenix (eager activities, transfer-queue poll limit lifted, one partition), stock (as the CLI ships) or eager (stock plus eager activities)")
 	if err := fs.Parse(args); err != nil {
@@ -60,6 +62,17 @@ func cmdBench(ctx context.Context, c *cli, args []string) (int, error) {
 			return exitFailed, fmt.Errorf("-cpuprofile %s: %w", *cpuProfile, err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			return exitFailed, fmt.Errorf("-trace: %w", err)
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return exitFailed, fmt.Errorf("-trace %s: %w", *traceFile, err)
+		}
+		defer trace.Stop()
 	}
 	results, err := bench.Run(ctx, bench.Options{N: *n, Concurrency: levels, Think: *think, Only: filter,
 		CLIPath: cliPath, ServerConfig: *server, GRPCCompression: *compression, Out: c.stdout})
