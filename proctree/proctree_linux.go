@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -168,11 +169,36 @@ func ownCgroupV2Dir() string {
 
 // cgroup2Mount is where the cgroup v2 hierarchy is mounted, "" if not.
 func cgroup2Mount() string {
+	for _, m := range cgroupMounts() {
+		if m.fstype == "cgroup2" {
+			return m.dir
+		}
+	}
+	return ""
+}
+
+// Mounts are the mount points of every cgroup hierarchy, v2 and v1 (a
+// hybrid host mounts both), for what must not change them: a command that
+// writes there can move itself out of its run's cgroup, or freeze or kill
+// another run's (a hook's, the worker's own).
+func Mounts() []string {
+	var dirs []string
+	for _, m := range cgroupMounts() {
+		dirs = append(dirs, m.dir)
+	}
+	return dirs
+}
+
+type cgroupMount struct{ dir, fstype string }
+
+// cgroupMounts reads the cgroup and cgroup2 mounts from mountinfo.
+func cgroupMounts() []cgroupMount {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
+	var mounts []cgroupMount
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// ... mountpoint ... - fstype source options
@@ -180,11 +206,32 @@ func cgroup2Mount() string {
 		if !ok {
 			continue
 		}
-		if fields := strings.Fields(post); len(fields) > 0 && fields[0] == "cgroup2" {
-			if pf := strings.Fields(pre); len(pf) >= 5 {
-				return pf[4]
-			}
+		fields := strings.Fields(post)
+		if len(fields) == 0 || (fields[0] != "cgroup2" && fields[0] != "cgroup") {
+			continue
+		}
+		if pf := strings.Fields(pre); len(pf) >= 5 {
+			mounts = append(mounts, cgroupMount{dir: unescapeMountinfo(pf[4]), fstype: fields[0]})
 		}
 	}
-	return ""
+	return mounts
+}
+
+// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

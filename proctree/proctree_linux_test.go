@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,5 +77,22 @@ func TestCgroupHoldsAProcessThatLeftItsGroup(t *testing.T) {
 		if stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); !strings.Contains(string(stat), ") Z ") {
 			t.Fatalf("the detached sleep %d outlived the kill: %s", pid, stat)
 		}
+	}
+}
+
+// Mounts lists every cgroup hierarchy, the v2 one included, with
+// mountinfo's escapes undone.
+func TestMountsListEveryCgroupHierarchy(t *testing.T) {
+	mounts := Mounts()
+	if v2 := cgroup2Mount(); v2 != "" && !slices.Contains(mounts, v2) {
+		t.Errorf("Mounts() = %v lacks the cgroup v2 mount %s", mounts, v2)
+	}
+	for _, m := range mounts {
+		if info, err := os.Stat(m); err != nil || !info.IsDir() {
+			t.Errorf("mount %s is not a directory: %v", m, err)
+		}
+	}
+	if got := unescapeMountinfo(`/sys/fs/my\040cgroups\134x`); got != `/sys/fs/my cgroups\x` {
+		t.Errorf("unescapeMountinfo = %q", got)
 	}
 }

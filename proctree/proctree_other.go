@@ -28,3 +28,6 @@ const (
 )
 
 func parent() string { return "" }
+
+// Mounts is empty: cgroups are Linux only.
+func Mounts() []string { return nil }

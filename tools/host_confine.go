@@ -10,6 +10,7 @@ import (
 
 	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/proctree"
 )
 
 // commandConfinement is how the host's commands are confined.
@@ -31,8 +32,8 @@ func (c *commandConfinement) close() {
 	}
 }
 
-// newConfinement builds what confines commands: the data directory,
-// cfg.Protected and sandbox (the settings files' "sandbox", from the
+// newConfinement builds what confines commands: the data directory, the
+// cgroup hierarchies, cfg.Protected and sandbox (the settings files' "sandbox", from the
 // files named in from) out of their reach. Where the kernel has no
 // Landlock, auto runs them unconfined with a warning and require refuses
 // to start; a sandbox with failIfUnavailable refuses the commands.
@@ -49,7 +50,11 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 		cfg.Logger.Warn("commands run unconfined (FENIX_COMMAND_CONFINEMENT=off): exec_command and process_exec can rewrite the worker's data directory, the pinned hook scripts in it included", "data_dir", cfg.DataDir)
 		return &commandConfinement{}, nil
 	}
-	policy := confine.Policy{Hidden: []string{cfg.DataDir}}.Merge(cfg.Protected).Merge(sandbox)
+	// The cgroup hierarchies are read-only to commands: writing there, a
+	// command (root or not) could move itself out of its run's cgroup and
+	// outlive its cancellation, or freeze or kill a hook's run, which then
+	// times out or crashes and fails open.
+	policy := confine.Policy{Hidden: []string{cfg.DataDir}, ReadOnly: proctree.Mounts()}.Merge(cfg.Protected).Merge(sandbox)
 	conf := &commandConfinement{}
 	if policy.Boundary != nil {
 		conf.temp = filepath.Join(os.TempDir(), "fenix-commands-"+cfg.ID)

@@ -3,12 +3,15 @@ package tools
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/proctree"
 )
 
 // A sandbox that cannot be applied (here: confinement off) runs commands
@@ -46,5 +49,65 @@ func TestSandboxThatCannotBeAppliedRefusesCommandsWhenAskedTo(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(r.dir, "ran.txt")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A command cannot write the cgroup hierarchies: it cannot move itself out
+// of its run's cgroup (and outlive cancellation), nor freeze or kill
+// another run's cgroup (a hook's: a frozen hook times out and fails open).
+// It can still read them. Unconfined, the same writes go through.
+func TestCommandsCannotWriteCgroups(t *testing.T) {
+	parent := proctree.Parent()
+	if parent == "" {
+		t.Skip("no writable cgroup v2 here: commands get no cgroup of their own")
+	}
+	if confine.ABIVersion() < 2 {
+		t.Skip("no Landlock ABI 2 here: commands run unconfined")
+	}
+	victim, err := proctree.New(parent, proctree.PrefixHook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	sleeper := exec.Command("sleep", "30")
+	sleeper.SysProcAttr = &syscall.SysProcAttr{}
+	victim.Attach(sleeper.SysProcAttr)
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+
+	script := `own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+case "$own" in */fenix-cmd-*) echo in-run-cgroup ;; esac
+cat "$VICTIM/cgroup.procs" >/dev/null && echo read
+echo 1 > "$VICTIM/cgroup.freeze" 2>/dev/null && echo froze-victim
+echo 0 > "$VICTIM/cgroup.freeze" 2>/dev/null
+sh -c 'echo $$ > "$PARENT/cgroup.procs" 2>/dev/null && echo left-cgroup'
+true`
+	env := map[string]any{"VICTIM": victim.Dir(), "PARENT": parent}
+	run := func(t *testing.T, r *testRig) string {
+		t.Helper()
+		p, _, err := r.call(t, "exec_command", map[string]any{"command_line": script, "env": env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Content
+	}
+
+	confined := run(t, newRig(t))
+	for _, want := range []string{"in-run-cgroup", "read"} {
+		if !strings.Contains(confined, want) {
+			t.Errorf("confined command: %q lacks %q", confined, want)
+		}
+	}
+	for _, escaped := range []string{"froze-victim", "left-cgroup"} {
+		if strings.Contains(confined, escaped) {
+			t.Errorf("confined command: %s (%q)", escaped, confined)
+		}
+	}
+
+	unconfined := run(t, newRig(t, func(c *HostConfig) { c.Confinement = confine.ModeOff }))
+	if !strings.Contains(unconfined, "froze-victim") || !strings.Contains(unconfined, "left-cgroup") {
+		t.Logf("unconfined, the writes did not go through either (not this machine's user's cgroups?): %q", unconfined)
 	}
 }
