@@ -46,7 +46,11 @@ const maxCachedRulesets = 64
 type Confiner struct {
 	abi     int
 	handled uint64
-	paths   []protected
+	// scoped is LANDLOCK_SCOPE_SIGNAL where the kernel has it (ABI 6,
+	// Linux 6.12): a command can signal only its own processes, not the
+	// worker, its hooks, or another command.
+	scoped uint64
+	paths  []protected
 	// boundary is nil unless writes are confined too (Policy.Boundary).
 	boundary *Boundary
 
@@ -100,6 +104,9 @@ func New(p Policy) (*Confiner, error) {
 	case abi >= 3:
 		c.handled = accessV3
 	}
+	if abi >= 6 {
+		c.scoped = unix.LANDLOCK_SCOPE_SIGNAL
+	}
 	// Built now, so a policy that cannot be cut fails at start rather than
 	// on every command.
 	if _, err := c.rulesetFor(""); err != nil {
@@ -111,6 +118,10 @@ func New(p Policy) (*Confiner, error) {
 // ABI is the Landlock ABI version the Confiner uses.
 func (c *Confiner) ABI() int { return c.abi }
 
+// SignalsScoped reports whether a command may signal only the processes
+// it started (Landlock ABI 6).
+func (c *Confiner) SignalsScoped() bool { return c.scoped != 0 }
+
 // String describes the confinement for the worker's start log.
 func (c *Confiner) String() string {
 	var hidden, readOnly []string
@@ -121,8 +132,12 @@ func (c *Confiner) String() string {
 			hidden = append(hidden, p.path)
 		}
 	}
-	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s",
-		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")))
+	signals := "signals: anywhere the user may send them (ABI 6 scopes them)"
+	if c.SignalsScoped() {
+		signals = "signals: to the command's own processes only"
+	}
+	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s; %s",
+		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")), signals)
 	if c.boundary != nil {
 		desc += fmt.Sprintf("; writes only in the workspace, %s", strings.Join(c.boundary.writable(""), ", "))
 	}

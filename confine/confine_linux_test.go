@@ -244,3 +244,47 @@ func TestBoundaryConfinesWrites(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "notes\n", string(b))
 }
+
+// Where the kernel scopes signals (ABI 6), a command signals only the
+// processes it started: not the worker, not a hook or any other process
+// the worker runs unconfined, not another command — also under a
+// sandbox's stacked boundary. Killing a hook would make it fail open;
+// killing another conversation's service would reach past its run.
+func TestSignalsStayWithinTheCommand(t *testing.T) {
+	l := newLayout(t)
+	for _, p := range []Policy{{Hidden: []string{l.state}}, {Hidden: []string{l.state}, Boundary: &Boundary{}}} {
+		c := newConfiner(t, p)
+		if c.ABI() < 6 {
+			t.Skipf("Landlock ABI %d does not scope signals (6 does)", c.ABI())
+		}
+		require.True(t, c.SignalsScoped())
+		hook := exec.Command("sleep", "30")
+		require.NoError(t, hook.Start())
+		other := exec.Command("sleep", "30")
+		release, err := c.Start(other, l.ws)
+		require.NoError(t, err)
+
+		code, out := sh(t, c, l.ws, fmt.Sprintf(`sleep 30 & child=$!
+kill -0 $child && echo own-child
+kill $child && wait $child; echo child-ended
+kill -0 $$ && echo itself
+kill -9 %d 2>&1 || echo hook-refused
+kill -9 %d 2>&1 || echo other-command-refused
+kill -0 %d 2>&1 || echo worker-refused
+true`, hook.Process.Pid, other.Process.Pid, os.Getpid()))
+		assert.Equal(t, 0, code, out)
+		for _, want := range []string{"own-child", "child-ended", "itself", "hook-refused", "other-command-refused", "worker-refused"} {
+			assert.Contains(t, out, want, "boundary %v", p.Boundary != nil)
+		}
+		assert.Contains(t, out, "Operation not permitted")
+
+		// Both are still alive; the worker (unconfined) ends them.
+		require.NoError(t, hook.Process.Signal(syscall.Signal(0)))
+		require.NoError(t, other.Process.Signal(syscall.Signal(0)))
+		require.NoError(t, hook.Process.Kill())
+		require.NoError(t, other.Process.Kill())
+		_, _ = hook.Process.Wait()
+		_, _ = other.Process.Wait()
+		release()
+	}
+}

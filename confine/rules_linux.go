@@ -62,7 +62,7 @@ func (c *Confiner) leadingDirs(workspace string) []string {
 // access to read-only paths, listing everywhere, and full access to the
 // workspace.
 func (c *Confiner) build(workspace string) (*ruleset, error) {
-	fd, err := createRuleset(c.handled)
+	fd, err := createRuleset(c.handled, c.scoped)
 	if err != nil {
 		return nil, err
 	}
@@ -131,8 +131,8 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 	return rs, nil
 }
 
-func createRuleset(handled uint64) (int, error) {
-	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
+func createRuleset(handled, scoped uint64) (int, error) {
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled, Scoped: scoped}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
 		return -1, fmt.Errorf("confining commands: landlock_create_ruleset: %w", errno)
@@ -145,7 +145,8 @@ func createRuleset(handled uint64) (int, error) {
 // Boundary.writable (a path not there yet gets no rule).
 func (c *Confiner) buildBoundary(workspace string) (int, error) {
 	writes := c.handled &^ readAccess
-	fd, err := createRuleset(writes)
+	// Unscoped: the protection domain it is stacked on scopes signals.
+	fd, err := createRuleset(writes, 0)
 	if err != nil {
 		return -1, err
 	}
