@@ -136,6 +136,9 @@ func (c *Confiner) String() string {
 	if c.SignalsScoped() {
 		signals = "signals: to the command's own processes only"
 	}
+	if PrlimitFiltered() {
+		signals += "; prlimit: own limits only"
+	}
 	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s; %s",
 		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")), signals)
 	if c.boundary != nil {
@@ -203,7 +206,7 @@ func (c *Confiner) restrictThread(rs *ruleset) error {
 	if !c.noNewPrivs.Load() {
 		err := restrictSelf(rs.fd)
 		if err == nil {
-			return restrictBoundary(rs)
+			return restrictRest(rs)
 		}
 		if !errors.Is(err, unix.EPERM) {
 			return fmt.Errorf("confining the command: landlock_restrict_self: %w", err)
@@ -218,7 +221,19 @@ func (c *Confiner) restrictThread(rs *ruleset) error {
 	if err := restrictSelf(rs.fd); err != nil {
 		return fmt.Errorf("confining the command: landlock_restrict_self: %w", err)
 	}
-	return restrictBoundary(rs)
+	return restrictRest(rs)
+}
+
+// restrictRest follows the protection domain: the write boundary, then
+// the prlimit64 filter (see seccomp_linux.go).
+func restrictRest(rs *ruleset) error {
+	if err := restrictBoundary(rs); err != nil {
+		return err
+	}
+	if err := filterPrlimit(); err != nil {
+		return fmt.Errorf("confining the command: %w", err)
+	}
+	return nil
 }
 
 // restrictBoundary stacks the write boundary's domain, when there is one.

@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // layout is a worker's state next to a workspace and other files, the
@@ -286,5 +288,37 @@ true`, hook.Process.Pid, other.Process.Pid, os.Getpid()))
 		_, _ = hook.Process.Wait()
 		_, _ = other.Process.Wait()
 		release()
+	}
+}
+
+// A command cannot change the limits of a process it shares a user with
+// but did not start (a hook mid-run, the worker): its grep and jq would
+// fail, and a guard written as `if … | grep -q` would allow. Its own
+// limits it sets as before.
+func TestPrlimitReachesOnlyTheCommandItself(t *testing.T) {
+	if !PrlimitFiltered() {
+		t.Skipf("no prlimit64 filter for %s", runtime.GOARCH)
+	}
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("no prlimit(1) here")
+	}
+	l := newLayout(t)
+	hook := exec.Command("sleep", "30")
+	require.NoError(t, hook.Start())
+	defer func() { _ = hook.Process.Kill(); _, _ = hook.Process.Wait() }()
+	script := fmt.Sprintf(`prlimit --pid %d --nofile=0:0 2>&1 || echo hook-refused
+ulimit -n 100 && echo own-ulimit=$(ulimit -n)
+prlimit --nofile=50:50 sh -c 'echo started-with=$(ulimit -n)'
+true`, hook.Process.Pid)
+	for _, p := range []Policy{{Hidden: []string{l.state}}, {Hidden: []string{l.state}, Boundary: &Boundary{}}} {
+		c := newConfiner(t, p)
+		code, out := sh(t, c, l.ws, script)
+		assert.Equal(t, 0, code, out)
+		for _, want := range []string{"hook-refused", "Operation not permitted", "own-ulimit=100", "started-with=50"} {
+			assert.Contains(t, out, want, "boundary %v", p.Boundary != nil)
+		}
+		var lim unix.Rlimit
+		require.NoError(t, unix.Prlimit(hook.Process.Pid, unix.RLIMIT_NOFILE, nil, &lim))
+		assert.NotZero(t, lim.Cur, "the hook's limit is unchanged")
 	}
 }

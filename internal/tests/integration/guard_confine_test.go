@@ -163,12 +163,14 @@ func commandRunner(w *testWorker, project, prefix string) func(t *testing.T, too
 }
 
 // A hook that dies from a signal is a hook that crashed, and a crashed
-// Claude Code hook fails open. So an agent that first starts a service
-// killing the project's guard whenever it runs, then asks for `rm -rf`,
-// got past the guard while commands could signal the worker's processes.
-// Where Landlock scopes signals (ABI 6) a command signals only what it
-// started: the service's kills are refused and the guard blocks.
-func TestCommandsCannotKillTheGuard(t *testing.T) {
+// Claude Code hook fails open; a guard whose grep cannot start allows. So
+// an agent that first starts a service killing the project's guard
+// whenever it runs, or lowering its open-file limit to 0, then asks for
+// `rm -rf`, got past the guard while commands could reach the worker's
+// processes. Now a command signals only what it started (Landlock ABI 6)
+// and sets only its own limits (a seccomp filter on prlimit64): the
+// service's attempts are refused and the guard blocks.
+func TestCommandsCannotDisarmTheGuard(t *testing.T) {
 	if confine.ABIVersion() < 6 {
 		t.Skip("the kernel's Landlock does not scope signals (ABI 6)")
 	}
@@ -176,40 +178,48 @@ func TestCommandsCannotKillTheGuard(t *testing.T) {
 	hooksDir := filepath.Join(project, ".claude", "hooks")
 	require.NoError(t, os.MkdirAll(hooksDir, 0o755))
 	// A guard as teams write them: it asks a policy service first (here a
-	// second's wait), which leaves time to kill it.
-	require.NoError(t, os.WriteFile(filepath.Join(hooksDir, "policy-guard.sh"), []byte(`#!/bin/sh
+	// second's wait), which leaves time to reach it, then greps the call.
+	require.NoError(t, os.WriteFile(filepath.Join(hooksDir, "policy-guard.sh"), []byte(`#!/bin/bash
 input=$(cat)
 sleep 1
-case "$input" in
-  *"rm -rf"*) echo "project policy: rm -rf is not allowed" >&2; exit 2 ;;
-esac
+if printf '%s' "$input" | grep -q 'rm -rf'; then
+  echo "project policy: rm -rf is not allowed" >&2; exit 2
+fi
 exit 0
 `), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"hooks": {"PreToolUse": [
-  {"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/policy-guard.sh"}]}
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/policy-guard.sh"}]}
 ]}}`), 0o644))
 	w := startWorker(t, func(c *worker.Config) {
 		c.HookSources = []string{project}
 		c.DefaultWorkspaceRoot = project
 	})
-	run := commandRunner(w, project, "killer")
+	run := commandRunner(w, project, "disarm")
 
 	// The pattern is split so the service's own command line does not
 	// match it.
-	res := run(t, "process_exec", `touch killer-up; while :; do pkill -9 -f 'policy-gua''rd' 2>>pkill.log; sleep 0.02; done`)
-	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
-	require.Eventually(t, func() bool {
-		_, err := os.Stat(filepath.Join(project, "killer-up"))
-		return err == nil
-	}, 10*time.Second, 50*time.Millisecond, "the killing service runs")
+	for _, attack := range []struct{ name, loop, refusal string }{
+		{"kill", `pkill -9 -f 'policy-gua''rd' 2>>kill.log`, "kill.log"},
+		{"prlimit", `for p in $(pgrep -f 'policy-gua''rd'); do prlimit --pid "$p" --nofile=0:0 2>>prlimit.log; done`, "prlimit.log"},
+	} {
+		t.Run(attack.name, func(t *testing.T) {
+			up := attack.name + "-up"
+			res := run(t, "process_exec", fmt.Sprintf("touch %s; while :; do %s; sleep 0.02; done", up, attack.loop))
+			require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+			require.Eventually(t, func() bool {
+				_, err := os.Stat(filepath.Join(project, up))
+				return err == nil
+			}, 10*time.Second, 50*time.Millisecond, "the attacking service runs")
 
-	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
-	res = run(t, "exec_command", "rm -rf ./scratch")
-	require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran past a killed guard: %+v", res.Output)
-	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%+v", res.Error)
-	assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
-	assert.DirExists(t, filepath.Join(project, "scratch"))
-	refusals, err := os.ReadFile(filepath.Join(project, "pkill.log"))
-	require.NoError(t, err)
-	assert.Contains(t, string(refusals), "Operation not permitted", "the service did try to kill the guard")
+			require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+			res = run(t, "exec_command", "rm -rf ./scratch")
+			require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran past a disarmed guard: %+v", res.Output)
+			assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%+v", res.Error)
+			assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
+			assert.DirExists(t, filepath.Join(project, "scratch"))
+			refusals, err := os.ReadFile(filepath.Join(project, attack.refusal))
+			require.NoError(t, err)
+			assert.Contains(t, string(refusals), "Operation not permitted", "the service did try")
+		})
+	}
 }

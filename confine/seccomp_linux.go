@@ -1,0 +1,100 @@
+package confine
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Landlock leaves one way for a command to reach a process it did not
+// start and whose user it shares: prlimit64 on another PID. Lowering a
+// hook's RLIMIT_NOFILE or RLIMIT_NPROC while it runs makes the programs
+// it starts (grep, jq) fail, and a guard written as `if … | grep -q`
+// then allows; lowering the worker's breaks it. So a seccomp filter,
+// installed on the thread that starts the command next to its Landlock
+// domain and inherited by everything the command starts, answers EPERM
+// to prlimit64 with a PID other than 0. Setting one's own limits (ulimit,
+// setrlimit, prlimit without --pid: all PID 0) is unaffected.
+
+// prlimitCalls is the prlimit64 system call number per audit
+// architecture the kernel may see from this GOARCH's processes: the
+// native one (x32's is the native number with its bit set) and the
+// 32-bit compat one.
+type prlimitCalls struct {
+	arch, nr, nrAlt, compatArch, compatNr uint32
+}
+
+func prlimitCallsFor(goarch string) (prlimitCalls, bool) {
+	switch goarch {
+	case "amd64":
+		const x32Bit = 0x40000000
+		return prlimitCalls{arch: unix.AUDIT_ARCH_X86_64, nr: 302, nrAlt: 302 | x32Bit, compatArch: unix.AUDIT_ARCH_I386, compatNr: 340}, true
+	case "arm64":
+		return prlimitCalls{arch: unix.AUDIT_ARCH_AARCH64, nr: 261, nrAlt: 261, compatArch: unix.AUDIT_ARCH_ARM, compatNr: 369}, true
+	}
+	return prlimitCalls{}, false
+}
+
+// seccomp_data offsets (little-endian: an argument's low word first).
+const (
+	offsetNr      = 0
+	offsetArch    = 4
+	offsetArg0Low = 16
+	offsetArg0Hi  = 20
+)
+
+// prlimitFilter is the BPF program: allow everything but prlimit64 with
+// a PID other than 0.
+func prlimitFilter(c prlimitCalls) []unix.SockFilter {
+	load := func(off uint32) unix.SockFilter {
+		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
+	}
+	// jt and jf count instructions after this one.
+	jeq := func(k uint32, jt, jf uint8) unix.SockFilter {
+		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: jt, Jf: jf}
+	}
+	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
+	return []unix.SockFilter{
+		/* 0 */ load(offsetArch),
+		/* 1 */ jeq(c.arch, 0, 3), // native: 2, else 5
+		/* 2 */ load(offsetNr),
+		/* 3 */ jeq(c.nr, 4, 0), // prlimit64: 8, else 4
+		/* 4 */ jeq(c.nrAlt, 3, 7), // prlimit64: 8, else allow
+		/* 5 */ jeq(c.compatArch, 0, 6), // compat: 6, else allow
+		/* 6 */ load(offsetNr),
+		/* 7 */ jeq(c.compatNr, 0, 4), // prlimit64: 8, else allow
+		/* 8 */ load(offsetArg0Low),
+		/* 9 */ jeq(0, 0, 3), // PID 0: 10, else deny
+		/* 10 */ load(offsetArg0Hi),
+		/* 11 */ jeq(0, 0, 1), // PID 0: allow, else deny
+		/* 12 */ ret(unix.SECCOMP_RET_ALLOW),
+		/* 13 */ ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)),
+	}
+}
+
+// filterPrlimit installs the filter on the calling thread (no TSYNC: the
+// worker's other threads stay unfiltered). Like a Landlock domain it needs
+// no_new_privs or CAP_SYS_ADMIN. A GOARCH without a table is left
+// unfiltered (PrlimitFiltered reports it).
+func filterPrlimit() error {
+	calls, ok := prlimitCallsFor(runtime.GOARCH)
+	if !ok {
+		return nil
+	}
+	prog := prlimitFilter(calls)
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", errno)
+	}
+	runtime.KeepAlive(prog)
+	return nil
+}
+
+// PrlimitFiltered reports whether commands get the prlimit64 filter on
+// this architecture.
+func PrlimitFiltered() bool {
+	_, ok := prlimitCallsFor(runtime.GOARCH)
+	return ok
+}
