@@ -322,3 +322,49 @@ true`, hook.Process.Pid)
 		assert.NotZero(t, lim.Cur, "the hook's limit is unchanged")
 	}
 }
+
+// A command of the same (non-root) user as a hook cannot read the hook's
+// environment, write into its output pipe through /proc/PID/fd (a forged
+// decision), or signal it; unconfined, all three work. (A root command
+// reads /proc/PID/environ regardless: run commands as their own user.)
+func TestCommandsCannotReachTheirUsersOtherProcesses(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run both processes as nobody")
+	}
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}})
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	hook := exec.Command("sh", "-c", "sleep 30 | cat")
+	hook.Dir = "/"
+	hook.SysProcAttr = &syscall.SysProcAttr{Credential: nobody}
+	require.NoError(t, hook.Start())
+	defer func() { _ = hook.Process.Kill(); _, _ = hook.Process.Wait() }()
+	script := fmt.Sprintf(`v=%d
+cat /proc/$v/environ >/dev/null 2>&1 && echo read-environ
+echo '{"decision":"approve"}' > /proc/$v/fd/1 2>/dev/null && echo wrote-its-stdout
+kill -0 $v 2>/dev/null && echo signalled
+true`, hook.Process.Pid)
+	run := func(confined bool) string {
+		cmd := exec.Command("/bin/sh", "-c", script)
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: nobody}
+		out := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if !confined {
+			require.NoError(t, cmd.Run())
+			return out.String()
+		}
+		release, err := c.Start(cmd, "/tmp")
+		require.NoError(t, err)
+		require.NoError(t, cmd.Wait())
+		release()
+		return out.String()
+	}
+	assert.Equal(t, "read-environ\nwrote-its-stdout\nsignalled\n", run(false), "unconfined, the same user reaches the hook")
+	reached := run(true)
+	assert.NotContains(t, reached, "read-environ")
+	assert.NotContains(t, reached, "wrote-its-stdout")
+	if c.SignalsScoped() {
+		assert.NotContains(t, reached, "signalled")
+	}
+}
