@@ -90,6 +90,11 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		if err := procs.CheckRunAs(cfg.CommandUser); err != nil {
 			return nil, fmt.Errorf("FENIX_COMMAND_USER: %w", err)
 		}
+	} else if os.Geteuid() == 0 {
+		// Landlock binds root too, but root reaches the kernel around it:
+		// a core_pattern pipe handler, a kernel module or a raw disk runs
+		// or writes outside any domain.
+		cfg.Logger.Warn("commands run as root: confinement keeps them from the worker's files, but root can still get around it through the kernel (/proc/sys/kernel/core_pattern, kernel modules, raw disks); set FENIX_COMMAND_USER to run them as an unprivileged account")
 	}
 	confinement, err := newConfinement(cfg, confine.Policy{}, false, nil)
 	if err != nil {
