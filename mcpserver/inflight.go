@@ -18,6 +18,7 @@ const (
 	reasonAborted       = "the MCP client aborted its HTTP request before the answer"
 	reasonDeleted       = "the MCP client closed its MCP session (HTTP DELETE)"
 	reasonStdioClosed   = "the MCP client closed its MCP session (end of its stdio input)"
+	reasonStreamClosed  = "the MCP client closed its SSE stream (HTTP+SSE transport)"
 	reasonNotifiedCalls = "cancelled by the MCP client (notifications/cancelled): "
 )
 

@@ -96,7 +96,7 @@ func TestHTTPBodyRewrite(t *testing.T) {
 	body := `[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"calculator"}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}]`
 	r := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
 	r.Header.Set("Mcp-Session-Id", "s1")
-	calls, err := l.rewriteBody(r)
+	calls, err := l.rewriteBody(r, r.Header.Get("Mcp-Session-Id"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"sa"}, calls, "the body's tools/call request IDs")
 	var out []map[string]any
@@ -107,7 +107,7 @@ func TestHTTPBodyRewrite(t *testing.T) {
 	assert.True(t, ok)
 
 	big := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(strings.Repeat(" ", MaxMessageBytes+1)))
-	_, err = l.rewriteBody(big)
+	_, err = l.rewriteBody(big, "")
 	require.ErrorContains(t, err, "4 MiB")
 }
 

@@ -185,10 +185,10 @@ func (c conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return msg, nil
 }
 
-// rewriteBody passes a Streamable HTTP POST body through the ledger: one
-// JSON-RPC message, or a batch of them (older protocol versions). It
+// rewriteBody passes an HTTP POST body of session through the ledger:
+// one JSON-RPC message, or a batch of them (older protocol versions). It
 // returns the request IDs of the body's tools/calls.
-func (l *cancelLedger) rewriteBody(r *http.Request) ([]string, error) {
+func (l *cancelLedger) rewriteBody(r *http.Request, session string) ([]string, error) {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return nil, nil
 	}
@@ -200,7 +200,6 @@ func (l *cancelLedger) rewriteBody(r *http.Request) ([]string, error) {
 	if len(body) > MaxMessageBytes {
 		return nil, fmt.Errorf("request body is over the 4 MiB (%d-byte) limit of one message read by the Fenix MCP gateway", MaxMessageBytes)
 	}
-	session := r.Header.Get("Mcp-Session-Id")
 	out := body
 	var calls []string
 	trimmed := bytes.TrimSpace(body)

@@ -79,8 +79,8 @@ func (t stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	return mcpframe.NewConn(c, r, "by the Fenix MCP gateway", t.logger), nil
 }
 
-// HTTPHandler is the Streamable HTTP endpoint at Path with Fenix's
-// checks in front: the bearer token, Origin, and the request-ID ledger.
+// HTTPHandler is the Streamable HTTP endpoint at Path, and the older
+// HTTP+SSE transport at SSEPath, with Fenix's checks in front: the bearer token, Origin, and the request-ID ledger.
 // The SDK applies the spec's session rules (Mcp-Session-Id issued at
 // initialize, 404 for an unknown session, DELETE ends one) and rejects
 // non-loopback Host headers on a loopback listener (DNS rebinding).
@@ -109,15 +109,34 @@ func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 		SessionTimeout:      opts.SessionTimeout,
 		MaxRequestBodyBytes: MaxMessageBytes,
 	})
-	mux := http.NewServeMux()
-	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
+	admit := func(w http.ResponseWriter, r *http.Request) bool {
 		if opts.Token != "" && !bearerOK(r, opts.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="fenix-mcp"`)
 			http.Error(w, "missing or wrong bearer token: send Authorization: Bearer <FENIX_MCP_TOKEN>", http.StatusUnauthorized)
-			return
+			return false
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !originOK(origin, allowed, loopback) {
 			http.Error(w, fmt.Sprintf("origin %q is not allowed: add it with -allow-origin", origin), http.StatusForbidden)
+			return false
+		}
+		return true
+	}
+	mux := http.NewServeMux()
+	sse := &sseSessions{byID: map[string]*mcp.SSEServerTransport{}}
+	mux.HandleFunc(SSEPath, func(w http.ResponseWriter, r *http.Request) {
+		if !admit(w, r) {
+			return
+		}
+		// DNS rebinding: a loopback endpoint answers loopback Host names
+		// only (the SDK's Streamable HTTP handler checks this itself).
+		if loopback && !IsLoopback(r.Host) {
+			http.Error(w, fmt.Sprintf("Host %q is not a loopback name on a loopback endpoint (DNS rebinding?)", r.Host), http.StatusForbidden)
+			return
+		}
+		g.serveSSE(w, r, sse)
+	})
+	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
+		if !admit(w, r) {
 			return
 		}
 		session := r.Header.Get("Mcp-Session-Id")
@@ -130,7 +149,7 @@ func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 			// handlers in flight, which end once their runs are cancelled.
 			g.calls.cancelSession(session, reasonDeleted)
 		}
-		calls, err := g.cancels.rewriteBody(r)
+		calls, err := g.cancels.rewriteBody(r, session)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
 			return

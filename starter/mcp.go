@@ -19,7 +19,7 @@ import (
 func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
-	httpAddr := fs.String("http", "", "serve Streamable HTTP at ADDR"+mcpserver.Path+" instead of stdio (beyond loopback a bearer token is required)")
+	httpAddr := fs.String("http", "", "serve Streamable HTTP at ADDR"+mcpserver.Path+" (and the older HTTP+SSE transport at ADDR"+mcpserver.SSEPath+") instead of stdio (beyond loopback a bearer token is required)")
 	taskQueue := fs.String("task-queue", envOr("FENIX_TASK_QUEUE", workflows.DefaultTaskQueue), "the workers' task queue (env FENIX_TASK_QUEUE)")
 	allow := fs.String("allow", os.Getenv("FENIX_MCP_ALLOW"), "comma-separated tools to serve: names, globs (workspace_*) or mcp__<server>; empty serves every tool the workers serve (env FENIX_MCP_ALLOW)")
 	workspace := fs.String("workspace", os.Getenv("FENIX_MCP_WORKSPACE"), "workspace_root of every call; empty uses the worker's default (env FENIX_MCP_WORKSPACE)")
@@ -75,6 +75,6 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, fmt.Errorf("listen on %s: %w", *httpAddr, err)
 	}
-	fmt.Fprintf(c.stderr, "fenix mcp: serving %d tools at http://%s%s (task queue %s)\n", len(g.Tools()), ln.Addr(), mcpserver.Path, *taskQueue)
+	fmt.Fprintf(c.stderr, "fenix mcp: serving %d tools at http://%s%s (HTTP+SSE clients: http://%[2]s%[4]s) (task queue %[5]s)\n", len(g.Tools()), ln.Addr(), mcpserver.Path, mcpserver.SSEPath, *taskQueue)
 	return exitOK, g.ServeHTTP(ctx, ln, opts)
 }

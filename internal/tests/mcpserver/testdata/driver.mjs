@@ -1,14 +1,15 @@
 // A test driver for Fenix's MCP server built on the official TypeScript SDK
 // (@modelcontextprotocol/sdk). Usage: node driver.mjs CONFIG_JSON
 //
-// CONFIG: {"transport": "stdio"|"http", "command", "args", "env" (stdio),
-//          "url", "headers" (http), "elicit": "accept"|"decline"|undefined,
+// CONFIG: {"transport": "stdio"|"http"|"sse", "command", "args", "env" (stdio),
+//          "url", "headers" (http, sse), "elicit": "accept"|"decline"|undefined,
 //          "steps": [{"op": "list"} | {"op": "call", "name", "arguments",
 //          "abortAfterMs", "progress": true}]}
 // Every event is one JSON line on stdout.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const cfg = JSON.parse(process.argv[2]);
@@ -31,6 +32,8 @@ if (cfg.transport === 'stdio') {
     command: cfg.command, args: cfg.args || [],
     env: { ...process.env, ...(cfg.env || {}) }, stderr: 'inherit',
   });
+} else if (cfg.transport === 'sse') {
+  transport = new SSEClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers || {} } });
 } else {
   transport = new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers || {} } });
 }
