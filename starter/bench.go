@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"runtime/pprof"
@@ -52,27 +53,23 @@ func cmdBench(ctx context.Context, c *cli, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	for _, rec := range []struct {
+		flag, path string
+		start      func(io.Writer) error
+		stop       func()
+	}{{"-cpuprofile", *cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile}, {"-trace", *traceFile, trace.Start, trace.Stop}} {
+		if rec.path == "" {
+			continue
+		}
+		f, err := os.Create(rec.path)
 		if err != nil {
-			return exitFailed, fmt.Errorf("-cpuprofile: %w", err)
+			return exitFailed, fmt.Errorf("%s: %w", rec.flag, err)
 		}
 		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return exitFailed, fmt.Errorf("-cpuprofile %s: %w", *cpuProfile, err)
+		if err := rec.start(f); err != nil {
+			return exitFailed, fmt.Errorf("%s %s: %w", rec.flag, rec.path, err)
 		}
-		defer pprof.StopCPUProfile()
-	}
-	if *traceFile != "" {
-		f, err := os.Create(*traceFile)
-		if err != nil {
-			return exitFailed, fmt.Errorf("-trace: %w", err)
-		}
-		defer f.Close()
-		if err := trace.Start(f); err != nil {
-			return exitFailed, fmt.Errorf("-trace %s: %w", *traceFile, err)
-		}
-		defer trace.Stop()
+		defer rec.stop()
 	}
 	results, err := bench.Run(ctx, bench.Options{N: *n, Concurrency: levels, Think: *think, Only: filter,
 		CLIPath: cliPath, ServerConfig: *server, GRPCCompression: *compression, Out: c.stdout})

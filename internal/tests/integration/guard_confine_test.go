@@ -174,22 +174,18 @@ func TestCommandsCannotDisarmTheGuard(t *testing.T) {
 	if confine.ABIVersion() < 6 {
 		t.Skip("the kernel's Landlock does not scope signals (ABI 6)")
 	}
-	project := filepath.Join(t.TempDir(), "project")
-	hooksDir := filepath.Join(project, ".claude", "hooks")
-	require.NoError(t, os.MkdirAll(hooksDir, 0o755))
 	// A guard as teams write them: it asks a policy service first (here a
 	// second's wait), which leaves time to reach it, then greps the call.
-	require.NoError(t, os.WriteFile(filepath.Join(hooksDir, "policy-guard.sh"), []byte(`#!/bin/bash
+	project := writeClaudeProject(t, "", map[string]string{"policy-guard.sh": `#!/bin/bash
 input=$(cat)
 sleep 1
 if printf '%s' "$input" | grep -q 'rm -rf'; then
   echo "project policy: rm -rf is not allowed" >&2; exit 2
 fi
 exit 0
-`), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"hooks": {"PreToolUse": [
+`}, `{"hooks": {"PreToolUse": [
   {"matcher": "Bash", "hooks": [{"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/policy-guard.sh"}]}
-]}}`), 0o644))
+]}}`)
 	w := startWorker(t, func(c *worker.Config) {
 		c.HookSources = []string{project}
 		c.DefaultWorkspaceRoot = project

@@ -57,6 +57,23 @@ printf '%s' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDeci
 	return path
 }
 
+// writeClaudeProject lays out a Claude Code project in dir (a fresh one
+// when empty): each script under .claude/hooks/ (executable), and
+// settings as .claude/settings.json. It returns the project directory.
+func writeClaudeProject(t *testing.T, dir string, scripts map[string]string, settings string) string {
+	t.Helper()
+	if dir == "" {
+		dir = filepath.Join(t.TempDir(), "project")
+	}
+	hooksDir := filepath.Join(dir, ".claude", "hooks")
+	require.NoError(t, os.MkdirAll(hooksDir, 0o755))
+	for name, body := range scripts {
+		require.NoError(t, os.WriteFile(filepath.Join(hooksDir, name), []byte(body), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(settings), 0o644))
+	return dir
+}
+
 func auditCount(t *testing.T, store audit.Store, sessionID, event string) int {
 	n, err := store.Count(context.Background(), audit.Filter{SessionID: sessionID, Event: event})
 	require.NoError(t, err)

@@ -34,22 +34,15 @@ func TestRemoteMCPServersBehindHooksOnDevServer(t *testing.T) {
 	raw, err := json.MarshalIndent(cfg, "", "  ")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), raw, 0o644))
-	hooksDir := filepath.Join(project, ".claude", "hooks")
-	require.NoError(t, os.MkdirAll(hooksDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(hooksDir, "no-destruction.sh"), []byte(`#!/bin/sh
+	writeClaudeProject(t, project, map[string]string{"no-destruction.sh": `#!/bin/sh
 input=$(cat)
 case "$input" in
   *"rm -rf"*) echo "destructive text may not leave this machine" >&2; exit 2 ;;
 esac
 exit 0
-`), 0o755))
-	settings := map[string]any{"hooks": map[string]any{"PreToolUse": []any{
-		map[string]any{"matcher": "mcp__.*__echo", "hooks": []any{
-			map[string]any{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/no-destruction.sh"}}},
-	}}}
-	raw, err = json.MarshalIndent(settings, "", "  ")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), raw, 0o644))
+`}, `{"hooks": {"PreToolUse": [
+  {"matcher": "mcp__.*__echo", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/no-destruction.sh"}]}
+]}}`)
 
 	w := startWorker(t, func(c *worker.Config) {
 		c.HookSources = []string{project}
