@@ -132,15 +132,16 @@ func (c *Confiner) String() string {
 			hidden = append(hidden, p.path)
 		}
 	}
-	signals := "signals: anywhere the user may send them (ABI 6 scopes them)"
+	// What a command may do to processes it did not start.
+	others := "signals: anywhere the user may send them (ABI 6 scopes them)"
 	if c.SignalsScoped() {
-		signals = "signals: to the command's own processes only"
+		others = "signals: to the command's own processes only"
 	}
 	if PrlimitFiltered() {
-		signals += "; prlimit: own limits only"
+		others += "; prlimit: own limits only"
 	}
 	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s; %s",
-		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")), signals)
+		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")), others)
 	if c.boundary != nil {
 		desc += fmt.Sprintf("; writes only in the workspace, %s", strings.Join(c.boundary.writable(""), ", "))
 	}

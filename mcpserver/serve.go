@@ -80,7 +80,8 @@ func (t stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 }
 
 // HTTPHandler is the Streamable HTTP endpoint at Path, and the older
-// HTTP+SSE transport at SSEPath, with Fenix's checks in front: the bearer token, Origin, and the request-ID ledger.
+// HTTP+SSE transport at SSEPath, with Fenix's checks in front: the bearer
+// token, Origin, and the request-ID ledger.
 // The SDK applies the spec's session rules (Mcp-Session-Id issued at
 // initialize, 404 for an unknown session, DELETE ends one) and rejects
 // non-loopback Host headers on a loopback listener (DNS rebinding).

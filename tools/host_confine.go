@@ -33,8 +33,8 @@ func (c *commandConfinement) close() {
 }
 
 // newConfinement builds what confines commands: the data directory, the
-// cgroup hierarchies, cfg.Protected and sandbox (the settings files' "sandbox", from the
-// files named in from) out of their reach. Where the kernel has no
+// cgroup hierarchies, cfg.Protected and sandbox (the settings files'
+// "sandbox", from the files named in from) out of their reach. Where the kernel has no
 // Landlock, auto runs them unconfined with a warning and require refuses
 // to start; a sandbox with failIfUnavailable refuses the commands.
 func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bool, from []string) (*commandConfinement, error) {
