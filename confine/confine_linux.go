@@ -50,7 +50,10 @@ type Confiner struct {
 	// Linux 6.12): a command can signal only its own processes, not the
 	// worker, its hooks, or another command.
 	scoped uint64
-	paths  []protected
+	// noPrlimitFilter, when set, is why commands go without the prlimit64
+	// filter (see seccomp_linux.go).
+	noPrlimitFilter error
+	paths           []protected
 	// boundary is nil unless writes are confined too (Policy.Boundary).
 	boundary *Boundary
 
@@ -107,6 +110,7 @@ func New(p Policy) (*Confiner, error) {
 	if abi >= 6 {
 		c.scoped = unix.LANDLOCK_SCOPE_SIGNAL
 	}
+	c.noPrlimitFilter = probePrlimitFilter()
 	// Built now, so a policy that cannot be cut fails at start rather than
 	// on every command.
 	if _, err := c.rulesetFor(""); err != nil {
@@ -121,6 +125,10 @@ func (c *Confiner) ABI() int { return c.abi }
 // SignalsScoped reports whether a command may signal only the processes
 // it started (Landlock ABI 6).
 func (c *Confiner) SignalsScoped() bool { return c.scoped != 0 }
+
+// PrlimitFiltered reports whether a command may set only its own resource
+// limits (the seccomp filter of seccomp_linux.go).
+func (c *Confiner) PrlimitFiltered() bool { return c.noPrlimitFilter == nil }
 
 // String describes the confinement for the worker's start log.
 func (c *Confiner) String() string {
@@ -137,8 +145,10 @@ func (c *Confiner) String() string {
 	if c.SignalsScoped() {
 		others = "signals: to the command's own processes only"
 	}
-	if PrlimitFiltered() {
+	if c.PrlimitFiltered() {
 		others += "; prlimit: own limits only"
+	} else {
+		others += "; prlimit: not filtered (" + c.noPrlimitFilter.Error() + ")"
 	}
 	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s; %s",
 		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")), others)
@@ -207,7 +217,7 @@ func (c *Confiner) restrictThread(rs *ruleset) error {
 	if !c.noNewPrivs.Load() {
 		err := restrictSelf(rs.fd)
 		if err == nil {
-			return restrictRest(rs)
+			return c.restrictRest(rs)
 		}
 		if !errors.Is(err, unix.EPERM) {
 			return fmt.Errorf("confining the command: landlock_restrict_self: %w", err)
@@ -222,14 +232,17 @@ func (c *Confiner) restrictThread(rs *ruleset) error {
 	if err := restrictSelf(rs.fd); err != nil {
 		return fmt.Errorf("confining the command: landlock_restrict_self: %w", err)
 	}
-	return restrictRest(rs)
+	return c.restrictRest(rs)
 }
 
 // restrictRest follows the protection domain: the write boundary, then
-// the prlimit64 filter (see seccomp_linux.go).
-func restrictRest(rs *ruleset) error {
+// the prlimit64 filter (see seccomp_linux.go) where the kernel takes it.
+func (c *Confiner) restrictRest(rs *ruleset) error {
 	if err := restrictBoundary(rs); err != nil {
 		return err
+	}
+	if !c.PrlimitFiltered() {
+		return nil
 	}
 	if err := filterPrlimit(); err != nil {
 		return fmt.Errorf("confining the command: %w", err)

@@ -92,9 +92,24 @@ func filterPrlimit() error {
 	return nil
 }
 
-// PrlimitFiltered reports whether commands get the prlimit64 filter on
-// this architecture.
-func PrlimitFiltered() bool {
-	_, ok := prlimitCallsFor(runtime.GOARCH)
-	return ok
+// probePrlimitFilter installs the filter on a thread of its own that ends
+// with it, so a kernel without seccomp filters (or a worker whose own
+// seccomp profile forbids adding one) is found at start: commands then go
+// without the filter, and the start log says why, rather than every
+// command failing to start.
+func probePrlimitFilter() error {
+	if _, ok := prlimitCallsFor(runtime.GOARCH); !ok {
+		return fmt.Errorf("no prlimit64 filter for %s", runtime.GOARCH)
+	}
+	done := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread ends with the goroutine, filter and all.
+		runtime.LockOSThread()
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			done <- fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+			return
+		}
+		done <- filterPrlimit()
+	}()
+	return <-done
 }
