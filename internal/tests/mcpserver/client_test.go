@@ -119,9 +119,11 @@ func TestHTTPWithTheTypeScriptClient(t *testing.T) {
 		"steps": []any{
 			step("list"),
 			call("calculator", map[string]any{"expression": "2 + 2"}),
-			// The pause lets the SDK send notifications/cancelled (it does not
-			// await it) before the driver closes the connection.
-			call("test_sleep", map[string]any{"seconds": 60}, "abortAfterMs", 2500, "pauseMs", 1500),
+			// Aborted once the run surely reported its review, even on a
+			// loaded machine. The pause lets the SDK send
+			// notifications/cancelled (it does not await it) before the
+			// driver closes the connection.
+			call("test_sleep", map[string]any{"seconds": 60}, "abortAfterMs", 5000, "pauseMs", 1500),
 		},
 	})
 	connected := d.next(30*time.Second, "connected")
