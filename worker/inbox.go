@@ -2,8 +2,12 @@ package main
 
 import (
 	"errors"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 
+	"github.com/mattn/go-isatty"
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/approvals"
@@ -37,14 +41,63 @@ func inboxHandler(c client.Client, namespace string, cfg worker.ProcessConfig, l
 	return h, nil
 }
 
-// logInboxLink tells the operator where the inbox is; without configured
-// tokens the link carries the token minted at start, which only the
-// operator reading the worker's log has.
-func logInboxLink(h *web.Handler, addr string, logger *slog.Logger) {
+// logInboxLink tells the operator where the inbox is. Without configured
+// tokens the link carries the token minted at start, which tells the
+// operator from every other process on the host: it goes into the log
+// only when the log is a terminal. A log that is kept (journald splits a
+// user's messages into a journal that user may read, or a file) could be
+// read by an agent's command running as the worker's user, which would
+// then approve its own calls; so otherwise the link is written to
+// <data-dir>/inbox-link, readable by the worker's user only and out of
+// confined commands' reach, and the log names the file.
+func logInboxLink(h *web.Handler, addr, dataDir string, toTerminal bool, logger *slog.Logger) {
 	page := "http://" + addr + "/inbox/"
-	if link := h.LocalLink(page); link != "" {
+	link := h.LocalLink(page)
+	switch {
+	case link == "":
+		logger.Info("approvals inbox", "open", page)
+	case toTerminal:
 		logger.Info("approvals inbox for the local operator (the token is minted at each start; set FENIX_INBOX_TOKENS for lasting ones)", "open", link)
-		return
+	default:
+		path := filepath.Join(dataDir, inboxLinkFile)
+		if err := writePrivateFile(path, link+"\n"); err != nil {
+			logger.Error("approvals inbox: the local operator's link could not be written, so the inbox cannot be opened until a restart or FENIX_INBOX_TOKENS", "link_file", path, "error", err)
+			return
+		}
+		logger.Info("approvals inbox for the local operator: its link, with a token minted at this start, is in link_file (the log is not a terminal, and a kept log could be read by commands; set FENIX_INBOX_TOKENS for lasting tokens)", "open", page, "link_file", path)
 	}
-	logger.Info("approvals inbox", "open", page)
+}
+
+// inboxLinkTo is where the local operator's inbox link goes: the log when
+// it is a terminal, else a file in dir.
+type inboxLinkTo struct {
+	dir      string
+	terminal bool
+}
+
+// inboxLinkFile is where, under the data directory, the local operator's
+// inbox link is written when the log is not a terminal.
+const inboxLinkFile = "inbox-link"
+
+// writePrivateFile replaces path with content, readable by this user only.
+func writePrivateFile(path, content string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
 }

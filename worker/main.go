@@ -85,7 +85,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stopOps, err := startOps(cfg.Process, metrics, ready, inbox, logger)
+	stopOps, err := startOps(cfg.Process, metrics, ready, inbox, inboxLinkTo{dir: cfg.DataDir, terminal: isTerminal(stderr)}, logger)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metri
 
 // startOps serves /metrics, /healthz, /readyz and, with a codec, /codec/
 // on the configured address; the returned func stops it.
-func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *observability.Readiness, inbox *web.Handler, logger *slog.Logger) (func(), error) {
+func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *observability.Readiness, inbox *web.Handler, link inboxLinkTo, logger *slog.Logger) (func(), error) {
 	if cfg.HTTPAddr == "off" {
 		return func() {}, nil
 	}
@@ -146,7 +146,7 @@ func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *o
 		return nil, err
 	}
 	if inbox != nil {
-		logInboxLink(inbox, ops.Addr(), logger)
+		logInboxLink(inbox, ops.Addr(), link.dir, link.terminal, logger)
 	}
 	logger.Info("operational endpoints listening", "addr", ops.Addr(), "paths", "/metrics /healthz /readyz /codec/ /inbox/")
 	return func() { shutdownWithin(5*time.Second, ops.Shutdown) }, nil

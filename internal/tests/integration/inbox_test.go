@@ -268,7 +268,8 @@ func TestAgentCommandCannotApproveThroughTheLoopbackInbox(t *testing.T) {
 	port, err := devserver.FreePort()
 	require.NoError(t, err)
 	opsAddr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(filepath.Join(binDir, "worker"), "-task-queue", queue, "-data-dir", t.TempDir(), "-hooks-file", settings,
+	dataDir := t.TempDir()
+	cmd := exec.Command(filepath.Join(binDir, "worker"), "-task-queue", queue, "-data-dir", dataDir, "-hooks-file", settings,
 		"-workspace-root", t.TempDir(), "-http-addr", opsAddr, "-log-format", "text")
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+server.HostPort)
 	var logs lockedBuffer
@@ -287,10 +288,12 @@ func TestAgentCommandCannotApproveThroughTheLoopbackInbox(t *testing.T) {
 	// What any local process can do: read the page's CSRF token, post
 	// an allow with the arguments it knows.
 	base := "http://" + opsAddr + "/inbox"
+	// Nor can it read the link the worker wrote for the operator.
 	script := fmt.Sprintf(`csrf=$(curl -s %[1]s/ | sed -n 's/.*const csrf = "\([0-9a-f]*\)".*/\1/p')
 curl -s -X POST %[1]s/api/decide --data-urlencode "csrf=$csrf" --data-urlencode workflow_id=%[2]s \
   --data-urlencode call_id=call-victim --data-urlencode args_hash=%[3]s --data-urlencode decision=allow \
-  --data-urlencode reason=self-approved`, base, victimID, contract.ArgumentsHash(args))
+  --data-urlencode reason=self-approved
+cat %[4]s/inbox-link 2>/dev/null && echo READ-THE-LINK`, base, victimID, contract.ArgumentsHash(args), dataDir)
 	attacker := assignment(tag+"-attacker", map[string]any{"call_id": "call-attacker", "tool_name": "exec_command",
 		"arguments": map[string]any{"command_line": script}}, "exec_command")
 	attackerRun := startWorkflow(t, queue, workflows.ExecuteAssignmentWorkflow, "it-"+tag+"-attacker", attacker)
@@ -300,11 +303,17 @@ curl -s -X POST %[1]s/api/decide --data-urlencode "csrf=$csrf" --data-urlencode 
 	require.NoError(t, attackerRun.Get(ctx, &attacked))
 	require.Equal(t, contract.StatusCompleted, attacked.Status, "%+v", attacked.Error)
 	assert.NotContains(t, attacked.Output.Content, `"ok":true`, "the command's decision was accepted")
+	assert.NotContains(t, attacked.Output.Content, "READ-THE-LINK", "the command read the operator's link")
 	assert.Equal(t, 1, waitingRuns(t, victimID), "the parked call still waits for a person")
 
-	// The operator opens the link the worker logged and denies it.
-	link := regexp.MustCompile(`http://` + regexp.QuoteMeta(opsAddr) + `/inbox/\?token=[0-9a-f]+`).FindString(logs.String())
-	require.NotEmpty(t, link, "the worker logs the inbox link with its token; logs:\n%s", logs.String())
+	// The operator opens the link the worker wrote and denies it. Its log
+	// is no terminal, so the link is in the data directory, not the log,
+	// which a command of the worker's user might read.
+	assert.NotContains(t, logs.String(), "?token=", "the token stays out of a kept log")
+	written, err := os.ReadFile(filepath.Join(dataDir, "inbox-link"))
+	require.NoError(t, err, "the worker writes the inbox link to its data directory; logs:\n%s", logs.String())
+	link := regexp.MustCompile(`http://` + regexp.QuoteMeta(opsAddr) + `/inbox/\?token=[0-9a-f]+`).FindString(string(written))
+	require.NotEmpty(t, link, "inbox-link holds %q", written)
 	token := strings.TrimPrefix(link[strings.Index(link, "?token="):], "?token=")
 	req, err := http.NewRequest(http.MethodGet, base+"/api/pending", nil)
 	require.NoError(t, err)
