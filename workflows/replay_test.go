@@ -66,7 +66,7 @@ func TestIncompatibleHistoryFailsReplay(t *testing.T) {
 	}
 }
 
-func newReplayer(t *testing.T) worker.WorkflowReplayer {
+func newReplayer(t testing.TB) worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	fenixworker.Register(r)
 	return r
