@@ -35,6 +35,9 @@ type HTTPOptions struct {
 	AllowedOrigins []string
 	// SessionTimeout closes sessions idle that long (default 1 hour).
 	SessionTimeout time.Duration
+	// SSEKeepAlive is how often an SSE stream gets a comment line, so
+	// proxies keep it open while its calls wait (default 15 s).
+	SSEKeepAlive time.Duration
 }
 
 // MaxMessageBytes bounds one JSON-RPC message the gateway reads: a line of
@@ -106,6 +109,9 @@ func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = time.Hour
 	}
+	if opts.SSEKeepAlive <= 0 {
+		opts.SSEKeepAlive = 15 * time.Second
+	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.SessionTimeout,
 		MaxRequestBodyBytes: MaxMessageBytes,
@@ -134,7 +140,7 @@ func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 			http.Error(w, fmt.Sprintf("Host %q is not a loopback name on a loopback endpoint (DNS rebinding?)", r.Host), http.StatusForbidden)
 			return
 		}
-		g.serveSSE(w, r, sse)
+		g.serveSSE(w, r, sse, opts.SSEKeepAlive)
 	})
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
 		if !admit(w, r) {

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -45,7 +46,7 @@ func (s *sseSessions) put(id string, t *mcp.SSEServerTransport) {
 // the ID its endpoint names, its POSTs pass through the ledger like
 // Streamable HTTP's, and a stream that ends before the gateway drains (the
 // client went away) cancels the session's calls in flight.
-func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request, sessions *sseSessions) {
+func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request, sessions *sseSessions, keepAlive time.Duration) {
 	switch r.Method {
 	case http.MethodPost:
 		id := r.URL.Query().Get("sessionid")
@@ -67,7 +68,10 @@ func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request, sessions *sse
 		id := rand.Text()
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
-		t := &mcp.SSEServerTransport{Endpoint: SSEPath + "?sessionid=" + id, Response: w, MaxRequestBodyBytes: MaxMessageBytes}
+		stream := &lockedStream{ResponseWriter: w}
+		stopKeepAlive := stream.keepAlive(keepAlive)
+		defer stopKeepAlive()
+		t := &mcp.SSEServerTransport{Endpoint: SSEPath + "?sessionid=" + id, Response: stream, MaxRequestBodyBytes: MaxMessageBytes}
 		sessions.put(id, t)
 		defer sessions.put(id, nil)
 		ss, err := g.server.Connect(r.Context(), sseTransport{SSEServerTransport: t, id: id}, nil)
@@ -91,6 +95,54 @@ func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request, sessions *sse
 		w.Header().Set("Allow", "GET, POST")
 		http.Error(w, fmt.Sprintf("%s %s: the SSE transport takes GET (open a session) and POST (send it a message)", r.Method, SSEPath), http.StatusMethodNotAllowed)
 	}
+}
+
+// lockedStream is an SSE stream the SDK and the keep-alive both write:
+// the SDK writes each event with one Write, so a lock per Write keeps
+// events whole.
+type lockedStream struct {
+	http.ResponseWriter
+	mu sync.Mutex
+}
+
+func (s *lockedStream) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ResponseWriter.Write(p)
+}
+
+func (s *lockedStream) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = http.NewResponseController(s.ResponseWriter).Flush()
+}
+
+// keepAlive writes an SSE comment every interval, so a proxy that closes
+// idle streams (nginx's 60 s read timeout) does not end a session whose
+// call waits, for a long tool or an approval. The returned stop waits for the writer: nothing may be
+// written once the handler returns.
+func (s *lockedStream) keepAlive(interval time.Duration) (stop func()) {
+	if interval <= 0 {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if _, err := s.Write([]byte(": keep-alive\n\n")); err != nil {
+					return
+				}
+				s.Flush()
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 // sseTransport gives an SSE session's connection its ID.

@@ -75,12 +75,14 @@ func TestSSEWithTheTypeScriptClient(t *testing.T) {
 }
 
 // A client whose SSE stream closes while a call runs has the run
-// cancelled, as an aborted Streamable HTTP request does; a POST to a
-// session that is not open is 404, and a loopback endpoint refuses a
-// foreign Host name (DNS rebinding).
+// cancelled, as an aborted Streamable HTTP request does; while the call
+// runs the stream gets keep-alive comments, so a proxy does not close it
+// for idling; a POST to a session that is not open is 404, and a loopback
+// endpoint refuses a foreign Host name (DNS rebinding).
 func TestClosingTheSSEStreamCancelsItsRuns(t *testing.T) {
 	w := startWorker(t)
-	base, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{"test_sleep"}}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	base, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{"test_sleep"}},
+		mcpserver.HTTPOptions{Addr: "127.0.0.1:0", SSEKeepAlive: 200 * time.Millisecond})
 	url := sseURL(base)
 
 	rebound, err := http.NewRequest(http.MethodGet, url, nil)
@@ -124,6 +126,20 @@ func TestClosingTheSSEStreamCancelsItsRuns(t *testing.T) {
 	post(sleepCall)
 	id := runningRun(t, w.queue)
 	assert.True(t, strings.HasPrefix(id, "assignment-mcp-"+strings.TrimPrefix(endpoint, mcpserver.SSEPath+"?sessionid=")+"-"), "the run is the session's: %s", id)
+	kept := make(chan struct{})
+	go func() {
+		for events.Scan() {
+			if events.Text() == ": keep-alive" {
+				close(kept)
+				return
+			}
+		}
+	}()
+	select {
+	case <-kept:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no keep-alive comment on a stream whose call runs")
+	}
 	closeStream()
 	canceledWithin(t, id, 20*time.Second, "closed its SSE stream")
 }
