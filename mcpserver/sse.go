@@ -119,8 +119,8 @@ func (s *lockedStream) Flush() {
 
 // keepAlive writes an SSE comment every interval, so a proxy that closes
 // idle streams (nginx's 60 s read timeout) does not end a session whose
-// call waits, for a long tool or an approval. The returned stop waits for the writer: nothing may be
-// written once the handler returns.
+// call waits, for a long tool or an approval. The returned stop waits for
+// the writer: nothing may be written once the handler returns.
 func (s *lockedStream) keepAlive(interval time.Duration) (stop func()) {
 	if interval <= 0 {
 		return func() {}

@@ -50,16 +50,16 @@ func inboxHandler(c client.Client, namespace string, cfg worker.ProcessConfig, l
 // then approve its own calls; so otherwise the link is written to
 // <data-dir>/inbox-link, readable by the worker's user only and out of
 // confined commands' reach, and the log names the file.
-func logInboxLink(h *web.Handler, addr, dataDir string, toTerminal bool, logger *slog.Logger) {
+func logInboxLink(h *web.Handler, addr string, to inboxLinkTo, logger *slog.Logger) {
 	page := "http://" + addr + "/inbox/"
 	link := h.LocalLink(page)
 	switch {
 	case link == "":
 		logger.Info("approvals inbox", "open", page)
-	case toTerminal:
+	case to.terminal:
 		logger.Info("approvals inbox for the local operator (the token is minted at each start; set FENIX_INBOX_TOKENS for lasting ones)", "open", link)
 	default:
-		path := filepath.Join(dataDir, inboxLinkFile)
+		path := filepath.Join(to.dir, inboxLinkFile)
 		if err := writePrivateFile(path, link+"\n"); err != nil {
 			logger.Error("approvals inbox: the local operator's link could not be written, so the inbox cannot be opened until a restart or FENIX_INBOX_TOKENS", "link_file", path, "error", err)
 			return
@@ -79,21 +79,22 @@ type inboxLinkTo struct {
 // inbox link is written when the log is not a terminal.
 const inboxLinkFile = "inbox-link"
 
-// writePrivateFile replaces path with content, readable by this user only.
+// writePrivateFile replaces path with content, readable by this user
+// only. O_EXCL after the removal: a link planted in its place is not
+// followed.
 func writePrivateFile(path, content string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
 	if _, err := f.WriteString(content); err != nil {
 		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return f.Close()
 }
 
 // isTerminal reports whether w is a terminal.

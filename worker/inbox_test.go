@@ -28,7 +28,18 @@ func TestInboxTokenStaysOutOfAKeptLog(t *testing.T) {
 
 	var log bytes.Buffer
 	dir := t.TempDir()
-	logInboxLink(h, "127.0.0.1:7070", dir, false, slog.New(slog.NewTextHandler(&log, nil)))
+	// A link planted in its place is replaced, not followed.
+	elsewhere := filepath.Join(t.TempDir(), "bashrc")
+	if err := os.WriteFile(elsewhere, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, inboxLinkFile)); err != nil {
+		t.Fatal(err)
+	}
+	logInboxLink(h, "127.0.0.1:7070", inboxLinkTo{dir: dir}, slog.New(slog.NewTextHandler(&log, nil)))
+	if kept, _ := os.ReadFile(elsewhere); string(kept) != "keep me\n" {
+		t.Errorf("the planted link was followed: %s holds %q", elsewhere, kept)
+	}
 	if strings.Contains(log.String(), "token=") {
 		t.Errorf("the kept log holds the token: %s", log.String())
 	}
@@ -48,7 +59,7 @@ func TestInboxTokenStaysOutOfAKeptLog(t *testing.T) {
 	}
 
 	log.Reset()
-	logInboxLink(h, "127.0.0.1:7070", t.TempDir(), true, slog.New(slog.NewTextHandler(&log, nil)))
+	logInboxLink(h, "127.0.0.1:7070", inboxLinkTo{dir: t.TempDir(), terminal: true}, slog.New(slog.NewTextHandler(&log, nil)))
 	if !strings.Contains(log.String(), "token=") {
 		t.Errorf("a terminal's log lacks the link with its token: %s", log.String())
 	}

@@ -146,7 +146,7 @@ func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *o
 		return nil, err
 	}
 	if inbox != nil {
-		logInboxLink(inbox, ops.Addr(), link.dir, link.terminal, logger)
+		logInboxLink(inbox, ops.Addr(), link, logger)
 	}
 	logger.Info("operational endpoints listening", "addr", ops.Addr(), "paths", "/metrics /healthz /readyz /codec/ /inbox/")
 	return func() { shutdownWithin(5*time.Second, ops.Shutdown) }, nil
