@@ -236,10 +236,7 @@ exit 0
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"hooks": {"PreToolUse": [
   {"matcher": "browser_.*", "hooks": [{"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/browser-guard.sh"}]}
 ]}}`), 0o644))
-	w := startWorker(t, withLoopbackAllowed(), func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
+	w := startWorker(t, withLoopbackAllowed(), inProject(project))
 
 	res := browserCall(t, w, "brw-hook-blocked", "conv-hook", "browser_open", map[string]any{"url": srv.URL + "/forbidden"})
 	require.Equal(t, contract.StatusFailed, res.Status)

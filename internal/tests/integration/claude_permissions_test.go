@@ -211,10 +211,7 @@ func TestClaudeCodePermissionsGovernToolCalls(t *testing.T) {
 // what a Read deny rule hides.
 func TestClaudeCodePermissionsJudgeWhatRuns(t *testing.T) {
 	project := permissionProject(t, `{"defaultMode": "plan", "deny": ["Read(./.env)", "Bash(rm *)"]}`)
-	w := startWorker(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
+	w := startWorker(t, inProject(project))
 	call := func(name, tool string, args map[string]any) map[string]any {
 		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args},
 			"exec_command", "memory_write", "workspace_read", "workspace_search")
@@ -324,10 +321,7 @@ func TestClaudeCodeAllowListIsNotWidenedByTheEnvironment(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
 		require.NoError(t, os.WriteFile(full, []byte(content), 0o755))
 	}
-	w := startWorker(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
+	w := startWorker(t, inProject(project))
 	run := func(name string, args map[string]any) contract.Result {
 		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": args}, "exec_command")
 		a["workspace_root"] = project

@@ -14,7 +14,6 @@ import (
 	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/internal/worker"
 )
 
 // Commands run as the worker's user own its data directory, where the
@@ -29,10 +28,7 @@ func TestCommandsCannotRewriteTheWorkersState(t *testing.T) {
 		t.Skip("the kernel has no Landlock ABI 2")
 	}
 	project := guardedProject(t)
-	w := startWorker(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
+	w := startWorker(t, inProject(project))
 	pinned, err := filepath.Glob(filepath.Join(w.dataDir, "hook-scripts", "*", "guard.sh"))
 	require.NoError(t, err)
 	require.Len(t, pinned, 1, "the worker runs a pinned copy of the guard")
@@ -109,10 +105,7 @@ func TestClaudeCodeSandboxConfinesCommandWrites(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
 	settings := fmt.Sprintf(`{"sandbox": {"enabled": true, "filesystem": {"allowWrite": ["/%s"], "denyRead": ["/%s"]}}}`, cache, secrets)
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
-	w := startWorker(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
+	w := startWorker(t, inProject(project))
 	runAny := commandRunner(w, project, "sandboxed")
 	run := func(t *testing.T, tool, command string) contract.Result {
 		t.Helper()
@@ -186,10 +179,7 @@ exit 0
 `}, `{"hooks": {"PreToolUse": [
   {"matcher": "Bash", "hooks": [{"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/policy-guard.sh"}]}
 ]}}`)
-	w := startWorker(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
+	w := startWorker(t, inProject(project))
 	run := commandRunner(w, project, "disarm")
 
 	// The pattern is split so the service's own command line does not

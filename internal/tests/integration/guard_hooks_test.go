@@ -221,10 +221,7 @@ func processGoneOrZombie(pid int) bool {
 // read, and those files are the worker's alone.
 func TestTranscriptFilesAreRedactedAndPrivate(t *testing.T) {
 	project := guardedProject(t)
-	w := startWorker(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
+	w := startWorker(t, inProject(project))
 	key := "sk-proj-" + strings.Repeat("Qw3_", 10)
 	a := assignment("transcript", map[string]any{"call_id": "c1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "ls"}}, "exec_command")
 	a["workspace_root"] = project

@@ -14,7 +14,6 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -43,10 +42,7 @@ func TestSymlinksRepointedAfterTheVerdictAreNotFollowed(t *testing.T) {
 		require.NoError(t, os.Remove(link))
 		require.NoError(t, os.Symlink(target, link))
 	}
-	w := startWorker(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
+	w := startWorker(t, inProject(project))
 	write := func(name string, content string) (client.WorkflowRun, string) {
 		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": "workspace_write", "arguments": map[string]any{"path": "docs/notes.md", "content": content}}, "workspace_write")
 		a["workspace_root"] = project

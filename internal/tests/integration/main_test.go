@@ -76,6 +76,15 @@ type testWorker struct {
 // workerOption adjusts a test worker's configuration.
 type workerOption func(*worker.Config)
 
+// inProject governs the worker by project's .claude/ (and .mcp.json) and
+// makes project its default workspace, as a Claude Code user's project.
+func inProject(project string) workerOption {
+	return func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	}
+}
+
 func withTools(extra ...tools.Definition) workerOption {
 	return func(c *worker.Config) {
 		registry, err := testtools.WithBuiltins(extra...)

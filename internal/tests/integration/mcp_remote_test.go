@@ -16,7 +16,6 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/harness/mcpservers"
-	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/tools/mcp"
 )
 
@@ -44,10 +43,7 @@ exit 0
   {"matcher": "mcp__.*__echo", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/no-destruction.sh"}]}
 ]}}`)
 
-	w := startWorker(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
+	w := startWorker(t, inProject(project))
 	require.NotNil(t, w.MCP(), "the project's .mcp.json was not picked up")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

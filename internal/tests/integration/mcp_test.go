@@ -262,10 +262,7 @@ func TestMCPToolHookHandlers(t *testing.T) {
 	raw, _ = json.Marshal(settings)
 	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), raw, 0o644))
-	w := startWorker(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
+	w := startWorker(t, inProject(project))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, w.MCP().WaitReady(ctx))
