@@ -295,7 +295,7 @@ func httpClient(cfg ServerConfig, base netguard.Policy) (*http.Client, error) {
 	return &http.Client{
 		// No overall timeout: the standalone SSE stream stays open for the
 		// session's life; each call is bounded by its context.
-		Transport: &headerTransport{base: transport, headers: headers, origin: originOf(u), server: cfg.Name},
+		Transport: &headerTransport{base: transport, headers: headers, origin: originOf(u), upgraded: upgradedOrigin(u), server: cfg.Name},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 5 {
 				return fmt.Errorf("stopped after %d redirects", len(via))
@@ -308,12 +308,16 @@ func httpClient(cfg ServerConfig, base netguard.Policy) (*http.Client, error) {
 // headerTransport adds the configured headers (a bearer token, typically)
 // to requests to the server's own origin, and refuses every other: a
 // redirect, or an SSE server's message endpoint, naming another host
-// would otherwise be sent the server's credentials.
+// would otherwise be sent the server's credentials. The https origin of
+// an http url's host counts as its own: a server that upgrades
+// http://h/mcp to https://h/mcp keeps working.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
 	origin  string
-	server  string
+	// upgraded is the https origin of an http url's host, else "".
+	upgraded string
+	server   string
 }
 
 // originOf is scheme://host:port with the scheme's default port made
@@ -329,8 +333,17 @@ func originOf(u *url.URL) string {
 	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
+// upgradedOrigin is the https origin on the default port of an http url's
+// host, "" for an https url.
+func upgradedOrigin(u *url.URL) string {
+	if !strings.EqualFold(u.Scheme, "http") {
+		return ""
+	}
+	return originOf(&url.URL{Scheme: "https", Host: u.Hostname()})
+}
+
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if got := originOf(req.URL); got != t.origin {
+	if got := originOf(req.URL); got != t.origin && got != t.upgraded {
 		if req.Body != nil {
 			req.Body.Close()
 		}

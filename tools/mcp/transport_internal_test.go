@@ -50,14 +50,22 @@ func TestHTTPClientAdmitsOnlyTheConfiguredHost(t *testing.T) {
 		t.Fatalf("redirect to %s: err = %v, want it refused for leaving the server's origin", other, err)
 	}
 
-	// Another port of the same host is another origin.
+	// Another port of the same host is another origin; the https origin of
+	// an http url's host is its own (a server that upgrades to https).
 	named, err := httpClient(ServerConfig{URL: "http://mcp.example:8080/mcp", Path: "p/.mcp.json"}, netguard.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = named.Get("http://mcp.example:8081/mcp")
-	if err == nil || !strings.Contains(err.Error(), "not its url's") {
-		t.Fatalf("another port: err = %v, want it refused", err)
+	for target, refused := range map[string]bool{
+		"http://mcp.example:8081/mcp":  true,
+		"https://other.example/mcp":    true,
+		"https://mcp.example:8443/mcp": true,
+		"https://MCP.example/mcp":      false,
+	} {
+		_, err = named.Get(target)
+		if got := err != nil && strings.Contains(err.Error(), "not its url's"); got != refused {
+			t.Errorf("%s: err = %v, want refused %v", target, err, refused)
+		}
 	}
 }
 
