@@ -79,6 +79,12 @@ type Policy struct {
 	// Boundary, when set, also confines every write of a command to its
 	// workspace and the Boundary's paths (Claude Code's sandbox.enabled).
 	Boundary *Boundary
+	// SignalsAnywhere lets a command signal every process its user may,
+	// as without confinement, instead of only the processes it started
+	// (where the kernel scopes signals): for tools that signal a service
+	// another call started (nginx -s reload). A command can then also kill
+	// a running hook, which fails open.
+	SignalsAnywhere bool
 }
 
 // Boundary is where a command may write at all: its workspace, its
@@ -123,8 +129,9 @@ func (b *Boundary) writable(workspace string) []string {
 // with both Boundaries' paths.
 func (p Policy) Merge(q Policy) Policy {
 	out := Policy{
-		Hidden:   append(append([]string(nil), p.Hidden...), q.Hidden...),
-		ReadOnly: append(append([]string(nil), p.ReadOnly...), q.ReadOnly...),
+		Hidden:          append(append([]string(nil), p.Hidden...), q.Hidden...),
+		ReadOnly:        append(append([]string(nil), p.ReadOnly...), q.ReadOnly...),
+		SignalsAnywhere: p.SignalsAnywhere || q.SignalsAnywhere,
 	}
 	if p.Boundary != nil || q.Boundary != nil {
 		out.Boundary = &Boundary{}

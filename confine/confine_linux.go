@@ -50,6 +50,8 @@ type Confiner struct {
 	// Linux 6.12): a command can signal only its own processes, not the
 	// worker, its hooks, or another command.
 	scoped uint64
+	// signalsAnywhere is Policy.SignalsAnywhere.
+	signalsAnywhere bool
 	// noPrlimitFilter, when set, is why commands go without the prlimit64
 	// filter (see seccomp_linux.go).
 	noPrlimitFilter error
@@ -100,14 +102,14 @@ func New(p Policy) (*Confiner, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Confiner{abi: abi, handled: accessV2, paths: paths, boundary: p.Boundary, sets: map[string]*ruleset{}}
+	c := &Confiner{abi: abi, handled: accessV2, paths: paths, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, sets: map[string]*ruleset{}}
 	switch {
 	case abi >= 5:
 		c.handled = accessV5
 	case abi >= 3:
 		c.handled = accessV3
 	}
-	if abi >= 6 {
+	if abi >= 6 && !p.SignalsAnywhere {
 		c.scoped = unix.LANDLOCK_SCOPE_SIGNAL
 	}
 	c.noPrlimitFilter = probePrlimitFilter()
@@ -142,7 +144,10 @@ func (c *Confiner) String() string {
 	}
 	// What a command may do to processes it did not start.
 	others := "signals: anywhere the user may send them (ABI 6 scopes them)"
-	if c.SignalsScoped() {
+	switch {
+	case c.signalsAnywhere:
+		others = "signals: anywhere the user may send them (FENIX_COMMAND_SIGNALS=any)"
+	case c.SignalsScoped():
 		others = "signals: to the command's own processes only"
 	}
 	if c.PrlimitFiltered() {

@@ -280,6 +280,14 @@ true`, hook.Process.Pid, other.Process.Pid, os.Getpid()))
 		}
 		assert.Contains(t, out, "Operation not permitted")
 
+		// FENIX_COMMAND_SIGNALS=any gives the old reach back.
+		p.SignalsAnywhere = true
+		open := newConfiner(t, p)
+		assert.False(t, open.SignalsScoped())
+		code, out = sh(t, open, l.ws, fmt.Sprintf("kill -0 %d && kill -0 %d && echo reached-both", hook.Process.Pid, other.Process.Pid))
+		assert.Equal(t, 0, code, out)
+		assert.Contains(t, out, "reached-both")
+
 		// Both are still alive; the worker (unconfined) ends them.
 		require.NoError(t, hook.Process.Signal(syscall.Signal(0)))
 		require.NoError(t, other.Process.Signal(syscall.Signal(0)))

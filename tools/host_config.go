@@ -80,6 +80,10 @@ type HostConfig struct {
 	// Landlock domain that keeps them out of the worker's own files
 	// (confine.ModeAuto, the default, where the kernel allows).
 	Confinement confine.Mode
+	// SignalsAnywhere is FENIX_COMMAND_SIGNALS=any: confined commands may
+	// signal every process their user may, not only those they started
+	// (see confine.Policy.SignalsAnywhere); "own", the default, scopes them.
+	SignalsAnywhere bool
 	// Protected is what confined commands may not reach besides DataDir,
 	// which is always hidden: the worker's other state and its secret
 	// files (the worker fills it in).
@@ -96,7 +100,7 @@ type HostConfig struct {
 // HostConfigFromEnv reads the host configuration from environment
 // variables: FENIX_SEARCH_URL,
 // FENIX_FETCH_ALLOW (CIDRs, IPs and host names, comma-separated),
-// FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_EXEC_ENV_ALLOW (variable
+// FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_COMMAND_SIGNALS, FENIX_EXEC_ENV_ALLOW (variable
 // names, comma-separated), FENIX_EXEC_MAX_TIMEOUT (a Go duration or
 // seconds), FENIX_COMMAND_USER, FENIX_COMMAND_CONFINEMENT,
 // FENIX_BROWSER_PATH and
@@ -129,6 +133,13 @@ func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 	}
 	if cfg.Confinement, err = confine.ParseMode(getenv("FENIX_COMMAND_CONFINEMENT")); err != nil {
 		return cfg, fmt.Errorf("FENIX_COMMAND_CONFINEMENT: %w", err)
+	}
+	switch v := getenv("FENIX_COMMAND_SIGNALS"); v {
+	case "", "own":
+	case "any":
+		cfg.SignalsAnywhere = true
+	default:
+		return cfg, fmt.Errorf("FENIX_COMMAND_SIGNALS=%q: want own (a command signals only the processes it started, the default) or any (every process its user may, hooks included)", v)
 	}
 	cfg.Browser.ExecPath = getenv("FENIX_BROWSER_PATH")
 	if cfg.Browser.IdleTimeout, err = envDuration(getenv, "FENIX_BROWSER_IDLE_TIMEOUT"); err != nil {

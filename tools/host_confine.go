@@ -54,7 +54,10 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	// command (root or not) could move itself out of its run's cgroup and
 	// outlive its cancellation, or freeze or kill a hook's run, which then
 	// times out or crashes and fails open.
-	policy := confine.Policy{Hidden: []string{cfg.DataDir}, ReadOnly: proctree.Mounts()}.Merge(cfg.Protected).Merge(sandbox)
+	policy := confine.Policy{Hidden: []string{cfg.DataDir}, ReadOnly: proctree.Mounts(), SignalsAnywhere: cfg.SignalsAnywhere}.Merge(cfg.Protected).Merge(sandbox)
+	if cfg.SignalsAnywhere {
+		cfg.Logger.Warn("commands may signal every process of their user (FENIX_COMMAND_SIGNALS=any): a command can kill a running hook, which then fails open unless it says onFailure: block")
+	}
 	conf := &commandConfinement{}
 	if policy.Boundary != nil {
 		conf.temp = filepath.Join(os.TempDir(), "fenix-commands-"+cfg.ID)

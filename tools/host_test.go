@@ -113,6 +113,20 @@ func TestHostConfigFromEnv(t *testing.T) {
 		t.Fatalf("FENIX_COMMAND_USER=root: %v, want it refused naming the variable", err)
 	}
 	delete(env, "FENIX_COMMAND_USER")
+	if cfg.SignalsAnywhere {
+		t.Fatal("signals anywhere without FENIX_COMMAND_SIGNALS")
+	}
+	for value, anywhere := range map[string]bool{"own": false, "any": true} {
+		env["FENIX_COMMAND_SIGNALS"] = value
+		if cfg, err = HostConfigFromEnv(func(k string) string { return env[k] }); err != nil || cfg.SignalsAnywhere != anywhere {
+			t.Fatalf("FENIX_COMMAND_SIGNALS=%s: SignalsAnywhere %v, %v", value, cfg.SignalsAnywhere, err)
+		}
+	}
+	env["FENIX_COMMAND_SIGNALS"] = "all"
+	if _, err := HostConfigFromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "FENIX_COMMAND_SIGNALS") {
+		t.Fatalf("FENIX_COMMAND_SIGNALS=all: %v, want it refused naming the variable", err)
+	}
+	delete(env, "FENIX_COMMAND_SIGNALS")
 	env["FENIX_EXEC_MAX_TIMEOUT"] = "soon"
 	if _, err := HostConfigFromEnv(func(k string) string { return env[k] }); err == nil {
 		t.Fatal("accepted a bad timeout")
