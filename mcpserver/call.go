@@ -55,8 +55,10 @@ type call struct {
 	token      any
 	mu         sync.Mutex // progress is sent from the loop and from elicit
 	progressed float64
-	sentReport int
-	asked      map[string]bool
+	// lastProgress is when the last progress notification was sent.
+	lastProgress time.Time
+	sentReport   int
+	asked        map[string]bool
 	// cancellation by the gateway (inflight.go)
 	cancelMu      sync.Mutex
 	cancelReason  string
@@ -267,6 +269,9 @@ func (c *call) poll(ctx, qctx context.Context) {
 	}
 	for _, p := range pending {
 		if c.asked[p.CallID] {
+			if c.quietFor() >= c.g.cfg.WaitingReminder {
+				c.progress(ctx, "still "+waitingMessage(c.workflowID, p))
+			}
 			continue
 		}
 		c.asked[p.CallID] = true
@@ -362,9 +367,17 @@ func (c *call) progress(ctx context.Context, msg string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.progressed++
+	c.lastProgress = time.Now()
 	if err := c.req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: c.token, Progress: c.progressed, Message: msg}); err != nil {
 		c.g.cfg.Logger.Debug("mcp gateway: progress not sent", "error", err)
 	}
+}
+
+// quietFor is how long no progress notification was sent.
+func (c *call) quietFor() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Since(c.lastProgress)
 }
 
 // describeReport is one line per report: kind, phase, tool and what it says.

@@ -67,6 +67,11 @@ type Config struct {
 	// pending permissions (default 300 ms; the first read is after one
 	// interval, so fast calls never poll).
 	PollInterval time.Duration
+	// WaitingReminder is how often a call parked for permission says again
+	// that it waits, as a progress notification when the client gave a
+	// progress token (default 15 s): a proxy in front of the gateway then
+	// sees the request's stream move and does not close it for idling.
+	WaitingReminder time.Duration
 	// RefreshInterval is how often the tool list is read again (default
 	// 30 s); changes reach clients as notifications/tools/list_changed.
 	RefreshInterval time.Duration
@@ -132,6 +137,9 @@ func newGateway(cfg Config) (*Gateway, error) {
 	}
 	if cfg.Profile == "" {
 		cfg.Profile = "main"
+	}
+	if cfg.WaitingReminder <= 0 {
+		cfg.WaitingReminder = 15 * time.Second
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 300 * time.Millisecond

@@ -4,6 +4,10 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +146,36 @@ func TestClosingTheSSEStreamCancelsItsRuns(t *testing.T) {
 	}
 	closeStream()
 	canceledWithin(t, id, 20*time.Second, "closed its SSE stream")
+}
+
+// A call parked for permission says again, every WaitingReminder, that it
+// waits: a proxy in front of the gateway sees the request's stream move
+// and does not close it for idling during a long approval.
+func TestAWaitingCallRemindsWhileItWaits(t *testing.T) {
+	w := startWorker(t)
+	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{"workspace_list"}, WaitingReminder: 300 * time.Millisecond},
+		mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	d := startDriver(t, map[string]any{"transport": "sse", "url": sseURL(url), "steps": []any{call("workspace_list", map[string]any{"path": "."})}})
+	var first, reminders int
+	var approve []string
+	for reminders < 2 {
+		msg, _ := d.next(time.Minute, "progress")["message"].(string)
+		switch {
+		case strings.HasPrefix(msg, "still waiting for approval"):
+			reminders++
+		case strings.HasPrefix(msg, "waiting for approval"):
+			first++
+			if m := regexp.MustCompile("`starter (approve \\S+ \\S+)`").FindStringSubmatch(msg); m != nil {
+				approve = strings.Fields(m[1])
+			}
+		}
+	}
+	assert.Equal(t, 1, first, "the first message is sent once")
+	require.NotNil(t, approve)
+	cmd := exec.Command(filepath.Join(env.BinDir, "starter"), approve...)
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+env.Server.HostPort)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	r := d.result(time.Minute)
+	assert.False(t, r.IsError, r.text())
 }
