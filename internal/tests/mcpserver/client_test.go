@@ -243,17 +243,31 @@ func TestApprovalByStarterWhileProgressSaysSo(t *testing.T) {
 	var approve []string
 	for approve == nil {
 		msg, _ := d.next(time.Minute, "progress")["message"].(string)
-		if m := regexp.MustCompile("`starter (approve \\S+ \\S+)`").FindStringSubmatch(msg); m != nil {
-			approve = strings.Fields(m[1])
-		}
+		approve = approveCommand(msg)
 	}
-	cmd := exec.Command(filepath.Join(env.BinDir, "starter"), approve...)
-	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+env.Server.HostPort)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
+	runStarter(t, approve...)
 	r := d.result(time.Minute)
 	assert.False(t, r.IsError, r.text())
 	assert.Contains(t, r.text(), "README.md")
+}
+
+// approveCommand is the `starter approve WORKFLOW CALL` a waiting
+// message names, as arguments, or nil.
+func approveCommand(msg string) []string {
+	if m := regexp.MustCompile("`starter (approve \\S+ \\S+)`").FindStringSubmatch(msg); m != nil {
+		return strings.Fields(m[1])
+	}
+	return nil
+}
+
+// runStarter runs the starter binary against the dev server, as an
+// operator would.
+func runStarter(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(env.BinDir, "starter"), args...)
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+env.Server.HostPort)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
 }
 
 // TestANewClientInANamedConversationRunsItsCalls: JSON-RPC request IDs are

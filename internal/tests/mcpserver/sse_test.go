@@ -4,10 +4,6 @@ import (
 	"bufio"
 	"context"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -165,17 +161,12 @@ func TestAWaitingCallRemindsWhileItWaits(t *testing.T) {
 			reminders++
 		case strings.HasPrefix(msg, "waiting for approval"):
 			first++
-			if m := regexp.MustCompile("`starter (approve \\S+ \\S+)`").FindStringSubmatch(msg); m != nil {
-				approve = strings.Fields(m[1])
-			}
+			approve = approveCommand(msg)
 		}
 	}
 	assert.Equal(t, 1, first, "the first message is sent once")
 	require.NotNil(t, approve)
-	cmd := exec.Command(filepath.Join(env.BinDir, "starter"), approve...)
-	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+env.Server.HostPort)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
+	runStarter(t, approve...)
 	r := d.result(time.Minute)
 	assert.False(t, r.IsError, r.text())
 }
