@@ -100,9 +100,10 @@ type HostConfig struct {
 // HostConfigFromEnv reads the host configuration from environment
 // variables: FENIX_SEARCH_URL,
 // FENIX_FETCH_ALLOW (CIDRs, IPs and host names, comma-separated),
-// FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_COMMAND_SIGNALS, FENIX_EXEC_ENV_ALLOW (variable
+// FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_EXEC_ENV_ALLOW (variable
 // names, comma-separated), FENIX_EXEC_MAX_TIMEOUT (a Go duration or
 // seconds), FENIX_COMMAND_USER, FENIX_COMMAND_CONFINEMENT,
+// FENIX_COMMAND_SIGNALS,
 // FENIX_BROWSER_PATH and
 // FENIX_BROWSER_IDLE_TIMEOUT.
 func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
