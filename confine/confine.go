@@ -32,6 +32,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/fenixrt/fenix/netguard"
 )
 
 // Mode is FENIX_COMMAND_CONFINEMENT.
@@ -85,6 +87,22 @@ type Policy struct {
 	// another call started (nginx -s reload). A command can then also kill
 	// a running hook, which fails open.
 	SignalsAnywhere bool
+	// Network, when set, takes the network away from a command: it runs
+	// in a network namespace of its own, where only loopback exists, and
+	// reaches other hosts only through the HTTP and SOCKS5 proxies
+	// listening there (its HTTP_PROXY, HTTPS_PROXY and ALL_PROXY), which
+	// dial through Network.Dial (Claude Code's sandbox.network).
+	Network *Network
+}
+
+// Network is what a network-sandboxed command may reach.
+type Network struct {
+	// Dial reaches a destination for the command's proxies, or refuses it
+	// with an error matching netguard.ErrBlocked (a netguard.DomainList's
+	// DialContext).
+	Dial netguard.DialFunc
+	// Describe says what Dial lets through, for the start log.
+	Describe string
 }
 
 // Boundary is where a command may write at all: its workspace, its
@@ -132,6 +150,10 @@ func (p Policy) Merge(q Policy) Policy {
 		Hidden:          append(append([]string(nil), p.Hidden...), q.Hidden...),
 		ReadOnly:        append(append([]string(nil), p.ReadOnly...), q.ReadOnly...),
 		SignalsAnywhere: p.SignalsAnywhere || q.SignalsAnywhere,
+		Network:         p.Network,
+	}
+	if q.Network != nil {
+		out.Network = q.Network
 	}
 	if p.Boundary != nil || q.Boundary != nil {
 		out.Boundary = &Boundary{}

@@ -58,6 +58,10 @@ type Confiner struct {
 	paths           []protected
 	// boundary is nil unless writes are confined too (Policy.Boundary).
 	boundary *Boundary
+	// network is Policy.Network; noNetns, when set, is why commands cannot
+	// get a network namespace here (see netns_linux.go).
+	network *Network
+	noNetns error
 
 	mu   sync.Mutex
 	sets map[string]*ruleset // by workspace ("" for none)
@@ -113,6 +117,10 @@ func New(p Policy) (*Confiner, error) {
 		c.scoped = unix.LANDLOCK_SCOPE_SIGNAL
 	}
 	c.noPrlimitFilter = probePrlimitFilter()
+	if p.Network != nil {
+		c.network = p.Network
+		c.noNetns = probeNetns()
+	}
 	// Built now, so a policy that cannot be cut fails at start rather than
 	// on every command.
 	if _, err := c.rulesetFor(""); err != nil {
@@ -127,6 +135,16 @@ func (c *Confiner) ABI() int { return c.abi }
 // SignalsScoped reports whether a command may signal only the processes
 // it started (Landlock ABI 6).
 func (c *Confiner) SignalsScoped() bool { return c.scoped != 0 }
+
+// NetworkUnavailable is why the Policy's Network cannot be applied, or
+// nil when it can (or there is none): commands then reach the network as
+// the worker does.
+func (c *Confiner) NetworkUnavailable() error {
+	if c.network == nil {
+		return nil
+	}
+	return c.noNetns
+}
 
 // PrlimitFiltered reports whether a command may set only its own resource
 // limits (the seccomp filter of seccomp_linux.go).
@@ -160,6 +178,12 @@ func (c *Confiner) String() string {
 	if c.boundary != nil {
 		desc += fmt.Sprintf("; writes only in the workspace, %s", strings.Join(c.boundary.writable(""), ", "))
 	}
+	switch {
+	case c.network != nil && c.noNetns == nil:
+		desc += "; network: a namespace of its own, out only through proxies (" + c.network.Describe + ")"
+	case c.network != nil:
+		desc += "; network: as the worker's (" + c.noNetns.Error() + ")"
+	}
 	return desc
 }
 
@@ -191,15 +215,27 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 	}
 	started := make(chan error, 1)
 	reaped := make(chan struct{})
+	var sandbox *netSandbox
 	go func() {
 		// Never unlocked: the runtime ends the thread with the goroutine,
-		// so no other goroutine ever runs in the domain.
+		// so no other goroutine ever runs in the domain (or in the
+		// command's network namespace).
 		runtime.LockOSThread()
-		if err := c.restrictThread(rs); err != nil {
-			started <- err
-			return
+		if c.network != nil && c.noNetns == nil {
+			s, err := isolateNetwork(c.network, cmd)
+			if err != nil {
+				started <- err
+				return
+			}
+			sandbox = s
 		}
-		err := cmd.Start()
+		err := c.restrictThread(rs)
+		if err == nil {
+			err = cmd.Start()
+		}
+		if err != nil {
+			sandbox.close()
+		}
 		started <- err
 		if err == nil {
 			<-reaped
@@ -209,7 +245,12 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 		return nil, err
 	}
 	var once sync.Once
-	return func() { once.Do(func() { close(reaped) }) }, nil
+	return func() {
+		once.Do(func() {
+			close(reaped)
+			sandbox.close()
+		})
+	}, nil
 }
 
 // restrictThread puts the calling thread into rs's domain.

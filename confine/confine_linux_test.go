@@ -3,8 +3,12 @@
 package confine
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/fenixrt/fenix/netguard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -375,4 +380,89 @@ true`, hook.Process.Pid)
 	if c.SignalsScoped() {
 		assert.NotContains(t, reached, "signalled")
 	}
+}
+
+// TestNetworkSandboxReachesOnlyTheAllowedDomains runs commands with
+// Claude Code's sandbox.network applied: they reach an allowed host
+// through their proxies (HTTP and SOCKS5), are refused the others with
+// the reason, and connect nowhere directly, not even to the worker's
+// loopback.
+func TestNetworkSandboxReachesOnlyTheAllowedDomains(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 to play the command's HTTP client")
+	}
+	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello %s", r.Host)
+	}))
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	server.Listener = l
+	server.Start()
+	defer server.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+
+	var list netguard.DomainList
+	list.Setting = "sandbox.network of settings.json"
+	allowed, err := netguard.ParseDomainPattern("*.allowed.test", false)
+	require.NoError(t, err)
+	list.Allowed = append(list.Allowed, allowed)
+	// Every allowed host stands for the local server.
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, _, _ := net.SplitHostPort(address)
+		if err := list.Decide(host, 80); err != nil {
+			return nil, err
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, l.Addr().String())
+	}
+	lay := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{lay.state}, Network: &Network{Dial: dial, Describe: list.String()}})
+	if err := c.NetworkUnavailable(); err != nil {
+		t.Skipf("no network namespace per command here: %v", err)
+	}
+	assert.Contains(t, c.String(), "network: a namespace of its own, out only through proxies (allowed *.allowed.test; denied none)")
+
+	hostIP := "127.0.0.1"
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+				hostIP = n.IP.String()
+				break
+			}
+		}
+	}
+	script := fmt.Sprintf(`%s - <<'EOF'
+import socket, urllib.request, urllib.error
+print(urllib.request.urlopen("http://api.allowed.test/").read().decode())
+try:
+    urllib.request.urlopen("http://elsewhere.test/")
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode().strip())
+for host in ("127.0.0.1", %q):
+    try:
+        socket.create_connection((host, %d), timeout=2)
+        print("direct", host, "connected")
+    except OSError as e:
+        print("direct", host, "failed:", e.__class__.__name__)
+EOF`, python, hostIP, port)
+	code, out := sh(t, c, lay.ws, script)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "hello api.allowed.test")
+	assert.Contains(t, out, "403 refused by the command sandbox's proxy: elsewhere.test:80 is not on the allowed domains of sandbox.network of settings.json")
+	assert.Contains(t, out, "direct 127.0.0.1 failed")
+	assert.Contains(t, out, "direct "+hostIP+" failed")
+	assert.NotContains(t, out, "connected")
+
+	if curl, err := exec.LookPath("curl"); err == nil {
+		code, out := sh(t, c, lay.ws, curl+` -sS --proxy "$ALL_PROXY" http://socks.allowed.test/; echo; `+curl+` -sS --proxy "$ALL_PROXY" http://elsewhere.test/ 2>&1; echo "exit $?"`)
+		assert.Equal(t, 0, code, out)
+		assert.Contains(t, out, "hello socks.allowed.test")
+		assert.Regexp(t, `(?s)elsewhere\.test.*exit 97`, out, "curl's SOCKS refusal")
+	}
+
+	// The worker's own threads never left its namespace.
+	resp, err := http.Get(server.URL)
+	require.NoError(t, err)
+	resp.Body.Close()
 }
