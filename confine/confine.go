@@ -103,6 +103,11 @@ type Network struct {
 	Dial netguard.DialFunc
 	// Describe says what Dial lets through, for the start log.
 	Describe string
+	// UnixSockets lets the command create Unix sockets, through which it
+	// could reach a host daemon's socket and so the network
+	// (allowAllUnixSockets); otherwise socket(AF_UNIX) and io_uring are
+	// refused, as Claude Code's sandbox refuses them on Linux.
+	UnixSockets bool
 }
 
 // Boundary is where a command may write at all: its workspace, its

@@ -62,6 +62,9 @@ type Confiner struct {
 	// get a network namespace here (see netns_linux.go).
 	network *Network
 	noNetns error
+	// noUnixFilter, when set, is why a network-sandboxed command may
+	// still create Unix sockets although its Network does not allow them.
+	noUnixFilter error
 
 	mu   sync.Mutex
 	sets map[string]*ruleset // by workspace ("" for none)
@@ -120,6 +123,11 @@ func New(p Policy) (*Confiner, error) {
 	if p.Network != nil {
 		c.network = p.Network
 		c.noNetns = probeNetns()
+		if _, ok := socketCallsFor(runtime.GOARCH); !ok {
+			c.noUnixFilter = fmt.Errorf("no socket filter for %s", runtime.GOARCH)
+		} else if c.noPrlimitFilter != nil {
+			c.noUnixFilter = c.noPrlimitFilter
+		}
 	}
 	// Built now, so a policy that cannot be cut fails at start rather than
 	// on every command.
@@ -181,6 +189,14 @@ func (c *Confiner) String() string {
 	switch {
 	case c.network != nil && c.noNetns == nil:
 		desc += "; network: a namespace of its own, out only through proxies (" + c.network.Describe + ")"
+		switch {
+		case c.network.UnixSockets:
+			desc += "; Unix sockets: allowed (allowAllUnixSockets)"
+		case c.noUnixFilter != nil:
+			desc += "; Unix sockets: not filtered (" + c.noUnixFilter.Error() + ")"
+		default:
+			desc += "; Unix sockets: refused"
+		}
 	case c.network != nil:
 		desc += "; network: as the worker's (" + c.noNetns.Error() + ")"
 	}
@@ -286,6 +302,11 @@ func (c *Confiner) restrictThread(rs *ruleset) error {
 func (c *Confiner) restrictRest(rs *ruleset) error {
 	if err := restrictBoundary(rs); err != nil {
 		return err
+	}
+	if c.network != nil && c.noNetns == nil && !c.network.UnixSockets && c.noUnixFilter == nil {
+		if err := filterUnixSockets(); err != nil {
+			return fmt.Errorf("confining the command's network: %w", err)
+		}
 	}
 	if !c.PrlimitFiltered() {
 		return nil

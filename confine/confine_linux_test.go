@@ -401,6 +401,10 @@ func TestNetworkSandboxReachesOnlyTheAllowedDomains(t *testing.T) {
 	server.Start()
 	defer server.Close()
 	port := l.Addr().(*net.TCPAddr).Port
+	daemon := filepath.Join(t.TempDir(), "daemon.sock")
+	unixListener, err := net.Listen("unix", daemon)
+	require.NoError(t, err)
+	defer unixListener.Close()
 
 	var list netguard.DomainList
 	list.Setting = "sandbox.network of settings.json"
@@ -445,14 +449,30 @@ for host in ("127.0.0.1", %q):
         print("direct", host, "connected")
     except OSError as e:
         print("direct", host, "failed:", e.__class__.__name__)
-EOF`, python, hostIP, port)
+try:
+    socket.socket(socket.AF_UNIX).connect(%q)
+    print("daemon socket connected")
+except OSError as e:
+    print("daemon socket failed:", e.__class__.__name__)
+a, b = socket.socketpair()
+a.send(b"pair")
+print("socketpair", b.recv(4).decode())
+EOF`, python, hostIP, port, daemon)
 	code, out := sh(t, c, lay.ws, script)
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "hello api.allowed.test")
 	assert.Contains(t, out, "403 refused by the command sandbox's proxy: elsewhere.test:80 is not on the allowed domains of sandbox.network of settings.json")
 	assert.Contains(t, out, "direct 127.0.0.1 failed")
 	assert.Contains(t, out, "direct "+hostIP+" failed")
+	assert.Contains(t, out, "daemon socket failed: PermissionError", "a Unix socket would carry the command out of its namespace")
+	assert.Contains(t, out, "socketpair pair")
 	assert.NotContains(t, out, "connected")
+	assert.Contains(t, c.String(), "Unix sockets: refused")
+
+	// allowAllUnixSockets gives them back, and with them the way out.
+	open := newConfiner(t, Policy{Hidden: []string{lay.state}, Network: &Network{Dial: dial, Describe: list.String(), UnixSockets: true}})
+	_, out = sh(t, open, lay.ws, script)
+	assert.Contains(t, out, "daemon socket connected")
 
 	if curl, err := exec.LookPath("curl"); err == nil {
 		code, out := sh(t, c, lay.ws, curl+` -sS --proxy "$ALL_PROXY" http://socks.allowed.test/; echo; `+curl+` -sS --proxy "$ALL_PROXY" http://elsewhere.test/ 2>&1; echo "exit $?"`)

@@ -2,7 +2,11 @@
 
 package confine
 
-import "os/exec"
+import (
+	"context"
+	"net"
+	"os/exec"
+)
 
 // Confiner is Linux-only; elsewhere New always fails.
 type Confiner struct{}
@@ -18,3 +22,9 @@ func (c *Confiner) String() string                                { return "unco
 func (c *Confiner) Start(cmd *exec.Cmd, _ string) (func(), error) { return func() {}, cmd.Start() }
 func (c *Confiner) Close()                                        {}
 func (c *Confiner) NetworkUnavailable() error                     { return nil }
+
+// DialIn is a plain dial: there are no network namespaces here.
+func DialIn(ctx context.Context, _ int, network, address string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, network, address)
+}

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -114,4 +115,47 @@ func loopbackUp() error {
 		return fmt.Errorf("isolating the command's network: bringing lo up: %w", err)
 	}
 	return nil
+}
+
+// DialIn dials address from the network namespace of process pid: a
+// network-sandboxed service listens on its own loopback, which the
+// worker's readiness checks and reverse proxy reach only from inside.
+// For a process in the worker's own namespace it is a plain dial. The
+// socket is made on a throwaway thread that joined the namespace; the
+// connection then works from any thread.
+func DialIn(ctx context.Context, pid int, network, address string) (net.Conn, error) {
+	var d net.Dialer
+	nsPath := "/proc/" + strconv.Itoa(pid) + "/ns/net"
+	theirs, err := os.Stat(nsPath)
+	if err != nil {
+		return d.DialContext(ctx, network, address)
+	}
+	if ours, err := os.Stat("/proc/thread-self/ns/net"); err == nil && os.SameFile(ours, theirs) {
+		return d.DialContext(ctx, network, address)
+	}
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Never unlocked: the thread ends with the goroutine, namespace and
+		// all.
+		runtime.LockOSThread()
+		fd, err := unix.Open(nsPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			done <- result{err: fmt.Errorf("dialing %s in process %d's network: %w", address, pid, err)}
+			return
+		}
+		err = unix.Setns(fd, unix.CLONE_NEWNET)
+		unix.Close(fd)
+		if err != nil {
+			done <- result{err: fmt.Errorf("dialing %s in process %d's network: setns: %w", address, pid, err)}
+			return
+		}
+		conn, err := d.DialContext(ctx, network, address)
+		done <- result{conn, err}
+	}()
+	r := <-done
+	return r.conn, r.err
 }

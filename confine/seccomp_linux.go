@@ -113,3 +113,86 @@ func probePrlimitFilter() error {
 	}()
 	return <-done
 }
+
+// A network-sandboxed command could still leave its namespace through a
+// Unix socket: pathname sockets live in the filesystem, not in the
+// network namespace, so a host daemon's socket (docker.sock, a local
+// proxy's) would carry it out. As Claude Code's sandbox does on Linux,
+// creating an AF_UNIX socket is refused unless the settings allow all
+// Unix sockets (socketpair, which reaches nothing outside, still works).
+// io_uring is refused with it: its IORING_OP_SOCKET creates sockets past
+// seccomp.
+
+// socketCalls are the call numbers of socket, socketcall (i386 only;
+// socket again where there is none) and io_uring_setup per audit
+// architecture.
+type socketCalls struct {
+	arch, socket, socketAlt, ioUring, ioUringAlt         uint32
+	compatArch, compatSocket, compatSocketcall, compatIO uint32
+}
+
+func socketCallsFor(goarch string) (socketCalls, bool) {
+	switch goarch {
+	case "amd64":
+		const x32Bit = 0x40000000
+		return socketCalls{arch: unix.AUDIT_ARCH_X86_64, socket: 41, socketAlt: 41 | x32Bit, ioUring: 425, ioUringAlt: 425 | x32Bit,
+			compatArch: unix.AUDIT_ARCH_I386, compatSocket: 359, compatSocketcall: 102, compatIO: 425}, true
+	case "arm64":
+		return socketCalls{arch: unix.AUDIT_ARCH_AARCH64, socket: 198, socketAlt: 198, ioUring: 425, ioUringAlt: 425,
+			compatArch: unix.AUDIT_ARCH_ARM, compatSocket: 281, compatSocketcall: 281, compatIO: 425}, true
+	}
+	return socketCalls{}, false
+}
+
+// unixSocketFilter is the BPF program: EPERM for socket(AF_UNIX, …) and
+// io_uring_setup, in the native and the compat ABI, everything else
+// allowed. i386's socketcall carries its arguments behind a pointer, so
+// its SYS_SOCKET (1) is refused whatever the family: 32-bit programs
+// that create sockets through it have only loopback to reach here anyway.
+func unixSocketFilter(c socketCalls) []unix.SockFilter {
+	load := func(off uint32) unix.SockFilter {
+		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
+	}
+	jeq := func(k uint32, jt, jf uint8) unix.SockFilter {
+		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: jt, Jf: jf}
+	}
+	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
+	const afUnix = unix.AF_UNIX // also socketcall's SYS_SOCKET
+	// Indices: 14 checks the first argument, 16 allows, 17 refuses.
+	return []unix.SockFilter{
+		/* 0 */ load(offsetArch),
+		/* 1 */ jeq(c.arch, 0, 6), // native: 2, else 8
+		/* 2 */ load(offsetNr),
+		/* 3 */ jeq(c.socket, 10, 0), // socket: 14
+		/* 4 */ jeq(c.socketAlt, 9, 0), // socket: 14
+		/* 5 */ jeq(c.ioUring, 11, 0), // io_uring_setup: 17
+		/* 6 */ jeq(c.ioUringAlt, 10, 0), // io_uring_setup: 17
+		/* 7 */ ret(unix.SECCOMP_RET_ALLOW),
+		/* 8 */ jeq(c.compatArch, 0, 7), // compat: 9, else 16
+		/* 9 */ load(offsetNr),
+		/* 10 */ jeq(c.compatSocket, 3, 0), // socket: 14
+		/* 11 */ jeq(c.compatSocketcall, 2, 0), // socketcall: 14
+		/* 12 */ jeq(c.compatIO, 4, 0), // io_uring_setup: 17
+		/* 13 */ ret(unix.SECCOMP_RET_ALLOW),
+		/* 14 */ load(offsetArg0Low), // an int: the kernel reads the low word only
+		/* 15 */ jeq(afUnix, 1, 0), // AF_UNIX: 17
+		/* 16 */ ret(unix.SECCOMP_RET_ALLOW),
+		/* 17 */ ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)),
+	}
+}
+
+// filterUnixSockets installs unixSocketFilter on the calling thread, as
+// filterPrlimit does its filter.
+func filterUnixSockets() error {
+	calls, ok := socketCallsFor(runtime.GOARCH)
+	if !ok {
+		return fmt.Errorf("no socket filter for %s", runtime.GOARCH)
+	}
+	prog := unixSocketFilter(calls)
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", errno)
+	}
+	runtime.KeepAlive(prog)
+	return nil
+}

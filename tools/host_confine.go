@@ -69,6 +69,13 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	c, err := confine.New(policy)
 	switch {
 	case err == nil:
+		if why := c.NetworkUnavailable(); why != nil {
+			if failIfUnavailable {
+				c.Close()
+				return refuseOrRun(cfg, true, settings, "its network part: "+why.Error())
+			}
+			cfg.Logger.Warn("commands reach the network as the worker does: the sandbox.network that "+settings+" applies cannot be ("+why.Error()+")", "sandbox_settings", settings)
+		}
 		conf.confiner = c
 		cfg.Logger.Info("commands are confined", "confinement", c.String(), "sandbox_settings", settings)
 		return conf, nil

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"errors"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/proctree"
 )
 
@@ -109,5 +112,40 @@ true`
 	unconfined := run(t, newRig(t, func(c *HostConfig) { c.Confinement = confine.ModeOff }))
 	if !strings.Contains(unconfined, "froze-victim") || !strings.Contains(unconfined, "left-cgroup") {
 		t.Logf("unconfined, the writes did not go through either (not this machine's user's cgroups?): %q", unconfined)
+	}
+}
+
+// A service started by process_exec under a network sandbox listens on
+// its own namespace's loopback: nothing on the host reaches its port
+// directly, but the readiness check and the reverse proxy dial it from
+// inside, so it serves as before.
+func TestSandboxedServiceIsReachedInsideItsNetwork(t *testing.T) {
+	if confine.ABIVersion() < 2 || os.Geteuid() != 0 {
+		t.Skip("a network namespace per command needs Landlock and a root worker")
+	}
+	r := newRig(t)
+	refuseAll := netguard.DomainList{Setting: "sandbox.network of /p/.claude/settings.json"}
+	sandbox := confine.Policy{Boundary: &confine.Boundary{}, Network: &confine.Network{Dial: refuseAll.DialContext(&net.Dialer{}), Describe: refuseAll.String()}}
+	if err := r.host.SetCommandSandbox(sandbox, true, []string{"/p/.claude/settings.json"}); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	_, raw := r.mustCall(t, "process_exec", map[string]any{
+		"command_line": helperCommand(t),
+		"port":         port,
+		"env":          map[string]any{helperEnv: "http"},
+	})
+	res := decode[ProcessExecResult](t, raw)
+	defer r.mustCall(t, "process_stop", map[string]any{"process_run_id": res.ProcessRunID})
+	if !res.Ready {
+		t.Fatalf("the sandboxed service was not found ready: %+v", res)
+	}
+	if conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", itoa(port))); err == nil {
+		conn.Close()
+		t.Fatal("the service's port is open on the host's loopback: it is not in a namespace of its own")
+	}
+	code, body := httpGet(t, res.ProxyURL+"api?x=1")
+	if code != http.StatusOK || !strings.HasPrefix(body, "helper says hi: path=/api query=x=1") {
+		t.Fatalf("through the reverse proxy: %d %q", code, body)
 	}
 }

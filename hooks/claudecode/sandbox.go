@@ -3,11 +3,16 @@ package claudecode
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/fenixrt/fenix/confine"
+	"github.com/fenixrt/fenix/netguard"
 )
 
 // Sandbox is a settings file's "sandbox" object as Fenix applies it to
@@ -26,6 +31,14 @@ type Sandbox struct {
 	// the project (the directory holding .claude/), and other paths are
 	// relative to the command's workspace (AllowWrite only).
 	AllowWrite, DenyWrite, DenyRead []string
+	// AllowedDomains and DeniedDomains are sandbox.network's lists: with
+	// the sandbox on, a command reaches other hosts only through proxies
+	// that let through the allowed domains that are not denied.
+	AllowedDomains, DeniedDomains []netguard.DomainPattern
+	// AllowAllUnixSockets is sandbox.network.allowAllUnixSockets: commands
+	// may create Unix sockets, through which a host daemon's socket
+	// reaches past the proxies.
+	AllowAllUnixSockets bool
 }
 
 type sandboxSettings struct {
@@ -36,12 +49,23 @@ type sandboxSettings struct {
 		DenyWrite  []string `json:"denyWrite"`
 		DenyRead   []string `json:"denyRead"`
 	} `json:"filesystem"`
+	Network map[string]json.RawMessage `json:"network"`
+}
+
+// sandboxNetworkKeysNotApplied are the sandbox.network keys Fenix reads
+// but does not act on, with why.
+var sandboxNetworkKeysNotApplied = map[string]string{
+	"allowUnixSockets":        "as in Claude Code on Linux, where sockets cannot be filtered by path, Unix sockets are refused unless allowAllUnixSockets is true",
+	"allowLocalBinding":       "a command binds its own loopback, which nothing outside it reaches",
+	"httpProxyPort":           "commands use Fenix's own proxies",
+	"socksProxyPort":          "commands use Fenix's own proxies",
+	"allowManagedDomainsOnly": "every settings file's domains count",
+	"allowMachLookup":         "macOS only",
 }
 
 // sandboxKeysNotApplied are the sandbox keys Fenix reads but does not act
 // on, with why.
 var sandboxKeysNotApplied = map[string]string{
-	"network":                  "commands reach the network as the worker does (web_fetch has its own allowlist)",
 	"autoAllowBashIfSandboxed": "permission rules decide as without a sandbox (nothing is approved for being sandboxed)",
 	"excludedCommands":         "every command is sandboxed",
 	"allowUnsandboxedCommands": "no command leaves the sandbox",
@@ -86,7 +110,50 @@ func (src *Source) parseSandbox(raw json.RawMessage) error {
 	sb.AllowWrite = resolve("allowWrite", s.Filesystem.AllowWrite, true)
 	sb.DenyWrite = resolve("denyWrite", s.Filesystem.DenyWrite, false)
 	sb.DenyRead = resolve("denyRead", s.Filesystem.DenyRead, false)
+	if err := src.parseSandboxNetwork(sb, s.Network); err != nil {
+		return err
+	}
 	src.Sandbox = sb
+	return nil
+}
+
+// parseSandboxNetwork reads sandbox.network's domain lists into sb; an
+// entry Claude Code would refuse is skipped with a warning.
+func (src *Source) parseSandboxNetwork(sb *Sandbox, network map[string]json.RawMessage) error {
+	for _, key := range slices.Sorted(maps.Keys(network)) {
+		raw := network[key]
+		var into *[]netguard.DomainPattern
+		switch key {
+		case "allowedDomains":
+			into = &sb.AllowedDomains
+		case "deniedDomains":
+			into = &sb.DeniedDomains
+		case "allowAllUnixSockets":
+			if err := json.Unmarshal(raw, &sb.AllowAllUnixSockets); err != nil {
+				return fmt.Errorf("hook settings %s: sandbox.network.allowAllUnixSockets must be true or false: %w", src.Path, err)
+			}
+			continue
+		default:
+			why, ok := sandboxNetworkKeysNotApplied[key]
+			if !ok {
+				why = "Fenix does not know it"
+			}
+			src.warn("%s: sandbox.network.%s is not acted on: %s", src.Path, key, why)
+			continue
+		}
+		var entries []string
+		if err := json.Unmarshal(raw, &entries); err != nil {
+			return fmt.Errorf("hook settings %s: sandbox.network.%s must be a list of domains: %w", src.Path, key, err)
+		}
+		for _, entry := range entries {
+			p, err := netguard.ParseDomainPattern(entry, key == "deniedDomains")
+			if err != nil {
+				src.warn("%s: sandbox.network.%s: %v; it is skipped", src.Path, key, err)
+				continue
+			}
+			*into = append(*into, p)
+		}
+	}
 	return nil
 }
 
@@ -113,9 +180,13 @@ func (src *Source) sandboxPath(p string) (string, bool) {
 // CommandPolicy merges the loaded files' sandboxes into what confines
 // commands: the sandbox is on when any file turns it on (a project cannot
 // loosen a user's), and the lists add up, as Claude Code merges them
-// across scopes. fail is whether any file with the sandbox on asks for a
+// across scopes. With the sandbox on, commands also get a network of
+// their own whose only way out is a proxy that lets through the allowed
+// domains (none when no file lists any). fail is whether any file with the sandbox on asks for a
 // hard failure where it cannot be applied; from names those files.
 func CommandPolicy(sources []*Source) (p confine.Policy, fail bool, from []string) {
+	var domains netguard.DomainList
+	unixSockets := false
 	for _, src := range sources {
 		sb := src.Sandbox
 		if sb == nil || !sb.Enabled {
@@ -129,6 +200,20 @@ func CommandPolicy(sources []*Source) (p confine.Policy, fail bool, from []strin
 		p.Boundary.DenyWrite = append(p.Boundary.DenyWrite, sb.DenyWrite...)
 		p.Boundary.DenyRead = append(p.Boundary.DenyRead, sb.DenyRead...)
 		fail = fail || sb.FailIfUnavailable
+		domains.Allowed = append(domains.Allowed, sb.AllowedDomains...)
+		domains.Denied = append(domains.Denied, sb.DeniedDomains...)
+		unixSockets = unixSockets || sb.AllowAllUnixSockets
+	}
+	if len(from) > 0 {
+		// With the sandbox on, Claude Code sends every command's traffic
+		// through its proxy and asks about each domain not allowed; a run
+		// has nobody to ask, so those are refused.
+		domains.Setting = "sandbox.network of " + strings.Join(from, ", ")
+		p.Network = &confine.Network{
+			Dial:        domains.DialContext(&net.Dialer{Timeout: netguard.ProxyDialTimeout, KeepAlive: 30 * time.Second}),
+			Describe:    domains.String(),
+			UnixSockets: unixSockets,
+		}
 	}
 	return p, fail, from
 }

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
 	require.NoError(t, err)
 	path := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"sandbox": {
 	  "enabled": true, "failIfUnavailable": true, "autoAllowBashIfSandboxed": true,
-	  "network": {"allowedDomains": ["github.com"]},
+	  "network": {"allowedDomains": ["github.com", "*.npmjs.org:443", "*.com"], "deniedDomains": ["evil.npmjs.org"], "allowLocalBinding": true, "allowUnixSockets": ["/var/run/docker.sock"]},
 	  "filesystem": {
 	    "allowWrite": ["//var/cache/build", "~/.kube", "/generated", "out"],
 	    "denyWrite": ["//etc/app", "./local-only"],
@@ -31,13 +32,15 @@ func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
 	assert.Equal(t, []string{"/etc/app"}, src.Sandbox.DenyWrite)
 	assert.Equal(t, []string{filepath.Join(home, ".aws", "credentials")}, src.Sandbox.DenyRead)
 	warnings := strings.Join(src.Warnings, "\n")
-	for _, want := range []string{"sandbox.network is not acted on", "sandbox.autoAllowBashIfSandboxed is not acted on",
+	assert.Equal(t, "github.com *.npmjs.org:443", fmt.Sprint(src.Sandbox.AllowedDomains[0], " ", src.Sandbox.AllowedDomains[1]))
+	assert.Len(t, src.Sandbox.AllowedDomains, 2, "the too broad *.com is skipped")
+	for _, want := range []string{"sandbox.network.allowLocalBinding is not acted on", "sandbox.network.allowUnixSockets is not acted on: as in Claude Code on Linux", `sandbox.network.allowedDomains: domain "*.com"`, "sandbox.autoAllowBashIfSandboxed is not acted on",
 		`denyWrite "./local-only" is relative to the workspace`, `denyRead "//home/**/secrets" is a pattern`} {
 		assert.Contains(t, warnings, want)
 	}
 	assert.NotContains(t, warnings, `settings key "sandbox"`)
 
-	user := writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"sandbox": {"enabled": true, "filesystem": {"allowWrite": ["//srv/shared"]}}}`)
+	user := writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"sandbox": {"enabled": true, "filesystem": {"allowWrite": ["//srv/shared"]}, "network": {"allowedDomains": ["pypi.org"], "allowAllUnixSockets": false}}}`)
 	off := writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"sandbox": {"enabled": false, "filesystem": {"allowWrite": ["//anywhere"]}}}`)
 	var sources []*Source
 	for _, p := range []string{user, off, path} {
@@ -53,9 +56,21 @@ func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
 	assert.Empty(t, policy.Hidden, "the sandbox's lists apply outside the workspace only")
 	assert.True(t, fail)
 	assert.Equal(t, []string{user, path}, from)
+	require.NotNil(t, policy.Network, "with the sandbox on, commands reach only the allowed domains")
+	assert.Equal(t, "allowed pypi.org, github.com, *.npmjs.org:443; denied evil.npmjs.org", policy.Network.Describe)
+	assert.False(t, policy.Network.UnixSockets, "Unix sockets stay refused unless a file allows them all")
+	_, err = policy.Network.Dial(t.Context(), "tcp", "evil.npmjs.org:443")
+	assert.ErrorContains(t, err, "evil.npmjs.org:443 is on the denied domains of sandbox.network of "+user+", "+path)
+
+	sockets := writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"sandbox": {"enabled": true, "network": {"allowAllUnixSockets": true}}}`)
+	src, err = LoadSource(sockets, LoadOptions{})
+	require.NoError(t, err)
+	open, _, _ := CommandPolicy(append(sources, src))
+	assert.True(t, open.Network.UnixSockets)
 
 	none, fail, from := CommandPolicy(sources[1:2])
 	assert.Nil(t, none.Boundary, "a file that turns the sandbox off adds nothing")
+	assert.Nil(t, none.Network)
 	assert.False(t, fail)
 	assert.Empty(t, from)
 }

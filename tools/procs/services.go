@@ -206,7 +206,8 @@ func (m *Services) recover() {
 			recorded: true,
 		}
 		if info.Port > 0 {
-			s.proxy = newServiceProxy(info.ID, info.Port)
+			// An ended run: no process, so no namespace of its own.
+			s.proxy = newServiceProxy(info.ID, info.Port, 0)
 		}
 		m.services[info.ID] = s
 	}
@@ -288,7 +289,7 @@ func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 		return ServiceInfo{}, err
 	}
 	if spec.Port > 0 {
-		s.proxy = newServiceProxy(spec.ID, spec.Port)
+		s.proxy = newServiceProxy(spec.ID, spec.Port, s.proc.PID())
 	}
 	m.services[spec.ID] = s
 	m.recorders.Add(1)
@@ -401,9 +402,10 @@ func (m *Services) WaitReady(ctx context.Context, id string, timeout time.Durati
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.spec.Port))
 	ticker := time.NewTicker(50 * time.Millisecond)
 	defer ticker.Stop()
-	var d net.Dialer
 	for {
-		conn, err := d.DialContext(ctx, "tcp", addr)
+		// Inside the service's network namespace, where a sandboxed one
+		// listens.
+		conn, err := confine.DialIn(ctx, s.proc.PID(), "tcp", addr)
 		if err == nil {
 			conn.Close()
 			return true, nil
@@ -538,7 +540,9 @@ func (s *service) info() ServiceInfo {
 // ProxyPath is where the reverse proxy serves a service.
 func ProxyPath(id string) string { return "/proxy/" + id + "/" }
 
-func newServiceProxy(id string, port int) *httputil.ReverseProxy {
+// newServiceProxy forwards to port in the network namespace of the
+// service whose shell is pid.
+func newServiceProxy(id string, port, pid int) *httputil.ReverseProxy {
 	target := &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
 	prefix := strings.TrimSuffix(ProxyPath(id), "/")
 	return &httputil.ReverseProxy{
@@ -556,6 +560,13 @@ func newServiceProxy(id string, port int) *httputil.ReverseProxy {
 			pr.SetURL(target)
 			pr.SetXForwarded()
 			pr.Out.Header.Set("X-Forwarded-Prefix", prefix)
+		},
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, address string) (net.Conn, error) {
+				return confine.DialIn(ctx, pid, network, address)
+			},
+			MaxIdleConns:    4,
+			IdleConnTimeout: 30 * time.Second,
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			http.Error(w, fmt.Sprintf("process run %s on port %d did not answer: %v", id, port, err), http.StatusBadGateway)

@@ -2,6 +2,8 @@ package integration
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -138,6 +140,67 @@ func TestClaudeCodeSandboxConfinesCommandWrites(t *testing.T) {
 		return err == nil
 	}, 10*time.Second, 50*time.Millisecond, "the service ran")
 	assert.NoFileExists(t, filepath.Join(outside, "service.txt"), "a background service is sandboxed too")
+}
+
+// With Claude Code's sandbox on, a command reaches other hosts only
+// through the proxies of its own network namespace, which let through
+// sandbox.network.allowedDomains: an allowed host answers, any other is
+// refused with the setting named, and a direct connection goes nowhere.
+// Before, the key was ignored with a warning and commands reached every
+// host the worker could.
+func TestClaudeCodeSandboxNetworkReachesOnlyAllowedDomains(t *testing.T) {
+	if confine.ABIVersion() < 2 || os.Geteuid() != 0 {
+		t.Skip("a network namespace per command needs Landlock and a root worker")
+	}
+	hostIP := ""
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+				hostIP = n.IP.String()
+				break
+			}
+		}
+	}
+	if hostIP == "" {
+		t.Skip("no non-loopback IPv4 address to serve the allowed host on")
+	}
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	server := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello %s", r.Host)
+	})}
+	go server.Serve(l)
+	defer server.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	allowed := net.JoinHostPort(hostIP, strconv.Itoa(port))
+	other := net.JoinHostPort("127.0.0.2", strconv.Itoa(port))
+
+	project := filepath.Join(t.TempDir(), "project")
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	settings := fmt.Sprintf(`{"sandbox": {"enabled": true, "network": {"allowedDomains": [%q]}}}`, allowed)
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
+	w := startWorker(t, inProject(project))
+	run := commandRunner(w, project, "netsandboxed")
+	script := fmt.Sprintf(`python3 - <<'EOF'
+import socket, urllib.request, urllib.error
+for url in ("http://%s/", "http://%s/"):
+    try:
+        print(urllib.request.urlopen(url, timeout=10).read().decode())
+    except urllib.error.HTTPError as e:
+        print(e.code, e.read().decode().strip())
+try:
+    socket.create_connection(("%s", %d), timeout=2)
+    print("direct: connected")
+except OSError as e:
+    print("direct: failed")
+EOF`, allowed, other, hostIP, port)
+	res := run(t, "exec_command", script)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	out := res.Output.Content
+	assert.Contains(t, out, "hello "+allowed)
+	assert.Contains(t, out, "403 refused by the command sandbox's proxy: "+other+" is not on the allowed domains of sandbox.network of "+filepath.Join(project, ".claude", "settings.json"))
+	assert.Contains(t, out, "direct: failed")
+	assert.NotContains(t, out, "connected")
 }
 
 // commandRunner runs one command line per assignment through tool
