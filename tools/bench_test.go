@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os/exec"
 	"path"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/internal/harness/benchfs"
+	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/workspace"
 )
 
@@ -150,6 +152,34 @@ func BenchmarkExecCommandTrue(b *testing.B) {
 			}
 		}
 	})
+	// Under Claude Code's sandbox, with and without its network part (a
+	// root worker): what a network namespace of its own, two proxy
+	// listeners and the Unix-socket filter cost a command beyond the write
+	// boundary.
+	for _, withNetwork := range []bool{false, true} {
+		name := "exec_command-sandbox"
+		sandbox := confine.Policy{Boundary: &confine.Boundary{}}
+		if withNetwork {
+			name += "-network"
+			none := netguard.DomainList{Setting: "bench"}
+			sandbox.Network = &confine.Network{Dial: none.DialContext(&net.Dialer{}), Describe: none.String()}
+		}
+		b.Run(name, func(b *testing.B) {
+			r := newRig(b)
+			if err := r.host.SetCommandSandbox(sandbox, true, []string{"bench"}); err != nil {
+				b.Fatal(err)
+			}
+			call := contract.ToolCall{CallID: "c1", ToolName: "exec_command", Arguments: map[string]any{"command_line": "true"}}
+			if _, err := r.reg.Execute(context.Background(), r.env, call); err != nil {
+				b.Skipf("no sandbox here: %v", err)
+			}
+			for b.Loop() {
+				if _, err := r.reg.Execute(context.Background(), r.env, call); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	// With a session environment as an nvm setup's `export -p` diff
 	// leaves it: what every command of such a session pays to run it.
 	b.Run("exec_command+session_env", func(b *testing.B) {
