@@ -437,7 +437,7 @@ func TestNetworkSandboxReachesOnlyTheAllowedDomains(t *testing.T) {
 		}
 	}
 	script := fmt.Sprintf(`%s - <<'EOF'
-import socket, urllib.request, urllib.error
+import os, socket, urllib.request, urllib.error
 print(urllib.request.urlopen("http://api.allowed.test/").read().decode())
 try:
     urllib.request.urlopen("http://elsewhere.test/")
@@ -454,10 +454,15 @@ try:
     print("daemon socket connected")
 except OSError as e:
     print("daemon socket failed:", e.__class__.__name__)
+try:
+    os.open("/proc/%d/ns/net", os.O_RDONLY)
+    print("worker namespace opened")
+except OSError as e:
+    print("worker namespace refused:", e.__class__.__name__)
 a, b = socket.socketpair()
 a.send(b"pair")
 print("socketpair", b.recv(4).decode())
-EOF`, python, hostIP, port, daemon)
+EOF`, python, hostIP, port, daemon, os.Getpid())
 	code, out := sh(t, c, lay.ws, script)
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "hello api.allowed.test")
@@ -466,6 +471,7 @@ EOF`, python, hostIP, port, daemon)
 	assert.Contains(t, out, "direct "+hostIP+" failed")
 	assert.Contains(t, out, "daemon socket failed: PermissionError", "a Unix socket would carry the command out of its namespace")
 	assert.Contains(t, out, "socketpair pair")
+	assert.Contains(t, out, "worker namespace refused: PermissionError", "setns back into the worker's namespace")
 	assert.NotContains(t, out, "connected")
 	assert.Contains(t, c.String(), "Unix sockets: refused")
 

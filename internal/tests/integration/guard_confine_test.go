@@ -145,7 +145,8 @@ func TestClaudeCodeSandboxConfinesCommandWrites(t *testing.T) {
 // With Claude Code's sandbox on, a command reaches other hosts only
 // through the proxies of its own network namespace, which let through
 // sandbox.network.allowedDomains: an allowed host answers, any other is
-// refused with the setting named, and a direct connection goes nowhere.
+// refused with the setting named, and neither a direct connection nor a
+// host daemon's Unix socket goes anywhere.
 // Before, the key was ignored with a warning and commands reached every
 // host the worker could.
 func TestClaudeCodeSandboxNetworkReachesOnlyAllowedDomains(t *testing.T) {
@@ -172,6 +173,10 @@ func TestClaudeCodeSandboxNetworkReachesOnlyAllowedDomains(t *testing.T) {
 	go server.Serve(l)
 	defer server.Close()
 	port := l.Addr().(*net.TCPAddr).Port
+	daemon := filepath.Join(t.TempDir(), "daemon.sock")
+	unixListener, err := net.Listen("unix", daemon)
+	require.NoError(t, err)
+	defer unixListener.Close()
 	allowed := net.JoinHostPort(hostIP, strconv.Itoa(port))
 	other := net.JoinHostPort("127.0.0.2", strconv.Itoa(port))
 
@@ -193,13 +198,19 @@ try:
     print("direct: connected")
 except OSError as e:
     print("direct: failed")
-EOF`, allowed, other, hostIP, port)
+try:
+    socket.socket(socket.AF_UNIX).connect(%q)
+    print("daemon socket: connected")
+except OSError as e:
+    print("daemon socket:", e.__class__.__name__)
+EOF`, allowed, other, hostIP, port, daemon)
 	res := run(t, "exec_command", script)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	out := res.Output.Content
 	assert.Contains(t, out, "hello "+allowed)
 	assert.Contains(t, out, "403 refused by the command sandbox's proxy: "+other+" is not on the allowed domains of sandbox.network of "+filepath.Join(project, ".claude", "settings.json"))
 	assert.Contains(t, out, "direct: failed")
+	assert.Contains(t, out, "daemon socket: PermissionError")
 	assert.NotContains(t, out, "connected")
 }
 
