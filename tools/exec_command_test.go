@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools/procs"
@@ -72,6 +73,40 @@ func TestExecCommandEnvironmentIsScrubbed(t *testing.T) {
 		if !strings.Contains(out, want+"") {
 			t.Errorf("command environment lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The settings files' env reaches every command and service, over the
+// worker's allowed variables and under the call's own env; a sandbox's
+// TMPDIR wins over it, and a name no shell could hold is left out.
+func TestSettingsEnvReachesCommands(t *testing.T) {
+	r := newRig(t, func(c *HostConfig) { c.EnvAllowlist = []string{"FENIX_TEST_SHARED"} })
+	t.Setenv("FENIX_TEST_SHARED", "from-the-worker")
+	r.host.SetCommandEnv(map[string]string{"FENIX_TEST_SHARED": "from-settings", "PROJECT_STAGE": "dev", "NODE_ENV": "development",
+		"TMPDIR": "/settings-tmp", "BAD-NAME": "x"}, []string{"/p/.claude/settings.json"})
+	_, raw := r.mustCall(t, "exec_command", map[string]any{"command_line": "env", "env": map[string]any{"NODE_ENV": "test"}})
+	out := decode[ExecCommandResult](t, raw).Stdout
+	for _, want := range []string{"FENIX_TEST_SHARED=from-settings", "PROJECT_STAGE=dev", "NODE_ENV=test", "TMPDIR=/settings-tmp"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("command environment lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "BAD-NAME") {
+		t.Errorf("an invalid name reached the command:\n%s", out)
+	}
+	if confine.ABIVersion() >= 2 {
+		if err := r.host.SetCommandSandbox(confine.Policy{Boundary: &confine.Boundary{}}, false, []string{"/p/.claude/settings.json"}); err != nil {
+			t.Fatal(err)
+		}
+		_, raw = r.mustCall(t, "exec_command", map[string]any{"command_line": "echo \"$TMPDIR\""})
+		if got := decode[ExecCommandResult](t, raw).Stdout; !strings.Contains(got, "fenix-commands-") {
+			t.Errorf("under the sandbox TMPDIR = %q, want the sandbox's own", got)
+		}
+	}
+	r.host.SetCommandEnv(nil, nil)
+	_, raw = r.mustCall(t, "exec_command", map[string]any{"command_line": "env"})
+	if out := decode[ExecCommandResult](t, raw).Stdout; strings.Contains(out, "PROJECT_STAGE") {
+		t.Errorf("the settings env outlived its files:\n%s", out)
 	}
 }
 

@@ -6,13 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +49,9 @@ type Host struct {
 	// confinement is how commands are confined, replaced whole when the
 	// settings' sandbox changes (SetCommandSandbox).
 	confinement atomic.Pointer[commandConfinement]
+	// settingsEnv is the settings files' "env" for commands
+	// (SetCommandEnv); nil for none.
+	settingsEnv atomic.Pointer[map[string]string]
 	proxyServer *http.Server
 	proxyBase   string
 	closeOnce   sync.Once
@@ -310,6 +316,32 @@ const (
 // workspace), LANG, TERM=dumb, TMPDIR under a sandbox, the configured
 // allowlist, then the call's own variables. Nothing else from the worker (credentials included)
 // reaches the command.
+// SetCommandEnv gives the settings files' "env" (see
+// claudecode.CommandEnv, from the files named in from) to the commands
+// started from now on: over the worker's allowed variables, under the
+// call's own env. A variable whose name or value no command could be
+// given is left out with a warning. The worker calls it at load and on
+// every hook reload.
+func (h *Host) SetCommandEnv(env map[string]string, from []string) {
+	if len(env) == 0 {
+		h.settingsEnv.Store(nil)
+		return
+	}
+	kept := make(map[string]string, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		v := env[k]
+		switch {
+		case !envNamePattern.MatchString(k):
+			h.cfg.Logger.Warn("settings env variable "+strconv.Quote(k)+" is left out of commands' environment: its name is not a shell variable's", "settings", strings.Join(from, ", "))
+		case len(v) > maxExtraEnvValueLen || strings.ContainsRune(v, 0):
+			h.cfg.Logger.Warn("settings env variable "+k+" is left out of commands' environment: longer than "+strconv.Itoa(maxExtraEnvValueLen)+" bytes or holding a NUL byte", "settings", strings.Join(from, ", "))
+		default:
+			kept[k] = v
+		}
+	}
+	h.settingsEnv.Store(&kept)
+}
+
 func (h *Host) commandEnv(tool, home string, extra map[string]string) ([]string, error) {
 	worker := map[string]string{}
 	for _, kv := range h.cfg.Environ {
@@ -326,10 +358,6 @@ func (h *Host) commandEnv(tool, home string, extra map[string]string) ([]string,
 	if v := worker["PATH"]; v != "" {
 		vars["PATH"] = v
 	}
-	if conf := h.confinement.Load(); conf != nil && conf.temp != "" {
-		// A sandbox's write boundary leaves them /tmp to read only.
-		vars["TMPDIR"] = conf.temp
-	}
 	if v := worker["LANG"]; v != "" {
 		vars["LANG"] = v
 	}
@@ -337,6 +365,14 @@ func (h *Host) commandEnv(tool, home string, extra map[string]string) ([]string,
 		if v, ok := worker[name]; ok {
 			vars[name] = v
 		}
+	}
+	if env := h.settingsEnv.Load(); env != nil {
+		maps.Copy(vars, *env)
+	}
+	if conf := h.confinement.Load(); conf != nil && conf.temp != "" {
+		// A sandbox's write boundary leaves them /tmp to read only; as
+		// Claude Code's sandbox does, its TMPDIR wins over the settings'.
+		vars["TMPDIR"] = conf.temp
 	}
 	if len(extra) > maxExtraEnvVars {
 		return nil, fenixerr.Validation("env has %d variables; at most %d are allowed", len(extra), maxExtraEnvVars).WithTool(tool)

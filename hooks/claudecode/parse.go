@@ -63,11 +63,12 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 			return nil, err
 		}
 	}
+	// Commands get the env whether or not the file's hooks run.
+	src.env = file.Env
 	if file.DisableAllHooks {
 		src.Warnings = append(src.Warnings, fmt.Sprintf("%s: disableAllHooks is set: none of its hooks run", path))
 		return src, nil
 	}
-	src.env = file.Env
 	policy := opts.HTTPPolicy
 	if len(file.AllowedHTTPHookURLs) > 0 {
 		policy.AllowedURLs = append(append([]string(nil), policy.AllowedURLs...), file.AllowedHTTPHookURLs...)

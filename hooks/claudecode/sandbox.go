@@ -217,3 +217,22 @@ func CommandPolicy(sources []*Source) (p confine.Policy, fail bool, from []strin
 	}
 	return p, fail, from
 }
+
+// CommandEnv merges the loaded files' "env" into the variables every
+// exec_command and process_exec gets, as Claude Code gives them to every
+// process of a session: a later file's value wins (sources come in
+// load order, the more specific last); from names the files that set
+// any.
+func CommandEnv(sources []*Source) (env map[string]string, from []string) {
+	for _, src := range sources {
+		if len(src.env) == 0 {
+			continue
+		}
+		if env == nil {
+			env = map[string]string{}
+		}
+		maps.Copy(env, src.env)
+		from = append(from, src.Path)
+	}
+	return env, from
+}

@@ -44,9 +44,9 @@ func (src *Source) checkSettingsKeys(data []byte) error {
 		case actedOnKeys[f.key]:
 		case f.key == "description" && src.Kind == SourcePlugin:
 		case f.key == "env":
-			// Claude Code gives it to every process of a session; here the
-			// tools' environment is set per call, so only hooks get it.
-			src.warn("%s: settings key \"env\" is given to this file's hook processes only: exec_command and process_exec get the worker's allowed variables (FENIX_EXEC_ENV_ALLOW) and the call's env", src.Path)
+			// Acted on: this file's hooks and every exec_command and
+			// process_exec get it (CommandEnv), as every process of a
+			// Claude Code session does.
 		default:
 			if why, ok := ignoredSettingsKeys[f.key]; ok {
 				src.warn("%s: settings key %q is not acted on: %s", src.Path, f.key, why)

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -397,12 +398,26 @@ func TestLoadedHooksRunEndToEnd(t *testing.T) {
 }
 
 // The settings file's env reaches its hook processes (see
-// TestCommandHookEnvironmentHoldsNoWorkerSecrets); the load says the tools
-// do not get it, instead of calling the key ignored.
-func TestSettingsEnvWarningSaysWhoGetsIt(t *testing.T) {
-	src := loadSource(t, writeSettings(t, `{"env": {"PROJECT_STAGE": "dev"}, "hooks": {}}`))
-	joined := strings.Join(src.Warnings, "\n")
-	if !strings.Contains(joined, `settings key "env" is given to this file's hook processes only`) || strings.Contains(joined, `"env" is not acted on`) {
+// TestCommandHookEnvironmentHoldsNoWorkerSecrets) and, merged across the
+// files with the later one winning, every command (CommandEnv), also
+// from a file whose hooks are all disabled; the load no longer warns
+// about the key.
+func TestSettingsEnvReachesHooksAndCommands(t *testing.T) {
+	project := loadSource(t, writeSettings(t, `{"env": {"PROJECT_STAGE": "dev", "NODE_ENV": "development"}, "hooks": {}}`))
+	joined := strings.Join(project.Warnings, "\n")
+	if strings.Contains(joined, `"env"`) {
 		t.Errorf("warnings = %s", joined)
+	}
+	local := loadSource(t, writeSettings(t, `{"env": {"NODE_ENV": "test"}, "disableAllHooks": true}`))
+	none := loadSource(t, writeSettings(t, `{"hooks": {}}`))
+	env, from := CommandEnv([]*Source{project, none, local})
+	if want := map[string]string{"PROJECT_STAGE": "dev", "NODE_ENV": "test"}; !maps.Equal(env, want) {
+		t.Errorf("CommandEnv = %v, want %v", env, want)
+	}
+	if len(from) != 2 || from[0] != project.Path || from[1] != local.Path {
+		t.Errorf("from = %v, want the two files that set env", from)
+	}
+	if env, from := CommandEnv([]*Source{none}); env != nil || from != nil {
+		t.Errorf("no env: got %v from %v", env, from)
 	}
 }

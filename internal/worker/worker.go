@@ -430,6 +430,9 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 			if err := host.SetCommandSandbox(claudecode.CommandPolicy(sources)); err != nil {
 				return nil, err
 			}
+			// Their "env", which Claude Code gives every process of a
+			// session, Bash commands included.
+			host.SetCommandEnv(claudecode.CommandEnv(sources))
 		}
 	}
 	r.Add(builtin.NewAuditLogHook(store, 0, cfg.Logger.Warn))

@@ -175,3 +175,35 @@ func TestAuditLogInPostgres(t *testing.T) {
 		assert.Equal(t, 1, n, "%s rows of run %s", event, run.GetRunID())
 	}
 }
+
+// A project's settings "env" is what Claude Code gives every process of
+// a session: its hooks and its Bash commands. settings.local.json's value
+// wins over settings.json's; a hook reads the same variables. Before,
+// only the hooks got them and commands ran without (a warning said so).
+func TestSettingsEnvReachesHooksAndCommands(t *testing.T) {
+	project := writeClaudeProject(t, "", map[string]string{
+		// Like a user's stage guard: deploys only where the project says
+		// it is a staging checkout.
+		"stage-guard.sh": `#!/bin/sh
+input=$(cat)
+case "$input" in
+  *deploy*) [ "$PROJECT_STAGE" = staging ] || { echo "deploys run from staging checkouts only (PROJECT_STAGE=$PROJECT_STAGE)" >&2; exit 2; } ;;
+esac
+exit 0
+`,
+	}, `{"env": {"PROJECT_STAGE": "dev", "NODE_ENV": "development"},
+	  "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/stage-guard.sh"}]}]}}`)
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.local.json"), []byte(`{"env": {"NODE_ENV": "test"}}`), 0o644))
+	w := startWorker(t, inProject(project))
+	run := commandRunner(w, project, "settings-env")
+
+	res := run(t, "exec_command", `echo "stage=$PROJECT_STAGE node=$NODE_ENV"`)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "stage=dev node=test")
+
+	res = run(t, "exec_command", "echo deploy")
+	require.Equal(t, contract.StatusFailed, res.Status, "%+v", res.Output)
+	require.NotNil(t, res.Error)
+	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType)
+	assert.Contains(t, res.Error.LastErrorSummary, "PROJECT_STAGE=dev", "the hook read the settings env")
+}
