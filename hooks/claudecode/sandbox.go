@@ -205,6 +205,9 @@ func CommandPolicy(sources []*Source) (p confine.Policy, fail bool, from []strin
 		unixSockets = unixSockets || sb.AllowAllUnixSockets
 	}
 	if len(from) > 0 {
+		allowed, denied := webFetchDomains(sources)
+		domains.Allowed = append(domains.Allowed, allowed...)
+		domains.Denied = append(domains.Denied, denied...)
 		// With the sandbox on, Claude Code sends every command's traffic
 		// through its proxy and asks about each domain not allowed; a run
 		// has nobody to ask, so those are refused.
@@ -216,6 +219,35 @@ func CommandPolicy(sources []*Source) (p confine.Policy, fail bool, from []strin
 		}
 	}
 	return p, fail, from
+}
+
+// webFetchDomains are the domains of the files' WebFetch(domain:…) allow
+// and deny rules, which Claude Code's sandbox also lets through (or
+// refuses): granting WebFetch a domain grants sandboxed commands it too.
+// A rule's domain that is no valid pattern (a bare "*") is left out; the
+// rule itself still governs web_fetch.
+func webFetchDomains(sources []*Source) (allowed, denied []netguard.DomainPattern) {
+	for _, src := range sources {
+		if src.Permissions == nil {
+			continue
+		}
+		for _, r := range src.Permissions.rules {
+			domain, ok := strings.CutPrefix(r.rule.content, "domain:")
+			if r.rule.tool != "WebFetch" || !ok || r.behavior == behaviorAsk {
+				continue
+			}
+			p, err := netguard.ParseDomainPattern(domain, r.behavior == behaviorDeny)
+			if err != nil {
+				continue
+			}
+			if r.behavior == behaviorDeny {
+				denied = append(denied, p)
+			} else {
+				allowed = append(allowed, p)
+			}
+		}
+	}
+	return allowed, denied
 }
 
 // CommandEnv merges the loaded files' "env" into the variables every

@@ -40,7 +40,8 @@ func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
 	}
 	assert.NotContains(t, warnings, `settings key "sandbox"`)
 
-	user := writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"sandbox": {"enabled": true, "filesystem": {"allowWrite": ["//srv/shared"]}, "network": {"allowedDomains": ["pypi.org"], "allowAllUnixSockets": false}}}`)
+	user := writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"sandbox": {"enabled": true, "filesystem": {"allowWrite": ["//srv/shared"]}, "network": {"allowedDomains": ["pypi.org"], "allowAllUnixSockets": false}},
+	  "permissions": {"allow": ["WebFetch(domain:docs.python.org)", "WebFetch"], "deny": ["WebFetch(domain:*.pastebin.com)"], "ask": ["WebFetch(domain:ask.example.com)"]}}`)
 	off := writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"sandbox": {"enabled": false, "filesystem": {"allowWrite": ["//anywhere"]}}}`)
 	var sources []*Source
 	for _, p := range []string{user, off, path} {
@@ -57,7 +58,8 @@ func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
 	assert.True(t, fail)
 	assert.Equal(t, []string{user, path}, from)
 	require.NotNil(t, policy.Network, "with the sandbox on, commands reach only the allowed domains")
-	assert.Equal(t, "allowed pypi.org, github.com, *.npmjs.org:443; denied evil.npmjs.org", policy.Network.Describe)
+	assert.Equal(t, "allowed pypi.org, github.com, *.npmjs.org:443, docs.python.org; denied evil.npmjs.org, *.pastebin.com", policy.Network.Describe,
+		"WebFetch(domain:…) allow and deny rules count, as in Claude Code")
 	assert.False(t, policy.Network.UnixSockets, "Unix sockets stay refused unless a file allows them all")
 	_, err = policy.Network.Dial(t.Context(), "tcp", "evil.npmjs.org:443")
 	assert.ErrorContains(t, err, "evil.npmjs.org:443 is on the denied domains of sandbox.network of "+user+", "+path)
