@@ -88,7 +88,8 @@ type Policy struct {
 	// a running hook, which fails open.
 	SignalsAnywhere bool
 	// Network, when set, takes the network away from a command: it runs
-	// in a network namespace of its own, where only loopback exists, and
+	// in its workspace's network namespace, where only loopback exists
+	// (shared by the workspace's commands and services, no other's), and
 	// reaches other hosts only through the HTTP and SOCKS5 proxies
 	// listening there (its HTTP_PROXY, HTTPS_PROXY and ALL_PROXY), which
 	// dial through Network.Dial (Claude Code's sandbox.network).

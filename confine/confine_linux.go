@@ -62,6 +62,8 @@ type Confiner struct {
 	// get a network namespace here (see netns_linux.go).
 	network *Network
 	noNetns error
+	netMu   sync.Mutex
+	nets    map[string]*network // by workspace ("" for none)
 	// noUnixFilter, when set, is why a network-sandboxed command may
 	// still create Unix sockets although its Network does not allow them.
 	noUnixFilter error
@@ -109,7 +111,7 @@ func New(p Policy) (*Confiner, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Confiner{abi: abi, handled: accessV2, paths: paths, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, sets: map[string]*ruleset{}}
+	c := &Confiner{abi: abi, handled: accessV2, paths: paths, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, sets: map[string]*ruleset{}, nets: map[string]*network{}}
 	switch {
 	case abi >= 5:
 		c.handled = accessV5
@@ -188,7 +190,7 @@ func (c *Confiner) String() string {
 	}
 	switch {
 	case c.network != nil && c.noNetns == nil:
-		desc += "; network: a namespace of its own, out only through proxies (" + c.network.Describe + ")"
+		desc += "; network: a namespace per workspace, out only through proxies (" + c.network.Describe + ")"
 		switch {
 		case c.network.UnixSockets:
 			desc += "; Unix sockets: allowed (allowAllUnixSockets)"
@@ -229,28 +231,28 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 	if err != nil {
 		return nil, err
 	}
+	var netns *network
+	if c.network != nil && c.noNetns == nil {
+		if netns, err = c.networkFor(workspace); err != nil {
+			return nil, err
+		}
+	}
 	started := make(chan error, 1)
 	reaped := make(chan struct{})
-	var sandbox *netSandbox
 	go func() {
 		// Never unlocked: the runtime ends the thread with the goroutine,
 		// so no other goroutine ever runs in the domain (or in the
-		// command's network namespace).
+		// workspace's network namespace).
 		runtime.LockOSThread()
-		if c.network != nil && c.noNetns == nil {
-			s, err := isolateNetwork(c.network, cmd)
-			if err != nil {
-				started <- err
-				return
-			}
-			sandbox = s
+		var err error
+		if netns != nil {
+			err = netns.enter(cmd)
 		}
-		err := c.restrictThread(rs)
+		if err == nil {
+			err = c.restrictThread(rs)
+		}
 		if err == nil {
 			err = cmd.Start()
-		}
-		if err != nil {
-			sandbox.close()
 		}
 		started <- err
 		if err == nil {
@@ -258,13 +260,18 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 		}
 	}()
 	if err := <-started; err != nil {
+		if netns != nil {
+			c.releaseNetwork(netns)
+		}
 		return nil, err
 	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			close(reaped)
-			sandbox.close()
+			if netns != nil {
+				c.releaseNetwork(netns)
+			}
 		})
 	}, nil
 }
@@ -375,8 +382,9 @@ func (rs *ruleset) close() {
 	}
 }
 
-// Close releases every cached ruleset.
+// Close releases every cached ruleset and network namespace.
 func (c *Confiner) Close() {
+	c.closeNetworks()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for ws, rs := range c.sets {

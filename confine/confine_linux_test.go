@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -425,7 +426,7 @@ func TestNetworkSandboxReachesOnlyTheAllowedDomains(t *testing.T) {
 	if err := c.NetworkUnavailable(); err != nil {
 		t.Skipf("no network namespace per command here: %v", err)
 	}
-	assert.Contains(t, c.String(), "network: a namespace of its own, out only through proxies (allowed *.allowed.test; denied none)")
+	assert.Contains(t, c.String(), "network: a namespace per workspace, out only through proxies (allowed *.allowed.test; denied none)")
 
 	hostIP := "127.0.0.1"
 	if addrs, err := net.InterfaceAddrs(); err == nil {
@@ -474,6 +475,34 @@ EOF`, python, hostIP, port, daemon, os.Getpid())
 	assert.Contains(t, out, "worker namespace refused: PermissionError", "setns back into the worker's namespace")
 	assert.NotContains(t, out, "connected")
 	assert.Contains(t, c.String(), "Unix sockets: refused")
+
+	// A workspace's commands share its loopback, as on one machine: a
+	// service one started answers the next; another workspace's commands
+	// do not reach it.
+	service := exec.Command(python, "-c", `import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 47000)); s.listen()
+print("listening", flush=True)
+while True:
+    c, _ = s.accept(); c.send(b"from the workspace's service"); c.close()`)
+	service.Dir = lay.ws
+	ready, err := service.StdoutPipe()
+	require.NoError(t, err)
+	release, err := c.Start(service, lay.ws)
+	require.NoError(t, err)
+	defer func() { _ = service.Process.Kill(); _ = service.Wait(); release() }()
+	line := make([]byte, 9)
+	_, err = io.ReadFull(ready, line)
+	require.NoError(t, err, "the service did not start")
+	reach := python + ` -c 'import socket
+try:
+    print(socket.create_connection(("127.0.0.1", 47000), timeout=2).recv(64).decode())
+except OSError as e:
+    print("unreached:", e.__class__.__name__)'`
+	_, out = sh(t, c, lay.ws, reach)
+	assert.Contains(t, out, "from the workspace's service")
+	_, out = sh(t, c, lay.other, reach)
+	assert.Contains(t, out, "unreached: ConnectionRefusedError", "another workspace has a loopback of its own")
 
 	// allowAllUnixSockets gives them back, and with them the way out.
 	open := newConfiner(t, Policy{Hidden: []string{lay.state}, Network: &Network{Dial: dial, Describe: list.String(), UnixSockets: true}})

@@ -13,19 +13,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A network-sandboxed command starts from a thread that left the worker's
-// network namespace for a new one (unshare(CLONE_NEWNET), which needs
-// CAP_SYS_ADMIN: a root worker). The new namespace has a loopback
-// interface and nothing else, so the command connects nowhere directly.
-// Before the command starts, the same thread opens the two proxy
-// listeners on that loopback; the worker's other threads serve them, and
-// dial from the worker's own namespace. The sockets stay in the namespace
-// they were made in, so nothing else of the worker moves.
+// A network-sandboxed command starts from a thread that joined the
+// network namespace of its workspace, made the first time a command of
+// that workspace starts (unshare(CLONE_NEWNET), which needs
+// CAP_SYS_ADMIN: a root worker). The namespace has a loopback interface
+// and nothing else, so its commands connect nowhere directly, but they
+// share that loopback the way commands on one machine do: a service
+// process_exec started answers the next exec_command's curl, while
+// another workspace's commands cannot reach it. The thread that made the
+// namespace opened two proxy listeners on its loopback; the worker's
+// other threads serve them and dial from the worker's own namespace.
+// The sockets stay in the namespace they were made in, and an open file
+// of the namespace keeps it, so nothing else of the worker moves.
 
-// netSandbox is one command's proxies.
-type netSandbox struct {
+// maxNetworks bounds the namespaces kept, one per workspace; one that no
+// command uses is dropped first.
+const maxNetworks = 64
+
+// network is one workspace's namespace and its proxies.
+type network struct {
+	fd    int // the namespace (an open /proc/thread-self/ns/net)
 	http  *netguard.Proxy
 	socks net.Listener
+	env   []string
+	// users counts the commands started in it and not yet reaped; under
+	// Confiner.netMu.
+	users int
 }
 
 // probeNetns reports why commands cannot get a network namespace, or nil.
@@ -35,7 +48,7 @@ func probeNetns() error {
 	go func() {
 		runtime.LockOSThread()
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			done <- fmt.Errorf("unshare(CLONE_NEWNET): %w (a network namespace per command needs a root worker)", err)
+			done <- fmt.Errorf("unshare(CLONE_NEWNET): %w (a network namespace per workspace needs a root worker)", err)
 			return
 		}
 		done <- loopbackUp()
@@ -43,37 +56,112 @@ func probeNetns() error {
 	return <-done
 }
 
-// isolateNetwork moves the calling (locked, single-use) thread into a new
-// network namespace, starts the proxies there and points cmd's
-// environment at them.
-func isolateNetwork(n *Network, cmd *exec.Cmd) (*netSandbox, error) {
+// networkFor returns workspace's namespace, made now if it has none, and
+// counts one more user of it; release the use with c.releaseNetwork.
+func (c *Confiner) networkFor(workspace string) (*network, error) {
+	c.netMu.Lock()
+	defer c.netMu.Unlock()
+	if n, ok := c.nets[workspace]; ok {
+		n.users++
+		return n, nil
+	}
+	if len(c.nets) >= maxNetworks {
+		for ws, old := range c.nets {
+			if old.users == 0 {
+				delete(c.nets, ws)
+				old.close()
+				break
+			}
+		}
+	}
+	n, err := newNetwork(c.network)
+	if err != nil {
+		return nil, err
+	}
+	n.users = 1
+	c.nets[workspace] = n
+	return n, nil
+}
+
+func (c *Confiner) releaseNetwork(n *network) {
+	c.netMu.Lock()
+	n.users--
+	c.netMu.Unlock()
+}
+
+// closeNetworks drops every namespace; commands still running in one keep
+// it, without proxies.
+func (c *Confiner) closeNetworks() {
+	c.netMu.Lock()
+	defer c.netMu.Unlock()
+	for ws, n := range c.nets {
+		delete(c.nets, ws)
+		n.close()
+	}
+}
+
+// newNetwork makes a namespace on a throwaway thread: loopback up, the
+// proxies' listeners opened there, and the namespace kept open by a file.
+func newNetwork(policy *Network) (*network, error) {
+	type made struct {
+		n   *network
+		err error
+	}
+	done := make(chan made, 1)
+	go func() {
+		// Never unlocked: the thread ends with the goroutine.
+		runtime.LockOSThread()
+		n, err := makeNetwork(policy)
+		done <- made{n, err}
+	}()
+	m := <-done
+	return m.n, m.err
+}
+
+func makeNetwork(policy *Network) (*network, error) {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		return nil, fmt.Errorf("isolating the command's network: unshare(CLONE_NEWNET): %w", err)
 	}
 	if err := loopbackUp(); err != nil {
 		return nil, err
 	}
+	fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("isolating the command's network: keeping its namespace: %w", err)
+	}
 	httpListener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		unix.Close(fd)
 		return nil, fmt.Errorf("isolating the command's network: the HTTP proxy's listener: %w", err)
 	}
 	socksListener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		unix.Close(fd)
 		httpListener.Close()
 		return nil, fmt.Errorf("isolating the command's network: the SOCKS proxy's listener: %w", err)
 	}
-	s := &netSandbox{http: netguard.NewProxy("the command sandbox's proxy", n.Dial, nil), socks: socksListener}
-	s.http.Serve(httpListener)
-	netguard.ServeSOCKS5(socksListener, n.Dial, nil)
+	n := &network{fd: fd, http: netguard.NewProxy("the command sandbox's proxy", policy.Dial, nil), socks: socksListener,
+		env: proxyEnv(httpListener.Addr().(*net.TCPAddr).Port, socksListener.Addr().(*net.TCPAddr).Port)}
+	n.http.Serve(httpListener)
+	netguard.ServeSOCKS5(socksListener, policy.Dial, nil)
+	return n, nil
+}
+
+// enter moves the calling (locked, single-use) thread into the namespace
+// and points cmd's environment at its proxies.
+func (n *network) enter(cmd *exec.Cmd) error {
+	if err := unix.Setns(n.fd, unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("isolating the command's network: setns: %w", err)
+	}
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, proxyEnv(httpListener.Addr().(*net.TCPAddr).Port, socksListener.Addr().(*net.TCPAddr).Port)...)
-	return s, nil
+	cmd.Env = append(cmd.Env, n.env...)
+	return nil
 }
 
 // proxyEnv points the usual proxy variables at the sandbox's proxies;
-// loopback is the command's own and stays direct.
+// loopback is the workspace's own and stays direct.
 func proxyEnv(httpPort, socksPort int) []string {
 	httpURL := "http://127.0.0.1:" + strconv.Itoa(httpPort)
 	socksURL := "socks5h://127.0.0.1:" + strconv.Itoa(socksPort)
@@ -86,13 +174,12 @@ func proxyEnv(httpPort, socksPort int) []string {
 	}
 }
 
-// close stops the proxies; connections a command left open end with it.
-func (s *netSandbox) close() {
-	if s == nil {
-		return
-	}
-	s.http.Close()
-	s.socks.Close()
+// close stops the proxies and lets the namespace go once its last process
+// has.
+func (n *network) close() {
+	n.http.Close()
+	n.socks.Close()
+	unix.Close(n.fd)
 }
 
 // loopbackUp brings up the new namespace's loopback interface, which

@@ -142,7 +142,7 @@ func TestSandboxedServiceIsReachedInsideItsNetwork(t *testing.T) {
 	}
 	if conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", itoa(port))); err == nil {
 		conn.Close()
-		t.Fatal("the service's port is open on the host's loopback: it is not in a namespace of its own")
+		t.Fatal("the service's port is open on the host's loopback: it is not in its workspace's namespace")
 	}
 	code, body := httpGet(t, res.ProxyURL+"api?x=1")
 	if code != http.StatusOK || !strings.HasPrefix(body, "helper says hi: path=/api query=x=1") {

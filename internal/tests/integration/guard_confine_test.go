@@ -212,6 +212,25 @@ EOF`, allowed, other, hostIP, port, daemon)
 	assert.Contains(t, out, "direct: failed")
 	assert.Contains(t, out, "daemon socket: PermissionError")
 	assert.NotContains(t, out, "connected")
+
+	// The workspace's commands share its loopback: a service started by
+	// process_exec answers a later exec_command, which reaches it
+	// directly (loopback is in NO_PROXY), and the reverse proxy reaches
+	// it from inside the namespace.
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	servicePort := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(project, "index.html"), []byte("served from the workspace"), 0o644))
+	a := assignment("netsandboxed-service", map[string]any{"call_id": "call-netsandboxed-service", "tool_name": "process_exec",
+		"arguments": map[string]any{"command_line": fmt.Sprintf("exec python3 -m http.server %d --bind 127.0.0.1", servicePort), "port": servicePort}}, "process_exec")
+	a["workspace_root"] = project
+	started, _ := runAssignment(t, w.queue, a)
+	require.Equal(t, contract.StatusCompleted, started.Status, "%+v", started.Error)
+	assert.Equal(t, true, started.Output.Data["ready"], "the readiness check reached the port inside the namespace: %+v", started.Output)
+	res = run(t, "exec_command", fmt.Sprintf("python3 -c 'import urllib.request; print(urllib.request.urlopen(\"http://localhost:%d/index.html\").read().decode())'", servicePort))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "served from the workspace")
 }
 
 // commandRunner runs one command line per assignment through tool
