@@ -45,17 +45,34 @@ const (
 	offsetArg0Hi  = 20
 )
 
+// The classic BPF instructions the filters are made of.
+func load(off uint32) unix.SockFilter {
+	return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
+}
+
+// jeq jumps jt instructions past the next one when the loaded word is k,
+// jf past it otherwise.
+func jeq(k uint32, jt, jf uint8) unix.SockFilter {
+	return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: jt, Jf: jf}
+}
+
+func ret(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
+
+// installFilter installs prog on the calling thread (no TSYNC: the
+// worker's other threads stay unfiltered). Like a Landlock domain it
+// needs no_new_privs or CAP_SYS_ADMIN.
+func installFilter(prog []unix.SockFilter) error {
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", errno)
+	}
+	runtime.KeepAlive(prog)
+	return nil
+}
+
 // prlimitFilter is the BPF program: allow everything but prlimit64 with
 // a PID other than 0.
 func prlimitFilter(c prlimitCalls) []unix.SockFilter {
-	load := func(off uint32) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
-	}
-	// jt and jf count instructions after this one.
-	jeq := func(k uint32, jt, jf uint8) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: jt, Jf: jf}
-	}
-	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
 	return []unix.SockFilter{
 		/* 0 */ load(offsetArch),
 		/* 1 */ jeq(c.arch, 0, 3), // native: 2, else 5
@@ -74,22 +91,14 @@ func prlimitFilter(c prlimitCalls) []unix.SockFilter {
 	}
 }
 
-// filterPrlimit installs the filter on the calling thread (no TSYNC: the
-// worker's other threads stay unfiltered). Like a Landlock domain it needs
-// no_new_privs or CAP_SYS_ADMIN. A GOARCH without a table is left
-// unfiltered (PrlimitFiltered reports it).
+// filterPrlimit installs prlimitFilter on the calling thread. A GOARCH
+// without a table is left unfiltered (PrlimitFiltered reports it).
 func filterPrlimit() error {
 	calls, ok := prlimitCallsFor(runtime.GOARCH)
 	if !ok {
 		return nil
 	}
-	prog := prlimitFilter(calls)
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
-		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", errno)
-	}
-	runtime.KeepAlive(prog)
-	return nil
+	return installFilter(prlimitFilter(calls))
 }
 
 // probePrlimitFilter installs the filter on a thread of its own that ends
@@ -150,13 +159,6 @@ func socketCallsFor(goarch string) (socketCalls, bool) {
 // its SYS_SOCKET (1) is refused whatever the family: 32-bit programs
 // that create sockets through it have only loopback to reach here anyway.
 func unixSocketFilter(c socketCalls) []unix.SockFilter {
-	load := func(off uint32) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
-	}
-	jeq := func(k uint32, jt, jf uint8) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: jt, Jf: jf}
-	}
-	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
 	const afUnix = unix.AF_UNIX // also socketcall's SYS_SOCKET
 	// Indices: 14 checks the first argument, 16 allows, 17 refuses.
 	return []unix.SockFilter{
@@ -181,18 +183,11 @@ func unixSocketFilter(c socketCalls) []unix.SockFilter {
 	}
 }
 
-// filterUnixSockets installs unixSocketFilter on the calling thread, as
-// filterPrlimit does its filter.
+// filterUnixSockets installs unixSocketFilter on the calling thread.
 func filterUnixSockets() error {
 	calls, ok := socketCallsFor(runtime.GOARCH)
 	if !ok {
 		return fmt.Errorf("no socket filter for %s", runtime.GOARCH)
 	}
-	prog := unixSocketFilter(calls)
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
-		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", errno)
-	}
-	runtime.KeepAlive(prog)
-	return nil
+	return installFilter(unixSocketFilter(calls))
 }
