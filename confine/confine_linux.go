@@ -88,6 +88,13 @@ type ruleset struct {
 	boundaryFD int
 	leads      []dirStamp
 	closed     bool
+	// starting counts the commands handed this ruleset that have not
+	// restricted themselves yet, and dropped that it is no longer cached;
+	// both under Confiner.mu. A dropped ruleset is closed when the last of
+	// them is done with it, so a command never finds its ruleset closed
+	// because another one was cut in the meantime.
+	starting int
+	dropped  bool
 }
 
 // ABIVersion is the kernel's Landlock ABI version, 0 without Landlock.
@@ -133,9 +140,11 @@ func New(p Policy) (*Confiner, error) {
 	}
 	// Built now, so a policy that cannot be cut fails at start rather than
 	// on every command.
-	if _, err := c.rulesetFor(""); err != nil {
+	rs, err := c.rulesetFor("")
+	if err != nil {
 		return nil, err
 	}
+	c.doneWith(rs)
 	return c, nil
 }
 
@@ -234,6 +243,7 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 	var netns *network
 	if c.network != nil && c.noNetns == nil {
 		if netns, err = c.networkFor(workspace); err != nil {
+			c.doneWith(rs)
 			return nil, err
 		}
 	}
@@ -251,6 +261,7 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 		if err == nil {
 			err = c.restrictThread(rs)
 		}
+		c.doneWith(rs)
 		if err == nil {
 			err = cmd.Start()
 		}
@@ -343,16 +354,19 @@ func restrictSelf(fd int) error {
 }
 
 // rulesetFor returns the current ruleset for workspace, building it
-// again when a leading directory changed since it was cut.
+// again when a leading directory changed since it was cut, and counts
+// one more command starting with it: call doneWith once that command
+// restricted itself (or gave up).
 func (c *Confiner) rulesetFor(workspace string) (*ruleset, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if rs, ok := c.sets[workspace]; ok {
 		if fresh(rs.leads) {
+			rs.starting++
 			return rs, nil
 		}
 		delete(c.sets, workspace)
-		go rs.close()
+		c.dropLocked(rs)
 	}
 	rs, err := c.build(workspace)
 	if err != nil {
@@ -361,12 +375,32 @@ func (c *Confiner) rulesetFor(workspace string) (*ruleset, error) {
 	if len(c.sets) >= maxCachedRulesets {
 		for ws, old := range c.sets {
 			delete(c.sets, ws)
-			go old.close()
+			c.dropLocked(old)
 			break
 		}
 	}
 	c.sets[workspace] = rs
+	rs.starting++
 	return rs, nil
+}
+
+// doneWith ends a command's use of rs (see rulesetFor).
+func (c *Confiner) doneWith(rs *ruleset) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rs.starting--
+	if rs.dropped && rs.starting == 0 {
+		go rs.close()
+	}
+}
+
+// dropLocked takes rs out of use: closed now if no command is starting
+// with it, else by the last one's doneWith.
+func (c *Confiner) dropLocked(rs *ruleset) {
+	rs.dropped = true
+	if rs.starting == 0 {
+		go rs.close()
+	}
 }
 
 // close releases the ruleset once no thread restricts itself with it.

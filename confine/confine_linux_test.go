@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -520,4 +521,54 @@ except OSError as e:
 	resp, err := http.Get(server.URL)
 	require.NoError(t, err)
 	resp.Body.Close()
+}
+
+// Commands started while a leading directory keeps changing (new files
+// beside the data directory, as in a busy /tmp) each get a ruleset cut
+// for them or a fresher one, never one closed under them: before, a
+// command whose ruleset was replaced between being handed it and
+// restricting itself failed to start ("its ruleset was replaced").
+func TestCommandsStartWhileRulesetsAreRecut(t *testing.T) {
+	lay := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{lay.state}})
+	stop := make(chan struct{})
+	churned := make(chan struct{})
+	go func() {
+		defer close(churned)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p := filepath.Join(lay.root, fmt.Sprintf("churn-%d", i%4))
+			_ = os.WriteFile(p, nil, 0o644)
+			_ = os.Remove(p)
+		}
+	}()
+	errs := make(chan error, 200)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				cmd := exec.Command("/bin/true")
+				release, err := c.Start(cmd, lay.ws)
+				if err != nil {
+					errs <- err
+					continue
+				}
+				_ = cmd.Wait()
+				release()
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-churned
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
