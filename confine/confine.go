@@ -104,6 +104,10 @@ type Network struct {
 	Dial netguard.DialFunc
 	// Describe says what Dial lets through, for the start log.
 	Describe string
+	// OnRefused, when set, hears of every destination the proxies of
+	// workspace's namespace refused: the worker logs them, since nobody
+	// is asked.
+	OnRefused func(workspace string, refusal error)
 	// UnixSockets lets the command create Unix sockets, through which it
 	// could reach a host daemon's socket and so the network
 	// (allowAllUnixSockets); otherwise socket(AF_UNIX) and io_uring are

@@ -423,7 +423,14 @@ func TestNetworkSandboxReachesOnlyTheAllowedDomains(t *testing.T) {
 		return d.DialContext(ctx, network, l.Addr().String())
 	}
 	lay := newLayout(t)
-	c := newConfiner(t, Policy{Hidden: []string{lay.state}, Network: &Network{Dial: dial, Describe: list.String()}})
+	var refusedMu sync.Mutex
+	var refused []string
+	onRefused := func(workspace string, err error) {
+		refusedMu.Lock()
+		refused = append(refused, workspace+": "+err.Error())
+		refusedMu.Unlock()
+	}
+	c := newConfiner(t, Policy{Hidden: []string{lay.state}, Network: &Network{Dial: dial, Describe: list.String(), OnRefused: onRefused}})
 	if err := c.NetworkUnavailable(); err != nil {
 		t.Skipf("no network namespace per command here: %v", err)
 	}
@@ -473,6 +480,10 @@ EOF`, python, hostIP, port, daemon, os.Getpid())
 	assert.Contains(t, out, "direct "+hostIP+" failed")
 	assert.Contains(t, out, "daemon socket failed: PermissionError", "a Unix socket would carry the command out of its namespace")
 	assert.Contains(t, out, "socketpair pair")
+	refusedMu.Lock()
+	assert.Equal(t, []string{lay.ws + ": elsewhere.test:80 is not on the allowed domains of sandbox.network of settings.json: add it there if commands must reach it"}, refused,
+		"the refusal is reported with its workspace")
+	refusedMu.Unlock()
 	assert.Contains(t, out, "worker namespace refused: PermissionError", "setns back into the worker's namespace")
 	assert.NotContains(t, out, "connected")
 	assert.Contains(t, c.String(), "Unix sockets: refused")

@@ -74,7 +74,7 @@ func (c *Confiner) networkFor(workspace string) (*network, error) {
 			}
 		}
 	}
-	n, err := newNetwork(c.network)
+	n, err := newNetwork(c.network, workspace)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (c *Confiner) closeNetworks() {
 
 // newNetwork makes a namespace on a throwaway thread: loopback up, the
 // proxies' listeners opened there, and the namespace kept open by a file.
-func newNetwork(policy *Network) (*network, error) {
+func newNetwork(policy *Network, workspace string) (*network, error) {
 	type made struct {
 		n   *network
 		err error
@@ -111,14 +111,14 @@ func newNetwork(policy *Network) (*network, error) {
 	go func() {
 		// Never unlocked: the thread ends with the goroutine.
 		runtime.LockOSThread()
-		n, err := makeNetwork(policy)
+		n, err := makeNetwork(policy, workspace)
 		done <- made{n, err}
 	}()
 	m := <-done
 	return m.n, m.err
 }
 
-func makeNetwork(policy *Network) (*network, error) {
+func makeNetwork(policy *Network, workspace string) (*network, error) {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		return nil, fmt.Errorf("isolating the command's network: unshare(CLONE_NEWNET): %w", err)
 	}
@@ -140,10 +140,14 @@ func makeNetwork(policy *Network) (*network, error) {
 		httpListener.Close()
 		return nil, fmt.Errorf("isolating the command's network: the SOCKS proxy's listener: %w", err)
 	}
-	n := &network{fd: fd, http: netguard.NewProxy("the command sandbox's proxy", policy.Dial, nil), socks: socksListener,
+	var onRefused func(error)
+	if policy.OnRefused != nil {
+		onRefused = func(err error) { policy.OnRefused(workspace, err) }
+	}
+	n := &network{fd: fd, http: netguard.NewProxy("the command sandbox's proxy", policy.Dial, onRefused), socks: socksListener,
 		env: proxyEnv(httpListener.Addr().(*net.TCPAddr).Port, socksListener.Addr().(*net.TCPAddr).Port)}
 	n.http.Serve(httpListener)
-	netguard.ServeSOCKS5(socksListener, policy.Dial, nil)
+	netguard.ServeSOCKS5(socksListener, policy.Dial, onRefused)
 	return n, nil
 }
 

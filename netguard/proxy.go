@@ -122,10 +122,11 @@ func splice(client net.Conn, in io.Reader, upstream net.Conn) {
 // for a refusal, 502 otherwise.
 func (p *Proxy) fail(w http.ResponseWriter, err error) {
 	if errors.Is(err, ErrBlocked) {
+		err = refusal(err)
 		if p.onRefused != nil {
 			p.onRefused(err)
 		}
-		http.Error(w, "refused by "+p.name+": "+refusal(err).Error(), http.StatusForbidden)
+		http.Error(w, "refused by "+p.name+": "+err.Error(), http.StatusForbidden)
 		return
 	}
 	http.Error(w, p.name+" could not reach the destination: "+err.Error(), http.StatusBadGateway)

@@ -72,7 +72,7 @@ func serveSOCKSConn(conn net.Conn, dial DialFunc, onRefused func(error)) {
 		case errors.Is(err, ErrBlocked):
 			code = socksNotAllowed
 			if onRefused != nil {
-				onRefused(err)
+				onRefused(refusal(err))
 			}
 		case errors.Is(err, syscall.ECONNREFUSED):
 			code = socksRefused

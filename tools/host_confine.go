@@ -58,6 +58,15 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	if cfg.SignalsAnywhere {
 		cfg.Logger.Warn("commands may signal every process of their user (FENIX_COMMAND_SIGNALS=any): a command can kill a running hook, which then fails open unless it says onFailure: block")
 	}
+	if policy.Network != nil {
+		// Nobody is asked about a destination the sandbox refuses; the log
+		// keeps what the workspace's commands tried.
+		network := *policy.Network
+		network.OnRefused = func(workspace string, refusal error) {
+			cfg.Logger.Info("a sandboxed command was refused a destination", "workspace", workspace, "reason", refusal.Error(), "sandbox_settings", settings)
+		}
+		policy.Network = &network
+	}
 	conf := &commandConfinement{}
 	if policy.Boundary != nil {
 		conf.temp = filepath.Join(os.TempDir(), "fenix-commands-"+cfg.ID)
