@@ -67,6 +67,11 @@ type Confiner struct {
 	// noUnixFilter, when set, is why a network-sandboxed command may
 	// still create Unix sockets although its Network does not allow them.
 	noUnixFilter error
+	// ports holds commands to proxies on the worker's loopback with
+	// Landlock's TCP rules where there is no namespace (netport_linux.go);
+	// noPorts is why that cannot be done either.
+	ports   *portProxies
+	noPorts error
 
 	mu   sync.Mutex
 	sets map[string]*ruleset // by workspace ("" for none)
@@ -131,11 +136,21 @@ func New(p Policy) (*Confiner, error) {
 	c.noPrlimitFilter = probePrlimitFilter()
 	if p.Network != nil {
 		c.network = p.Network
-		c.noNetns = probeNetns()
+		c.noNetns = netnsProbe()
 		if _, ok := socketCallsFor(runtime.GOARCH); !ok {
 			c.noUnixFilter = fmt.Errorf("no socket filter for %s", runtime.GOARCH)
 		} else if c.noPrlimitFilter != nil {
 			c.noUnixFilter = c.noPrlimitFilter
+		}
+		if c.noNetns != nil {
+			switch {
+			case abi < 4:
+				c.noPorts = fmt.Errorf("Landlock ABI %d has no TCP rules (ABI 4, Linux 6.7)", abi)
+			case c.noUnixFilter != nil:
+				c.noPorts = fmt.Errorf("without a socket filter UDP would go anywhere: %w", c.noUnixFilter)
+			default:
+				c.ports, c.noPorts = newPortProxies(p.Network)
+			}
 		}
 	}
 	// Built now, so a policy that cannot be cut fails at start rather than
@@ -159,11 +174,15 @@ func (c *Confiner) SignalsScoped() bool { return c.scoped != 0 }
 // nil when it can (or there is none): commands then reach the network as
 // the worker does.
 func (c *Confiner) NetworkUnavailable() error {
-	if c.network == nil {
+	if c.network == nil || c.noNetns == nil || c.ports != nil {
 		return nil
 	}
-	return c.noNetns
+	return fmt.Errorf("%w; nor can Landlock hold commands to the proxies: %w", c.noNetns, c.noPorts)
 }
+
+// netnsProbe is probeNetns; tests replace it to take the Landlock-ports
+// way on a worker that could make namespaces.
+var netnsProbe = probeNetns
 
 // PrlimitFiltered reports whether a command may set only its own resource
 // limits (the seccomp filter of seccomp_linux.go).
@@ -208,8 +227,16 @@ func (c *Confiner) String() string {
 		default:
 			desc += "; Unix sockets: refused"
 		}
+	case c.ports != nil:
+		desc += "; network: out only through proxies on the worker's loopback (" + c.network.Describe + "), TCP held to their two ports by Landlock and UDP refused, as there is no namespace per workspace (" +
+			c.noNetns.Error() + "): a command can still reach another host on those two port numbers, and cannot reach another command's server"
+		if c.network.UnixSockets {
+			desc += "; Unix sockets: allowed (allowAllUnixSockets)"
+		} else {
+			desc += "; Unix sockets: refused"
+		}
 	case c.network != nil:
-		desc += "; network: as the worker's (" + c.noNetns.Error() + ")"
+		desc += "; network: as the worker's (" + c.NetworkUnavailable().Error() + ")"
 	}
 	return desc
 }
@@ -255,8 +282,11 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 		// workspace's network namespace).
 		runtime.LockOSThread()
 		var err error
-		if netns != nil {
+		switch {
+		case netns != nil:
 			err = netns.enter(cmd)
+		case c.ports != nil:
+			c.ports.enter(cmd)
 		}
 		if err == nil {
 			err = c.restrictThread(rs)
@@ -321,8 +351,18 @@ func (c *Confiner) restrictRest(rs *ruleset) error {
 	if err := restrictBoundary(rs); err != nil {
 		return err
 	}
-	if c.network != nil && c.noNetns == nil && !c.network.UnixSockets && c.noUnixFilter == nil {
-		if err := filterUnixSockets(); err != nil {
+	switch {
+	case c.network != nil && c.noNetns == nil:
+		if !c.network.UnixSockets && c.noUnixFilter == nil {
+			if err := filterSockets(socketRefusals{unix: true}); err != nil {
+				return fmt.Errorf("confining the command's network: %w", err)
+			}
+		}
+	case c.ports != nil:
+		if err := restrictSelf(c.ports.rulesetFD); err != nil {
+			return fmt.Errorf("confining the command's TCP: landlock_restrict_self: %w", err)
+		}
+		if err := filterSockets(socketRefusals{unix: !c.network.UnixSockets, datagram: true}); err != nil {
 			return fmt.Errorf("confining the command's network: %w", err)
 		}
 	}
@@ -419,6 +459,9 @@ func (rs *ruleset) close() {
 // Close releases every cached ruleset and network namespace.
 func (c *Confiner) Close() {
 	c.closeNetworks()
+	if c.ports != nil {
+		c.ports.close()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for ws, rs := range c.sets {

@@ -431,8 +431,8 @@ func TestNetworkSandboxReachesOnlyTheAllowedDomains(t *testing.T) {
 		refusedMu.Unlock()
 	}
 	c := newConfiner(t, Policy{Hidden: []string{lay.state}, Network: &Network{Dial: dial, Describe: list.String(), OnRefused: onRefused}})
-	if err := c.NetworkUnavailable(); err != nil {
-		t.Skipf("no network namespace per command here: %v", err)
+	if c.noNetns != nil {
+		t.Skipf("no network namespace per workspace here: %v", c.noNetns)
 	}
 	assert.Contains(t, c.String(), "network: a namespace per workspace, out only through proxies (allowed *.allowed.test; denied none)")
 
@@ -582,4 +582,73 @@ func TestCommandsStartWhileRulesetsAreRecut(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// Where the worker cannot make namespaces (as in the shipped container:
+// no CAP_SYS_ADMIN), a network-sandboxed command is held to proxies on the
+// worker's loopback by Landlock's TCP rules, with UDP and Unix sockets
+// refused: the allowed host answers through the proxy, others are refused,
+// and a direct connection, even to the worker's loopback, is refused.
+func TestNetworkSandboxWithoutNamespacesHoldsCommandsToTheProxies(t *testing.T) {
+	if ABIVersion() < 4 {
+		t.Skip("no Landlock TCP rules (ABI 4) here")
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 to play the command's HTTP client")
+	}
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello %s", r.Host)
+	}))
+	defer server.Close()
+	port := server.Listener.Addr().(*net.TCPAddr).Port
+	list := netguard.DomainList{Setting: "sandbox.network of settings.json"}
+	allowed, err := netguard.ParseDomainPattern("*.allowed.test", false)
+	require.NoError(t, err)
+	list.Allowed = append(list.Allowed, allowed)
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, _, _ := net.SplitHostPort(address)
+		if err := list.Decide(host, 80); err != nil {
+			return nil, err
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, server.Listener.Addr().String())
+	}
+	real := netnsProbe
+	netnsProbe = func() error { return errors.New("no namespaces in this test") }
+	defer func() { netnsProbe = real }()
+	lay := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{lay.state}, Network: &Network{Dial: dial, Describe: list.String()}})
+	require.NoError(t, c.NetworkUnavailable())
+	assert.Contains(t, c.String(), "TCP held to their two ports by Landlock and UDP refused")
+
+	script := fmt.Sprintf(`%s - <<'EOF'
+import socket, urllib.request, urllib.error
+print(urllib.request.urlopen("http://api.allowed.test/").read().decode())
+try:
+    urllib.request.urlopen("http://elsewhere.test/")
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode().strip())
+for name, make in (("direct", lambda: socket.create_connection(("127.0.0.1", %d), timeout=2)),
+                   ("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)),
+                   ("unix", lambda: socket.socket(socket.AF_UNIX))):
+    try:
+        make()
+        print(name, "opened")
+    except OSError as e:
+        print(name, "refused:", e.__class__.__name__)
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen()
+print("a server binds")
+EOF`, python, port)
+	code, out := sh(t, c, lay.ws, script)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "hello api.allowed.test")
+	assert.Contains(t, out, "403 refused by the command sandbox's proxy: elsewhere.test:80 is not on the allowed domains")
+	assert.Contains(t, out, "direct refused: PermissionError")
+	assert.Contains(t, out, "udp refused: PermissionError")
+	assert.Contains(t, out, "unix refused: PermissionError")
+	assert.Contains(t, out, "a server binds")
+	assert.NotContains(t, out, "opened")
 }

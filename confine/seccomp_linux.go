@@ -43,6 +43,7 @@ const (
 	offsetArch    = 4
 	offsetArg0Low = 16
 	offsetArg0Hi  = 20
+	offsetArg1Low = 24
 )
 
 // The classic BPF instructions the filters are made of.
@@ -153,41 +154,108 @@ func socketCallsFor(goarch string) (socketCalls, bool) {
 	return socketCalls{}, false
 }
 
-// unixSocketFilter is the BPF program: EPERM for socket(AF_UNIX, …) and
-// io_uring_setup, in the native and the compat ABI, everything else
-// allowed. i386's socketcall carries its arguments behind a pointer, so
-// its SYS_SOCKET (1) is refused whatever the family: 32-bit programs
-// that create sockets through it have only loopback to reach here anyway.
-func unixSocketFilter(c socketCalls) []unix.SockFilter {
-	const afUnix = unix.AF_UNIX // also socketcall's SYS_SOCKET
-	// Indices: 14 checks the first argument, 16 allows, 17 refuses.
-	return []unix.SockFilter{
-		/* 0 */ load(offsetArch),
-		/* 1 */ jeq(c.arch, 0, 6), // native: 2, else 8
-		/* 2 */ load(offsetNr),
-		/* 3 */ jeq(c.socket, 10, 0), // socket: 14
-		/* 4 */ jeq(c.socketAlt, 9, 0), // socket: 14
-		/* 5 */ jeq(c.ioUring, 11, 0), // io_uring_setup: 17
-		/* 6 */ jeq(c.ioUringAlt, 10, 0), // io_uring_setup: 17
-		/* 7 */ ret(unix.SECCOMP_RET_ALLOW),
-		/* 8 */ jeq(c.compatArch, 0, 7), // compat: 9, else 16
-		/* 9 */ load(offsetNr),
-		/* 10 */ jeq(c.compatSocket, 3, 0), // socket: 14
-		/* 11 */ jeq(c.compatSocketcall, 2, 0), // socketcall: 14
-		/* 12 */ jeq(c.compatIO, 4, 0), // io_uring_setup: 17
-		/* 13 */ ret(unix.SECCOMP_RET_ALLOW),
-		/* 14 */ load(offsetArg0Low), // an int: the kernel reads the low word only
-		/* 15 */ jeq(afUnix, 1, 0), // AF_UNIX: 17
-		/* 16 */ ret(unix.SECCOMP_RET_ALLOW),
-		/* 17 */ ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)),
-	}
+// socketRefusals say which sockets a command may not create.
+type socketRefusals struct {
+	// unix refuses AF_UNIX (unless the settings allow all Unix sockets).
+	unix bool
+	// datagram refuses UDP and raw AF_INET/AF_INET6 sockets: where a
+	// command's TCP is held to its proxies by Landlock rather than by a
+	// namespace, UDP (DNS lookups included) would still go anywhere.
+	datagram bool
 }
 
-// filterUnixSockets installs unixSocketFilter on the calling thread.
-func filterUnixSockets() error {
+// socketFilter is the BPF program: EPERM for io_uring_setup and for the
+// sockets refused, in the native and the compat ABI, everything else
+// allowed. i386's socketcall carries its arguments behind a pointer, so
+// its SYS_SOCKET is refused whatever the family: 32-bit programs that
+// create sockets through it are rare, and their traffic would go past
+// the checks.
+func socketFilter(c socketCalls, refuse socketRefusals) []unix.SockFilter {
+	const sysSocket = 1 // socketcall's call number for socket
+	p := newBPF()
+	p.add(load(offsetArch))
+	p.jeq(c.arch, "", "compat")
+	p.add(load(offsetNr))
+	p.jeq(c.socket, "socket", "")
+	p.jeq(c.socketAlt, "socket", "")
+	p.jeq(c.ioUring, "deny", "")
+	p.jeq(c.ioUringAlt, "deny", "allow")
+	p.label("compat")
+	p.jeq(c.compatArch, "", "allow")
+	p.add(load(offsetNr))
+	p.jeq(c.compatSocket, "socket", "")
+	p.jeq(c.compatSocketcall, "socketcall", "")
+	p.jeq(c.compatIO, "deny", "allow")
+	p.label("socketcall")
+	p.add(load(offsetArg0Low))
+	p.jeq(sysSocket, "deny", "allow")
+	p.label("socket")
+	p.add(load(offsetArg0Low)) // an int: the kernel reads the low word only
+	unixVerdict, datagramVerdict := "allow", "allow"
+	if refuse.unix {
+		unixVerdict = "deny"
+	}
+	if refuse.datagram {
+		datagramVerdict = "deny"
+	}
+	p.jeq(unix.AF_UNIX, unixVerdict, "")
+	p.jeq(unix.AF_INET, "type", "")
+	p.jeq(unix.AF_INET6, "type", "allow")
+	p.label("type")
+	p.add(load(offsetArg1Low))
+	p.add(unix.SockFilter{Code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, K: 0xf}) // SOCK_TYPE_MASK: no SOCK_CLOEXEC, SOCK_NONBLOCK
+	p.jeq(unix.SOCK_DGRAM, datagramVerdict, "")
+	p.jeq(unix.SOCK_RAW, datagramVerdict, "allow")
+	p.label("allow")
+	p.add(ret(unix.SECCOMP_RET_ALLOW))
+	p.label("deny")
+	p.add(ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)))
+	return p.assemble()
+}
+
+// bpfProgram assembles a classic BPF program whose conditional jumps name
+// labels ("" for the next instruction), so no offset is counted by hand.
+type bpfProgram struct {
+	ins    []unix.SockFilter
+	labels map[string]int
+	jumps  map[int][2]string
+}
+
+func newBPF() *bpfProgram { return &bpfProgram{labels: map[string]int{}, jumps: map[int][2]string{}} }
+
+func (p *bpfProgram) add(f unix.SockFilter) { p.ins = append(p.ins, f) }
+
+func (p *bpfProgram) label(name string) { p.labels[name] = len(p.ins) }
+
+// jeq jumps to yes when the loaded word is k, to no otherwise.
+func (p *bpfProgram) jeq(k uint32, yes, no string) {
+	p.jumps[len(p.ins)] = [2]string{yes, no}
+	p.add(jeq(k, 0, 0))
+}
+
+func (p *bpfProgram) assemble() []unix.SockFilter {
+	offset := func(from int, label string) uint8 {
+		if label == "" {
+			return 0
+		}
+		to, ok := p.labels[label]
+		if !ok || to <= from || to-from-1 > 255 {
+			panic(fmt.Sprintf("bpf: no reachable label %q from instruction %d", label, from))
+		}
+		return uint8(to - from - 1)
+	}
+	for i, j := range p.jumps {
+		p.ins[i].Jt = offset(i, j[0])
+		p.ins[i].Jf = offset(i, j[1])
+	}
+	return p.ins
+}
+
+// filterSockets installs socketFilter on the calling thread.
+func filterSockets(refuse socketRefusals) error {
 	calls, ok := socketCallsFor(runtime.GOARCH)
 	if !ok {
 		return fmt.Errorf("no socket filter for %s", runtime.GOARCH)
 	}
-	return installFilter(unixSocketFilter(calls))
+	return installFilter(socketFilter(calls, refuse))
 }

@@ -13,7 +13,7 @@ import (
 // runFilter runs a seccomp program on one call in x/net/bpf's VM, which
 // loads words big-endian: the seccomp_data is laid out that way here, at
 // the kernel's offsets.
-func runFilter(t *testing.T, prog []unix.SockFilter, arch, nr uint32, arg0 uint64) uint32 {
+func runFilter(t *testing.T, prog []unix.SockFilter, arch, nr uint32, arg0, arg1 uint64) uint32 {
 	t.Helper()
 	raw := make([]bpf.Instruction, len(prog))
 	for i, f := range prog {
@@ -28,6 +28,7 @@ func runFilter(t *testing.T, prog []unix.SockFilter, arch, nr uint32, arg0 uint6
 	binary.BigEndian.PutUint32(data[offsetArch:], arch)
 	binary.BigEndian.PutUint32(data[offsetArg0Low:], uint32(arg0))
 	binary.BigEndian.PutUint32(data[offsetArg0Hi:], uint32(arg0>>32))
+	binary.BigEndian.PutUint32(data[offsetArg1Low:], uint32(arg1))
 	out, err := vm.Run(data)
 	if err != nil {
 		t.Fatal(err)
@@ -35,39 +36,62 @@ func runFilter(t *testing.T, prog []unix.SockFilter, arch, nr uint32, arg0 uint6
 	return uint32(out)
 }
 
-// The Unix-socket filter refuses socket(AF_UNIX) and io_uring_setup in
+// The socket filter refuses io_uring_setup and the sockets asked for in
 // every ABI a process of this GOARCH can use, and nothing else.
-func TestUnixSocketFilterRefusesOnlyUnixSocketsAndIOUring(t *testing.T) {
-	const allow, deny = unix.SECCOMP_RET_ALLOW, unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+func TestSocketFilterRefusesOnlyWhatItIsAskedTo(t *testing.T) {
+	const allow, deny uint32 = unix.SECCOMP_RET_ALLOW, unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	for _, goarch := range []string{"amd64", "arm64"} {
 		c, ok := socketCallsFor(goarch)
 		if !ok {
 			t.Fatalf("%s has no table", goarch)
 		}
-		prog := unixSocketFilter(c)
-		for _, tc := range []struct {
-			what     string
-			arch, nr uint32
-			arg0     uint64
-			want     uint32
-		}{
-			{"socket(AF_UNIX)", c.arch, c.socket, unix.AF_UNIX, deny},
-			{"socket(AF_UNIX) with junk in the high word", c.arch, c.socket, 1<<32 | unix.AF_UNIX, deny},
-			{"x32 socket(AF_UNIX)", c.arch, c.socketAlt, unix.AF_UNIX, deny},
-			{"socket(AF_INET)", c.arch, c.socket, unix.AF_INET, allow},
-			{"socket(AF_INET6)", c.arch, c.socket, unix.AF_INET6, allow},
-			{"io_uring_setup", c.arch, c.ioUring, 8, deny},
-			{"socketpair-like neighbour", c.arch, c.socket + 12, unix.AF_UNIX, allow},
-			{"read", c.arch, 0, unix.AF_UNIX, allow},
-			{"compat socket(AF_UNIX)", c.compatArch, c.compatSocket, unix.AF_UNIX, deny},
-			{"compat socket(AF_INET)", c.compatArch, c.compatSocket, unix.AF_INET, allow},
-			{"compat socketcall(SYS_SOCKET)", c.compatArch, c.compatSocketcall, 1, deny},
-			{"compat io_uring_setup", c.compatArch, c.compatIO, 8, deny},
-			{"compat write", c.compatArch, 4, unix.AF_UNIX, allow},
-			{"another architecture", 0x1234, c.socket, unix.AF_UNIX, allow},
-		} {
-			if got := runFilter(t, prog, tc.arch, tc.nr, tc.arg0); got != tc.want {
-				t.Errorf("%s %s: got %#x, want %#x", goarch, tc.what, got, tc.want)
+		for _, refuse := range []socketRefusals{{unix: true}, {unix: true, datagram: true}, {datagram: true}} {
+			prog := socketFilter(c, refuse)
+			unixV, dgramV := allow, allow
+			if refuse.unix {
+				unixV = deny
+			}
+			if refuse.datagram {
+				dgramV = deny
+			}
+			for _, tc := range []struct {
+				what       string
+				arch, nr   uint32
+				arg0, arg1 uint64
+				want       uint32
+			}{
+				{"socket(AF_UNIX)", c.arch, c.socket, unix.AF_UNIX, unix.SOCK_STREAM, unixV},
+				{"socket(AF_UNIX) with junk in the high word", c.arch, c.socket, 1<<32 | unix.AF_UNIX, unix.SOCK_STREAM, unixV},
+				{"x32 socket(AF_UNIX)", c.arch, c.socketAlt, unix.AF_UNIX, unix.SOCK_DGRAM, unixV},
+				{"socket(AF_INET, SOCK_STREAM)", c.arch, c.socket, unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, allow},
+				{"socket(AF_INET6, SOCK_STREAM)", c.arch, c.socket, unix.AF_INET6, unix.SOCK_STREAM, allow},
+				{"socket(AF_INET, SOCK_DGRAM|SOCK_NONBLOCK)", c.arch, c.socket, unix.AF_INET, unix.SOCK_DGRAM | unix.SOCK_NONBLOCK, dgramV},
+				{"socket(AF_INET6, SOCK_DGRAM)", c.arch, c.socket, unix.AF_INET6, unix.SOCK_DGRAM, dgramV},
+				{"socket(AF_INET, SOCK_RAW)", c.arch, c.socket, unix.AF_INET, unix.SOCK_RAW, dgramV},
+				{"socket(AF_NETLINK, SOCK_DGRAM)", c.arch, c.socket, unix.AF_NETLINK, unix.SOCK_DGRAM, allow},
+				{"io_uring_setup", c.arch, c.ioUring, 8, 0, deny},
+				{"a neighbouring call", c.arch, c.socket + 12, unix.AF_UNIX, 0, allow},
+				{"read", c.arch, 0, unix.AF_UNIX, 0, allow},
+				{"compat socket(AF_UNIX)", c.compatArch, c.compatSocket, unix.AF_UNIX, unix.SOCK_STREAM, unixV},
+				{"compat socket(AF_INET, SOCK_STREAM)", c.compatArch, c.compatSocket, unix.AF_INET, unix.SOCK_STREAM, allow},
+				{"compat socket(AF_INET, SOCK_DGRAM)", c.compatArch, c.compatSocket, unix.AF_INET, unix.SOCK_DGRAM, dgramV},
+				{"compat io_uring_setup", c.compatArch, c.compatIO, 8, 0, deny},
+				{"compat write", c.compatArch, 4, unix.AF_UNIX, 0, allow},
+				{"another architecture", 0x1234, c.socket, unix.AF_UNIX, 0, allow},
+			} {
+				if got := runFilter(t, prog, tc.arch, tc.nr, tc.arg0, tc.arg1); got != tc.want {
+					t.Errorf("%s %+v %s: got %#x, want %#x", goarch, refuse, tc.what, got, tc.want)
+				}
+			}
+			if goarch == "amd64" {
+				// i386's socketcall: SYS_SOCKET (1) is refused whatever it
+				// creates, SYS_BIND (2, also AF_INET's number) is not.
+				if got := runFilter(t, prog, c.compatArch, c.compatSocketcall, 1, 0); got != deny {
+					t.Errorf("%+v socketcall(SYS_SOCKET): got %#x", refuse, got)
+				}
+				if got := runFilter(t, prog, c.compatArch, c.compatSocketcall, 2, uint64(unix.SOCK_DGRAM)); got != allow {
+					t.Errorf("%+v socketcall(SYS_BIND): got %#x", refuse, got)
+				}
 			}
 		}
 	}
