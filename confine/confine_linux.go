@@ -286,7 +286,7 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 		case netns != nil:
 			err = netns.enter(cmd)
 		case c.ports != nil:
-			c.ports.enter(cmd)
+			c.ports.point(cmd)
 		}
 		if err == nil {
 			err = c.restrictThread(rs)

@@ -384,6 +384,25 @@ true`, hook.Process.Pid)
 	}
 }
 
+// allowedTestDial is a sandbox.network allowing *.allowed.test, and a
+// dial that decides by it and connects every allowed host to target, a
+// local server standing in for them.
+func allowedTestDial(t *testing.T, target string) (netguard.DomainList, netguard.DialFunc) {
+	t.Helper()
+	list := netguard.DomainList{Setting: "sandbox.network of settings.json"}
+	allowed, err := netguard.ParseDomainPattern("*.allowed.test", false)
+	require.NoError(t, err)
+	list.Allowed = append(list.Allowed, allowed)
+	return list, func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, _, _ := net.SplitHostPort(address)
+		if err := list.Decide(host, 80); err != nil {
+			return nil, err
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, target)
+	}
+}
+
 // TestNetworkSandboxReachesOnlyTheAllowedDomains runs commands with
 // Claude Code's sandbox.network applied: they reach an allowed host
 // through their proxies (HTTP and SOCKS5), are refused the others with
@@ -408,20 +427,7 @@ func TestNetworkSandboxReachesOnlyTheAllowedDomains(t *testing.T) {
 	require.NoError(t, err)
 	defer unixListener.Close()
 
-	var list netguard.DomainList
-	list.Setting = "sandbox.network of settings.json"
-	allowed, err := netguard.ParseDomainPattern("*.allowed.test", false)
-	require.NoError(t, err)
-	list.Allowed = append(list.Allowed, allowed)
-	// Every allowed host stands for the local server.
-	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
-		host, _, _ := net.SplitHostPort(address)
-		if err := list.Decide(host, 80); err != nil {
-			return nil, err
-		}
-		var d net.Dialer
-		return d.DialContext(ctx, network, l.Addr().String())
-	}
+	list, dial := allowedTestDial(t, l.Addr().String())
 	lay := newLayout(t)
 	var refusedMu sync.Mutex
 	var refused []string
@@ -602,18 +608,7 @@ func TestNetworkSandboxWithoutNamespacesHoldsCommandsToTheProxies(t *testing.T) 
 	}))
 	defer server.Close()
 	port := server.Listener.Addr().(*net.TCPAddr).Port
-	list := netguard.DomainList{Setting: "sandbox.network of settings.json"}
-	allowed, err := netguard.ParseDomainPattern("*.allowed.test", false)
-	require.NoError(t, err)
-	list.Allowed = append(list.Allowed, allowed)
-	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
-		host, _, _ := net.SplitHostPort(address)
-		if err := list.Decide(host, 80); err != nil {
-			return nil, err
-		}
-		var d net.Dialer
-		return d.DialContext(ctx, network, server.Listener.Addr().String())
-	}
+	list, dial := allowedTestDial(t, server.Listener.Addr().String())
 	real := netnsProbe
 	netnsProbe = func() error { return errors.New("no namespaces in this test") }
 	defer func() { netnsProbe = real }()

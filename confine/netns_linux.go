@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/fenixrt/fenix/netguard"
 	"golang.org/x/sys/unix"
@@ -32,10 +33,8 @@ const maxNetworks = 64
 
 // network is one workspace's namespace and its proxies.
 type network struct {
-	fd    int // the namespace (an open /proc/thread-self/ns/net)
-	http  *netguard.Proxy
-	socks net.Listener
-	env   []string
+	fd int // the namespace (an open /proc/thread-self/ns/net)
+	*proxies
 	// users counts the commands started in it and not yet reaped; under
 	// Confiner.netMu.
 	users int
@@ -129,26 +128,66 @@ func makeNetwork(policy *Network, workspace string) (*network, error) {
 	if err != nil {
 		return nil, fmt.Errorf("isolating the command's network: keeping its namespace: %w", err)
 	}
-	httpListener, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := startProxies(policy, workspace)
 	if err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("isolating the command's network: the HTTP proxy's listener: %w", err)
+		return nil, fmt.Errorf("isolating the command's network: %w", err)
+	}
+	return &network{fd: fd, proxies: p}, nil
+}
+
+// proxies are the HTTP and SOCKS5 proxies a network-sandboxed command
+// reaches other hosts through, and the environment that points it at
+// them.
+type proxies struct {
+	http       *netguard.Proxy
+	socks      net.Listener
+	env        []string
+	httpPort   int
+	socksPort  int
+	closeProxy sync.Once
+}
+
+// startProxies listens on 127.0.0.1 of the calling thread's network
+// namespace and serves both proxies, dialing through policy; refusals go
+// to policy.OnRefused with workspace.
+func startProxies(policy *Network, workspace string) (*proxies, error) {
+	httpListener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("the HTTP proxy's listener: %w", err)
 	}
 	socksListener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		unix.Close(fd)
 		httpListener.Close()
-		return nil, fmt.Errorf("isolating the command's network: the SOCKS proxy's listener: %w", err)
+		return nil, fmt.Errorf("the SOCKS proxy's listener: %w", err)
 	}
 	var onRefused func(error)
 	if policy.OnRefused != nil {
 		onRefused = func(err error) { policy.OnRefused(workspace, err) }
 	}
-	n := &network{fd: fd, http: netguard.NewProxy("the command sandbox's proxy", policy.Dial, onRefused), socks: socksListener,
-		env: proxyEnv(httpListener.Addr().(*net.TCPAddr).Port, socksListener.Addr().(*net.TCPAddr).Port)}
-	n.http.Serve(httpListener)
+	p := &proxies{http: netguard.NewProxy("the command sandbox's proxy", policy.Dial, onRefused), socks: socksListener,
+		httpPort: httpListener.Addr().(*net.TCPAddr).Port, socksPort: socksListener.Addr().(*net.TCPAddr).Port}
+	p.env = proxyEnv(p.httpPort, p.socksPort)
+	p.http.Serve(httpListener)
 	netguard.ServeSOCKS5(socksListener, policy.Dial, onRefused)
-	return n, nil
+	return p, nil
+}
+
+// point sets cmd's environment to reach the proxies.
+func (p *proxies) point(cmd *exec.Cmd) {
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, p.env...)
+}
+
+// stop closes the listeners; connections already made end with their
+// ends.
+func (p *proxies) stop() {
+	p.closeProxy.Do(func() {
+		p.http.Close()
+		p.socks.Close()
+	})
 }
 
 // enter moves the calling (locked, single-use) thread into the namespace
@@ -157,10 +196,7 @@ func (n *network) enter(cmd *exec.Cmd) error {
 	if err := unix.Setns(n.fd, unix.CLONE_NEWNET); err != nil {
 		return fmt.Errorf("isolating the command's network: setns: %w", err)
 	}
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
-	cmd.Env = append(cmd.Env, n.env...)
+	n.point(cmd)
 	return nil
 }
 
@@ -181,8 +217,7 @@ func proxyEnv(httpPort, socksPort int) []string {
 // close stops the proxies and lets the namespace go once its last process
 // has.
 func (n *network) close() {
-	n.http.Close()
-	n.socks.Close()
+	n.stop()
 	unix.Close(n.fd)
 }
 

@@ -2,13 +2,9 @@ package confine
 
 import (
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"sync"
 	"unsafe"
 
-	"github.com/fenixrt/fenix/netguard"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,9 +32,7 @@ type netPortAttr struct {
 // portProxies are the proxies of the Landlock-ports mode and the ruleset
 // that holds a command to them.
 type portProxies struct {
-	http      *netguard.Proxy
-	socks     net.Listener
-	env       []string
+	*proxies
 	rulesetFD int
 	closeOnce sync.Once
 }
@@ -46,31 +40,16 @@ type portProxies struct {
 // newPortProxies starts the proxies on the worker's loopback and cuts the
 // ruleset that lets a command connect to their ports only.
 func newPortProxies(policy *Network) (*portProxies, error) {
-	httpListener, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := startProxies(policy, "")
 	if err != nil {
-		return nil, fmt.Errorf("the command sandbox's HTTP proxy: %w", err)
+		return nil, fmt.Errorf("the command sandbox's proxies: %w", err)
 	}
-	socksListener, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := portRuleset(p.httpPort, p.socksPort)
 	if err != nil {
-		httpListener.Close()
-		return nil, fmt.Errorf("the command sandbox's SOCKS proxy: %w", err)
-	}
-	httpPort, socksPort := httpListener.Addr().(*net.TCPAddr).Port, socksListener.Addr().(*net.TCPAddr).Port
-	fd, err := portRuleset(httpPort, socksPort)
-	if err != nil {
-		httpListener.Close()
-		socksListener.Close()
+		p.stop()
 		return nil, err
 	}
-	var onRefused func(error)
-	if policy.OnRefused != nil {
-		onRefused = func(err error) { policy.OnRefused("", err) }
-	}
-	p := &portProxies{http: netguard.NewProxy("the command sandbox's proxy", policy.Dial, onRefused), socks: socksListener,
-		env: proxyEnv(httpPort, socksPort), rulesetFD: fd}
-	p.http.Serve(httpListener)
-	netguard.ServeSOCKS5(socksListener, policy.Dial, onRefused)
-	return p, nil
+	return &portProxies{proxies: p, rulesetFD: fd}, nil
 }
 
 // portRuleset is a Landlock ruleset that handles TCP connect and allows
@@ -91,19 +70,9 @@ func portRuleset(ports ...int) (int, error) {
 	return int(fd), nil
 }
 
-// enter points cmd's environment at the proxies; the calling thread's
-// domain is stacked in restrictRest.
-func (p *portProxies) enter(cmd *exec.Cmd) {
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
-	cmd.Env = append(cmd.Env, p.env...)
-}
-
 func (p *portProxies) close() {
 	p.closeOnce.Do(func() {
-		p.http.Close()
-		p.socks.Close()
+		p.stop()
 		unix.Close(p.rulesetFD)
 	})
 }
