@@ -609,9 +609,15 @@ func TestNetworkSandboxWithoutNamespacesHoldsCommandsToTheProxies(t *testing.T) 
 	defer server.Close()
 	port := server.Listener.Addr().(*net.TCPAddr).Port
 	list, dial := allowedTestDial(t, server.Listener.Addr().String())
-	real := netnsProbe
-	netnsProbe = func() error { return errors.New("no namespaces in this test") }
-	defer func() { netnsProbe = real }()
+	if os.Getenv(asUnprivilegedEnv) == "" {
+		// As root, the namespace probe is made to fail; the same test also
+		// runs as an unprivileged user, where it fails for real, as in the
+		// shipped container.
+		real := netnsProbe
+		netnsProbe = func() error { return errors.New("no namespaces in this test") }
+		defer func() { netnsProbe = real }()
+		defer runAsUnprivileged(t, "^TestNetworkSandboxWithoutNamespacesHoldsCommandsToTheProxies$")
+	}
 	lay := newLayout(t)
 	c := newConfiner(t, Policy{Hidden: []string{lay.state}, Network: &Network{Dial: dial, Describe: list.String()}})
 	require.NoError(t, c.NetworkUnavailable())
@@ -646,4 +652,35 @@ EOF`, python, port)
 	assert.Contains(t, out, "unix refused: PermissionError")
 	assert.Contains(t, out, "a server binds")
 	assert.NotContains(t, out, "opened")
+}
+
+// asUnprivilegedEnv marks a test binary runAsUnprivileged started.
+const asUnprivilegedEnv = "FENIX_CONFINE_TEST_UNPRIVILEGED"
+
+// runAsUnprivileged runs the tests matching pattern again in a copy of
+// this test binary as uid/gid 65534, when this one runs as root: what a
+// worker without CAP_SYS_ADMIN gets. Elsewhere it does nothing.
+func runAsUnprivileged(t *testing.T, pattern string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	dir, err := os.MkdirTemp("", "fenix-confine-unprivileged-")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	self, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	bin := filepath.Join(dir, "confine.test")
+	require.NoError(t, os.WriteFile(bin, self, 0o755))
+	cmd := exec.Command(bin, "-test.run", pattern, "-test.v", "-test.count=1")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=/tmp", asUnprivilegedEnv + "=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "as uid 65534:\n%s", out)
+	if !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("as uid 65534 nothing passed:\n%s", out)
+	}
+	t.Logf("as uid 65534: %s", strings.TrimSpace(string(out)))
 }
