@@ -145,7 +145,7 @@ func New(p Policy) (*Confiner, error) {
 		if c.noNetns != nil {
 			switch {
 			case abi < 4:
-				c.noPorts = fmt.Errorf("Landlock ABI %d has no TCP rules (ABI 4, Linux 6.7)", abi)
+				c.noPorts = fmt.Errorf("the kernel's Landlock ABI %d has no TCP rules (ABI 4, Linux 6.7)", abi)
 			case c.noUnixFilter != nil:
 				c.noPorts = fmt.Errorf("without a socket filter UDP would go anywhere: %w", c.noUnixFilter)
 			default:
