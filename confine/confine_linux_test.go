@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -683,4 +684,76 @@ func runAsUnprivileged(t *testing.T, pattern string) {
 		t.Fatalf("as uid 65534 nothing passed:\n%s", out)
 	}
 	t.Logf("as uid 65534: %s", strings.TrimSpace(string(out)))
+}
+
+// A user's everyday clients follow the proxy variables: git clones over
+// http, curl fetches over https (CONNECT) from allowed hosts, in both
+// network modes, and both show the refusal of any other host.
+func TestSandboxedGitAndCurlGoThroughTheProxies(t *testing.T) {
+	for _, tool := range []string{"git", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s here", tool)
+		}
+	}
+	src := t.TempDir()
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.email=dev@example.test", "-c", "user.name=dev"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	git(src, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(src, "README"), []byte("hi from git\n"), 0o644))
+	git(src, "add", ".")
+	git(src, "commit", "-qm", "first")
+	bare := filepath.Join(t.TempDir(), "repo.git")
+	git(src, "clone", "-q", "--bare", src, bare)
+	git(bare, "update-server-info") // git's dumb http protocol
+	plain := httptest.NewServer(http.FileServer(http.Dir(filepath.Dir(bare))))
+	defer plain.Close()
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello over tls") }))
+	defer secure.Close()
+	list, _ := allowedTestDial(t, "")
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, portText, _ := net.SplitHostPort(address)
+		port, _ := strconv.Atoi(portText)
+		if err := list.Decide(host, port); err != nil {
+			return nil, err
+		}
+		target := plain.Listener.Addr().String()
+		if port == 443 {
+			target = secure.Listener.Addr().String()
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, target)
+	}
+	script := `export HOME=$PWD
+git clone -q http://git.allowed.test/repo.git cloned && cat cloned/README
+curl -sSk https://api.allowed.test/; echo
+curl -sSk https://evil.test/ 2>&1
+git clone -q http://evil.test/repo.git stolen 2>&1
+true`
+	for _, mode := range []string{"namespace", "ports"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "ports" {
+				if ABIVersion() < 4 {
+					t.Skip("no Landlock TCP rules (ABI 4) here")
+				}
+				real := netnsProbe
+				netnsProbe = func() error { return errors.New("no namespaces in this test") }
+				defer func() { netnsProbe = real }()
+			}
+			lay := newLayout(t)
+			c := newConfiner(t, Policy{Hidden: []string{lay.state}, Network: &Network{Dial: dial, Describe: list.String()}})
+			if mode == "namespace" && c.noNetns != nil {
+				t.Skipf("no network namespace per workspace here: %v", c.noNetns)
+			}
+			_, out := sh(t, c, lay.ws, script)
+			assert.Contains(t, out, "hi from git")
+			assert.Contains(t, out, "hello over tls")
+			assert.Contains(t, out, "CONNECT tunnel failed, response 403")
+			assert.Contains(t, out, "refused by the command sandbox's proxy: evil.test:80 is not on the allowed domains", "git shows the proxy's reason")
+		})
+	}
 }
