@@ -157,6 +157,9 @@ func New(p Policy) (*Confiner, error) {
 	// on every command.
 	rs, err := c.rulesetFor("")
 	if err != nil {
+		if c.ports != nil {
+			c.ports.close()
+		}
 		return nil, err
 	}
 	c.doneWith(rs)
@@ -216,27 +219,25 @@ func (c *Confiner) String() string {
 	if c.boundary != nil {
 		desc += fmt.Sprintf("; writes only in the workspace, %s", strings.Join(c.boundary.writable(""), ", "))
 	}
+	if c.network == nil {
+		return desc
+	}
 	switch {
-	case c.network != nil && c.noNetns == nil:
+	case c.noNetns == nil:
 		desc += "; network: a namespace per workspace, out only through proxies (" + c.network.Describe + ")"
-		switch {
-		case c.network.UnixSockets:
-			desc += "; Unix sockets: allowed (allowAllUnixSockets)"
-		case c.noUnixFilter != nil:
-			desc += "; Unix sockets: not filtered (" + c.noUnixFilter.Error() + ")"
-		default:
-			desc += "; Unix sockets: refused"
-		}
 	case c.ports != nil:
 		desc += "; network: out only through proxies on the worker's loopback (" + c.network.Describe + "), TCP held to their two ports by Landlock and UDP refused, as there is no namespace per workspace (" +
 			c.noNetns.Error() + "): a command can still reach another host on those two port numbers, and cannot reach another command's server"
-		if c.network.UnixSockets {
-			desc += "; Unix sockets: allowed (allowAllUnixSockets)"
-		} else {
-			desc += "; Unix sockets: refused"
-		}
-	case c.network != nil:
-		desc += "; network: as the worker's (" + c.NetworkUnavailable().Error() + ")"
+	default:
+		return desc + "; network: as the worker's (" + c.NetworkUnavailable().Error() + ")"
+	}
+	switch {
+	case c.network.UnixSockets:
+		desc += "; Unix sockets: allowed (allowAllUnixSockets)"
+	case c.noUnixFilter != nil:
+		desc += "; Unix sockets: not filtered (" + c.noUnixFilter.Error() + ")"
+	default:
+		desc += "; Unix sockets: refused"
 	}
 	return desc
 }
@@ -345,8 +346,10 @@ func (c *Confiner) restrictThread(rs *ruleset) error {
 	return c.restrictRest(rs)
 }
 
-// restrictRest follows the protection domain: the write boundary, then
-// the prlimit64 filter (see seccomp_linux.go) where the kernel takes it.
+// restrictRest follows the protection domain: the write boundary, the
+// network's domain and socket filter (netns_linux.go, netport_linux.go),
+// then the prlimit64 filter (see seccomp_linux.go) where the kernel takes
+// it.
 func (c *Confiner) restrictRest(rs *ruleset) error {
 	if err := restrictBoundary(rs); err != nil {
 		return err
