@@ -153,9 +153,8 @@ func BenchmarkExecCommandTrue(b *testing.B) {
 		}
 	})
 	// Under Claude Code's sandbox, with and without its network part (a
-	// root worker): what a network namespace of its own, two proxy
-	// listeners and the Unix-socket filter cost a command beyond the write
-	// boundary.
+	// root worker): what joining the workspace's network namespace and
+	// the socket filter cost a command beyond the write boundary.
 	for _, withNetwork := range []bool{false, true} {
 		name := "exec_command-sandbox"
 		sandbox := confine.Policy{Boundary: &confine.Boundary{}}

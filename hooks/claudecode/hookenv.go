@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"maps"
 	"os"
 	"strings"
 )
@@ -38,3 +39,22 @@ func hookEnv(environ []string, settings, event map[string]string) []string {
 
 // processEnv is the worker's environment, a variable for tests.
 var processEnv = os.Environ
+
+// CommandEnv merges the loaded files' "env" into the variables every
+// exec_command and process_exec gets, as Claude Code gives them to every
+// process of a session: a later file's value wins (sources come in
+// load order, the more specific last); from names the files that set
+// any.
+func CommandEnv(sources []*Source) (env map[string]string, from []string) {
+	for _, src := range sources {
+		if len(src.env) == 0 {
+			continue
+		}
+		if env == nil {
+			env = map[string]string{}
+		}
+		maps.Copy(env, src.env)
+		from = append(from, src.Path)
+	}
+	return env, from
+}

@@ -180,9 +180,9 @@ func (src *Source) sandboxPath(p string) (string, bool) {
 // CommandPolicy merges the loaded files' sandboxes into what confines
 // commands: the sandbox is on when any file turns it on (a project cannot
 // loosen a user's), and the lists add up, as Claude Code merges them
-// across scopes. With the sandbox on, commands also get a network of
-// their own whose only way out is a proxy that lets through the allowed
-// domains (none when no file lists any). fail is whether any file with the sandbox on asks for a
+// across scopes. With the sandbox on, commands also lose the network but
+// for proxies that let through the allowed domains (none when no file
+// lists any). fail is whether any file with the sandbox on asks for a
 // hard failure where it cannot be applied; from names those files.
 func CommandPolicy(sources []*Source) (p confine.Policy, fail bool, from []string) {
 	var domains netguard.DomainList
@@ -248,23 +248,4 @@ func webFetchDomains(sources []*Source) (allowed, denied []netguard.DomainPatter
 		}
 	}
 	return allowed, denied
-}
-
-// CommandEnv merges the loaded files' "env" into the variables every
-// exec_command and process_exec gets, as Claude Code gives them to every
-// process of a session: a later file's value wins (sources come in
-// load order, the more specific last); from names the files that set
-// any.
-func CommandEnv(sources []*Source) (env map[string]string, from []string) {
-	for _, src := range sources {
-		if len(src.env) == 0 {
-			continue
-		}
-		if env == nil {
-			env = map[string]string{}
-		}
-		maps.Copy(env, src.env)
-		from = append(from, src.Path)
-	}
-	return env, from
 }
