@@ -24,6 +24,8 @@ type commandConfinement struct {
 	// turned the sandbox on with failIfUnavailable where it cannot be
 	// applied.
 	refused string
+	// sandboxed is whether a settings file's sandbox is applied.
+	sandboxed bool
 }
 
 func (c *commandConfinement) close() {
@@ -86,6 +88,7 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 			cfg.Logger.Warn("commands reach the network as the worker does: the sandbox.network that "+settings+" applies cannot be ("+why.Error()+")", "sandbox_settings", settings)
 		}
 		conf.confiner = c
+		conf.sandboxed = policy.Boundary != nil
 		cfg.Logger.Info("commands are confined", "confinement", c.String(), "sandbox_settings", settings)
 		return conf, nil
 	case errors.Is(err, confine.ErrUnavailable) && sandbox.Boundary != nil:
@@ -140,6 +143,14 @@ func (h *Host) SetCommandSandbox(sandbox confine.Policy, failIfUnavailable bool,
 	// A command may be starting with the old rulesets right now.
 	time.AfterFunc(time.Minute, old.close)
 	return nil
+}
+
+// CommandsSandboxed reports whether the settings files' sandbox applies
+// to the commands started now (not when it could not be applied, and they
+// run unsandboxed or are refused).
+func (h *Host) CommandsSandboxed() bool {
+	conf := h.confinement.Load()
+	return conf != nil && conf.sandboxed
 }
 
 // commandConfinement is the confinement for a command about to start,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fenixrt/fenix/audit"
@@ -152,6 +153,11 @@ type Permissions struct {
 	rules      []permissionRule
 	mode       string
 	modeSource string
+	// autoAllowSource names the file whose sandbox approves sandboxed
+	// commands under dontAsk (autoAllowBashIfSandboxed), "" for none;
+	// sandboxed says whether the host applies the sandbox right now.
+	autoAllowSource string
+	sandboxed       func() bool
 }
 
 var (
@@ -173,6 +179,11 @@ func NewPermissions(sources []*Source) *Permissions {
 			p.mode, p.modeSource, rank = m, src.Path, modeRank(src)
 		}
 	}
+	for _, src := range sources {
+		if sb := src.Sandbox; sb != nil && sb.Enabled && sb.AutoAllowBash && p.autoAllowSource == "" {
+			p.autoAllowSource = src.Path
+		}
+	}
 	if len(p.rules) == 0 && p.mode == "" {
 		return nil
 	}
@@ -190,6 +201,11 @@ func modeRank(src *Source) int {
 	}
 	return 1
 }
+
+// UseSandbox tells the policy whether commands run sandboxed right now
+// (the host's confinement), which autoAllowBashIfSandboxed needs: a
+// sandbox that could not be applied approves nothing.
+func (p *Permissions) UseSandbox(sandboxed func() bool) { p.sandboxed = sandboxed }
 
 // Name labels the policy's decisions in the trace.
 func (p *Permissions) Name() string { return "permissions" }
@@ -215,6 +231,9 @@ func UseSettingsMode(sources []*Source, mode string) {
 func (p *Permissions) Fingerprint() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode=%q", p.mode)
+	if p.autoAllowSource != "" {
+		b.WriteString(";autoAllowBashIfSandboxed")
+	}
 	for _, r := range p.rules {
 		fmt.Fprintf(&b, ";%s=%q", r.behavior, r.rule.text)
 	}
@@ -272,6 +291,10 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 		}
 		return v
 	}
+	if mode == "dontAsk" && !hookAllowed && p.autoAllows(ev.ToolName) {
+		return hooks.PolicyVerdict{Decision: hooks.KindAllow, Rule: "sandbox.autoAllowBashIfSandboxed", Source: p.autoAllowSource,
+			Reason: fmt.Sprintf("%s runs in the sandbox that %s turns on, whose autoAllowBashIfSandboxed approves it under dontAsk", call, p.autoAllowSource)}
+	}
 	if mode == "dontAsk" && !hookAllowed {
 		why := ""
 		if beyond := c.beyondWords(); beyond != "" {
@@ -281,6 +304,17 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 			Reason: fmt.Sprintf("%s is refused: permission mode dontAsk (%s) denies what no allow rule approves%s", call, modeSource, why)}
 	}
 	return hooks.PolicyVerdict{}
+}
+
+// autoAllows reports whether autoAllowBashIfSandboxed approves a call of
+// tool: one of Bash's counterparts, while the host applies the sandbox.
+// Without a host to ask (policy-diff) the sandbox is taken as applied,
+// as it is on a host that can.
+func (p *Permissions) autoAllows(tool string) bool {
+	if p.autoAllowSource == "" || (p.sandboxed != nil && !p.sandboxed()) {
+		return false
+	}
+	return slices.Contains(FenixToolsFor("Bash"), tool)
 }
 
 func (r permissionRule) verdict(call string) hooks.PolicyVerdict {

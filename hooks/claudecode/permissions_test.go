@@ -388,3 +388,52 @@ esac`)
 		}
 	}
 }
+
+// With the sandbox on and autoAllowBashIfSandboxed (Claude Code's
+// default), dontAsk approves Bash's counterparts without an allow rule,
+// while the host applies the sandbox; deny and ask rules still decide
+// first, other tools still need a rule, and a sandbox that could not be
+// applied, or autoAllowBashIfSandboxed: false, approves nothing.
+func TestSandboxAutoAllowsBashUnderDontAsk(t *testing.T) {
+	dir := t.TempDir()
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	p := NewPermissions(project(t, dir, map[string]string{
+		"settings.json": `{"permissions": {"defaultMode": "dontAsk", "deny": ["Bash(rm:*)"], "ask": ["Bash(git push:*)"]}, "sandbox": {"enabled": true}}`,
+	}))
+	sandboxed := true
+	p.UseSandbox(func() bool { return sandboxed })
+	for _, tc := range []struct {
+		tool, line string
+		want       hooks.Kind
+		rule       string
+	}{
+		{"exec_command", "make test", hooks.KindAllow, "sandbox.autoAllowBashIfSandboxed"},
+		{"process_exec", "npm run dev", hooks.KindAllow, "sandbox.autoAllowBashIfSandboxed"},
+		{"exec_command", "rm -rf build", hooks.KindDeny, "Bash(rm:*)"},
+		{"exec_command", "git push origin main", hooks.KindPermissionRequired, "Bash(git push:*)"},
+	} {
+		v := p.Evaluate(call(dir, tc.tool, map[string]any{"command_line": tc.line}), false)
+		if v.Decision != tc.want || v.Rule != tc.rule {
+			t.Errorf("%s %q: %+v, want %s by %s", tc.tool, tc.line, v, tc.want, tc.rule)
+		}
+	}
+	v := p.Evaluate(call(dir, "exec_command", map[string]any{"command_line": "make test"}), false)
+	if v.Source != settings || !strings.Contains(v.Reason, "autoAllowBashIfSandboxed approves it under dontAsk") {
+		t.Errorf("the approval does not say where it comes from: %+v", v)
+	}
+	if v := p.Evaluate(call(dir, "workspace_write", map[string]any{"path": "a.txt"}), false); v.Decision != hooks.KindDeny {
+		t.Errorf("a file write is no sandboxed command: %+v, want denied", v)
+	}
+	sandboxed = false
+	if v := p.Evaluate(call(dir, "exec_command", map[string]any{"command_line": "make test"}), false); v.Decision != hooks.KindDeny || v.Rule != "defaultMode dontAsk" {
+		t.Errorf("a sandbox that could not be applied approved: %+v", v)
+	}
+
+	off := NewPermissions(project(t, t.TempDir(), map[string]string{
+		"settings.json": `{"permissions": {"defaultMode": "dontAsk"}, "sandbox": {"enabled": true, "autoAllowBashIfSandboxed": false}}`,
+	}))
+	off.UseSandbox(func() bool { return true })
+	if v := off.Evaluate(call(dir, "exec_command", map[string]any{"command_line": "make test"}), false); v.Decision != hooks.KindDeny {
+		t.Errorf("autoAllowBashIfSandboxed false: %+v, want denied", v)
+	}
+}

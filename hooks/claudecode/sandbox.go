@@ -39,11 +39,16 @@ type Sandbox struct {
 	// may create Unix sockets, through which a host daemon's socket
 	// reaches past the proxies.
 	AllowAllUnixSockets bool
+	// AutoAllowBash is autoAllowBashIfSandboxed (Claude Code's default:
+	// true): under dontAsk a sandboxed command needs no allow rule; deny
+	// and ask rules still apply.
+	AutoAllowBash bool
 }
 
 type sandboxSettings struct {
 	Enabled           *bool `json:"enabled"`
 	FailIfUnavailable bool  `json:"failIfUnavailable"`
+	AutoAllowBash     *bool `json:"autoAllowBashIfSandboxed"`
 	Filesystem        struct {
 		AllowWrite []string `json:"allowWrite"`
 		DenyWrite  []string `json:"denyWrite"`
@@ -66,7 +71,6 @@ var sandboxNetworkKeysNotApplied = map[string]string{
 // sandboxKeysNotApplied are the sandbox keys Fenix reads but does not act
 // on, with why.
 var sandboxKeysNotApplied = map[string]string{
-	"autoAllowBashIfSandboxed": "permission rules decide as without a sandbox (nothing is approved for being sandboxed)",
 	"excludedCommands":         "every command is sandboxed",
 	"allowUnsandboxedCommands": "no command leaves the sandbox",
 	"credentials":              "commands get only PATH, HOME, LANG, TERM and FENIX_EXEC_ENV_ALLOW from the worker anyway",
@@ -90,7 +94,7 @@ func (src *Source) parseSandbox(raw json.RawMessage) error {
 	if s.Enabled == nil || !*s.Enabled {
 		return nil
 	}
-	sb := &Sandbox{Enabled: true, FailIfUnavailable: s.FailIfUnavailable}
+	sb := &Sandbox{Enabled: true, FailIfUnavailable: s.FailIfUnavailable, AutoAllowBash: s.AutoAllowBash == nil || *s.AutoAllowBash}
 	resolve := func(list string, paths []string, relativeOK bool) []string {
 		var out []string
 		for _, p := range paths {

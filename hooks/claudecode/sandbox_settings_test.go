@@ -34,11 +34,13 @@ func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
 	warnings := strings.Join(src.Warnings, "\n")
 	assert.Equal(t, "github.com *.npmjs.org:443", fmt.Sprint(src.Sandbox.AllowedDomains[0], " ", src.Sandbox.AllowedDomains[1]))
 	assert.Len(t, src.Sandbox.AllowedDomains, 2, "the too broad *.com is skipped")
-	for _, want := range []string{"sandbox.network.allowLocalBinding is not acted on", "sandbox.network.allowUnixSockets is not acted on: as in Claude Code on Linux", `sandbox.network.allowedDomains: domain "*.com"`, "sandbox.autoAllowBashIfSandboxed is not acted on",
+	for _, want := range []string{"sandbox.network.allowLocalBinding is not acted on", "sandbox.network.allowUnixSockets is not acted on: as in Claude Code on Linux", `sandbox.network.allowedDomains: domain "*.com"`,
 		`denyWrite "./local-only" is relative to the workspace`, `denyRead "//home/**/secrets" is a pattern`} {
 		assert.Contains(t, warnings, want)
 	}
 	assert.NotContains(t, warnings, `settings key "sandbox"`)
+	assert.NotContains(t, warnings, "autoAllowBashIfSandboxed", "acted on: under dontAsk it approves sandboxed commands")
+	assert.True(t, src.Sandbox.AutoAllowBash)
 
 	user := writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"sandbox": {"enabled": true, "filesystem": {"allowWrite": ["//srv/shared"]}, "network": {"allowedDomains": ["pypi.org"], "allowAllUnixSockets": false}},
 	  "permissions": {"allow": ["WebFetch(domain:docs.python.org)", "WebFetch"], "deny": ["WebFetch(domain:*.pastebin.com)"], "ask": ["WebFetch(domain:ask.example.com)"]}}`)

@@ -421,6 +421,9 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 			}
 		}
 		if p := claudecode.NewPermissions(sources); p != nil {
+			if host != nil {
+				p.UseSandbox(host.CommandsSandboxed)
+			}
 			claudecode.UseSettingsMode(sources, p.Mode())
 			r.SetPermissionPolicy(p)
 			cfg.Logger.Info("loaded permission rules", "default_mode", p.Mode())

@@ -233,6 +233,40 @@ EOF`, allowed, other, hostIP, port, daemon)
 	assert.Contains(t, res.Output.Content, "served from the workspace")
 }
 
+// Under dontAsk, a project whose sandbox is on gets its commands
+// approved without allow rules (autoAllowBashIfSandboxed, on by default
+// in Claude Code): the sandbox is the boundary. Its deny rule still
+// refuses, and a file write, no sandboxed command, still needs a rule.
+func TestClaudeCodeSandboxAutoAllowsCommandsUnderDontAsk(t *testing.T) {
+	if confine.ABIVersion() < 2 {
+		t.Skip("the kernel has no Landlock ABI 2")
+	}
+	project := filepath.Join(t.TempDir(), "project")
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{
+	  "permissions": {"defaultMode": "dontAsk", "deny": ["Bash(rm:*)"]},
+	  "sandbox": {"enabled": true}}`), 0o644))
+	w := startWorker(t, inProject(project))
+	run := commandRunner(w, project, "auto-allowed")
+
+	res := run(t, "exec_command", "echo built > out.txt && cat out.txt")
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "built")
+
+	res = run(t, "exec_command", "rm out.txt")
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Contains(t, res.Error.LastErrorSummary, "Bash(rm:*)")
+	assert.FileExists(t, filepath.Join(project, "out.txt"))
+
+	a := assignment("auto-allowed-write", map[string]any{"call_id": "call-auto-allowed-write", "tool_name": "workspace_write",
+		"arguments": map[string]any{"path": "notes.txt", "content": "x"}}, "workspace_write")
+	a["workspace_root"] = project
+	res, _ = runAssignment(t, w.queue, a)
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Contains(t, res.Error.LastErrorSummary, "dontAsk")
+	assert.NoFileExists(t, filepath.Join(project, "notes.txt"))
+}
+
 // commandRunner runs one command line per assignment through tool
 // (exec_command or process_exec) in project, each under its own work ID.
 func commandRunner(w *testWorker, project, prefix string) func(t *testing.T, tool, command string) contract.Result {
