@@ -385,6 +385,17 @@ true`, hook.Process.Pid)
 	}
 }
 
+// fetchAllowedAndElsewhere is the start of the python the network tests
+// run as a command: a fetch from an allowed host through the proxy, then
+// one from another host, printing the refusal.
+const fetchAllowedAndElsewhere = `import os, socket, urllib.request, urllib.error
+print(urllib.request.urlopen("http://api.allowed.test/").read().decode())
+try:
+    urllib.request.urlopen("http://elsewhere.test/")
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode().strip())
+`
+
 // allowedTestDial is a sandbox.network allowing *.allowed.test, and a
 // dial that decides by it and connects every allowed host to target, a
 // local server standing in for them.
@@ -453,13 +464,7 @@ func TestNetworkSandboxReachesOnlyTheAllowedDomains(t *testing.T) {
 		}
 	}
 	script := fmt.Sprintf(`%s - <<'EOF'
-import os, socket, urllib.request, urllib.error
-print(urllib.request.urlopen("http://api.allowed.test/").read().decode())
-try:
-    urllib.request.urlopen("http://elsewhere.test/")
-except urllib.error.HTTPError as e:
-    print(e.code, e.read().decode().strip())
-for host in ("127.0.0.1", %q):
+`+fetchAllowedAndElsewhere+`for host in ("127.0.0.1", %q):
     try:
         socket.create_connection((host, %d), timeout=2)
         print("direct", host, "connected")
@@ -625,13 +630,7 @@ func TestNetworkSandboxWithoutNamespacesHoldsCommandsToTheProxies(t *testing.T) 
 	assert.Contains(t, c.String(), "TCP held to their two ports by Landlock and UDP refused")
 
 	script := fmt.Sprintf(`%s - <<'EOF'
-import socket, urllib.request, urllib.error
-print(urllib.request.urlopen("http://api.allowed.test/").read().decode())
-try:
-    urllib.request.urlopen("http://elsewhere.test/")
-except urllib.error.HTTPError as e:
-    print(e.code, e.read().decode().strip())
-for name, make in (("direct", lambda: socket.create_connection(("127.0.0.1", %d), timeout=2)),
+`+fetchAllowedAndElsewhere+`for name, make in (("direct", lambda: socket.create_connection(("127.0.0.1", %d), timeout=2)),
                    ("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)),
                    ("unix", lambda: socket.socket(socket.AF_UNIX))):
     try:
