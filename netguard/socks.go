@@ -41,15 +41,20 @@ const socksHandshakeTimeout = 30 * time.Second
 // onRefused when it is set.
 func ServeSOCKS5(l net.Listener, dial DialFunc, onRefused func(error)) {
 	go func() {
+		backoff := 5 * time.Millisecond
 		for {
 			conn, err := l.Accept()
-			if err != nil {
-				var ne net.Error
-				if errors.As(err, &ne) && ne.Timeout() {
-					continue
-				}
+			if errors.Is(err, net.ErrClosed) {
 				return
 			}
+			if err != nil {
+				// Out of file descriptors and the like: wait and go on, as
+				// net/http's server does, rather than stop serving.
+				time.Sleep(backoff)
+				backoff = min(2*backoff, time.Second)
+				continue
+			}
+			backoff = 5 * time.Millisecond
 			go serveSOCKSConn(conn, dial, onRefused)
 		}
 	}()
