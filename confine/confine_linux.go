@@ -183,6 +183,13 @@ func (c *Confiner) NetworkUnavailable() error {
 	return fmt.Errorf("%w; nor can Landlock hold commands to the proxies: %w", c.noNetns, c.noPorts)
 }
 
+// NetworkPerWorkspace reports whether commands run in their workspace's
+// network namespace: a service's port is then its workspace's, not the
+// host's.
+func (c *Confiner) NetworkPerWorkspace() bool {
+	return c != nil && c.network != nil && c.noNetns == nil
+}
+
 // netnsProbe is probeNetns; tests replace it to take the Landlock-ports
 // way on a worker that could make namespaces.
 var netnsProbe = probeNetns

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -12,9 +13,11 @@ import (
 	"testing"
 
 	"github.com/fenixrt/fenix/confine"
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/proctree"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // A sandbox that cannot be applied (here: confinement off) runs commands
@@ -147,5 +150,33 @@ func TestSandboxedServiceIsReachedInsideItsNetwork(t *testing.T) {
 	code, body := httpGet(t, res.ProxyURL+"api?x=1")
 	if code != http.StatusOK || !strings.HasPrefix(body, "helper says hi: path=/api query=x=1") {
 		t.Fatalf("through the reverse proxy: %d %q", code, body)
+	}
+
+	// The port is the workspace's: the same workspace cannot declare it
+	// twice, another workspace can, and each proxy reaches its own.
+	args := map[string]any{"command_line": helperCommand(t), "port": port, "env": map[string]any{helperEnv: "http"}}
+	if _, _, err := r.call(t, "process_exec", args); err == nil || !strings.Contains(err.Error(), "port in use") {
+		t.Fatalf("a second service on the port in the same workspace: %v, want port in use", err)
+	}
+	other, err := workspace.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	env := *r.env
+	env.Workspace = other
+	raw, err = r.reg.Execute(context.Background(), &env, contract.ToolCall{CallID: "call-2", ToolName: "process_exec", Arguments: args})
+	if err != nil {
+		t.Fatalf("the same port in another workspace: %v", err)
+	}
+	second := decode[ProcessExecResult](t, raw)
+	defer r.mustCall(t, "process_stop", map[string]any{"process_run_id": second.ProcessRunID})
+	if !second.Ready {
+		t.Fatalf("the other workspace's service was not found ready: %+v", second)
+	}
+	for _, run := range []ProcessExecResult{res, second} {
+		if code, body := httpGet(t, run.ProxyURL); code != http.StatusOK || !strings.HasSuffix(body, "prefix=/proxy/"+run.ProcessRunID) {
+			t.Errorf("process run %s through its proxy: %d %q", run.ProcessRunID, code, body)
+		}
 	}
 }

@@ -119,6 +119,9 @@ type service struct {
 	ended   *ServiceInfo
 	logPath string
 	proxy   *httputil.ReverseProxy
+	// namespaced is whether it runs in its workspace's network namespace
+	// (its port is that workspace's).
+	namespaced bool
 	// recorded is set once the final record is on disk (guarded by the
 	// manager's mu).
 	recorded bool
@@ -235,7 +238,11 @@ func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 	if spec.Port < 0 || spec.Port > 65535 {
 		return ServiceInfo{}, fmt.Errorf("port %d is not a TCP port", spec.Port)
 	}
-	if spec.Port > 0 {
+	// A service in its workspace's network namespace listens on that
+	// workspace's loopback: the host's port and other workspaces' services
+	// are no conflict.
+	namespaced := spec.Confiner.NetworkPerWorkspace()
+	if spec.Port > 0 && !namespaced {
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(spec.Port)))
 		if err != nil {
 			return ServiceInfo{}, fmt.Errorf("%w: port %d on 127.0.0.1 is already taken (%v): choose a free port for the service", ErrPortInUse, spec.Port, err)
@@ -256,7 +263,7 @@ func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 		if s.running() {
 			running++
 		}
-		if spec.Port > 0 && s.spec.Port == spec.Port && s.running() {
+		if spec.Port > 0 && s.spec.Port == spec.Port && s.running() && s.namespaced == namespaced && (!namespaced || s.spec.Workspace == spec.Workspace) {
 			return ServiceInfo{}, fmt.Errorf("%w: port %d is declared by running process run %s", ErrPortInUse, spec.Port, s.spec.ID)
 		}
 	}
@@ -280,7 +287,7 @@ func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 		LogMaxBytes:   m.cfg.LogMaxBytes,
 		WatchInterval: 250 * time.Millisecond,
 		BeforeRun: func(p *Process) error {
-			s = &service{spec: spec, proc: p, logPath: logPath}
+			s = &service{spec: spec, proc: p, logPath: logPath, namespaced: namespaced}
 			ident := p.Identity()
 			return m.store.save(serviceRecord{ServiceInfo: s.info(), Group: &ident})
 		},
