@@ -31,3 +31,9 @@ func parent() string { return "" }
 
 // Mounts is empty: cgroups are Linux only.
 func Mounts() []string { return nil }
+
+// Stalled is unknown off Linux.
+func (c *Cgroup) Stalled() (time.Duration, error) { return 0, ErrUnavailable }
+
+// GroupStalled is unknown off Linux.
+func GroupStalled(pgid int) (time.Duration, bool, error) { return 0, false, ErrUnavailable }

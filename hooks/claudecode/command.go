@@ -25,7 +25,9 @@ const commandWaitDelay = time.Second
 // workspace (else the settings file's directory) in its own process group,
 // and its own process tree (see processTree), which is killed when the
 // command times out, when ctx is cancelled and when the command ends, so
-// a hook's processes never outlive it, however they detach.
+// a hook's processes never outlive it, however they detach. It keeps its
+// own deadline, which time the tree was held up by others does not count
+// toward (see waitWithin).
 type commandTransport struct {
 	command string
 	args    []string
@@ -54,6 +56,10 @@ func (t *commandTransport) program() string {
 }
 
 func (t *commandTransport) kind() string { return "command" }
+
+// timesItself: the hook's timeout is applied by call (waitWithin), not by
+// a deadline on its context.
+func (t *commandTransport) timesItself() {}
 
 func (t *commandTransport) describe() string {
 	if t.execForm && len(t.writtenArgs) > 0 {
@@ -106,7 +112,12 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	cmd.WaitDelay = commandWaitDelay
 	tree := newProcessTree(cmd)
 
-	runErr := cmd.Run()
+	var runErr, expired error
+	if runErr = cmd.Start(); runErr == nil {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		runErr, expired = waitWithin(done, h.timeout, tree.stalled, tree.kill)
+	}
 	tree.close()
 	if errors.Is(runErr, exec.ErrWaitDelay) {
 		// The command exited; a descendant held its output open until
@@ -119,8 +130,13 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	}
 	// A command that exited on its own before the deadline keeps its result
 	// even if the deadline passed while it was being collected.
-	if !cmd.ProcessState.Exited() && ctx.Err() != nil {
-		return outcome{}, ctx.Err()
+	if !cmd.ProcessState.Exited() {
+		if ctx.Err() != nil {
+			return outcome{}, ctx.Err()
+		}
+		if expired != nil {
+			return outcome{}, expired
+		}
 	}
 	code := cmd.ProcessState.ExitCode()
 	if !t.execForm && shellNotStarted(code, stderr.String()) {

@@ -415,13 +415,24 @@ func (h *ExternalHook) exchange(ctx context.Context, s hooks.Session, in map[str
 		go h.runDetached(s, payload)
 		return verdict{}, nil
 	}
-	runCtx, cancel := context.WithTimeout(ctx, h.timeout)
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if _, ok := h.transport.(selfTimed); !ok {
+		runCtx, cancel = context.WithTimeout(ctx, h.timeout)
+	}
 	defer cancel()
 	o, err := h.transport.call(runCtx, h, s, payload)
 	if err != nil {
+		var expired *timeoutError
+		var starved *starvedError
 		switch {
 		case ctx.Err() != nil:
 			return verdict{}, fmt.Errorf("hook %q: %s %q was cancelled (%v)", h.name, h.transport.kind(), h.transport.describe(), ctx.Err())
+		case errors.As(err, &starved):
+			h.logger.Error("hook starved: failing closed", "hook", h.name, "event", h.eventName, "settings", h.sourcePath,
+				"timeout", h.timeout, "elapsed", starved.elapsed, "stalled", starved.stalled)
+			return verdict{}, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
+		case errors.As(err, &expired):
+			return verdict{}, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
 		case errors.Is(err, context.DeadlineExceeded) || runCtx.Err() != nil:
 			return verdict{}, fmt.Errorf("hook %q: %s %q timed out after %s", h.name, h.transport.kind(), h.transport.describe(), h.timeout)
 		}
@@ -446,6 +457,15 @@ func (h *ExternalHook) runDetached(s hooks.Session, payload []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
 	defer cancel()
 	_, _ = h.transport.call(ctx, h, s, payload)
+}
+
+// selfTimed is a transport that applies the hook's timeout itself.
+type selfTimed interface{ timesItself() }
+
+// failsClosed is whether a failure blocks: the hook's onFailure, or a
+// starved command hook (see starvedError), which always does.
+func (h *ExternalHook) failsClosed(err error) bool {
+	return h.failClosed || errors.As(err, new(*starvedError))
 }
 
 func (h *ExternalHook) failClosedReason(err error) string {

@@ -61,7 +61,7 @@ func (h *ExternalHook) PreToolUse(ctx context.Context, ev hooks.PreToolUseEvent)
 	h.toolInput(in, ev.Session, ev.ToolName, ev.CallID, ev.ToolInput)
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
-		if h.failClosed {
+		if h.failsClosed(err) {
 			return hooks.Block(h.failClosedReason(err)), err
 		}
 		return hooks.Continue(), err
@@ -178,7 +178,7 @@ func (h *ExternalHook) PermissionRequest(ctx context.Context, ev hooks.Permissio
 	in["permission_suggestions"] = []any{}
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
-		if h.failClosed {
+		if h.failsClosed(err) {
 			return hooks.Deny(h.failClosedReason(err)), err
 		}
 		return hooks.NoOpinion(), err
@@ -223,7 +223,7 @@ func (h *ExternalHook) UserPromptSubmit(ctx context.Context, ev hooks.UserPrompt
 	in["prompt"] = ev.Prompt
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
-		if h.failClosed {
+		if h.failsClosed(err) {
 			return hooks.PromptAction{Kind: hooks.KindBlock, Reason: h.failClosedReason(err)}, err
 		}
 		return hooks.PromptAction{Kind: hooks.KindContinue}, err
@@ -260,7 +260,7 @@ func (h *ExternalHook) Stop(ctx context.Context, ev hooks.StopEvent) (hooks.Stop
 	}
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
-		if h.failClosed {
+		if h.failsClosed(err) {
 			return hooks.StopAction{Kind: hooks.KindBlock, Reason: h.failClosedReason(err)}, err
 		}
 		return hooks.StopAction{Kind: hooks.KindContinue}, err
@@ -290,7 +290,7 @@ func (h *ExternalHook) PostToolBatch(ctx context.Context, ev hooks.PostToolBatch
 	in["tool_calls"] = calls
 	v, err := h.exchange(ctx, ev.Session, in)
 	if err != nil {
-		if h.failClosed {
+		if h.failsClosed(err) {
 			return hooks.BatchAction{Kind: hooks.KindBlock, Reason: h.failClosedReason(err)}, err
 		}
 		return hooks.BatchAction{Kind: hooks.KindContinue}, err

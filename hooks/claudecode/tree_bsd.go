@@ -5,6 +5,7 @@ package claudecode
 import (
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // processTree on other Unix systems is the command's process group; see
@@ -27,3 +28,6 @@ func (t *processTree) kill() {
 }
 
 func (t *processTree) close() { t.kill() }
+
+// stalled is unknown here: a hook's timeout is its clock's.
+func (t *processTree) stalled() (time.Duration, bool) { return 0, false }

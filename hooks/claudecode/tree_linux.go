@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/fenixrt/fenix/proctree"
 )
@@ -105,4 +106,22 @@ func killMarked(marker string) {
 			}
 		}
 	}
+}
+
+// stalled is how long the run has been held up by others: its cgroup's
+// CPU and memory pressure, else its process group's wait for a CPU, a
+// figure that lags while one of them is runnable (see proctree); 0 when
+// neither can be read.
+func (t *processTree) stalled() (held time.Duration, lagging bool) {
+	if t.cgroup != nil {
+		if d, err := t.cgroup.Stalled(); err == nil {
+			return d, false
+		}
+	}
+	if t.cmd.Process != nil {
+		if d, runnable, err := proctree.GroupStalled(t.cmd.Process.Pid); err == nil {
+			return d, runnable
+		}
+	}
+	return 0, false
 }

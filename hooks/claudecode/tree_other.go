@@ -2,7 +2,10 @@
 
 package claudecode
 
-import "os/exec"
+import (
+	"os/exec"
+	"time"
+)
 
 // processTree on other platforms is the process exec starts; see
 // tree_linux.go for the whole-tree kill.
@@ -19,3 +22,6 @@ func (t *processTree) kill() {
 }
 
 func (t *processTree) close() { t.kill() }
+
+// stalled is unknown here: a hook's timeout is its clock's.
+func (t *processTree) stalled() (time.Duration, bool) { return 0, false }

@@ -1,0 +1,93 @@
+package claudecode
+
+import (
+	"fmt"
+	"time"
+)
+
+// maxStarvedStretch is how far past its timeout a command hook that is
+// held up by others may run: ten times its timeout, by the clock.
+const maxStarvedStretch = 10
+
+// A command hook's timeout counts the time it could run. A hook that
+// waits for a CPU or for memory other processes hold (the agent's own
+// commands, say, a few hundred busy processes) has that wait added to its
+// deadline, so an agent cannot make a guard time out — and fail open —
+// by loading the host. A hook that is simply slow, or sleeps, or hangs,
+// times out on its timeout as in Claude Code.
+
+// timeoutError is a command hook that used its whole timeout.
+type timeoutError struct {
+	timeout, stalled time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	if e.stalled >= time.Millisecond {
+		return fmt.Sprintf("timed out after %s (its %s of waiting for a CPU or memory held by others not counted)",
+			e.timeout, e.stalled.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("timed out after %s", e.timeout)
+}
+
+// starvedError is a command hook that reached maxStarvedStretch times its
+// timeout while others held it up for most of that time. It fails closed,
+// whatever its onFailure says: a guard the load on its host kept from
+// answering has not answered, and letting the call through would make the
+// load a way around it.
+type starvedError struct {
+	timeout, elapsed, stalled time.Duration
+}
+
+func (e *starvedError) Error() string {
+	return fmt.Sprintf("was starved: after %s it had waited %s for a CPU or memory held by others and had not finished "+
+		"within %d times its %s timeout, so it fails closed",
+		e.elapsed.Round(time.Millisecond), e.stalled.Round(time.Millisecond), maxStarvedStretch, e.timeout)
+}
+
+// settleWindow is how long a runnable hook whose held-up measure lags
+// (the fallback without a cgroup, see proctree.GroupStalled) is watched
+// past its deadline: behind a few hundred busy processes a thread gets a
+// CPU within about a second, and its wait is counted then.
+const settleWindow = time.Second
+
+// waitWithin waits for a started command's wait result while the command
+// has timeout of time it could run: when the clock reaches timeout plus
+// the time stalled reports it was held up, it calls kill and returns the
+// wait result with a *timeoutError, or a *starvedError when the clock
+// reached maxStarvedStretch times timeout with the hook held up for at
+// least half of it. When stalled says its figure lags, a deadline is
+// kept only once the figure stayed put for settleWindow.
+func waitWithin(done <-chan error, timeout time.Duration, stalled func() (held time.Duration, lagging bool), kill func()) (waitErr, expired error) {
+	start := time.Now()
+	stretch := maxStarvedStretch * timeout
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	settled := time.Duration(-1)
+	for {
+		select {
+		case err := <-done:
+			return err, nil
+		case <-timer.C:
+		}
+		held, lagging := stalled()
+		elapsed := time.Since(start)
+		switch deadline := timeout + held; {
+		case elapsed >= stretch:
+			expired = &timeoutError{timeout: timeout, stalled: held}
+			if held >= elapsed/2 {
+				expired = &starvedError{timeout: timeout, elapsed: elapsed, stalled: held}
+			}
+		case elapsed >= deadline && lagging && held != settled:
+			settled = held
+			timer.Reset(min(settleWindow, stretch-elapsed))
+			continue
+		case elapsed >= deadline:
+			expired = &timeoutError{timeout: timeout, stalled: held}
+		default:
+			timer.Reset(min(deadline, stretch) - elapsed)
+			continue
+		}
+		kill()
+		return <-done, expired
+	}
+}

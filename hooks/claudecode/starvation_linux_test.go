@@ -1,0 +1,86 @@
+package claudecode
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fenixrt/fenix/hooks"
+)
+
+// guardWork is a PreToolUse guard that needs about 0.2 s of CPU (a count
+// in sh, work rather than time) before it blocks the call; taskset keeps
+// it on CPU 0, where hogOn puts the load.
+const guardWork = `taskset -c 0 sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo "blocked by the guard" >&2; exit 2'`
+
+// hogOn starts n busy processes on CPU 0, each in a session of its own
+// (as an agent's commands are, each its own scheduling group), for the
+// test's length.
+func hogOn(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		hog := exec.Command("taskset", "-c", "0", "sh", "-c", "while :; do :; done")
+		hog.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := hog.Start(); err != nil {
+			t.Skipf("cannot start a busy process on CPU 0 with taskset: %v", err)
+		}
+		t.Cleanup(func() { _ = hog.Process.Kill(); _ = hog.Wait() })
+	}
+}
+
+// TestLoadCannotMakeAGuardFailOpen: a guard hook with a short timeout,
+// held off its CPU by busy processes, used to time out and fail open —
+// the load was a way around it. Its timeout now counts only the time it
+// could run: held up 3 to 1, it runs on and its block stands; held up 30
+// to 1, it is starved at ten times its timeout and blocks though it does
+// not fail closed. Both with the hook in its own cgroup (its pressure is
+// the measure) and without one (its process's wait for a CPU).
+func TestLoadCannotMakeAGuardFailOpen(t *testing.T) {
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("taskset (util-linux) is not installed")
+	}
+	for _, mechanism := range []string{"cgroup", "process"} {
+		t.Run(mechanism, func(t *testing.T) {
+			if mechanism == "process" {
+				saved := hookCgroupParent
+				hookCgroupParent = func() string { return "" }
+				t.Cleanup(func() { hookCgroupParent = saved })
+			} else if probe := newProcessTree(newTestCmd()); probe.mechanism() != "cgroup" {
+				probe.close()
+				t.Skip("no writable cgroup v2 for hooks here")
+			} else {
+				probe.close()
+			}
+			t.Run("held up, it finishes and blocks", func(t *testing.T) {
+				hogOn(t, 3)
+				dir := t.TempDir()
+				h := newCommandHook(t, cmdHook{Command: guardWork, Timeout: 300 * time.Millisecond})
+				start := time.Now()
+				action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
+				t.Logf("the guard answered after %s", time.Since(start).Round(time.Millisecond))
+				if err != nil || action.Kind != hooks.KindBlock || !strings.Contains(action.Reason, "blocked by the guard") {
+					t.Fatalf("action = %+v, err = %v, want the guard's own block", action, err)
+				}
+			})
+			t.Run("starved, it blocks", func(t *testing.T) {
+				hogOn(t, 30)
+				dir := t.TempDir()
+				h := newCommandHook(t, cmdHook{Command: guardWork, Timeout: 150 * time.Millisecond})
+				start := time.Now()
+				action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
+				elapsed := time.Since(start)
+				if err == nil || action.Kind != hooks.KindBlock || !strings.Contains(action.Reason, "was starved") {
+					t.Fatalf("action = %+v, err = %v after %s, want a starved block", action, err, elapsed)
+				}
+				if elapsed < maxStarvedStretch*150*time.Millisecond {
+					t.Errorf("starved after %s, before %d times its timeout", elapsed, maxStarvedStretch)
+				}
+				t.Log(fmt.Sprint(err))
+			})
+		})
+	}
+}
