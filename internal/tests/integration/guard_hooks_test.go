@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -244,4 +245,56 @@ func TestTranscriptFilesAreRedactedAndPrivate(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), f)
 	}
+}
+
+// An agent's commands could hold a guard hook off the CPU until its
+// timeout, and a hook that times out fails open, as in Claude Code: load
+// was a way around the guard. Here a service starts 20 busy processes,
+// each in a session of its own, and a python guard with a one-second
+// timeout needs about three seconds of the clock to answer among them; it
+// is not cut off at one, because the time it waited for a CPU does not
+// count, and `rm -rf` stays blocked. (taskset puts the guard and the load
+// on one CPU, as on a host whose every CPU is busy, so the dev server and
+// the worker keep the other.)
+func TestLoadCannotMakeTheGuardFailOpen(t *testing.T) {
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("taskset (util-linux) is not installed")
+	}
+	project := writeClaudeProject(t, "", map[string]string{"guard.py": `import json, re, sys
+call = json.load(sys.stdin)
+command = call.get("tool_input", {}).get("command", "")
+if re.search(r"\brm\s+-rf\b", command):
+    print("project policy: rm -rf is not allowed", file=sys.stderr)
+    sys.exit(2)
+`}, `{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "timeout": 1,
+    "command": "taskset -c 0 python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py"}]}
+]}}`)
+	w := startWorker(t, inProject(project))
+	run := commandRunner(w, project, "load")
+
+	res := run(t, "process_exec", `for i in $(seq 20); do taskset -c 0 setsid sh -c 'while :; do :; done' & done; touch load-up; wait`)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	load := res.Reports[len(res.Reports)-1].ProcessRun
+	require.NotNil(t, load, "the process flow reports its process run")
+	t.Cleanup(func() {
+		a := assignment("load-stop", map[string]any{"call_id": "call-load-stop", "tool_name": "process_stop",
+			"arguments": map[string]any{"process_run_id": load.ProcessRunID}}, "process_stop")
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		assert.Equal(t, contract.StatusCompleted, res.Status, "stopping the load: %+v", res.Error)
+	})
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(project, "load-up"))
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond, "the load runs")
+
+	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+	start := time.Now()
+	res = run(t, "exec_command", "rm -rf ./scratch")
+	t.Logf("the guarded call ended after %s", time.Since(start).Round(time.Millisecond))
+	require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran past a guard held off its CPU: %+v", res.Output)
+	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%+v", res.Error)
+	assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
+	assert.DirExists(t, filepath.Join(project, "scratch"))
 }
