@@ -76,13 +76,13 @@ func GroupStalled(pgid int) (held time.Duration, runnable bool, err error) {
 		if err != nil {
 			continue
 		}
-		state, pgrp := processState(pid)
-		if pgrp != pgid {
+		if _, pgrp := taskState(fmt.Sprintf("/proc/%d/stat", pid)); pgrp != pgid {
 			continue
 		}
 		found = true
-		runnable = runnable || state == 'R'
-		held += processStalled(pid)
+		d, r := processStalled(pid)
+		held += d
+		runnable = runnable || r
 	}
 	if !found {
 		return 0, false, fmt.Errorf("process group %d has no process left", pgid)
@@ -90,11 +90,11 @@ func GroupStalled(pgid int) (held time.Duration, runnable bool, err error) {
 	return held, runnable, nil
 }
 
-// processState is pid's state letter and process group from
-// /proc/PID/stat (the first and third fields after the command's closing
-// parenthesis); pgrp is -1 if they cannot be read.
-func processState(pid int) (state byte, pgrp int) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// taskState is a process's or thread's state letter and process group
+// from its stat file (the first and third fields after the command's
+// closing parenthesis); pgrp is -1 if they cannot be read.
+func taskState(statFile string) (state byte, pgrp int) {
+	raw, err := os.ReadFile(statFile)
 	if err != nil {
 		return 0, -1
 	}
@@ -113,13 +113,16 @@ func processState(pid int) (state byte, pgrp int) {
 	return fields[0][0], pgrp
 }
 
-// processStalled sums the run_delay (ns, the second field) of pid's
-// threads' schedstat files; threads that end meanwhile count 0.
-func processStalled(pid int) time.Duration {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	var total time.Duration
-	for _, path := range tasks {
-		raw, err := os.ReadFile(path)
+// processStalled sums the run_delay (ns, the second field of schedstat)
+// of pid's threads, and says whether one of them is runnable; threads
+// that end meanwhile count 0.
+func processStalled(pid int) (held time.Duration, runnable bool) {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	for _, task := range tasks {
+		if state, _ := taskState(filepath.Join(task, "stat")); state == 'R' {
+			runnable = true
+		}
+		raw, err := os.ReadFile(filepath.Join(task, "schedstat"))
 		if err != nil {
 			continue
 		}
@@ -128,8 +131,8 @@ func processStalled(pid int) time.Duration {
 			continue
 		}
 		if ns, err := strconv.ParseInt(string(fields[1]), 10, 64); err == nil {
-			total += time.Duration(ns)
+			held += time.Duration(ns)
 		}
 	}
-	return total
+	return held, runnable
 }
