@@ -76,7 +76,9 @@ type Policy struct {
 	// the worker's data directory, key files. Their names can be listed.
 	Hidden []string
 	// ReadOnly paths are read and executed, never written (the skills a
-	// command may run).
+	// command may run, the worker's home), everything in them included,
+	// except a hidden path in one, the command's workspace and a
+	// Boundary's writable paths.
 	ReadOnly []string
 	// Boundary, when set, also confines every write of a command to its
 	// workspace and the Boundary's paths (Claude Code's sandbox.enabled).

@@ -177,6 +177,51 @@ func TestWorkspacesAndProtectedPathsNested(t *testing.T) {
 	assert.Zero(t, code, "its existing entries stay writable: %s", out)
 }
 
+// A read-only home that holds the hidden data directory and the
+// workspace: the home's files and directories, its entries' entries
+// included, are read but never written (a python user site is where a
+// command would plant code for the hooks to run), the data directory
+// stays hidden, and the workspace in it is the command's.
+func TestReadOnlyHomeAroundTheStateAndTheWorkspace(t *testing.T) {
+	l := newLayout(t)
+	site := filepath.Join(l.root, ".local", "lib", "python3", "site-packages")
+	require.NoError(t, os.MkdirAll(site, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(l.root, ".bashrc"), []byte("# rc\n"), 0o644))
+	c := newConfiner(t, Policy{Hidden: []string{l.state}, ReadOnly: []string{l.root}})
+	refused := map[string]string{
+		"plant a usercustomize in the user site": "echo 'import os' > " + filepath.Join(site, "usercustomize.py"),
+		"make the user site":                     "mkdir -p " + filepath.Join(l.root, ".local", "lib", "python3.99", "site-packages"),
+		"append to a dotfile":                    "echo evil >> " + filepath.Join(l.root, ".bashrc"),
+		"add a file to the home":                 "touch " + filepath.Join(l.root, "new"),
+		"read the audit log":                     "cat " + l.audit,
+		"write beside the workspace":             "echo x > " + filepath.Join(l.other, "f"),
+	}
+	for what, script := range refused {
+		code, out := sh(t, c, l.ws, script)
+		assert.NotZero(t, code, "%s: %s ran: %s", what, script, out)
+	}
+	assert.NoFileExists(t, filepath.Join(site, "usercustomize.py"))
+	allowed := map[string]string{
+		"read a dotfile":         "cat " + filepath.Join(l.root, ".bashrc"),
+		"list the user site":     "ls " + site,
+		"list the state's names": "ls " + l.state,
+		"write the workspace":    "mkdir -p a/b && echo x > a/b/c && cat a/b/c",
+	}
+	for what, script := range allowed {
+		code, out := sh(t, c, l.ws, script)
+		assert.Zero(t, code, "%s: %s failed: %s", what, script, out)
+	}
+
+	// A sandbox's allowWrite in the home is written, and only it.
+	npm := filepath.Join(l.root, ".npm")
+	require.NoError(t, os.Mkdir(npm, 0o755))
+	c = newConfiner(t, Policy{Hidden: []string{l.state}, ReadOnly: []string{l.root}, Boundary: &Boundary{Writable: []string{npm}}})
+	code, out := sh(t, c, l.ws, "mkdir -p "+filepath.Join(npm, "cache")+" && echo x > "+filepath.Join(npm, "cache", "f"))
+	assert.Zero(t, code, "an allowWrite in the home: %s", out)
+	code, out = sh(t, c, l.ws, "echo 'import os' > "+filepath.Join(site, "usercustomize.py"))
+	assert.NotZero(t, code, "the rest of the home stays read-only: %s", out)
+}
+
 func TestPolicyRefusesTheRoot(t *testing.T) {
 	_, err := New(Policy{Hidden: []string{"/"}})
 	if errors.Is(err, ErrUnavailable) {

@@ -103,18 +103,28 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 		if p, ok := kind[dir]; ok && !p.readOnly {
 			continue // a hidden directory that leads to another protected path
 		}
+		// The entries of a directory in a read-only path (one that leads
+		// to a hidden path inside it, as the data directory in a
+		// read-only home) are read-only too.
+		access := c.handled
+		if readOnlyAt(guarded, dir) {
+			access = readAccess
+		}
 		for _, name := range names {
 			path := filepath.Join(dir, name)
 			if _, protected := kind[path]; protected || leading[path] {
 				continue
 			}
-			if err := c.addRule(rs.fd, path, c.handled); err != nil {
+			if err := c.addRule(rs.fd, path, access); err != nil {
 				return nil, err
 			}
 		}
 	}
 	for _, p := range guarded {
-		if p.readOnly {
+		// A read-only path that leads to a hidden one gets no rule of its
+		// own, which would uncover the hidden path for reading: its
+		// entries got theirs above.
+		if p.readOnly && !leading[p.path] {
 			if err := c.addRule(rs.fd, p.path, readAccess); err != nil {
 				return nil, err
 			}
@@ -127,8 +137,34 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 			return nil, err
 		}
 	}
+	// A Boundary's writable path in a read-only one (allowWrite "~/.npm"
+	// in a read-only home) is writable, as the settings ask, unless it is
+	// or holds a protected path.
+	if c.boundary != nil {
+		for _, w := range c.boundary.writable(workspace) {
+			if real, err := filepath.EvalSymlinks(w); err == nil {
+				w = real
+			}
+			if _, protected := kind[w]; protected || leading[w] || !readOnlyAt(guarded, w) {
+				continue
+			}
+			if err := c.addRule(rs.fd, w, c.handled); err != nil {
+				return nil, err
+			}
+		}
+	}
 	ok = true
 	return rs, nil
+}
+
+// readOnlyAt is whether dir is in one of guarded's read-only paths.
+func readOnlyAt(guarded []protected, dir string) bool {
+	for _, p := range guarded {
+		if p.readOnly && within(dir, p.path) {
+			return true
+		}
+	}
+	return false
 }
 
 func createRuleset(handled, scoped uint64) (int, error) {

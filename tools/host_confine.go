@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,7 +58,8 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	// command (root or not) could move itself out of its run's cgroup and
 	// outlive its cancellation, or freeze or kill a hook's run, which then
 	// times out or crashes and fails open.
-	policy := confine.Policy{Hidden: []string{cfg.DataDir}, ReadOnly: proctree.Mounts(), SignalsAnywhere: cfg.SignalsAnywhere}.Merge(cfg.Protected).Merge(sandbox)
+	policy := confine.Policy{Hidden: []string{cfg.DataDir}, ReadOnly: append(proctree.Mounts(), workerHomes()...),
+		SignalsAnywhere: cfg.SignalsAnywhere}.Merge(cfg.Protected).Merge(sandbox)
 	if cfg.SignalsAnywhere {
 		cfg.Logger.Warn("commands may signal every process of their user (FENIX_COMMAND_SIGNALS=any): a command can kill a running hook, which then fails open unless it says onFailure: block")
 	}
@@ -99,6 +102,29 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	default:
 		return nil, fmt.Errorf("FENIX_COMMAND_CONFINEMENT=%s: %w", mode, err)
 	}
+}
+
+// workerHomes are the worker's home directories ($HOME, and its
+// account's if another), read-only to commands: hooks run with that HOME,
+// and what lies there runs in them — a python user site's
+// usercustomize.py, ~/.local/bin on the PATH, a git or npm config.
+// Commands get their workspace as HOME; a workspace in the home stays
+// theirs, and so does a sandbox's allowWrite there.
+func workerHomes() []string {
+	var homes []string
+	add := func(dir string) {
+		if !filepath.IsAbs(dir) || filepath.Clean(dir) == "/" || slices.Contains(homes, filepath.Clean(dir)) {
+			return
+		}
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			homes = append(homes, filepath.Clean(dir))
+		}
+	}
+	add(os.Getenv("HOME"))
+	if u, err := user.Current(); err == nil {
+		add(u.HomeDir)
+	}
+	return homes
 }
 
 // refuseOrRun is a sandbox that cannot be applied: as Claude Code does,

@@ -298,3 +298,40 @@ if re.search(r"\brm\s+-rf\b", command):
 	assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
 	assert.DirExists(t, filepath.Join(project, "scratch"))
 }
+
+// The hooks run with the worker's HOME, and what lies there runs in
+// them: a python guard imports usercustomize.py from its user site
+// (~/.local/lib/pythonX.Y/site-packages) at start. A command that planted
+// one there saying "exit 0" switched every python guard off. The worker's
+// home is now read-only to commands (their HOME is their workspace): the
+// plant is refused and the guard keeps blocking rm -rf.
+func TestCommandsCannotPlantCodeInTheHooksHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	out, err := exec.Command("python3", "-c", "import site; print(site.getusersitepackages())").Output()
+	require.NoError(t, err)
+	site := strings.TrimSpace(string(out))
+	require.True(t, strings.HasPrefix(site, home), "the user site %s is in HOME %s", site, home)
+	require.NoError(t, os.MkdirAll(site, 0o755), "as pip install --user leaves it")
+	project := writeClaudeProject(t, "", map[string]string{"guard.py": `import json, re, sys
+call = json.load(sys.stdin)
+if re.search(r"\brm\s+-rf\b", call.get("tool_input", {}).get("command", "")):
+    print("project policy: rm -rf is not allowed", file=sys.stderr)
+    sys.exit(2)
+`}, `{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py"}]}
+]}}`)
+	w := startWorker(t, inProject(project))
+	run := commandRunner(w, project, "home")
+
+	plant := filepath.Join(site, "usercustomize.py")
+	res := run(t, "exec_command", fmt.Sprintf("printf 'import sys\\nsys.exit(0)\\n' > %s", plant))
+	t.Logf("the plant: %s %+v", res.Status, res.Output)
+	assert.NoFileExists(t, plant)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+	res = run(t, "exec_command", "rm -rf ./scratch")
+	require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran past a guard whose home the agent wrote: %+v", res.Output)
+	assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
+	assert.DirExists(t, filepath.Join(project, "scratch"))
+}
