@@ -2,12 +2,19 @@ package claudecode
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
 // maxStarvedStretch is how far past its timeout a command hook that is
 // held up by others may run: ten times its timeout, by the clock.
 const maxStarvedStretch = 10
+
+// starvedStretch is maxStarvedStretch, which a test on a loaded machine
+// raises to give a held-up hook more room.
+var starvedStretch atomic.Int64
+
+func init() { starvedStretch.Store(maxStarvedStretch) }
 
 // A command hook's timeout counts the time it could run. A hook that
 // waits for a CPU or for memory other processes hold (the agent's own
@@ -36,12 +43,13 @@ func (e *timeoutError) Error() string {
 // load a way around it.
 type starvedError struct {
 	timeout, elapsed, stalled time.Duration
+	stretch                   int64
 }
 
 func (e *starvedError) Error() string {
 	return fmt.Sprintf("was starved: after %s it had waited %s for a CPU or memory held by others and had not finished "+
 		"within %d times its %s timeout, so it fails closed",
-		e.elapsed.Round(time.Millisecond), e.stalled.Round(time.Millisecond), maxStarvedStretch, e.timeout)
+		e.elapsed.Round(time.Millisecond), e.stalled.Round(time.Millisecond), e.stretch, e.timeout)
 }
 
 // settleWindow is how long a runnable hook whose held-up measure lags
@@ -59,7 +67,7 @@ const settleWindow = time.Second
 // kept only once the figure stayed put for settleWindow.
 func waitWithin(done <-chan error, timeout time.Duration, stalled func() (held time.Duration, lagging bool), kill func()) (waitErr, expired error) {
 	start := time.Now()
-	stretch := maxStarvedStretch * timeout
+	stretch := time.Duration(starvedStretch.Load()) * timeout
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	settled := time.Duration(-1)
@@ -75,7 +83,7 @@ func waitWithin(done <-chan error, timeout time.Duration, stalled func() (held t
 		case elapsed >= stretch:
 			expired = &timeoutError{timeout: timeout, stalled: held}
 			if held >= elapsed/2 {
-				expired = &starvedError{timeout: timeout, elapsed: elapsed, stalled: held}
+				expired = &starvedError{timeout: timeout, elapsed: elapsed, stalled: held, stretch: int64(stretch / timeout)}
 			}
 		case elapsed >= deadline && lagging && held != settled:
 			settled = held

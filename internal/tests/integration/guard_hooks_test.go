@@ -249,9 +249,9 @@ func TestTranscriptFilesAreRedactedAndPrivate(t *testing.T) {
 
 // An agent's commands could hold a guard hook off the CPU until its
 // timeout, and a hook that times out fails open, as in Claude Code: load
-// was a way around the guard. Here a service starts 20 busy processes,
+// was a way around the guard. Here a service starts 12 busy processes,
 // each in a session of its own, and a python guard with a one-second
-// timeout needs about three seconds of the clock to answer among them; it
+// timeout needs about two seconds of the clock to answer among them; it
 // is not cut off at one, because the time it waited for a CPU does not
 // count, and `rm -rf` stays blocked. (taskset puts the guard and the load
 // on one CPU, as on a host whose every CPU is busy, so the dev server and
@@ -273,7 +273,7 @@ if re.search(r"\brm\s+-rf\b", command):
 	w := startWorker(t, inProject(project))
 	run := commandRunner(w, project, "load")
 
-	res := run(t, "process_exec", `for i in $(seq 20); do taskset -c 0 setsid sh -c 'while :; do :; done' & done; touch load-up; wait`)
+	res := run(t, "process_exec", `for i in $(seq 12); do taskset -c 0 setsid sh -c 'while :; do :; done' & done; touch load-up; wait`)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	load := res.Reports[len(res.Reports)-1].ProcessRun
 	require.NotNil(t, load, "the process flow reports its process run")
