@@ -89,6 +89,13 @@ type Policy struct {
 	// another call started (nginx -s reload). A command can then also kill
 	// a running hook, which fails open.
 	SignalsAnywhere bool
+	// BoundCapabilities starts commands with only the capabilities a
+	// container runtime leaves its root (less CAP_MKNOD; see
+	// keptCapabilities): for commands that run as root, whom the others
+	// — kernel modules, reboot, the clock, network administration, the
+	// powers of CAP_SYS_ADMIN, raw I/O, raising their own limits — would
+	// take around every domain.
+	BoundCapabilities bool
 	// Network, when set, takes the network away from a command: it runs
 	// in its workspace's network namespace, where only loopback exists
 	// (shared by the workspace's commands and services, no other's), and
@@ -159,10 +166,11 @@ func (b *Boundary) writable(workspace string) []string {
 // with both Boundaries' paths.
 func (p Policy) Merge(q Policy) Policy {
 	out := Policy{
-		Hidden:          append(append([]string(nil), p.Hidden...), q.Hidden...),
-		ReadOnly:        append(append([]string(nil), p.ReadOnly...), q.ReadOnly...),
-		SignalsAnywhere: p.SignalsAnywhere || q.SignalsAnywhere,
-		Network:         p.Network,
+		Hidden:            append(append([]string(nil), p.Hidden...), q.Hidden...),
+		ReadOnly:          append(append([]string(nil), p.ReadOnly...), q.ReadOnly...),
+		SignalsAnywhere:   p.SignalsAnywhere || q.SignalsAnywhere,
+		BoundCapabilities: p.BoundCapabilities || q.BoundCapabilities,
+		Network:           p.Network,
 	}
 	if q.Network != nil {
 		out.Network = q.Network

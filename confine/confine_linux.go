@@ -50,8 +50,9 @@ type Confiner struct {
 	// Linux 6.12): a command can signal only its own processes, not the
 	// worker, its hooks, or another command.
 	scoped uint64
-	// signalsAnywhere is Policy.SignalsAnywhere.
-	signalsAnywhere bool
+	// signalsAnywhere is Policy.SignalsAnywhere; boundCaps is
+	// Policy.BoundCapabilities.
+	signalsAnywhere, boundCaps bool
 	// noPrlimitFilter, when set, is why commands go without the prlimit64
 	// filter (see seccomp_linux.go).
 	noPrlimitFilter error
@@ -123,7 +124,7 @@ func New(p Policy) (*Confiner, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Confiner{abi: abi, handled: accessV2, paths: paths, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, sets: map[string]*ruleset{}, nets: map[string]*network{}}
+	c := &Confiner{abi: abi, handled: accessV2, paths: paths, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, boundCaps: p.BoundCapabilities, sets: map[string]*ruleset{}, nets: map[string]*network{}}
 	switch {
 	case abi >= 5:
 		c.handled = accessV5
@@ -221,6 +222,9 @@ func (c *Confiner) String() string {
 	} else {
 		others += "; prlimit: not filtered (" + c.noPrlimitFilter.Error() + ")"
 	}
+	if c.boundCaps {
+		others += "; capabilities: at most " + keptCapabilityNames()
+	}
 	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s; %s",
 		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")), others)
 	if c.boundary != nil {
@@ -300,6 +304,9 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 			err = c.restrictThread(rs)
 		}
 		c.doneWith(rs)
+		if err == nil && c.boundCaps {
+			err = boundCapabilities()
+		}
 		if err == nil {
 			err = cmd.Start()
 		}

@@ -97,10 +97,10 @@ func NewHost(cfg HostConfig) (*Host, error) {
 			return nil, fmt.Errorf("FENIX_COMMAND_USER: %w", err)
 		}
 	} else if os.Geteuid() == 0 {
-		// Landlock binds root too, but root reaches the kernel around it:
-		// a core_pattern pipe handler, a kernel module or a raw disk runs
-		// or writes outside any domain.
-		cfg.Logger.Warn("commands run as root: confinement keeps them from the worker's files, but root can still get around it through the kernel (/proc/sys/kernel/core_pattern, kernel modules, raw disks); set FENIX_COMMAND_USER to run them as an unprivileged account")
+		// Landlock binds root too, and rootCommandPolicy keeps root from
+		// the kernel's reach around it; what is left is root's reach over
+		// every file's permissions.
+		cfg.Logger.Warn("commands run as root: confinement keeps them from the worker's files, the kernel's settings, raw disks and the system's directories and bounds their capabilities, but they still read every file on the host and write every other user's; set FENIX_COMMAND_USER to run them as an unprivileged account")
 	}
 	confinement, err := newConfinement(cfg, confine.Policy{}, false, nil)
 	if err != nil {

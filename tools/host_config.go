@@ -84,6 +84,11 @@ type HostConfig struct {
 	// signal every process their user may, not only those they started
 	// (see confine.Policy.SignalsAnywhere); "own", the default, scopes them.
 	SignalsAnywhere bool
+	// SystemWritable is FENIX_COMMAND_SYSTEM=writable: commands that run
+	// as root may write the system's directories (/usr, /etc, /opt, …:
+	// the programs and libraries the hooks run), to install packages;
+	// "read-only", the default, keeps them from it.
+	SystemWritable bool
 	// Protected is what confined commands may not reach besides DataDir,
 	// which is always hidden: the worker's other state and its secret
 	// files (the worker fills it in).
@@ -103,7 +108,7 @@ type HostConfig struct {
 // FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_EXEC_ENV_ALLOW (variable
 // names, comma-separated), FENIX_EXEC_MAX_TIMEOUT (a Go duration or
 // seconds), FENIX_COMMAND_USER, FENIX_COMMAND_CONFINEMENT,
-// FENIX_COMMAND_SIGNALS,
+// FENIX_COMMAND_SIGNALS, FENIX_COMMAND_SYSTEM,
 // FENIX_BROWSER_PATH and
 // FENIX_BROWSER_IDLE_TIMEOUT.
 func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
@@ -141,6 +146,13 @@ func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 		cfg.SignalsAnywhere = true
 	default:
 		return cfg, fmt.Errorf("FENIX_COMMAND_SIGNALS=%q: want own (a command signals only the processes it started, the default) or any (every process its user may, hooks included)", v)
+	}
+	switch v := getenv("FENIX_COMMAND_SYSTEM"); v {
+	case "", "read-only":
+	case "writable":
+		cfg.SystemWritable = true
+	default:
+		return cfg, fmt.Errorf("FENIX_COMMAND_SYSTEM=%q: want read-only (commands that run as root cannot change /usr, /etc and the other system directories, the default) or writable", v)
 	}
 	cfg.Browser.ExecPath = getenv("FENIX_BROWSER_PATH")
 	if cfg.Browser.IdleTimeout, err = envDuration(getenv, "FENIX_BROWSER_IDLE_TIMEOUT"); err != nil {

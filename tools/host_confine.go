@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -60,6 +61,12 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	// times out or crashes and fails open.
 	policy := confine.Policy{Hidden: []string{cfg.DataDir}, ReadOnly: append(proctree.Mounts(), workerHomes()...),
 		SignalsAnywhere: cfg.SignalsAnywhere}.Merge(cfg.Protected).Merge(sandbox)
+	if cfg.CommandUser == nil && os.Geteuid() == 0 {
+		policy = policy.Merge(rootCommandPolicy(cfg.SystemWritable))
+		if cfg.SystemWritable {
+			cfg.Logger.Warn("commands run as root may write the system's directories (FENIX_COMMAND_SYSTEM=writable): a command can replace a program or library the hooks run (python3, /etc/ld.so.preload) and switch the guard off")
+		}
+	}
 	if cfg.SignalsAnywhere {
 		cfg.Logger.Warn("commands may signal every process of their user (FENIX_COMMAND_SIGNALS=any): a command can kill a running hook, which then fails open unless it says onFailure: block")
 	}
@@ -125,6 +132,73 @@ func workerHomes() []string {
 		add(u.HomeDir)
 	}
 	return homes
+}
+
+// systemDirs are where the programs and libraries the hooks and the
+// worker run live, and their configuration (/etc/ld.so.preload loads a
+// library into every program).
+var systemDirs = []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/boot"}
+
+// rootCommandPolicy is what keeps commands that run as root from the
+// kernel's reach around Landlock: capabilities bounded (no modules,
+// reboot, clock, network administration, mount, raw I/O, raised limits),
+// /proc and /sys read-only (core_pattern, sysrq-trigger, uevent_helper
+// run or do anything), the raw disks and memory hidden (the domain's
+// hidden paths are on them), and, unless systemWritable, the system's
+// directories read-only (a replaced python3 or an ld.so.preload runs in
+// every hook).
+func rootCommandPolicy(systemWritable bool) confine.Policy {
+	p := confine.Policy{BoundCapabilities: true, ReadOnly: []string{"/proc", "/sys"}, Hidden: rawDevices("/dev")}
+	if !systemWritable {
+		for _, dir := range systemDirs {
+			if _, err := os.Stat(dir); err == nil {
+				p.ReadOnly = append(p.ReadOnly, dir)
+			}
+		}
+	}
+	return p
+}
+
+// rawDevices are the device nodes in dev (and its subdirectories, one
+// level down) through which root reads or writes a disk or memory
+// beneath every file's permissions: block devices, SCSI generic and NVMe
+// controller nodes, /dev/mem, /dev/kmem and /dev/port.
+func rawDevices(dev string) []string {
+	var out []string
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			switch mode := e.Type(); {
+			case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0:
+				out = append(out, path)
+			case mode&fs.ModeCharDevice != 0 && rawCharDevice(e.Name()):
+				out = append(out, path)
+			case e.IsDir() && depth > 0 && !slices.Contains([]string{"pts", "shm", "mqueue", "hugepages", "fd"}, e.Name()):
+				walk(path, depth-1)
+			}
+		}
+	}
+	walk(dev, 1)
+	return out
+}
+
+// rawCharDevice is whether a character device's name is one through
+// which root reaches a disk or memory directly.
+func rawCharDevice(name string) bool {
+	switch name {
+	case "mem", "kmem", "port":
+		return true
+	}
+	if rest, ok := strings.CutPrefix(name, "sg"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, "nvme")
+	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
 }
 
 // refuseOrRun is a sandbox that cannot be applied: as Claude Code does,

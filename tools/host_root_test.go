@@ -1,0 +1,77 @@
+package tools
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fenixrt/fenix/confine"
+)
+
+// A command that runs as root (a root worker without FENIX_COMMAND_USER)
+// used to reach the kernel around its Landlock domain: load a module,
+// write /proc/sys/kernel/core_pattern (whose pipe handler runs as root
+// outside any domain), read a raw disk beneath the hidden data
+// directory, replace python3 or /etc/ld.so.preload under every hook. Now
+// it keeps a container root's capabilities only, /proc, /sys and the
+// system's directories are read-only to it, and the raw disks are
+// hidden; everyday root work in its workspace still goes.
+func TestRootCommandsStayOutOfTheKernel(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands run as root only for a root worker")
+	}
+	if confine.ABIVersion() < 2 {
+		t.Skip("no Landlock ABI 2 here: commands run unconfined")
+	}
+	probes := []string{"/usr/lib/fenix-root-probe", "/etc/fenix-root-probe", "/opt/fenix-root-probe"}
+	t.Cleanup(func() {
+		for _, p := range probes {
+			os.Remove(p)
+		}
+	})
+	// A disk the test itself can read, so its refusal means something.
+	var disks []string
+	for _, dev := range rawDevices("/dev") {
+		if f, err := os.Open(dev); err == nil {
+			buf := make([]byte, 512)
+			if n, _ := f.Read(buf); n == 512 {
+				disks = append(disks, dev)
+			}
+			f.Close()
+		}
+	}
+	script := `grep CapBnd /proc/self/status
+renice -n -5 -p $$ >/dev/null 2>&1 && echo reniced
+unshare -n true 2>/dev/null && echo unshared
+cat /proc/sys/kernel/core_pattern > pattern && cat pattern > /proc/sys/kernel/core_pattern 2>/dev/null && echo wrote-sysctl
+for p in ` + strings.Join(probes, " ") + `; do touch "$p" 2>/dev/null && echo "wrote-$p"; done
+for d in ` + strings.Join(disks, " ") + `; do n=$(head -c 512 "$d" 2>/dev/null | wc -c); [ "$n" -gt 0 ] && echo "read-$d"; done
+echo ok > out && chown 65534 out && cat out
+cat /proc/sys/kernel/ostype && ls /sys/kernel >/dev/null && echo read-proc-sys
+echo through-proc > /proc/self/fd/1
+python3 -c 'print("python ran")'
+true`
+	p, _, err := newRig(t).call(t, "exec_command", map[string]any{"command_line": script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := p.Content
+	t.Logf("raw devices hidden: %v; of them readable by the test: %v", rawDevices("/dev"), disks)
+	for _, escaped := range []string{"reniced", "unshared", "wrote-sysctl", "wrote-/", "read-/dev"} {
+		if strings.Contains(out, escaped) {
+			t.Errorf("a root command %s: %q", escaped, out)
+		}
+	}
+	for _, want := range []string{"ok", "Linux", "read-proc-sys", "through-proc", "python ran"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a root command's everyday work: %q lacks %q", out, want)
+		}
+	}
+	_, bnd, _ := strings.Cut(out, "CapBnd:")
+	bnd, _, _ = strings.Cut(strings.TrimSpace(bnd), "\n")
+	got, err := strconv.ParseUint(strings.TrimSpace(bnd), 16, 64)
+	if err != nil || got != confine.KeptCapabilitiesMask() {
+		t.Errorf("CapBnd = %q (%v), want %016x", bnd, err, confine.KeptCapabilitiesMask())
+	}
+}
