@@ -68,6 +68,16 @@ true`
 			t.Errorf("a root command's everyday work: %q lacks %q", out, want)
 		}
 	}
+	// FENIX_COMMAND_SYSTEM=writable gives the system's directories back,
+	// and nothing else.
+	p, _, err = newRig(t, func(c *HostConfig) { c.SystemWritable = true }).call(t, "exec_command", map[string]any{
+		"command_line": "touch /opt/fenix-root-probe && echo wrote-opt; renice -n -5 -p $$ >/dev/null 2>&1 && echo reniced; true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Content, "wrote-opt") || strings.Contains(p.Content, "reniced") {
+		t.Errorf("with FENIX_COMMAND_SYSTEM=writable: %q, want /opt written and capabilities still bounded", p.Content)
+	}
 	_, bnd, _ := strings.Cut(out, "CapBnd:")
 	bnd, _, _ = strings.Cut(strings.TrimSpace(bnd), "\n")
 	got, err := strconv.ParseUint(strings.TrimSpace(bnd), 16, 64)

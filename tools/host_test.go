@@ -127,6 +127,17 @@ func TestHostConfigFromEnv(t *testing.T) {
 		t.Fatalf("FENIX_COMMAND_SIGNALS=all: %v, want it refused naming the variable", err)
 	}
 	delete(env, "FENIX_COMMAND_SIGNALS")
+	for value, writable := range map[string]bool{"": false, "read-only": false, "writable": true} {
+		env["FENIX_COMMAND_SYSTEM"] = value
+		if cfg, err = HostConfigFromEnv(func(k string) string { return env[k] }); err != nil || cfg.SystemWritable != writable {
+			t.Fatalf("FENIX_COMMAND_SYSTEM=%s: SystemWritable %v, %v", value, cfg.SystemWritable, err)
+		}
+	}
+	env["FENIX_COMMAND_SYSTEM"] = "rw"
+	if _, err := HostConfigFromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "FENIX_COMMAND_SYSTEM") {
+		t.Fatalf("FENIX_COMMAND_SYSTEM=rw: %v, want it refused naming the variable", err)
+	}
+	delete(env, "FENIX_COMMAND_SYSTEM")
 	env["FENIX_EXEC_MAX_TIMEOUT"] = "soon"
 	if _, err := HostConfigFromEnv(func(k string) string { return env[k] }); err == nil {
 		t.Fatal("accepted a bad timeout")
