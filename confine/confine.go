@@ -80,6 +80,10 @@ type Policy struct {
 	// except a hidden path in one, the command's workspace and a
 	// Boundary's writable paths.
 	ReadOnly []string
+	// Writable paths are reached fully even inside a hidden or read-only
+	// path, as the workspace is (a hook's plugin data directory in the
+	// hidden data directory), unless one holds a protected path.
+	Writable []string
 	// Boundary, when set, also confines every write of a command to its
 	// workspace and the Boundary's paths (Claude Code's sandbox.enabled).
 	Boundary *Boundary
@@ -168,6 +172,7 @@ func (p Policy) Merge(q Policy) Policy {
 	out := Policy{
 		Hidden:            append(append([]string(nil), p.Hidden...), q.Hidden...),
 		ReadOnly:          append(append([]string(nil), p.ReadOnly...), q.ReadOnly...),
+		Writable:          append(append([]string(nil), p.Writable...), q.Writable...),
 		SignalsAnywhere:   p.SignalsAnywhere || q.SignalsAnywhere,
 		BoundCapabilities: p.BoundCapabilities || q.BoundCapabilities,
 		Network:           p.Network,

@@ -57,6 +57,8 @@ type Confiner struct {
 	// filter (see seccomp_linux.go).
 	noPrlimitFilter error
 	paths           []protected
+	// writable is Policy.Writable, absolute and free of symlinks.
+	writable []string
 	// boundary is nil unless writes are confined too (Policy.Boundary).
 	boundary *Boundary
 	// network is Policy.Network; noNetns, when set, is why commands cannot
@@ -124,7 +126,18 @@ func New(p Policy) (*Confiner, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Confiner{abi: abi, handled: accessV2, paths: paths, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, boundCaps: p.BoundCapabilities, sets: map[string]*ruleset{}, nets: map[string]*network{}}
+	var writable []string
+	for _, w := range p.Writable {
+		abs, err := filepath.Abs(w)
+		if err != nil {
+			return nil, fmt.Errorf("writable path %q: %w", w, err)
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		writable = append(writable, abs)
+	}
+	c := &Confiner{abi: abi, handled: accessV2, paths: paths, writable: writable, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, boundCaps: p.BoundCapabilities, sets: map[string]*ruleset{}, nets: map[string]*network{}}
 	switch {
 	case abi >= 5:
 		c.handled = accessV5
@@ -227,6 +240,9 @@ func (c *Confiner) String() string {
 	}
 	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s; %s",
 		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")), others)
+	if len(c.writable) > 0 {
+		desc += "; reachable inside them: " + strings.Join(c.writable, ", ")
+	}
 	if c.boundary != nil {
 		desc += fmt.Sprintf("; writes only in the workspace, %s", strings.Join(c.boundary.writable(""), ", "))
 	}

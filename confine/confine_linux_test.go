@@ -222,6 +222,26 @@ func TestReadOnlyHomeAroundTheStateAndTheWorkspace(t *testing.T) {
 	assert.NotZero(t, code, "the rest of the home stays read-only: %s", out)
 }
 
+// Writable paths inside a hidden one are reached, as a hook's plugin
+// data directory in the data directory, whose pinned scripts it reads
+// and whose audit log it does not.
+func TestWritablePathsInsideAHiddenOne(t *testing.T) {
+	l := newLayout(t)
+	plugin := filepath.Join(l.state, "plugin-data", "p1")
+	require.NoError(t, os.MkdirAll(plugin, 0o755))
+	c := newConfiner(t, Policy{Hidden: []string{l.state}, ReadOnly: []string{filepath.Dir(l.guard)}, Writable: []string{filepath.Join(l.state, "plugin-data")}})
+	code, out := sh(t, c, l.ws, "echo x > "+filepath.Join(plugin, "cache")+" && cat "+l.guard)
+	assert.Zero(t, code, "write the plugin data, read the pinned guard: %s", out)
+	for what, script := range map[string]string{
+		"rewrite the pinned guard":   "echo 'exit 0' > " + l.guard,
+		"read the audit log":         "cat " + l.audit,
+		"add beside the plugin data": "touch " + filepath.Join(l.state, "new"),
+	} {
+		code, out := sh(t, c, l.ws, script)
+		assert.NotZero(t, code, "%s: %s ran: %s", what, script, out)
+	}
+}
+
 func TestPolicyRefusesTheRoot(t *testing.T) {
 	_, err := New(Policy{Hidden: []string{"/"}})
 	if errors.Is(err, ErrUnavailable) {

@@ -137,20 +137,26 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 			return nil, err
 		}
 	}
-	// A Boundary's writable path in a read-only one (allowWrite "~/.npm"
-	// in a read-only home) is writable, as the settings ask, unless it is
-	// or holds a protected path.
+	// Policy.Writable, and a Boundary's writable path in a read-only one
+	// (allowWrite "~/.npm" in a read-only home), are reached fully, unless
+	// one is or holds a protected path.
+	reachable := slices.Clone(c.writable)
 	if c.boundary != nil {
 		for _, w := range c.boundary.writable(workspace) {
 			if real, err := filepath.EvalSymlinks(w); err == nil {
 				w = real
 			}
-			if _, protected := kind[w]; protected || leading[w] || !readOnlyAt(guarded, w) {
-				continue
+			if readOnlyAt(guarded, w) {
+				reachable = append(reachable, w)
 			}
-			if err := c.addRule(rs.fd, w, c.handled); err != nil {
-				return nil, err
-			}
+		}
+	}
+	for _, w := range reachable {
+		if _, protected := kind[w]; protected || leading[w] {
+			continue
+		}
+		if err := c.addRule(rs.fd, w, c.handled); err != nil {
+			return nil, err
 		}
 	}
 	ok = true

@@ -49,6 +49,9 @@ type Host struct {
 	// confinement is how commands are confined, replaced whole when the
 	// settings' sandbox changes (SetCommandSandbox).
 	confinement atomic.Pointer[commandConfinement]
+	// hooks confines the hooks' processes (HostConfig.Hooks); nil where
+	// they run unconfined.
+	hooks *confine.Confiner
 	// settingsEnv is the settings files' "env" for commands
 	// (SetCommandEnv); nil for none.
 	settingsEnv atomic.Pointer[map[string]string]
@@ -157,7 +160,20 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		}
 		go h.proxyServer.Serve(listener)
 	}
+	if h.hooks, err = newHookConfinement(cfg); err != nil {
+		h.Close()
+		return nil, err
+	}
 	return h, nil
+}
+
+// HookConfiner starts the hooks' processes confined (HostConfig.Hooks),
+// or is nil where they run unconfined.
+func (h *Host) HookConfiner() *confine.Confiner {
+	if h == nil {
+		return nil
+	}
+	return h.hooks
 }
 
 func loadOrCreateHostID(dataDir string) (string, error) {
@@ -238,6 +254,9 @@ func (h *Host) Close() error {
 			h.browsers.Shutdown()
 		}
 		h.confinement.Load().close()
+		if h.hooks != nil {
+			h.hooks.Close()
+		}
 		if h.proxyServer != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()

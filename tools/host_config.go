@@ -93,9 +93,15 @@ type HostConfig struct {
 	// which is always hidden: the worker's other state and its secret
 	// files (the worker fills it in).
 	Protected confine.Policy
-	Exec      ExecConfig
-	Services  ServiceConfig
-	Browser   BrowserConfig
+	// Hooks is what the hooks' processes may not reach, besides
+	// Protected's hidden files (the worker fills it in: its data directory
+	// hidden but for the pinned hook scripts and transcripts, read, and
+	// the plugins' data, written). Without Hidden paths hooks run
+	// unconfined.
+	Hooks    confine.Policy
+	Exec     ExecConfig
+	Services ServiceConfig
+	Browser  BrowserConfig
 	// Logger receives what NewHost reaped from a worker that died on this
 	// data directory: command runs and services it left running (default
 	// slog.Default()).

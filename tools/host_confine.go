@@ -111,6 +111,33 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	}
 }
 
+// newHookConfinement builds what confines the hooks' processes, or nil
+// where nothing is to (no HostConfig.Hooks, FENIX_COMMAND_CONFINEMENT=off)
+// or the kernel cannot. A hook is the worker's, trusted; but it runs what
+// the agent wrote — a git config's fsmonitor or filter when it runs git
+// status in the workspace, a node_modules/.bin program, a Makefile — and
+// that code must not rewrite the pinned guards, the audit log or the
+// command-run records, nor read the worker's keys. Hooks may still signal
+// any process of their user (a SessionEnd hook stopping the agent's dev
+// server) and reach the network; the cgroup hierarchies are read-only to
+// them, as to commands.
+func newHookConfinement(cfg HostConfig) (*confine.Confiner, error) {
+	if len(cfg.Hooks.Hidden) == 0 || cfg.Confinement == confine.ModeOff {
+		return nil, nil
+	}
+	policy := cfg.Hooks.Merge(confine.Policy{Hidden: cfg.Protected.Hidden, ReadOnly: proctree.Mounts(), SignalsAnywhere: true})
+	c, err := confine.New(policy)
+	switch {
+	case errors.Is(err, confine.ErrUnavailable):
+		cfg.Logger.Warn("hooks run unconfined: " + err.Error() + "; code a hook runs from the workspace (a git config's fsmonitor, node_modules/.bin) could rewrite the worker's data directory")
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("confining hooks: %w", err)
+	}
+	cfg.Logger.Info("hooks are confined", "confinement", c.String())
+	return c, nil
+}
+
 // workerHomes are the worker's home directories ($HOME, and its
 // account's if another), read-only to commands: hooks run with that HOME,
 // and what lies there runs in them — a python user site's

@@ -113,10 +113,20 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	tree := newProcessTree(cmd)
 
 	var runErr, expired error
-	if runErr = cmd.Start(); runErr == nil {
+	release := func() {}
+	if h.launcher != nil {
+		if release, runErr = h.launcher.Start(cmd, s.WorkspaceRoot); runErr != nil {
+			tree.close()
+			return outcome{}, &unconfinedError{err: runErr}
+		}
+	} else {
+		runErr = cmd.Start()
+	}
+	if runErr == nil {
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		runErr, expired = waitWithin(done, h.timeout, tree.stalled, tree.kill)
+		release()
 	}
 	tree.close()
 	if errors.Is(runErr, exec.ErrWaitDelay) {

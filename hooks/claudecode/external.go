@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os/exec"
 	"sort"
 	"strings"
 	"time"
@@ -139,6 +140,7 @@ type ExternalHook struct {
 	// hooks get besides the few they inherit from the worker.
 	settingsEnv map[string]string
 	logger      *slog.Logger
+	launcher    Launcher
 }
 
 var (
@@ -178,6 +180,17 @@ type ExternalHookConfig struct {
 	// Of the worker's own environment they inherit only PATH, HOME, the
 	// locale and a few more (see inheritedEnv), never its secrets.
 	Env map[string]string
+	// Launcher starts a command hook's process; nil starts it plainly.
+	Launcher Launcher
+}
+
+// Launcher starts a command hook's process for the session's workspace:
+// the worker's keeps hooks out of its own state (a confine.Confiner), so
+// that agent-written code a hook runs — a git config's fsmonitor, a
+// workspace's node_modules/.bin — cannot rewrite the pinned guards or the
+// audit log. release is called once the process was reaped.
+type Launcher interface {
+	Start(cmd *exec.Cmd, workspace string) (release func(), err error)
 }
 
 // CommandHookConfig describes one command hook.
@@ -278,6 +291,7 @@ func newExternalHook(cfg ExternalHookConfig, t transport) (*ExternalHook, error)
 		sourcePath:  cfg.Source,
 		settingsEnv: cfg.Env,
 		logger:      cmp.Or(cfg.Logger, slog.Default()),
+		launcher:    cfg.Launcher,
 	}, nil
 }
 
@@ -433,6 +447,9 @@ func (h *ExternalHook) exchange(ctx context.Context, s hooks.Session, in map[str
 			return verdict{}, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
 		case errors.As(err, &expired):
 			return verdict{}, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
+		case errors.As(err, new(*unconfinedError)):
+			h.logger.Error("hook could not be confined: failing closed", "hook", h.name, "event", h.eventName, "settings", h.sourcePath, "error", err)
+			return verdict{}, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
 		case errors.Is(err, context.DeadlineExceeded) || runCtx.Err() != nil:
 			return verdict{}, fmt.Errorf("hook %q: %s %q timed out after %s", h.name, h.transport.kind(), h.transport.describe(), h.timeout)
 		}
@@ -463,9 +480,10 @@ func (h *ExternalHook) runDetached(s hooks.Session, payload []byte) {
 type selfTimed interface{ timesItself() }
 
 // failsClosed is whether a failure blocks: the hook's onFailure, or a
-// starved command hook (see starvedError), which always does.
+// starved command hook or one its Launcher could not start (see
+// starvedError, unconfinedError), which always do.
 func (h *ExternalHook) failsClosed(err error) bool {
-	return h.failClosed || errors.As(err, new(*starvedError))
+	return h.failClosed || errors.As(err, new(*starvedError)) || errors.As(err, new(*unconfinedError))
 }
 
 func (h *ExternalHook) failClosedReason(err error) string {

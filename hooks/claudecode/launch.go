@@ -140,3 +140,15 @@ func missingScript(files []string) string {
 	}
 	return ""
 }
+
+// unconfinedError is a command hook the worker's Launcher could not start
+// in its domain. It fails closed, as a starved one does: a hook run
+// outside it could be made to rewrite what governs the agent, and not
+// running it must not let the call through.
+type unconfinedError struct{ err error }
+
+func (e *unconfinedError) Error() string {
+	return "could not be started in the worker's confinement, so it fails closed: " + e.err.Error()
+}
+
+func (e *unconfinedError) Unwrap() error { return e.err }

@@ -32,6 +32,9 @@ type LoadOptions struct {
 	Scripts *ScriptStore
 	// Logger is given to every hook (see ExternalHookConfig.Logger).
 	Logger *slog.Logger
+	// Launcher starts every command hook's process (see
+	// ExternalHookConfig.Launcher); nil starts them plainly.
+	Launcher Launcher
 }
 
 // DialectKey is the top-level settings key that overrides dialect

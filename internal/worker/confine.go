@@ -9,6 +9,13 @@ import (
 	"github.com/fenixrt/fenix/confine"
 )
 
+// The data directory's entries the hooks reach.
+const (
+	hookScriptsDir = "hook-scripts"
+	transcriptsDir = "transcripts"
+	pluginDataDir  = "plugin-data"
+)
+
 // protectedPaths adds to p what this configuration keeps beside the data
 // directory, which tools.NewHost always hides from commands: the audit
 // log when it is a SQLite file (with the journal and WAL files SQLite
@@ -57,4 +64,18 @@ func secretFiles(getenv func(string) string) []string {
 		}
 	}
 	return present
+}
+
+// hookPolicy is what the hooks' processes may not reach besides what
+// protected hides (see tools.HostConfig.Hooks): the data directory, but
+// for the pinned hook scripts they run and the transcripts Stop hooks
+// read (read-only, as the skills and profiles) and each plugin's
+// $CLAUDE_PLUGIN_DATA (theirs to write).
+func hookPolicy(cfg Config, protected confine.Policy) confine.Policy {
+	return confine.Policy{
+		Hidden: append([]string{cfg.DataDir}, protected.Hidden...),
+		ReadOnly: append([]string{filepath.Join(cfg.DataDir, hookScriptsDir), filepath.Join(cfg.DataDir, transcriptsDir)},
+			protected.ReadOnly...),
+		Writable: []string{filepath.Join(cfg.DataDir, pluginDataDir)},
+	}
 }

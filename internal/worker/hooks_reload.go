@@ -18,7 +18,7 @@ func hookScriptStore(cfg Config) (*claudecode.ScriptStore, error) {
 	if cfg.DataDir == "" {
 		return nil, nil
 	}
-	dir, err := filepath.Abs(filepath.Join(cfg.DataDir, "hook-scripts"))
+	dir, err := filepath.Abs(filepath.Join(cfg.DataDir, hookScriptsDir))
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ const transcriptSweepInterval = time.Hour
 // hooks read are written redacted (the worker's Redactor) and 0600, and
 // deletes those past TranscriptRetention.
 func (w *Worker) openTranscripts() (*claudecode.TranscriptWriter, error) {
-	t, err := claudecode.NewTranscriptWriter(filepath.Join(w.cfg.DataDir, "transcripts"))
+	t, err := claudecode.NewTranscriptWriter(filepath.Join(w.cfg.DataDir, transcriptsDir))
 	if err != nil {
 		return nil, err
 	}

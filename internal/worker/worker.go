@@ -135,6 +135,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	hostCfg := cfg.HostConfig
 	hostCfg.DataDir = cfg.DataDir
 	hostCfg.Protected = protectedPaths(cfg, hostCfg.Protected)
+	hostCfg.Hooks = hookPolicy(cfg, hostCfg.Protected)
 	if hostCfg.Logger == nil {
 		hostCfg.Logger = cfg.Logger
 	}
@@ -397,10 +398,13 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 		}
 		loadOpts := claudecode.LoadOptions{
 			HTTPPolicy:    claudecode.HTTPPolicy{Net: netPolicy},
-			PluginDataDir: filepath.Join(cfg.DataDir, "plugin-data"),
+			PluginDataDir: filepath.Join(cfg.DataDir, pluginDataDir),
 			MCP:           mcpTools,
 			Scripts:       scripts,
 			Logger:        cfg.Logger,
+		}
+		if c := host.HookConfiner(); c != nil {
+			loadOpts.Launcher = c
 		}
 		if cfg.Model != nil {
 			loadOpts.Prompt = llm.HookPromptEvaluator{Provider: cfg.Model, Model: cfg.HookModel}

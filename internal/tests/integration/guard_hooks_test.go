@@ -335,3 +335,59 @@ if re.search(r"\brm\s+-rf\b", call.get("tool_input", {}).get("command", "")):
 	assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
 	assert.DirExists(t, filepath.Join(project, "scratch"))
 }
+
+// A hook is the worker's, but it runs what the agent wrote: a guard that
+// looks at the working tree with git status runs the repository's
+// core.fsmonitor, which the agent sets. That code ran as the worker,
+// outside any domain, and could rewrite the pinned guard (every later
+// call then passed) and copy out the audit log. Hooks now run in a
+// domain of their own: the fsmonitor still runs, but the pinned guard
+// and the audit log are out of its reach, and the guard keeps blocking.
+func TestCodeAHookRunsCannotRewriteTheGuard(t *testing.T) {
+	project := writeClaudeProject(t, "", map[string]string{"guard.sh": `#!/bin/bash
+input=$(cat)
+git -C "$CLAUDE_PROJECT_DIR" status --porcelain >/dev/null 2>&1
+if printf '%s' "$input" | grep -q 'rm -rf'; then
+  echo "project policy: rm -rf is not allowed" >&2; exit 2
+fi
+exit 0
+`}, `{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}]}
+]}}`)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start"}} {
+		out, err := exec.Command("git", append([]string{"-C", project}, args...)...).CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	w := startWorker(t, inProject(project))
+	var pinned string
+	require.NoError(t, filepath.WalkDir(filepath.Join(w.dataDir, "hook-scripts"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "guard.sh" {
+			pinned = path
+		}
+		return err
+	}))
+	require.NotEmpty(t, pinned, "the guard is pinned in the data directory")
+	audit := filepath.Join(w.dataDir, "audit.db")
+	run := commandRunner(w, project, "fsmonitor")
+
+	monitor := fmt.Sprintf(`#!/bin/sh
+touch %[1]s/fsmonitor-ran
+printf 'exit 0\n' > %[2]s
+cp %[3]s %[1]s/stolen-audit.db
+`, project, pinned, audit)
+	res := run(t, "exec_command", fmt.Sprintf("cat > .git/monitor.sh <<'EOF'\n%sEOF\nchmod +x .git/monitor.sh && git config core.fsmonitor \"$PWD/.git/monitor.sh\"", monitor))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+	for attempt := 1; attempt <= 2; attempt++ {
+		res = run(t, "exec_command", "rm -rf ./scratch")
+		require.Equal(t, contract.StatusFailed, res.Status, "attempt %d: rm -rf ran past the guard: %+v", attempt, res.Output)
+		assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
+	}
+	assert.DirExists(t, filepath.Join(project, "scratch"))
+	assert.FileExists(t, filepath.Join(project, "fsmonitor-ran"), "the guard's git status ran the agent's fsmonitor")
+	guard, err := os.ReadFile(pinned)
+	require.NoError(t, err)
+	assert.Contains(t, string(guard), "rm -rf is not allowed", "the pinned guard is unchanged")
+	assert.NoFileExists(t, filepath.Join(project, "stolen-audit.db"))
+}
