@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/hooks/builtin"
@@ -26,19 +27,32 @@ import (
 // matcher naming another tool: they must cost nothing.
 func BenchmarkPreToolUseHooks(b *testing.B) {
 	for _, c := range []struct {
-		name    string
-		n       int
-		matcher string
+		name     string
+		n        int
+		matcher  string
+		confined bool
 	}{
-		{"hooks=0", 0, "exec_command"},
-		{"hooks=1", 1, "exec_command"},
-		{"hooks=4", 4, "exec_command"},
-		{"hooks=16", 16, "exec_command"},
-		{"hooks=16-unmatched", 16, "workspace_write"},
+		{"hooks=0", 0, "exec_command", false},
+		{"hooks=1", 1, "exec_command", false},
+		{"hooks=1-confined", 1, "exec_command", true},
+		{"hooks=4", 4, "exec_command", false},
+		{"hooks=16", 16, "exec_command", false},
+		{"hooks=16-unmatched", 16, "workspace_write", false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
-			r := benchHookRegistry(b, dir, c.n, c.matcher)
+			var launcher Launcher
+			if c.confined {
+				// As the worker confines hooks: a data directory beside
+				// the workspace, hidden.
+				confiner, err := confine.New(confine.Policy{Hidden: []string{b.TempDir()}, SignalsAnywhere: true})
+				if err != nil {
+					b.Skipf("no confinement here: %v", err)
+				}
+				b.Cleanup(confiner.Close)
+				launcher = confiner
+			}
+			r := benchHookRegistry(b, dir, c.n, c.matcher, launcher)
 			ev := commandPreEvent(dir)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -57,7 +71,7 @@ func BenchmarkPreToolUseHooks(b *testing.B) {
 
 // benchHookRegistry writes n scripts and a settings file naming them on
 // PreToolUse with matcher, and loads it as the worker does.
-func benchHookRegistry(b *testing.B, dir string, n int, matcher string) *hooks.Registry {
+func benchHookRegistry(b *testing.B, dir string, n int, matcher string, launcher Launcher) *hooks.Registry {
 	b.Helper()
 	var handlers []map[string]any
 	for i := range n {
@@ -79,7 +93,7 @@ func benchHookRegistry(b *testing.B, dir string, n int, matcher string) *hooks.R
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	sources, err := LoadSources([]string{path}, LoadOptions{})
+	sources, err := LoadSources([]string{path}, LoadOptions{Launcher: launcher})
 	if err != nil {
 		b.Fatal(err)
 	}
