@@ -260,13 +260,7 @@ func TestLoadCannotMakeTheGuardFailOpen(t *testing.T) {
 	if _, err := exec.LookPath("taskset"); err != nil {
 		t.Skip("taskset (util-linux) is not installed")
 	}
-	project := writeClaudeProject(t, "", map[string]string{"guard.py": `import json, re, sys
-call = json.load(sys.stdin)
-command = call.get("tool_input", {}).get("command", "")
-if re.search(r"\brm\s+-rf\b", command):
-    print("project policy: rm -rf is not allowed", file=sys.stderr)
-    sys.exit(2)
-`}, `{"hooks": {"PreToolUse": [
+	project := writeClaudeProject(t, "", map[string]string{"guard.py": pythonRmRfGuard}, `{"hooks": {"PreToolUse": [
   {"matcher": "Bash", "hooks": [{"type": "command", "timeout": 1,
     "command": "taskset -c 0 python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py"}]}
 ]}}`)
@@ -289,14 +283,9 @@ if re.search(r"\brm\s+-rf\b", command):
 		return err == nil
 	}, 10*time.Second, 50*time.Millisecond, "the load runs")
 
-	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
 	start := time.Now()
-	res = run(t, "exec_command", "rm -rf ./scratch")
+	requireRmRfBlocked(t, run, project, "a guard held off its CPU")
 	t.Logf("the guarded call ended after %s", time.Since(start).Round(time.Millisecond))
-	require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran past a guard held off its CPU: %+v", res.Output)
-	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%+v", res.Error)
-	assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
-	assert.DirExists(t, filepath.Join(project, "scratch"))
 }
 
 // The hooks run with the worker's HOME, and what lies there runs in
@@ -313,12 +302,7 @@ func TestCommandsCannotPlantCodeInTheHooksHome(t *testing.T) {
 	site := strings.TrimSpace(string(out))
 	require.True(t, strings.HasPrefix(site, home), "the user site %s is in HOME %s", site, home)
 	require.NoError(t, os.MkdirAll(site, 0o755), "as pip install --user leaves it")
-	project := writeClaudeProject(t, "", map[string]string{"guard.py": `import json, re, sys
-call = json.load(sys.stdin)
-if re.search(r"\brm\s+-rf\b", call.get("tool_input", {}).get("command", "")):
-    print("project policy: rm -rf is not allowed", file=sys.stderr)
-    sys.exit(2)
-`}, `{"hooks": {"PreToolUse": [
+	project := writeClaudeProject(t, "", map[string]string{"guard.py": pythonRmRfGuard}, `{"hooks": {"PreToolUse": [
   {"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py"}]}
 ]}}`)
 	w := startWorker(t, inProject(project))
@@ -329,11 +313,7 @@ if re.search(r"\brm\s+-rf\b", call.get("tool_input", {}).get("command", "")):
 	t.Logf("the plant: %s %+v", res.Status, res.Output)
 	assert.NoFileExists(t, plant)
 
-	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
-	res = run(t, "exec_command", "rm -rf ./scratch")
-	require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran past a guard whose home the agent wrote: %+v", res.Output)
-	assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
-	assert.DirExists(t, filepath.Join(project, "scratch"))
+	requireRmRfBlocked(t, run, project, "a guard whose home the agent wrote")
 }
 
 // A hook is the worker's, but it runs what the agent wrote: a guard that
@@ -378,16 +358,33 @@ cp %[3]s %[1]s/stolen-audit.db
 	res := run(t, "exec_command", fmt.Sprintf("cat > .git/monitor.sh <<'EOF'\n%sEOF\nchmod +x .git/monitor.sh && git config core.fsmonitor \"$PWD/.git/monitor.sh\"", monitor))
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 
-	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
 	for attempt := 1; attempt <= 2; attempt++ {
-		res = run(t, "exec_command", "rm -rf ./scratch")
-		require.Equal(t, contract.StatusFailed, res.Status, "attempt %d: rm -rf ran past the guard: %+v", attempt, res.Output)
-		assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
+		requireRmRfBlocked(t, run, project, fmt.Sprintf("the guard, attempt %d,", attempt))
 	}
-	assert.DirExists(t, filepath.Join(project, "scratch"))
 	assert.FileExists(t, filepath.Join(project, "fsmonitor-ran"), "the guard's git status ran the agent's fsmonitor")
 	guard, err := os.ReadFile(pinned)
 	require.NoError(t, err)
 	assert.Contains(t, string(guard), "rm -rf is not allowed", "the pinned guard is unchanged")
 	assert.NoFileExists(t, filepath.Join(project, "stolen-audit.db"))
+}
+
+// pythonRmRfGuard is a project's PreToolUse guard as teams write them in
+// python: it blocks rm -rf with exit 2.
+const pythonRmRfGuard = `import json, re, sys
+call = json.load(sys.stdin)
+if re.search(r"\brm\s+-rf\b", call.get("tool_input", {}).get("command", "")):
+    print("project policy: rm -rf is not allowed", file=sys.stderr)
+    sys.exit(2)
+`
+
+// requireRmRfBlocked asks for rm -rf of a scratch directory in project
+// and requires the guard to block it; past names what was tried.
+func requireRmRfBlocked(t *testing.T, run func(*testing.T, string, string) contract.Result, project, past string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+	res := run(t, "exec_command", "rm -rf ./scratch")
+	require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran past %s: %+v", past, res.Output)
+	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%+v", res.Error)
+	assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
+	assert.DirExists(t, filepath.Join(project, "scratch"))
 }
