@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,8 +42,10 @@ func KeptCapabilitiesMask() uint64 {
 	return mask
 }
 
-// lastCapability is the kernel's highest capability number.
-func lastCapability() int {
+// lastCapability is the kernel's highest capability number, read once.
+var lastCapability = sync.OnceValue(readLastCapability)
+
+func readLastCapability() int {
 	raw, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
 	if err != nil {
 		return unix.CAP_LAST_CAP
@@ -60,7 +63,8 @@ func lastCapability() int {
 // effective set is left alone: it still joins namespaces and sets
 // credentials for the command.
 func boundCapabilities() error {
-	for c := 0; c <= lastCapability(); c++ {
+	last := lastCapability()
+	for c := 0; c <= last; c++ {
 		if _, kept := keptCapabilities[c]; kept {
 			continue
 		}
