@@ -115,7 +115,7 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	var runErr, expired error
 	release := func() {}
 	if h.launcher != nil {
-		if release, runErr = h.launcher.Start(cmd, s.WorkspaceRoot); runErr != nil {
+		if release, runErr = h.launcher.Start(cmd, s.WorkspaceRoot); runErr != nil && !programNotStarted(runErr) {
 			tree.close()
 			return outcome{}, &unconfinedError{err: runErr}
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -139,6 +140,14 @@ func missingScript(files []string) string {
 		}
 	}
 	return ""
+}
+
+// programNotStarted is whether a start failed in exec itself — the
+// program not found or not executable — rather than in the worker's
+// confinement: the hook could not start, as without confinement.
+func programNotStarted(err error) bool {
+	var pathErr *os.PathError
+	return errors.As(err, new(*exec.Error)) || errors.As(err, &pathErr) && pathErr.Op == "fork/exec"
 }
 
 // unconfinedError is a command hook the worker's Launcher could not start

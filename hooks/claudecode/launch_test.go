@@ -39,3 +39,25 @@ func TestHookThatCannotBeConfinedFailsClosed(t *testing.T) {
 		t.Error("the hook ran unconfined")
 	}
 }
+
+// realLauncher starts the process as a confining launcher would, with its
+// own start errors.
+type realLauncher struct{}
+
+func (realLauncher) Start(cmd *exec.Cmd, _ string) (func(), error) { return func() {}, cmd.Start() }
+
+// An exec-form hook whose program is missing could not start, confined or
+// not: it fails open as in Claude Code (unless onFailure: block), not
+// closed as a confinement failure does.
+func TestConfinedHookWhoseProgramIsMissingCouldNotStart(t *testing.T) {
+	dir := t.TempDir()
+	h, err := NewCommandHook(CommandHookConfig{Command: "fenix-no-such-guard-program", Args: []string{}, ExternalHookConfig: ExternalHookConfig{
+		Event: "PreToolUse", Timeout: 10 * time.Second, Launcher: realLauncher{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
+	if err == nil || action.Kind != hooks.KindContinue || strings.Contains(err.Error(), "confinement") {
+		t.Fatalf("action = %+v, err = %v, want a could-not-start failure that fails open", action, err)
+	}
+}
