@@ -1,0 +1,72 @@
+//go:build linux
+
+package confine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// String describes the confinement for the worker's start log.
+func (c *Confiner) String() string {
+	var hidden, readOnly []string
+	for _, p := range c.paths {
+		if p.readOnly {
+			readOnly = append(readOnly, p.path)
+		} else {
+			hidden = append(hidden, p.path)
+		}
+	}
+	// What a command may do to processes it did not start.
+	others := "signals: anywhere the user may send them (ABI 6 scopes them)"
+	switch {
+	case c.signalsAnywhere:
+		others = "signals: anywhere the user may send them (FENIX_COMMAND_SIGNALS=any)"
+	case c.SignalsScoped():
+		others = "signals: to the command's own processes only"
+	}
+	if c.PrlimitFiltered() {
+		others += "; prlimit: own limits only"
+	} else {
+		others += "; prlimit: not filtered (" + c.noPrlimitFilter.Error() + ")"
+	}
+	if c.boundCaps {
+		others += "; capabilities: at most " + keptCapabilityNames()
+	}
+	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s; %s",
+		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")), others)
+	if len(c.writable) > 0 {
+		desc += "; reachable inside them: " + strings.Join(c.writable, ", ")
+	}
+	if c.boundary != nil {
+		desc += fmt.Sprintf("; writes only in the workspace, %s", strings.Join(c.boundary.writable(""), ", "))
+	}
+	if c.network == nil {
+		return desc
+	}
+	switch {
+	case c.noNetns == nil:
+		desc += "; network: a namespace per workspace, out only through proxies (" + c.network.Describe + ")"
+	case c.ports != nil:
+		desc += "; network: out only through proxies on the worker's loopback (" + c.network.Describe + "), TCP held to their two ports by Landlock and UDP refused, as there is no namespace per workspace (" +
+			c.noNetns.Error() + "): a command can still reach another host on those two port numbers, and cannot reach another command's server"
+	default:
+		return desc + "; network: as the worker's (" + c.NetworkUnavailable().Error() + ")"
+	}
+	switch {
+	case c.network.UnixSockets:
+		desc += "; Unix sockets: allowed (allowAllUnixSockets)"
+	case c.noUnixFilter != nil:
+		desc += "; Unix sockets: not filtered (" + c.noUnixFilter.Error() + ")"
+	default:
+		desc += "; Unix sockets: refused"
+	}
+	return desc
+}
+
+func orNone(paths []string) string {
+	if len(paths) == 0 {
+		return "none"
+	}
+	return strings.Join(paths, ", ")
+}
