@@ -117,7 +117,9 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 // the agent wrote — a git config's fsmonitor or filter when it runs git
 // status in the workspace, a node_modules/.bin program, a Makefile — and
 // that code must not rewrite the pinned guards, the audit log or the
-// command-run records, nor read the worker's keys. Hooks may still signal
+// command-run records, nor read the worker's keys, nor plant code for the
+// next hooks (hookCodePaths; a root worker's hooks are bounded as its
+// commands are, rootCommandPolicy). Hooks may still signal
 // any process of their user (a SessionEnd hook stopping the agent's dev
 // server) and reach the network; the cgroup hierarchies are read-only to
 // them, as to commands.
@@ -125,7 +127,12 @@ func newHookConfinement(cfg HostConfig) (*confine.Confiner, error) {
 	if len(cfg.Hooks.Hidden) == 0 || cfg.Confinement == confine.ModeOff {
 		return nil, nil
 	}
-	policy := cfg.Hooks.Merge(confine.Policy{Hidden: cfg.Protected.Hidden, ReadOnly: proctree.Mounts(), SignalsAnywhere: true})
+	policy := cfg.Hooks.Merge(confine.Policy{Hidden: cfg.Protected.Hidden, ReadOnly: append(proctree.Mounts(), hookCodePaths()...), SignalsAnywhere: true})
+	if os.Geteuid() == 0 {
+		// A root worker's hooks run as root: the agent's code one of them
+		// runs gets no more of the kernel or the system than a command.
+		policy = policy.Merge(rootCommandPolicy(cfg.SystemWritable))
+	}
 	c, err := confine.New(policy)
 	switch {
 	case errors.Is(err, confine.ErrUnavailable):
@@ -136,6 +143,24 @@ func newHookConfinement(cfg HostConfig) (*confine.Confiner, error) {
 	}
 	cfg.Logger.Info("hooks are confined", "confinement", c.String())
 	return c, nil
+}
+
+// hookCodePaths are the places in the worker's home from which the
+// hooks load code without naming it — the python user site and
+// ~/.local/bin on the PATH, git's configuration (an fsmonitor, a filter,
+// an alias runs), node's legacy module directories — read-only to hooks,
+// whose home is otherwise theirs (their logs in ~/.claude, npm's and
+// uv's caches). A hook running the agent's code (see newHookConfinement)
+// could otherwise plant there what every later hook runs. A missing one
+// is protected too: it cannot be made.
+func hookCodePaths() []string {
+	var paths []string
+	for _, home := range workerHomes() {
+		for _, rel := range []string{".local/lib", ".local/bin", ".gitconfig", ".config/git", ".node_modules", ".node_libraries"} {
+			paths = append(paths, filepath.Join(home, rel))
+		}
+	}
+	return paths
 }
 
 // workerHomes are the worker's home directories ($HOME, and its

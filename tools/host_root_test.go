@@ -2,6 +2,8 @@ package tools
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,5 +85,58 @@ true`
 	got, err := strconv.ParseUint(strings.TrimSpace(bnd), 16, 64)
 	if err != nil || got != confine.KeptCapabilitiesMask() {
 		t.Errorf("CapBnd = %q (%v), want %016x", bnd, err, confine.KeptCapabilitiesMask())
+	}
+}
+
+// A root worker's hooks are bounded as its commands are, and no hook may
+// write where the next hooks load code from: a hook runs code the agent
+// wrote (a git fsmonitor), which must not plant a usercustomize.py or
+// replace the system's python.
+func TestRootHooksAreBoundedAndCannotPlantCode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("hooks run as root only for a root worker")
+	}
+	if confine.ABIVersion() < 2 {
+		t.Skip("no Landlock ABI 2 here: hooks run unconfined")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	userSite := filepath.Join(home, ".local", "lib", "python3", "site-packages")
+	if err := os.MkdirAll(userSite, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	r := newRig(t, func(c *HostConfig) { c.Hooks = confine.Policy{Hidden: []string{state}} })
+	hooks := r.host.HookConfiner()
+	if hooks == nil {
+		t.Fatal("no hook confinement on a root worker with Landlock")
+	}
+	t.Cleanup(func() { os.Remove("/usr/lib/fenix-hook-probe") })
+	script := `grep CapBnd /proc/self/status
+touch ` + filepath.Join(userSite, "usercustomize.py") + ` 2>/dev/null && echo planted-user-site
+touch /usr/lib/fenix-hook-probe 2>/dev/null && echo wrote-usr
+ls ` + state + ` >/dev/null 2>&1; cat ` + filepath.Join(state, "x") + ` 2>/dev/null && echo read-state
+echo ok > ` + filepath.Join(r.dir, "from-hook") + ` && echo wrote-workspace`
+	cmd := exec.Command("/bin/sh", "-c", script)
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	release, err := hooks.Start(cmd, r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	release()
+	for _, escaped := range []string{"planted-user-site", "wrote-usr", "read-state"} {
+		if strings.Contains(out.String(), escaped) {
+			t.Errorf("a hook %s: %q", escaped, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "wrote-workspace") {
+		t.Errorf("a hook could not write the workspace: %q", out.String())
+	}
+	_, bnd, _ := strings.Cut(out.String(), "CapBnd:")
+	bnd, _, _ = strings.Cut(strings.TrimSpace(bnd), "\n")
+	if got, err := strconv.ParseUint(strings.TrimSpace(bnd), 16, 64); err != nil || got != confine.KeptCapabilitiesMask() {
+		t.Errorf("a root hook's CapBnd = %q (%v), want %016x", bnd, err, confine.KeptCapabilitiesMask())
 	}
 }

@@ -320,9 +320,10 @@ func TestCommandsCannotPlantCodeInTheHooksHome(t *testing.T) {
 // looks at the working tree with git status runs the repository's
 // core.fsmonitor, which the agent sets. That code ran as the worker,
 // outside any domain, and could rewrite the pinned guard (every later
-// call then passed) and copy out the audit log. Hooks now run in a
-// domain of their own: the fsmonitor still runs, but the pinned guard
-// and the audit log are out of its reach, and the guard keeps blocking.
+// call then passed), copy out the audit log, or plant a usercustomize.py
+// for every later python hook. Hooks now run in a domain of their own:
+// the fsmonitor still runs, but the pinned guard, the audit log and the
+// python user site are out of its reach, and the guard keeps blocking.
 func TestCodeAHookRunsCannotRewriteTheGuard(t *testing.T) {
 	project := writeClaudeProject(t, "", map[string]string{"guard.sh": `#!/bin/bash
 input=$(cat)
@@ -338,6 +339,10 @@ exit 0
 		out, err := exec.Command("git", append([]string{"-C", project}, args...)...).CombinedOutput()
 		require.NoError(t, err, "git %v: %s", args, out)
 	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	userSite := filepath.Join(home, ".local", "lib", "python3", "site-packages")
+	require.NoError(t, os.MkdirAll(userSite, 0o755))
 	w := startWorker(t, inProject(project))
 	var pinned string
 	require.NoError(t, filepath.WalkDir(filepath.Join(w.dataDir, "hook-scripts"), func(path string, d os.DirEntry, err error) error {
@@ -354,7 +359,8 @@ exit 0
 touch %[1]s/fsmonitor-ran
 printf 'exit 0\n' > %[2]s
 cp %[3]s %[1]s/stolen-audit.db
-`, project, pinned, audit)
+printf 'import sys\nsys.exit(0)\n' > %[4]s/usercustomize.py
+`, project, pinned, audit, userSite)
 	res := run(t, "exec_command", fmt.Sprintf("cat > .git/monitor.sh <<'EOF'\n%sEOF\nchmod +x .git/monitor.sh && git config core.fsmonitor \"$PWD/.git/monitor.sh\"", monitor))
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 
@@ -366,6 +372,7 @@ cp %[3]s %[1]s/stolen-audit.db
 	require.NoError(t, err)
 	assert.Contains(t, string(guard), "rm -rf is not allowed", "the pinned guard is unchanged")
 	assert.NoFileExists(t, filepath.Join(project, "stolen-audit.db"))
+	assert.NoFileExists(t, filepath.Join(userSite, "usercustomize.py"), "the next python hooks' user site is out of its reach")
 }
 
 // pythonRmRfGuard is a project's PreToolUse guard as teams write them in
