@@ -37,3 +37,9 @@ func (c *Cgroup) Stalled() (time.Duration, error) { return 0, ErrUnavailable }
 
 // GroupStalled is unknown off Linux.
 func GroupStalled(pgid int) (time.Duration, bool, error) { return 0, false, ErrUnavailable }
+
+// GroupStopped is unknown off Linux.
+func GroupStopped(pgid int) bool { return false }
+
+// Stopped is unknown off Linux.
+func (c *Cgroup) Stopped() bool { return false }

@@ -66,9 +66,21 @@ func someStallTotal(raw []byte) (time.Duration, error) {
 // waiting now is not counted yet. It misses processes that left the group
 // (setsid) or ended, and stalls on memory.
 func GroupStalled(pgid int) (held time.Duration, runnable bool, err error) {
+	held, runnable, _, err = groupState(pgid)
+	return held, runnable, err
+}
+
+// GroupStopped reports whether a thread of process group pgid is stopped
+// (by SIGSTOP or a tracer): a hook something else stopped.
+func GroupStopped(pgid int) bool {
+	_, _, stopped, _ := groupState(pgid)
+	return stopped
+}
+
+func groupState(pgid int) (held time.Duration, runnable, stopped bool, err error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, false, err
+		return 0, false, false, err
 	}
 	found := false
 	for _, e := range entries {
@@ -80,14 +92,31 @@ func GroupStalled(pgid int) (held time.Duration, runnable bool, err error) {
 			continue
 		}
 		found = true
-		d, r := processStalled(pid)
+		d, r, s := processStalled(pid)
 		held += d
-		runnable = runnable || r
+		runnable, stopped = runnable || r, stopped || s
 	}
 	if !found {
-		return 0, false, fmt.Errorf("process group %d has no process left", pgid)
+		return 0, false, false, fmt.Errorf("process group %d has no process left", pgid)
 	}
-	return held, runnable, nil
+	return held, runnable, stopped, nil
+}
+
+// Stopped reports whether a thread of the cgroup's processes is stopped
+// (by SIGSTOP or a tracer).
+func (c *Cgroup) Stopped() bool {
+	procs, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+	if err != nil {
+		return false
+	}
+	for _, line := range bytes.Fields(procs) {
+		if pid, err := strconv.Atoi(string(line)); err == nil {
+			if _, _, stopped := processStalled(pid); stopped {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // taskState is a process's or thread's state letter and process group
@@ -114,13 +143,16 @@ func taskState(statFile string) (state byte, pgrp int) {
 }
 
 // processStalled sums the run_delay (ns, the second field of schedstat)
-// of pid's threads, and says whether one of them is runnable; threads
-// that end meanwhile count 0.
-func processStalled(pid int) (held time.Duration, runnable bool) {
+// of pid's threads, and says whether one of them is runnable or stopped;
+// threads that end meanwhile count 0.
+func processStalled(pid int) (held time.Duration, runnable, stopped bool) {
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
 	for _, task := range tasks {
-		if state, _ := taskState(filepath.Join(task, "stat")); state == 'R' {
+		switch state, _ := taskState(filepath.Join(task, "stat")); state {
+		case 'R':
 			runnable = true
+		case 'T', 't':
+			stopped = true
 		}
 		raw, err := os.ReadFile(filepath.Join(task, "schedstat"))
 		if err != nil {
@@ -134,5 +166,5 @@ func processStalled(pid int) (held time.Duration, runnable bool) {
 			held += time.Duration(ns)
 		}
 	}
-	return held, runnable
+	return held, runnable, stopped
 }

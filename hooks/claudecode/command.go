@@ -125,7 +125,7 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	if runErr == nil {
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		runErr, expired = waitWithin(done, h.timeout, tree.stalled, tree.kill)
+		runErr, expired = waitWithin(done, h.timeout, tree)
 		release()
 	}
 	tree.close()
@@ -154,6 +154,9 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 			err: fmt.Errorf("exit status %d%s", code, suffix(stderr.String()))}
 	}
 	if code == -1 {
+		if sig, ok := killedFromOutside(cmd.ProcessState); ok {
+			return outcome{}, &killedError{signal: sig}
+		}
 		return outcome{}, fmt.Errorf("command %q was killed (%v)%s", t.describe(), cmd.ProcessState, suffix(stderr.String()))
 	}
 	if runErr != nil && !errors.As(runErr, new(*exec.ExitError)) {

@@ -58,14 +58,44 @@ func (e *starvedError) Error() string {
 // CPU within about a second, and its wait is counted then.
 const settleWindow = time.Second
 
+// stoppedError is a command hook found stopped (SIGSTOP, a tracer) at its
+// deadline: something else stopped it, and like a starved one it fails
+// closed — stopping the guard must not be a way around it.
+type stoppedError struct{ timeout time.Duration }
+
+func (e *stoppedError) Error() string {
+	return fmt.Sprintf("was stopped by a signal the worker did not send and had not answered after %s, so it fails closed", e.timeout)
+}
+
+// killedError is a command hook that died of a signal the worker did
+// not send (SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT): something else
+// killed it, and it fails closed, where a hook that crashes on its own
+// (SIGSEGV, SIGABRT) fails open as in Claude Code.
+type killedError struct{ signal string }
+
+func (e *killedError) Error() string {
+	return "was killed by " + e.signal + ", which the worker did not send, so it fails closed"
+}
+
+// heldUp is what waitWithin asks of a running hook's process tree.
+type heldUp interface {
+	// stalled is how long the tree waited for a CPU or memory others
+	// held, and whether that figure lags (see processTree.stalled).
+	stalled() (held time.Duration, lagging bool)
+	// stopped is whether a process of the tree is stopped.
+	stopped() bool
+	kill()
+}
+
 // waitWithin waits for a started command's wait result while the command
 // has timeout of time it could run: when the clock reaches timeout plus
-// the time stalled reports it was held up, it calls kill and returns the
-// wait result with a *timeoutError, or a *starvedError when the clock
-// reached maxStarvedStretch times timeout with the hook held up for at
-// least half of it. When stalled says its figure lags, a deadline is
-// kept only once the figure stayed put for settleWindow.
-func waitWithin(done <-chan error, timeout time.Duration, stalled func() (held time.Duration, lagging bool), kill func()) (waitErr, expired error) {
+// the time the tree reports it was held up, it kills the tree and returns
+// the wait result with a *timeoutError — a *stoppedError when the tree was
+// found stopped, a *starvedError when the clock reached maxStarvedStretch
+// times timeout with the hook held up for at least half of it. When the
+// tree says its figure lags, a deadline is kept only once the figure
+// stayed put for settleWindow.
+func waitWithin(done <-chan error, timeout time.Duration, tree heldUp) (waitErr, expired error) {
 	start := time.Now()
 	stretch := time.Duration(starvedStretch.Load()) * timeout
 	timer := time.NewTimer(timeout)
@@ -77,9 +107,11 @@ func waitWithin(done <-chan error, timeout time.Duration, stalled func() (held t
 			return err, nil
 		case <-timer.C:
 		}
-		held, lagging := stalled()
+		held, lagging := tree.stalled()
 		elapsed := time.Since(start)
 		switch deadline := timeout + held; {
+		case elapsed >= deadline && tree.stopped():
+			expired = &stoppedError{timeout: timeout}
 		case elapsed >= stretch:
 			expired = &timeoutError{timeout: timeout, stalled: held}
 			if held >= elapsed/2 {
@@ -95,7 +127,7 @@ func waitWithin(done <-chan error, timeout time.Duration, stalled func() (held t
 			timer.Reset(min(deadline, stretch) - elapsed)
 			continue
 		}
-		kill()
+		tree.kill()
 		return <-done, expired
 	}
 }

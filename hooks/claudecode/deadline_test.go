@@ -13,7 +13,10 @@ type fakeRun struct {
 	done   chan error
 	stall  atomic.Int64
 	killed atomic.Bool
+	halted atomic.Bool
 }
+
+func (r *fakeRun) stopped() bool { return r.halted.Load() }
 
 func newFakeRun() *fakeRun { return &fakeRun{done: make(chan error, 1)} }
 
@@ -50,7 +53,7 @@ func TestWaitWithinCountsOnlyTheTimeAHookCouldRun(t *testing.T) {
 	t.Run("not held up", func(t *testing.T) {
 		r := newFakeRun()
 		start := time.Now()
-		_, expired := waitWithin(r.done, timeout, r.stalled, r.kill)
+		_, expired := waitWithin(r.done, timeout, r)
 		var te *timeoutError
 		if !errors.As(expired, &te) || !r.killed.Load() {
 			t.Fatalf("expired = %v, killed = %v, want a timeout and a kill", expired, r.killed.Load())
@@ -59,13 +62,22 @@ func TestWaitWithinCountsOnlyTheTimeAHookCouldRun(t *testing.T) {
 			t.Errorf("timed out after %s, want about %s", elapsed, timeout)
 		}
 	})
+	t.Run("stopped by someone else", func(t *testing.T) {
+		r := newFakeRun()
+		r.halted.Store(true)
+		_, expired := waitWithin(r.done, timeout, r)
+		var stopped *stoppedError
+		if !errors.As(expired, &stopped) || !r.killed.Load() {
+			t.Fatalf("expired = %v, want stopped and a kill", expired)
+		}
+	})
 	t.Run("held up, then finishes", func(t *testing.T) {
 		r := newFakeRun()
 		stop := make(chan struct{})
 		defer close(stop)
 		r.holdUp(0.8, stop)
 		go func() { time.Sleep(4 * timeout); r.done <- nil }()
-		waitErr, expired := waitWithin(r.done, timeout, r.stalled, r.kill)
+		waitErr, expired := waitWithin(r.done, timeout, r)
 		if expired != nil || waitErr != nil || r.killed.Load() {
 			t.Fatalf("waitErr = %v, expired = %v, killed = %v, want the hook's own end", waitErr, expired, r.killed.Load())
 		}
@@ -76,7 +88,7 @@ func TestWaitWithinCountsOnlyTheTimeAHookCouldRun(t *testing.T) {
 		defer close(stop)
 		r.holdUp(0.95, stop)
 		start := time.Now()
-		_, expired := waitWithin(r.done, timeout, r.stalled, r.kill)
+		_, expired := waitWithin(r.done, timeout, r)
 		var starved *starvedError
 		if !errors.As(expired, &starved) || !r.killed.Load() {
 			t.Fatalf("expired = %v, want starved and a kill", expired)
@@ -91,7 +103,7 @@ func TestWaitWithinCountsOnlyTheTimeAHookCouldRun(t *testing.T) {
 		defer close(stop)
 		r.holdUp(0.3, stop)
 		start := time.Now()
-		_, expired := waitWithin(r.done, timeout, r.stalled, r.kill)
+		_, expired := waitWithin(r.done, timeout, r)
 		var te *timeoutError
 		if !errors.As(expired, &te) {
 			t.Fatalf("expired = %v, want a timeout", expired)

@@ -74,10 +74,13 @@ func (h *ExternalHook) runDetached(s hooks.Session, payload []byte) {
 type selfTimed interface{ timesItself() }
 
 // failsClosed is whether a failure blocks: the hook's onFailure, or a
-// starved command hook or one its Launcher could not start (see
-// starvedError, unconfinedError), which always do.
+// command hook that was starved, stopped or killed from outside, or that
+// its Launcher could not start (starvedError, stoppedError, killedError,
+// unconfinedError), which always do: each is something else keeping the
+// guard from answering.
 func (h *ExternalHook) failsClosed(err error) bool {
-	return h.failClosed || errors.As(err, new(*starvedError)) || errors.As(err, new(*unconfinedError))
+	return h.failClosed || errors.As(err, new(*starvedError)) || errors.As(err, new(*unconfinedError)) ||
+		errors.As(err, new(*stoppedError)) || errors.As(err, new(*killedError))
 }
 
 func (h *ExternalHook) failClosedReason(err error) string {

@@ -3,7 +3,10 @@ package claudecode
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -86,6 +89,58 @@ func TestLoadCannotMakeAGuardFailOpen(t *testing.T) {
 				}
 				t.Log(fmt.Sprint(err))
 			})
+		})
+	}
+}
+
+// A guard something else stops or kills (a command with
+// FENIX_COMMAND_SIGNALS=any, or on a kernel that does not scope signals)
+// used to time out or crash and fail open. Now a guard found stopped at
+// its deadline, or killed by SIGKILL/SIGTERM/…, fails closed without
+// onFailure: block; one that crashes on its own (SIGSEGV) still fails
+// open, as in Claude Code. With and without the hook's cgroup.
+func TestStoppingOrKillingAGuardDoesNotMakeItFailOpen(t *testing.T) {
+	for _, mechanism := range []string{"cgroup", "process"} {
+		t.Run(mechanism, func(t *testing.T) {
+			if mechanism == "process" {
+				saved := hookCgroupParent
+				hookCgroupParent = func() string { return "" }
+				t.Cleanup(func() { hookCgroupParent = saved })
+			}
+			for _, tc := range []struct {
+				name   string
+				signal syscall.Signal
+				want   hooks.Kind
+				reason string
+			}{
+				{"stopped", syscall.SIGSTOP, hooks.KindBlock, "was stopped by a signal"},
+				{"killed", syscall.SIGKILL, hooks.KindBlock, "was killed by SIGKILL"},
+				{"terminated", syscall.SIGTERM, hooks.KindBlock, "was killed by SIGTERM"},
+				{"crashed", syscall.SIGSEGV, hooks.KindContinue, ""},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					dir := t.TempDir()
+					pidFile := filepath.Join(dir, "pid")
+					// exec: the guard is the hook's main process, as a
+					// python guard run through sh is.
+					h := newCommandHook(t, cmdHook{Command: "echo $$ > " + pidFile + "; exec sleep 5", Timeout: 500 * time.Millisecond})
+					go func() {
+						for range 200 {
+							if raw, err := os.ReadFile(pidFile); err == nil && len(raw) > 1 {
+								pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+								time.Sleep(50 * time.Millisecond)
+								_ = syscall.Kill(pid, tc.signal)
+								return
+							}
+							time.Sleep(10 * time.Millisecond)
+						}
+					}()
+					action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
+					if action.Kind != tc.want || !strings.Contains(fmt.Sprint(err), tc.reason) {
+						t.Fatalf("action = %+v, err = %v; want %s with %q", action, err, tc.want, tc.reason)
+					}
+				})
+			}
 		})
 	}
 }

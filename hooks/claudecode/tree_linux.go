@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/proctree"
+	"golang.org/x/sys/unix"
 )
 
 // processTree is everything a hook run starts, however it detaches: a
@@ -124,4 +125,28 @@ func (t *processTree) stalled() (held time.Duration, lagging bool) {
 		}
 	}
 	return 0, false
+}
+
+// stopped reports whether a process of the run is stopped (SIGSTOP, a
+// tracer): its cgroup's members, else its process group.
+func (t *processTree) stopped() bool {
+	if t.cgroup != nil {
+		return t.cgroup.Stopped()
+	}
+	return t.cmd.Process != nil && proctree.GroupStopped(t.cmd.Process.Pid)
+}
+
+// killedFromOutside is the name of the signal that ended a hook's process
+// when it is one another process sends to end it (the worker's own kills
+// come with a timeout or a cancellation, checked first).
+func killedFromOutside(ps *os.ProcessState) (string, bool) {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return "", false
+	}
+	switch sig := ws.Signal(); sig {
+	case syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT:
+		return unix.SignalName(sig), true
+	}
+	return "", false
 }

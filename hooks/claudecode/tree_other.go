@@ -3,6 +3,7 @@
 package claudecode
 
 import (
+	"os"
 	"os/exec"
 	"time"
 )
@@ -25,3 +26,9 @@ func (t *processTree) close() { t.kill() }
 
 // stalled is unknown here: a hook's timeout is its clock's.
 func (t *processTree) stalled() (time.Duration, bool) { return 0, false }
+
+// stopped is unknown here.
+func (t *processTree) stopped() bool { return false }
+
+// killedFromOutside is unknown here: a killed hook fails as before.
+func killedFromOutside(*os.ProcessState) (string, bool) { return "", false }

@@ -16,6 +16,7 @@ import (
 	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/worker"
 )
 
 // Commands run as the worker's user own its data directory, where the
@@ -294,18 +295,7 @@ func TestCommandsCannotDisarmTheGuard(t *testing.T) {
 	if confine.ABIVersion() < 6 {
 		t.Skip("the kernel's Landlock does not scope signals (ABI 6)")
 	}
-	// A guard as teams write them: it asks a policy service first (here a
-	// second's wait), which leaves time to reach it, then greps the call.
-	project := writeClaudeProject(t, "", map[string]string{"policy-guard.sh": `#!/bin/bash
-input=$(cat)
-sleep 1
-if printf '%s' "$input" | grep -q 'rm -rf'; then
-  echo "project policy: rm -rf is not allowed" >&2; exit 2
-fi
-exit 0
-`}, `{"hooks": {"PreToolUse": [
-  {"matcher": "Bash", "hooks": [{"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/policy-guard.sh"}]}
-]}}`)
+	project := policyGuardProject(t)
 	w := startWorker(t, inProject(project))
 	run := commandRunner(w, project, "disarm")
 
@@ -335,4 +325,44 @@ exit 0
 			assert.Contains(t, string(refusals), "Operation not permitted", "the service did try")
 		})
 	}
+}
+
+// policyGuardProject is a project whose PreToolUse guard is written as
+// teams write them: it asks a policy service first (here a second's
+// wait), which leaves time to reach it, then greps the call.
+func policyGuardProject(t *testing.T) string {
+	return writeClaudeProject(t, "", map[string]string{"policy-guard.sh": `#!/bin/bash
+input=$(cat)
+sleep 1
+if printf '%s' "$input" | grep -q 'rm -rf'; then
+  echo "project policy: rm -rf is not allowed" >&2; exit 2
+fi
+exit 0
+`}, `{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/policy-guard.sh"}]}
+]}}`)
+}
+
+// Where commands may signal every process of their user
+// (FENIX_COMMAND_SIGNALS=any, or a kernel whose Landlock does not scope
+// signals), an agent's service that kills the guard whenever it runs used
+// to make it crash and fail open. A guard killed by a signal the worker
+// did not send now fails closed, so rm -rf stays blocked, naming the kill.
+func TestKillingTheGuardDoesNotDisarmIt(t *testing.T) {
+	project := policyGuardProject(t)
+	w := startWorker(t, inProject(project), func(c *worker.Config) { c.HostConfig.SignalsAnywhere = true })
+	run := commandRunner(w, project, "kill-guard")
+	res := run(t, "process_exec", "touch killer-up; while :; do pkill -9 -f 'policy-gua''rd' 2>/dev/null; sleep 0.02; done")
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(project, "killer-up"))
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond, "the killing service runs")
+
+	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+	res = run(t, "exec_command", "rm -rf ./scratch")
+	require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran past a killed guard: %+v", res.Output)
+	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%+v", res.Error)
+	assert.Contains(t, res.Error.LastErrorSummary, "was killed by SIGKILL")
+	assert.DirExists(t, filepath.Join(project, "scratch"))
 }
