@@ -50,8 +50,9 @@ type Host struct {
 	// settings' sandbox changes (SetCommandSandbox).
 	confinement atomic.Pointer[commandConfinement]
 	// hooks confines the hooks' processes (HostConfig.Hooks); nil where
-	// they run unconfined.
-	hooks *confine.Confiner
+	// they run unconfined. hookEnv goes with it (HookEnv).
+	hooks   *confine.Confiner
+	hookEnv map[string]string
 	// settingsEnv is the settings files' "env" for commands
 	// (SetCommandEnv); nil for none.
 	settingsEnv atomic.Pointer[map[string]string]
@@ -160,7 +161,9 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		}
 		go h.proxyServer.Serve(listener)
 	}
-	if h.hooks, err = newHookConfinement(cfg); err != nil {
+	codePaths, hookEnv := hookCodeGuard(os.Getenv("PATH"))
+	h.hookEnv = hookEnv
+	if h.hooks, err = newHookConfinement(cfg, codePaths); err != nil {
 		h.Close()
 		return nil, err
 	}
@@ -174,6 +177,17 @@ func (h *Host) HookConfiner() *confine.Confiner {
 		return nil
 	}
 	return h.hooks
+}
+
+// HookEnv are the variables every hook gets from the worker where hooks
+// are confined: they turn off the code paths of the worker's home that
+// did not exist when the hooks were confined (see hookCodeGuard), so a
+// hook cannot plant one for the next. Nil where hooks run unconfined.
+func (h *Host) HookEnv() map[string]string {
+	if h.HookConfiner() == nil {
+		return nil
+	}
+	return h.hookEnv
 }
 
 func loadOrCreateHostID(dataDir string) (string, error) {

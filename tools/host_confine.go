@@ -111,23 +111,24 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	}
 }
 
-// newHookConfinement builds what confines the hooks' processes, or nil
+// newHookConfinement builds what confines the hooks' processes, with
+// codePaths of the worker's home read-only (see hookCodeGuard), or nil
 // where nothing is to (no HostConfig.Hooks, FENIX_COMMAND_CONFINEMENT=off)
 // or the kernel cannot. A hook is the worker's, trusted; but it runs what
 // the agent wrote — a git config's fsmonitor or filter when it runs git
 // status in the workspace, a node_modules/.bin program, a Makefile — and
 // that code must not rewrite the pinned guards, the audit log or the
 // command-run records, nor read the worker's keys, nor plant code for the
-// next hooks (hookCodePaths; a root worker's hooks are bounded as its
-// commands are, rootCommandPolicy). Hooks may still signal
+// next hooks (hookCodeGuard, with HookEnv; a root worker's hooks are
+// bounded as its commands are, rootCommandPolicy). Hooks may still signal
 // any process of their user (a SessionEnd hook stopping the agent's dev
 // server) and reach the network; the cgroup hierarchies are read-only to
 // them, as to commands.
-func newHookConfinement(cfg HostConfig) (*confine.Confiner, error) {
+func newHookConfinement(cfg HostConfig, codePaths []string) (*confine.Confiner, error) {
 	if len(cfg.Hooks.Hidden) == 0 || cfg.Confinement == confine.ModeOff {
 		return nil, nil
 	}
-	policy := cfg.Hooks.Merge(confine.Policy{Hidden: cfg.Protected.Hidden, ReadOnly: append(proctree.Mounts(), hookCodePaths()...), SignalsAnywhere: true})
+	policy := cfg.Hooks.Merge(confine.Policy{Hidden: cfg.Protected.Hidden, ReadOnly: append(proctree.Mounts(), codePaths...), SignalsAnywhere: true})
 	if os.Geteuid() == 0 {
 		// A root worker's hooks run as root: the agent's code one of them
 		// runs gets no more of the kernel or the system than a command.
@@ -145,22 +146,61 @@ func newHookConfinement(cfg HostConfig) (*confine.Confiner, error) {
 	return c, nil
 }
 
-// hookCodePaths are the places in the worker's home from which the
-// hooks load code without naming it — the python user site and
-// ~/.local/bin on the PATH, git's configuration (an fsmonitor, a filter,
-// an alias runs), node's legacy module directories — read-only to hooks,
-// whose home is otherwise theirs (their logs in ~/.claude, npm's and
-// uv's caches). A hook running the agent's code (see newHookConfinement)
-// could otherwise plant there what every later hook runs. A missing one
-// is protected too: it cannot be made.
-func hookCodePaths() []string {
-	var paths []string
-	for _, home := range workerHomes() {
-		for _, rel := range []string{".local/lib", ".local/bin", ".gitconfig", ".config/git", ".node_modules", ".node_libraries"} {
-			paths = append(paths, filepath.Join(home, rel))
+// hookCodeGuard is what keeps a hook that runs the agent's code (see
+// newHookConfinement) from planting code for the next hooks in the
+// worker's home, where they load it without naming it: the python user
+// site, ~/.local/bin on the PATH, git's user configuration (an fsmonitor,
+// a filter, an alias runs), node's legacy module directories. Those that
+// exist are read-only to hooks (readOnly). Those that do not are turned
+// off for hooks (env), so that one made later is not read:
+// PYTHONNOUSERSITE=1 without a user site, GIT_CONFIG_GLOBAL naming the
+// one user git configuration that exists (or /dev/null), a PATH without
+// its missing entries in a home. (A missing path protected by Landlock
+// would keep hooks from creating any entry in the home, npm's cache on a
+// first npx among them.) A missing ~/.node_modules is not covered: node
+// has no variable to turn it off.
+func hookCodeGuard(path string) (readOnly []string, env map[string]string) {
+	env = map[string]string{}
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	homes := workerHomes()
+	for _, home := range homes {
+		for _, rel := range []string{".local/bin", ".node_modules", ".node_libraries"} {
+			if p := filepath.Join(home, rel); exists(p) {
+				readOnly = append(readOnly, p)
+			}
+		}
+		if sites, _ := filepath.Glob(filepath.Join(home, ".local", "lib", "python*", "site-packages")); len(sites) > 0 {
+			readOnly = append(readOnly, filepath.Join(home, ".local", "lib"))
+		} else if filepath.Clean(os.Getenv("HOME")) == home {
+			env["PYTHONNOUSERSITE"] = "1"
+		}
+		dotfile, xdg := filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git")
+		switch {
+		case exists(dotfile) && exists(xdg):
+			readOnly = append(readOnly, dotfile, xdg)
+		case filepath.Clean(os.Getenv("HOME")) != home:
+		case exists(dotfile):
+			readOnly, env["GIT_CONFIG_GLOBAL"] = append(readOnly, dotfile), dotfile
+		case exists(xdg):
+			readOnly, env["GIT_CONFIG_GLOBAL"] = append(readOnly, xdg), filepath.Join(xdg, "config")
+		default:
+			env["GIT_CONFIG_GLOBAL"] = os.DevNull
 		}
 	}
-	return paths
+	var kept []string
+	dropped := false
+	for _, dir := range filepath.SplitList(path) {
+		inHome := slices.ContainsFunc(homes, func(home string) bool { return dir == home || strings.HasPrefix(dir, home+"/") })
+		if inHome && !exists(dir) {
+			dropped = true
+			continue
+		}
+		kept = append(kept, dir)
+	}
+	if dropped {
+		env["PATH"] = strings.Join(kept, string(filepath.ListSeparator))
+	}
+	return readOnly, env
 }
 
 // workerHomes are the worker's home directories ($HOME, and its

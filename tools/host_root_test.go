@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,5 +139,61 @@ echo ok > ` + filepath.Join(r.dir, "from-hook") + ` && echo wrote-workspace`
 	bnd, _, _ = strings.Cut(strings.TrimSpace(bnd), "\n")
 	if got, err := strconv.ParseUint(strings.TrimSpace(bnd), 16, 64); err != nil || got != confine.KeptCapabilitiesMask() {
 		t.Errorf("a root hook's CapBnd = %q (%v), want %016x", bnd, err, confine.KeptCapabilitiesMask())
+	}
+}
+
+// In a home without a python user site or a git configuration, a hook
+// running the agent's code can make one (read-only protection of a
+// missing path would keep hooks from adding anything to the home), so
+// the hooks' environment turns them off: the next python hook does not
+// import the planted usercustomize.py, and git reads no planted config.
+func TestHookEnvTurnsOffMissingCodePaths(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	missingBin := filepath.Join(home, ".local", "bin")
+	readOnly, env := hookCodeGuard("/usr/bin:" + missingBin + ":/bin")
+	for _, p := range readOnly {
+		if strings.HasPrefix(p, home) {
+			t.Errorf("a missing path %s is read-only: hooks could not add to the home", p)
+		}
+	}
+	if env["PYTHONNOUSERSITE"] != "1" || env["GIT_CONFIG_GLOBAL"] != os.DevNull || env["PATH"] != "/usr/bin:/bin" {
+		t.Fatalf("env = %v, want the user site and git config off and %s out of PATH", env, missingBin)
+	}
+
+	// The plant a hijacked hook makes, and the next python hook.
+	out, err := exec.Command("python3", "-c", "import site; print(site.getusersitepackages())").Output()
+	if err != nil {
+		t.Skipf("no python3: %v", err)
+	}
+	site := strings.TrimSpace(string(out))
+	if err := os.MkdirAll(site, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(site, "usercustomize.py"), []byte("print('planted code ran')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hook := exec.Command("python3", "-c", "print('guard ran')")
+	hook.Env = []string{"HOME=" + home, "PATH=" + env["PATH"], "PYTHONNOUSERSITE=" + env["PYTHONNOUSERSITE"]}
+	got, err := hook.CombinedOutput()
+	if err != nil || strings.Contains(string(got), "planted") || !strings.Contains(string(got), "guard ran") {
+		t.Errorf("the next python hook: %q, %v; want the plant ignored", got, err)
+	}
+	// Without the variable the plant runs: what the test guards against.
+	hook = exec.Command("python3", "-c", "print('guard ran')")
+	hook.Env = []string{"HOME=" + home, "PATH=" + env["PATH"]}
+	if got, _ := hook.CombinedOutput(); !strings.Contains(string(got), "planted") {
+		t.Errorf("without PYTHONNOUSERSITE the plant did not run either (%q): the test shows nothing", got)
+	}
+
+	// Where they exist they are read-only instead, and git is held to
+	// the one configuration there is.
+	gitconfig := filepath.Join(home, ".gitconfig")
+	if err := os.WriteFile(gitconfig, []byte("[user]\n\tname = t\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readOnly, env = hookCodeGuard("/usr/bin")
+	if !slices.Contains(readOnly, gitconfig) || !slices.Contains(readOnly, filepath.Join(home, ".local", "lib")) || env["GIT_CONFIG_GLOBAL"] != gitconfig || env["PYTHONNOUSERSITE"] != "" {
+		t.Errorf("readOnly = %v, env = %v; want the git config and user site read-only and git held to %s", readOnly, env, gitconfig)
 	}
 }

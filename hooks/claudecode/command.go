@@ -108,7 +108,7 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	stdout := &cappedBuffer{max: maxCommandOutput}
 	stderr := &cappedBuffer{max: maxCommandOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = hookEnv(processEnv(), h.settingsEnv, env)
+	cmd.Env = hookEnv(processEnv(), h.workerEnv, h.settingsEnv, env)
 	cmd.WaitDelay = commandWaitDelay
 	tree := newProcessTree(cmd)
 

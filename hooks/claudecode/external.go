@@ -139,6 +139,7 @@ type ExternalHook struct {
 	settingsEnv map[string]string
 	logger      *slog.Logger
 	launcher    Launcher
+	workerEnv   map[string]string
 }
 
 var (
@@ -180,6 +181,9 @@ type ExternalHookConfig struct {
 	Env map[string]string
 	// Launcher starts a command hook's process; nil starts it plainly.
 	Launcher Launcher
+	// WorkerEnv are variables the worker sets for every command hook,
+	// under the settings file's "env" (see LoadOptions.HookEnv).
+	WorkerEnv map[string]string
 }
 
 // Launcher starts a command hook's process for the session's workspace:
@@ -290,6 +294,7 @@ func newExternalHook(cfg ExternalHookConfig, t transport) (*ExternalHook, error)
 		settingsEnv: cfg.Env,
 		logger:      cmp.Or(cfg.Logger, slog.Default()),
 		launcher:    cfg.Launcher,
+		workerEnv:   cfg.WorkerEnv,
 	}, nil
 }
 

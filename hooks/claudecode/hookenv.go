@@ -18,15 +18,19 @@ var inheritedEnv = map[string]bool{
 }
 
 // hookEnv is a hook process's environment: the inherited variables of
-// environ, then the settings file's "env", then what the hook event sets
+// environ, then what the worker sets for every hook (LoadOptions.HookEnv),
+// then the settings file's "env", then what the hook event sets
 // (CLAUDE_PROJECT_DIR and friends), later ones winning.
-func hookEnv(environ []string, settings, event map[string]string) []string {
+func hookEnv(environ []string, worker, settings, event map[string]string) []string {
 	merged := map[string]string{}
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
 		if ok && (inheritedEnv[name] || strings.HasPrefix(name, "LC_")) {
 			merged[name] = value
 		}
+	}
+	for k, v := range worker {
+		merged[k] = v
 	}
 	for k, v := range settings {
 		merged[k] = v

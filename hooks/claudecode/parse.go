@@ -296,7 +296,7 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 		return nil, nil
 	}
 	cfg := ExternalHookConfig{Event: g.event, Matcher: g.matcher, Dialect: src.Dialect, FailClosed: failClosed,
-		Name: entry.Name, Paths: src.Paths, Source: src.Path, Async: entry.Async || entry.AsyncRewake, Env: src.env, Logger: opts.Logger, Launcher: opts.Launcher}
+		Name: entry.Name, Paths: src.Paths, Source: src.Path, Async: entry.Async || entry.AsyncRewake, Env: src.env, Logger: opts.Logger, Launcher: opts.Launcher, WorkerEnv: opts.HookEnv}
 	if entry.AsyncRewake {
 		src.warn("%s: asyncRewake runs like async: there is no idle session to wake", where)
 	}

@@ -23,9 +23,11 @@ func TestCommandHookEnvironmentHoldsNoWorkerSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeScript(t, filepath.Join(project, ".claude", "hooks"), "env.sh", `env > "$CLAUDE_PROJECT_DIR/env.out"`)
-	path := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"env": {"PROJECT_STAGE": "dev"},
+	path := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"env": {"PROJECT_STAGE": "dev", "GIT_CONFIG_GLOBAL": "/project/gitconfig"},
 	  "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/env.sh"}]}]}}`)
-	src, err := LoadSource(path, LoadOptions{})
+	// The worker's own variables for hooks (LoadOptions.HookEnv) reach
+	// them under the settings file's.
+	src, err := LoadSource(path, LoadOptions{HookEnv: map[string]string{"PYTHONNOUSERSITE": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,8 @@ func TestCommandHookEnvironmentHoldsNoWorkerSecrets(t *testing.T) {
 			t.Errorf("the hook saw %s:\n%s", secret, env)
 		}
 	}
-	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "HOME=", "CLAUDE_PROJECT_DIR=" + project, "PROJECT_STAGE=dev"} {
+	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "HOME=", "CLAUDE_PROJECT_DIR=" + project, "PROJECT_STAGE=dev",
+		"PYTHONNOUSERSITE=1", "GIT_CONFIG_GLOBAL=/project/gitconfig"} {
 		if !strings.Contains(env, want) {
 			t.Errorf("the hook's environment lacks %s:\n%s", want, env)
 		}

@@ -35,6 +35,11 @@ type LoadOptions struct {
 	// Launcher starts every command hook's process (see
 	// ExternalHookConfig.Launcher); nil starts them plainly.
 	Launcher Launcher
+	// HookEnv are variables the worker sets for every command hook, over
+	// the ones they inherit and under the settings file's "env": the
+	// worker turns off code paths in its home that did not exist at start
+	// (tools.HookCodeGuard).
+	HookEnv map[string]string
 }
 
 // DialectKey is the top-level settings key that overrides dialect

@@ -404,7 +404,7 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 			Logger:        cfg.Logger,
 		}
 		if c := host.HookConfiner(); c != nil {
-			loadOpts.Launcher = c
+			loadOpts.Launcher, loadOpts.HookEnv = c, host.HookEnv()
 		}
 		if cfg.Model != nil {
 			loadOpts.Prompt = llm.HookPromptEvaluator{Provider: cfg.Model, Model: cfg.HookModel}
