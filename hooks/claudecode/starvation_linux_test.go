@@ -49,9 +49,7 @@ func TestLoadCannotMakeAGuardFailOpen(t *testing.T) {
 	for _, mechanism := range []string{"cgroup", "process"} {
 		t.Run(mechanism, func(t *testing.T) {
 			if mechanism == "process" {
-				saved := hookCgroupParent
-				hookCgroupParent = func() string { return "" }
-				t.Cleanup(func() { hookCgroupParent = saved })
+				withoutHookCgroups(t)
 			} else if probe := newProcessTree(newTestCmd()); probe.mechanism() != "cgroup" {
 				probe.close()
 				t.Skip("no writable cgroup v2 for hooks here")
@@ -103,9 +101,7 @@ func TestStoppingOrKillingAGuardDoesNotMakeItFailOpen(t *testing.T) {
 	for _, mechanism := range []string{"cgroup", "process"} {
 		t.Run(mechanism, func(t *testing.T) {
 			if mechanism == "process" {
-				saved := hookCgroupParent
-				hookCgroupParent = func() string { return "" }
-				t.Cleanup(func() { hookCgroupParent = saved })
+				withoutHookCgroups(t)
 			}
 			for _, tc := range []struct {
 				name   string

@@ -14,9 +14,7 @@ func TestCommandHookKillsDetachedDescendantsWithoutCgroup(t *testing.T) {
 	probe := newProcessTree(newTestCmd())
 	t.Logf("this machine kills hook trees by %q", probe.mechanism())
 	probe.close()
-	saved := hookCgroupParent
-	hookCgroupParent = func() string { return "" }
-	t.Cleanup(func() { hookCgroupParent = saved })
+	withoutHookCgroups(t)
 	dir := t.TempDir()
 	h := newCommandHook(t, cmdHook{Command: writeScript(t, dir, "detach.sh", detachedScript+"\nsleep 1000"), Timeout: 300 * time.Millisecond})
 	_, _ = h.PreToolUse(context.Background(), commandPreEvent(dir))
@@ -24,3 +22,11 @@ func TestCommandHookKillsDetachedDescendantsWithoutCgroup(t *testing.T) {
 }
 
 func newTestCmd() *exec.Cmd { return exec.Command("/bin/true") }
+
+// withoutHookCgroups makes the test's hooks run without a cgroup of their
+// own, as on a worker whose cgroup is not writable.
+func withoutHookCgroups(t *testing.T) {
+	saved := hookCgroupParent
+	hookCgroupParent = func() string { return "" }
+	t.Cleanup(func() { hookCgroupParent = saved })
+}

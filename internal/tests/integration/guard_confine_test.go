@@ -359,10 +359,5 @@ func TestKillingTheGuardDoesNotDisarmIt(t *testing.T) {
 		return err == nil
 	}, 10*time.Second, 50*time.Millisecond, "the killing service runs")
 
-	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
-	res = run(t, "exec_command", "rm -rf ./scratch")
-	require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran past a killed guard: %+v", res.Output)
-	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%+v", res.Error)
-	assert.Contains(t, res.Error.LastErrorSummary, "was killed by SIGKILL")
-	assert.DirExists(t, filepath.Join(project, "scratch"))
+	requireRmRfBlocked(t, run, project, "a killed guard", "was killed by SIGKILL")
 }

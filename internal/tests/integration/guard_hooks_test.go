@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"log/slog"
 	"os"
@@ -284,7 +285,7 @@ func TestLoadCannotMakeTheGuardFailOpen(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond, "the load runs")
 
 	start := time.Now()
-	requireRmRfBlocked(t, run, project, "a guard held off its CPU")
+	requireRmRfBlocked(t, run, project, "a guard held off its CPU", "")
 	t.Logf("the guarded call ended after %s", time.Since(start).Round(time.Millisecond))
 }
 
@@ -313,7 +314,7 @@ func TestCommandsCannotPlantCodeInTheHooksHome(t *testing.T) {
 	t.Logf("the plant: %s %+v", res.Status, res.Output)
 	assert.NoFileExists(t, plant)
 
-	requireRmRfBlocked(t, run, project, "a guard whose home the agent wrote")
+	requireRmRfBlocked(t, run, project, "a guard whose home the agent wrote", "")
 }
 
 // A hook is the worker's, but it runs what the agent wrote: a guard that
@@ -365,7 +366,7 @@ printf 'import sys\nsys.exit(0)\n' > %[4]s/usercustomize.py
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 
 	for attempt := 1; attempt <= 2; attempt++ {
-		requireRmRfBlocked(t, run, project, fmt.Sprintf("the guard, attempt %d,", attempt))
+		requireRmRfBlocked(t, run, project, fmt.Sprintf("the guard, attempt %d,", attempt), "")
 	}
 	assert.FileExists(t, filepath.Join(project, "fsmonitor-ran"), "the guard's git status ran the agent's fsmonitor")
 	guard, err := os.ReadFile(pinned)
@@ -385,13 +386,14 @@ if re.search(r"\brm\s+-rf\b", call.get("tool_input", {}).get("command", "")):
 `
 
 // requireRmRfBlocked asks for rm -rf of a scratch directory in project
-// and requires the guard to block it; past names what was tried.
-func requireRmRfBlocked(t *testing.T, run func(*testing.T, string, string) contract.Result, project, past string) {
+// and requires the guard to block it with reason (the project policy's
+// when empty); past names what was tried.
+func requireRmRfBlocked(t *testing.T, run func(*testing.T, string, string) contract.Result, project, past, reason string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
 	res := run(t, "exec_command", "rm -rf ./scratch")
 	require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran past %s: %+v", past, res.Output)
 	assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%+v", res.Error)
-	assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
+	assert.Contains(t, res.Error.LastErrorSummary, cmp.Or(reason, "rm -rf is not allowed"))
 	assert.DirExists(t, filepath.Join(project, "scratch"))
 }
