@@ -52,6 +52,7 @@ for p in ` + strings.Join(probes, " ") + `; do touch "$p" 2>/dev/null && echo "w
 for d in ` + strings.Join(disks, " ") + `; do n=$(head -c 512 "$d" 2>/dev/null | wc -c); [ "$n" -gt 0 ] && echo "read-$d"; done
 echo ok > out && chown 65534 out && cat out
 cat /proc/sys/kernel/ostype && ls /sys/kernel >/dev/null && echo read-proc-sys
+cat /proc/` + strconv.Itoa(os.Getpid()) + `/environ >/dev/null 2>&1 && echo read-worker-environ
 echo through-proc > /proc/self/fd/1
 python3 -c 'print("python ran")'
 true`
@@ -61,7 +62,7 @@ true`
 	}
 	out := p.Content
 	t.Logf("raw devices hidden: %v; of them readable by the test: %v", rawDevices("/dev"), disks)
-	for _, escaped := range []string{"reniced", "unshared", "wrote-sysctl", "wrote-/", "read-/dev"} {
+	for _, escaped := range []string{"reniced", "unshared", "wrote-sysctl", "wrote-/", "read-/dev", "read-worker-environ"} {
 		if strings.Contains(out, escaped) {
 			t.Errorf("a root command %s: %q", escaped, out)
 		}
