@@ -160,45 +160,48 @@ func newHookConfinement(cfg HostConfig, codePaths []string) (*confine.Confiner, 
 // first npx among them.) A missing ~/.node_modules is not covered: node
 // has no variable to turn it off.
 func hookCodeGuard(path string) (readOnly []string, env map[string]string) {
-	env = map[string]string{}
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	userSite := func(home string) bool {
+		sites, _ := filepath.Glob(filepath.Join(home, ".local", "lib", "python*", "site-packages"))
+		return len(sites) > 0
+	}
 	homes := workerHomes()
 	for _, home := range homes {
-		for _, rel := range []string{".local/bin", ".node_modules", ".node_libraries"} {
+		for _, rel := range []string{".local/bin", ".node_modules", ".node_libraries", ".gitconfig", ".config/git"} {
 			if p := filepath.Join(home, rel); exists(p) {
 				readOnly = append(readOnly, p)
 			}
 		}
-		if sites, _ := filepath.Glob(filepath.Join(home, ".local", "lib", "python*", "site-packages")); len(sites) > 0 {
+		if userSite(home) {
 			readOnly = append(readOnly, filepath.Join(home, ".local", "lib"))
-		} else if filepath.Clean(os.Getenv("HOME")) == home {
+		}
+	}
+	// What the hooks' HOME lacks is turned off for them.
+	env = map[string]string{}
+	if home := os.Getenv("HOME"); filepath.IsAbs(home) {
+		if !userSite(home) {
 			env["PYTHONNOUSERSITE"] = "1"
 		}
 		dotfile, xdg := filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git")
 		switch {
 		case exists(dotfile) && exists(xdg):
-			readOnly = append(readOnly, dotfile, xdg)
-		case filepath.Clean(os.Getenv("HOME")) != home:
 		case exists(dotfile):
-			readOnly, env["GIT_CONFIG_GLOBAL"] = append(readOnly, dotfile), dotfile
+			env["GIT_CONFIG_GLOBAL"] = dotfile
 		case exists(xdg):
-			readOnly, env["GIT_CONFIG_GLOBAL"] = append(readOnly, xdg), filepath.Join(xdg, "config")
+			env["GIT_CONFIG_GLOBAL"] = filepath.Join(xdg, "config")
 		default:
 			env["GIT_CONFIG_GLOBAL"] = os.DevNull
 		}
 	}
 	var kept []string
-	dropped := false
 	for _, dir := range filepath.SplitList(path) {
 		inHome := slices.ContainsFunc(homes, func(home string) bool { return dir == home || strings.HasPrefix(dir, home+"/") })
-		if inHome && !exists(dir) {
-			dropped = true
-			continue
+		if !inHome || exists(dir) {
+			kept = append(kept, dir)
 		}
-		kept = append(kept, dir)
 	}
-	if dropped {
-		env["PATH"] = strings.Join(kept, string(filepath.ListSeparator))
+	if joined := strings.Join(kept, string(filepath.ListSeparator)); joined != path {
+		env["PATH"] = joined
 	}
 	return readOnly, env
 }

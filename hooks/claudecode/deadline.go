@@ -23,6 +23,22 @@ func init() { starvedStretch.Store(maxStarvedStretch) }
 // by loading the host. A hook that is simply slow, or sleeps, or hangs,
 // times out on its timeout as in Claude Code.
 
+// keptFromAnswering marks a hook failure caused by something other than
+// the hook — starved, stopped or killed by another process, or not
+// startable in the worker's confinement. Such a failure fails closed,
+// whatever the hook's onFailure says: a guard kept from answering has not
+// answered, and letting the call through would make that a way around
+// it.
+type keptFromAnswering interface {
+	error
+	keptFromAnswering()
+}
+
+func (*starvedError) keptFromAnswering()    {}
+func (*stoppedError) keptFromAnswering()    {}
+func (*killedError) keptFromAnswering()     {}
+func (*unconfinedError) keptFromAnswering() {}
+
 // timeoutError is a command hook that used its whole timeout.
 type timeoutError struct {
 	timeout, stalled time.Duration
@@ -37,10 +53,8 @@ func (e *timeoutError) Error() string {
 }
 
 // starvedError is a command hook that reached maxStarvedStretch times its
-// timeout while others held it up for most of that time. It fails closed,
-// whatever its onFailure says: a guard the load on its host kept from
-// answering has not answered, and letting the call through would make the
-// load a way around it.
+// timeout while others held it up for most of that time (it fails
+// closed: keptFromAnswering).
 type starvedError struct {
 	timeout, elapsed, stalled time.Duration
 	stretch                   int64
@@ -59,8 +73,7 @@ func (e *starvedError) Error() string {
 const settleWindow = time.Second
 
 // stoppedError is a command hook found stopped (SIGSTOP, a tracer) at its
-// deadline: something else stopped it, and like a starved one it fails
-// closed — stopping the guard must not be a way around it.
+// deadline: something else stopped it (keptFromAnswering).
 type stoppedError struct{ timeout time.Duration }
 
 func (e *stoppedError) Error() string {
@@ -69,7 +82,7 @@ func (e *stoppedError) Error() string {
 
 // killedError is a command hook that died of a signal the worker did
 // not send (SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT): something else
-// killed it, and it fails closed, where a hook that crashes on its own
+// killed it (keptFromAnswering), where a hook that crashes on its own
 // (SIGSEGV, SIGABRT) fails open as in Claude Code.
 type killedError struct{ signal string }
 

@@ -27,9 +27,12 @@ func (r *fakeRun) kill() {
 	}
 }
 
-// holdUp makes the run report that it waited for others for share of
-// the time since start, until stop is closed.
-func (r *fakeRun) holdUp(share float64, stop <-chan struct{}) {
+// heldRun is a fakeRun that reports it waited for others for share of
+// the time since it began, until the test ends.
+func heldRun(t *testing.T, share float64) *fakeRun {
+	r := newFakeRun()
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
 	start := time.Now()
 	go func() {
 		for {
@@ -41,6 +44,7 @@ func (r *fakeRun) holdUp(share float64, stop <-chan struct{}) {
 			}
 		}
 	}()
+	return r
 }
 
 // TestWaitWithinCountsOnlyTheTimeAHookCouldRun: a hook nobody holds up
@@ -72,10 +76,7 @@ func TestWaitWithinCountsOnlyTheTimeAHookCouldRun(t *testing.T) {
 		}
 	})
 	t.Run("held up, then finishes", func(t *testing.T) {
-		r := newFakeRun()
-		stop := make(chan struct{})
-		defer close(stop)
-		r.holdUp(0.8, stop)
+		r := heldRun(t, 0.8)
 		go func() { time.Sleep(4 * timeout); r.done <- nil }()
 		waitErr, expired := waitWithin(r.done, timeout, r)
 		if expired != nil || waitErr != nil || r.killed.Load() {
@@ -83,10 +84,7 @@ func TestWaitWithinCountsOnlyTheTimeAHookCouldRun(t *testing.T) {
 		}
 	})
 	t.Run("held up without end", func(t *testing.T) {
-		r := newFakeRun()
-		stop := make(chan struct{})
-		defer close(stop)
-		r.holdUp(0.95, stop)
+		r := heldRun(t, 0.95)
 		start := time.Now()
 		_, expired := waitWithin(r.done, timeout, r)
 		var starved *starvedError
@@ -98,10 +96,7 @@ func TestWaitWithinCountsOnlyTheTimeAHookCouldRun(t *testing.T) {
 		}
 	})
 	t.Run("held up a little, then runs out its timeout", func(t *testing.T) {
-		r := newFakeRun()
-		stop := make(chan struct{})
-		defer close(stop)
-		r.holdUp(0.3, stop)
+		r := heldRun(t, 0.3)
 		start := time.Now()
 		_, expired := waitWithin(r.done, timeout, r)
 		var te *timeoutError

@@ -30,19 +30,14 @@ func (h *ExternalHook) exchange(ctx context.Context, s hooks.Session, in map[str
 	defer cancel()
 	o, err := h.transport.call(runCtx, h, s, payload)
 	if err != nil {
-		var expired *timeoutError
-		var starved *starvedError
+		var kept keptFromAnswering
 		switch {
 		case ctx.Err() != nil:
 			return verdict{}, fmt.Errorf("hook %q: %s %q was cancelled (%v)", h.name, h.transport.kind(), h.transport.describe(), ctx.Err())
-		case errors.As(err, &starved):
-			h.logger.Error("hook starved: failing closed", "hook", h.name, "event", h.eventName, "settings", h.sourcePath,
-				"timeout", h.timeout, "elapsed", starved.elapsed, "stalled", starved.stalled)
+		case errors.As(err, &kept):
+			h.logger.Error("hook kept from answering: failing closed", "hook", h.name, "event", h.eventName, "settings", h.sourcePath, "error", err)
 			return verdict{}, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
-		case errors.As(err, &expired):
-			return verdict{}, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
-		case errors.As(err, new(*unconfinedError)):
-			h.logger.Error("hook could not be confined: failing closed", "hook", h.name, "event", h.eventName, "settings", h.sourcePath, "error", err)
+		case errors.As(err, new(*timeoutError)):
 			return verdict{}, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)
 		case errors.Is(err, context.DeadlineExceeded) || runCtx.Err() != nil:
 			return verdict{}, fmt.Errorf("hook %q: %s %q timed out after %s", h.name, h.transport.kind(), h.transport.describe(), h.timeout)
@@ -74,13 +69,10 @@ func (h *ExternalHook) runDetached(s hooks.Session, payload []byte) {
 type selfTimed interface{ timesItself() }
 
 // failsClosed is whether a failure blocks: the hook's onFailure, or a
-// command hook that was starved, stopped or killed from outside, or that
-// its Launcher could not start (starvedError, stoppedError, killedError,
-// unconfinedError), which always do: each is something else keeping the
-// guard from answering.
+// failure something else caused (keptFromAnswering), which always does.
 func (h *ExternalHook) failsClosed(err error) bool {
-	return h.failClosed || errors.As(err, new(*starvedError)) || errors.As(err, new(*unconfinedError)) ||
-		errors.As(err, new(*stoppedError)) || errors.As(err, new(*killedError))
+	var kept keptFromAnswering
+	return h.failClosed || errors.As(err, &kept)
 }
 
 func (h *ExternalHook) failClosedReason(err error) string {

@@ -151,9 +151,8 @@ func programNotStarted(err error) bool {
 }
 
 // unconfinedError is a command hook the worker's Launcher could not start
-// in its domain. It fails closed, as a starved one does: a hook run
-// outside it could be made to rewrite what governs the agent, and not
-// running it must not let the call through.
+// in its domain (keptFromAnswering): run outside it, the hook could be
+// made to rewrite what governs the agent.
 type unconfinedError struct{ err error }
 
 func (e *unconfinedError) Error() string {
