@@ -59,6 +59,7 @@ var commands = []command{
 	{"policy-diff", "-hooks-file FILE [flags]", "re-decide recorded tool calls under a candidate policy; exit 1 when any verdict changes", cmdPolicyDiff},
 	{"verify", "[-query Q] [-since D] [-json]", "check that every executed tool call followed a passed review, a PreToolUse allow and any asked-for grant; exit 1 when one did not", cmdVerify},
 	{"mcp", "[-http ADDR] [-allow LIST] [flags]", "serve the workers' governed tools over MCP (stdio, or Streamable HTTP at ADDR/mcp and HTTP+SSE at ADDR/sse)", cmdMCP},
+	{"certs", "-dir DIR [-server-names N,...] [-owner ID=UID]", "issue the compose stack's mutual-TLS certificates (CA, Temporal server, worker, operator, UI); keeps what is still good", cmdCerts},
 	{"rewind", "WORKFLOW_ID -to STAGE [flags]", "reset a run to the workflow task before a stage (compact, review, pre_tool_use, permission, step)", cmdRewind},
 }
 

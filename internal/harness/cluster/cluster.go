@@ -14,6 +14,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/fenixrt/fenix/internal/harness/devserver"
 	"github.com/fenixrt/fenix/internal/harness/prodserver"
+	"github.com/fenixrt/fenix/internal/pki"
 )
 
 // namePrefix starts every namespace ("fenixcl-<pid>-...") and database
@@ -66,7 +68,15 @@ type Cluster struct {
 	// loopback address, for clients in the root namespace.
 	FrontendPort int
 	Frontend     string
-	Namespace    string
+	// FrontendHTTPPort is the frontend's HTTP API port, on every address.
+	FrontendHTTPPort int
+	// CLI is the temporal CLI the init job runs.
+	CLI       string
+	Namespace string
+	// TLSDir holds the certificates the stack's certs job would issue
+	// (internal/pki), in place of docker-compose.yml's ./deploy/tls: the
+	// frontend and internode traffic require them, as in the stack.
+	TLSDir string
 	// Databases: Temporal's two and Fenix's (audit log and context store).
 	TemporalDB, VisibilityDB, FenixDB string
 
@@ -113,6 +123,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 		VisibilityDB: fmt.Sprintf("%s_%s_visibility", namePrefix, id),
 		FenixDB:      fmt.Sprintf("%s_%s_fenix", namePrefix, id),
 		Namespace:    spec.InitEnv["TEMPORAL_NAMESPACE"],
+		CLI:          cli,
 	}
 	defer func() {
 		if err != nil {
@@ -120,6 +131,14 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 			c = nil
 		}
 	}()
+	c.TLSDir = filepath.Join(cfg.Dir, "tls")
+	if _, err = pki.Ensure(pki.Options{Dir: c.TLSDir}); err != nil {
+		return c, err
+	}
+	operatorTLS, err := c.OperatorTLS()
+	if err != nil {
+		return c, err
+	}
 	if err = pg.CreateDatabase(ctx, c.FenixDB); err != nil {
 		return c, fmt.Errorf("create the Fenix database: %w", err)
 	}
@@ -141,7 +160,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	step = time.Now()
 	c.Server, err = prodserver.Start(ctx, prodserver.Options{
 		Binaries: bins, Env: serverEnv, Dir: filepath.Join(cfg.Dir, "server"),
-		Frontend: c.Frontend, Output: serverLog,
+		Frontend: c.Frontend, FrontendTLS: operatorTLS, Output: serverLog,
 	})
 	if err != nil {
 		return c, fmt.Errorf("%w (log: %s)", err, serverLog.Name())
@@ -149,10 +168,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	fmt.Fprintf(cfg.Progress, "cluster: temporal-server %s healthy on %s in %s with %s\n", prodserver.Version, c.Frontend, time.Since(step).Round(time.Millisecond), rel(cfg.RepoRoot, serverEnv["DYNAMIC_CONFIG_FILE_PATH"]))
 
 	step = time.Now()
-	initEnv := map[string]string{}
-	for k, v := range spec.InitEnv {
-		initEnv[k] = v
-	}
+	initEnv := c.withClusterTLS(spec.InitEnv)
 	initEnv["TEMPORAL_ADDRESS"] = c.Frontend
 	initEnv["PATH"] = filepath.Dir(cli) + string(os.PathListSeparator) + os.Getenv("PATH")
 	initEnv["INIT_MAX_TRIES"] = "30"
@@ -168,10 +184,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 // and role, this cluster's databases, free ports, and a broadcast address
 // (the container would use its own IP).
 func (c *Cluster) serverEnv() (map[string]string, error) {
-	env := map[string]string{}
-	for k, v := range c.Compose.ServerEnv {
-		env[k] = v
-	}
+	env := c.withClusterTLS(c.Compose.ServerEnv)
 	env["POSTGRES_SEEDS"] = c.PG.Host
 	env["DB_PORT"] = strconv.Itoa(c.PG.Port)
 	env["POSTGRES_USER"] = c.PG.User
@@ -192,6 +205,7 @@ func (c *Cluster) serverEnv() (map[string]string, error) {
 		env[key] = strconv.Itoa(port)
 	}
 	c.FrontendPort, _ = strconv.Atoi(env["FRONTEND_GRPC_PORT"])
+	c.FrontendHTTPPort, _ = strconv.Atoi(env["FRONTEND_HTTP_PORT"])
 	c.Frontend = net.JoinHostPort("127.0.0.1", env["FRONTEND_GRPC_PORT"])
 	return env, nil
 }
@@ -258,6 +272,25 @@ func (c *Cluster) runScript(ctx context.Context, script string, env map[string]s
 		return fmt.Errorf("%s: %w\n%s", script, err, tailString(string(body), 3000))
 	}
 	return nil
+}
+
+// withClusterTLS copies env with its certificate paths moved from the
+// compose stack's directory to the cluster's.
+func (c *Cluster) withClusterTLS(env map[string]string) map[string]string {
+	out := make(map[string]string, len(env))
+	for k, v := range env {
+		if rest, ok := strings.CutPrefix(v, c.Compose.TLSDir+"/"); ok {
+			v = filepath.Join(c.TLSDir, rest)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// OperatorTLS is the client TLS of the operator's certificate (the
+// starter's and the init job's in the stack), for clients the tests dial.
+func (c *Cluster) OperatorTLS() (*tls.Config, error) {
+	return pki.ClientTLS(filepath.Join(c.TLSDir, "operator"), "temporal")
 }
 
 // FenixDSN is the Fenix database (audit log, context store) as seen from

@@ -33,7 +33,17 @@ type ComposeSpec struct {
 	// search attributes).
 	InitScript string
 	InitEnv    map[string]string
+	// TLSDir is the host directory the certs job issues the stack's
+	// certificates into (internal/pki's layout); every TLS file path in
+	// ServerEnv, InitEnv and WorkerTLSEnv is mapped to a host path under it.
+	TLSDir string
+	// WorkerTLSEnv is the workers' TEMPORAL_TLS_* environment.
+	WorkerTLSEnv map[string]string
 }
+
+// Placeholders for the passwords docker-compose.yml requires: the
+// cluster replaces every database setting with its own.
+var composePasswords = []string{"POSTGRES_PASSWORD=cluster-unused", "FENIX_AUDIT_DB_PASSWORD=cluster-unused"}
 
 // LoadCompose reads docker-compose.yml in repoRoot with its defaults (no
 // .env, no host environment) and checks that it pins the release the
@@ -42,7 +52,7 @@ func LoadCompose(ctx context.Context, repoRoot string) (ComposeSpec, error) {
 	opts, err := cli.NewProjectOptions(
 		[]string{filepath.Join(repoRoot, "docker-compose.yml")},
 		cli.WithWorkingDirectory(repoRoot),
-		cli.WithEnv(nil),
+		cli.WithEnv(composePasswords),
 		cli.WithInterpolation(true),
 		cli.WithResolvedPaths(true),
 	)
@@ -73,6 +83,14 @@ func LoadCompose(ctx context.Context, repoRoot string) (ComposeSpec, error) {
 	if err != nil {
 		return ComposeSpec{}, err
 	}
+	certs, err := service("certs")
+	if err != nil {
+		return ComposeSpec{}, err
+	}
+	worker, err := service("worker")
+	if err != nil {
+		return ComposeSpec{}, err
+	}
 
 	spec := ComposeSpec{
 		ServerImage:     temporal.Image,
@@ -95,6 +113,31 @@ func LoadCompose(ctx context.Context, repoRoot string) (ComposeSpec, error) {
 		return ComposeSpec{}, fmt.Errorf("docker-compose.yml: temporal's DYNAMIC_CONFIG_FILE_PATH %q is not a file of the repository", dynamic)
 	}
 	spec.ServerEnv["DYNAMIC_CONFIG_FILE_PATH"] = host
+	if len(certs.Volumes) != 1 || certs.Volumes[0].Type != types.VolumeTypeBind {
+		return ComposeSpec{}, fmt.Errorf("docker-compose.yml: the certs job mounts %v, not one directory of the host", certs.Volumes)
+	}
+	spec.TLSDir = certs.Volumes[0].Source
+	spec.WorkerTLSEnv = map[string]string{}
+	for k, v := range environment(worker) {
+		if strings.HasPrefix(k, "TEMPORAL_TLS") {
+			spec.WorkerTLSEnv[k] = v
+		}
+	}
+	for _, mapped := range []struct {
+		s   types.ServiceConfig
+		env map[string]string
+	}{{temporal, spec.ServerEnv}, {initJob, spec.InitEnv}, {worker, spec.WorkerTLSEnv}} {
+		for k, v := range mapped.env {
+			if !strings.HasPrefix(k, "TEMPORAL_TLS") || !strings.HasPrefix(v, "/") {
+				continue
+			}
+			host, ok := HostPath(mapped.s, v)
+			if !ok || !strings.HasPrefix(host, spec.TLSDir+"/") {
+				return ComposeSpec{}, fmt.Errorf("docker-compose.yml: %s's %s=%s is not a file the certs job issues into %s", mapped.s.Name, k, v, spec.TLSDir)
+			}
+			mapped.env[k] = host
+		}
+	}
 	if spec.SchemaScript, err = entrypointScript(schema); err != nil {
 		return ComposeSpec{}, err
 	}

@@ -118,6 +118,9 @@ func (h *Host) StartWorker(ctx context.Context) error {
 	}
 	cmd := h.Link.Command(h.cluster.cfg.WorkerBinary, append(args, h.cfg.Args...)...)
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+h.TemporalAddress(), "TEMPORAL_NAMESPACE="+h.cluster.Namespace)
+	for k, v := range h.cluster.withClusterTLS(h.cluster.Compose.WorkerTLSEnv) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	cmd.Env = append(cmd.Env, h.cfg.Env...)
 	file, err := os.OpenFile(h.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

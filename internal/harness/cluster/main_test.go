@@ -122,8 +122,12 @@ func startCluster(ctx context.Context, dir string) error {
 		fmt.Printf("cluster: host %s at %s (namespace %s), queue %s, Temporal at %s\n", h.Name, h.Link.Addr, h.Link.NetNS, h.Queue, h.TemporalAddress())
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	operatorTLS, err := cl.OperatorTLS()
+	if err != nil {
+		return err
+	}
 	tc, err = client.Dial(client.Options{HostPort: cl.Frontend, Namespace: cl.Namespace, Logger: worker.NewSDKLogger(logger),
-		DataConverter: codec.NewDataConverter(nil)})
+		DataConverter: codec.NewDataConverter(nil), ConnectionOptions: client.ConnectionOptions{TLS: operatorTLS}})
 	return err
 }
 

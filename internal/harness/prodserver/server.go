@@ -2,6 +2,7 @@ package prodserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,9 @@ type Options struct {
 	// Frontend is where the frontend is dialed to check that the server is
 	// up, e.g. 127.0.0.1:<FRONTEND_GRPC_PORT>.
 	Frontend string
+	// FrontendTLS is the client TLS the health check dials the frontend
+	// with (nil: plain), for a configuration that requires it.
+	FrontendTLS *tls.Config
 	// Output receives the server's log (default: discarded).
 	Output io.Writer
 	// StartTimeout bounds the wait for a healthy frontend (default 2 min).
@@ -105,19 +109,20 @@ func (s *Server) waitHealthy(ctx context.Context, proc *childproc.Process) error
 			return fmt.Errorf("temporal-server frontend %s not healthy: %w (last: %v)", s.opts.Frontend, ctx.Err(), last)
 		case <-time.After(200 * time.Millisecond):
 		}
-		if last = checkHealth(ctx, s.opts.Frontend); last == nil {
+		if last = checkHealth(ctx, s.opts.Frontend, s.opts.FrontendTLS); last == nil {
 			return nil
 		}
 	}
 }
 
-func checkHealth(ctx context.Context, addr string) error {
+func checkHealth(ctx context.Context, addr string, tlsConfig *tls.Config) error {
 	conn, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return err
 	}
 	conn.Close()
-	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger{}, DataConverter: codec.NewDataConverter(nil)})
+	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger{}, DataConverter: codec.NewDataConverter(nil),
+		ConnectionOptions: client.ConnectionOptions{TLS: tlsConfig}})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"go/parser"
 	"go/token"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -32,7 +33,7 @@ import (
 
 // Services `docker compose up` starts, and those behind a profile.
 var (
-	defaultServices = []string{"postgresql", "temporal-schema", "temporal", "temporal-init", "ui", "worker"}
+	defaultServices = []string{"certs", "postgresql", "temporal-schema", "temporal", "temporal-init", "ui", "worker"}
 	profileServices = []string{"worker-a", "worker-b", "starter"}
 	// workerServices run fenix-worker; worker is the one meant for --scale.
 	workerServices = []string{"worker", "worker-a", "worker-b"}
@@ -55,6 +56,21 @@ func repoRoot(t *testing.T) string {
 // enables every service.
 func load(t *testing.T, env map[string]string, profiles ...string) *types.Project {
 	t.Helper()
+	withPasswords := maps.Clone(requiredPasswords)
+	maps.Copy(withPasswords, env)
+	project, err := loadProject(t, withPasswords, profiles...)
+	if err != nil {
+		t.Fatalf("docker-compose.yml does not load: %v", err)
+	}
+	return project
+}
+
+// requiredPasswords are the variables docker-compose.yml refuses to start
+// without: every other variable has a default.
+var requiredPasswords = map[string]string{"POSTGRES_PASSWORD": "pg-secret", "FENIX_AUDIT_DB_PASSWORD": "audit-secret"}
+
+func loadProject(t *testing.T, env map[string]string, profiles ...string) (*types.Project, error) {
+	t.Helper()
 	root := repoRoot(t)
 	var environ []string
 	for k, v := range env {
@@ -74,11 +90,7 @@ func load(t *testing.T, env map[string]string, profiles ...string) *types.Projec
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	project, err := opts.LoadProject(ctx)
-	if err != nil {
-		t.Fatalf("docker-compose.yml does not load: %v", err)
-	}
-	return project
+	return opts.LoadProject(ctx)
 }
 
 func service(t *testing.T, p *types.Project, name string) types.ServiceConfig {
@@ -108,6 +120,29 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// TestComposeNeedsItsPasswords: an agent's commands share the workers'
+// network, so the databases' passwords are all that keeps them out of
+// the audit log and Temporal's own tables; a default written here would
+// be one every agent can read.
+func TestComposeNeedsItsPasswords(t *testing.T) {
+	for missing := range requiredPasswords {
+		env := maps.Clone(requiredPasswords)
+		delete(env, missing)
+		_, err := loadProject(t, env)
+		if err == nil || !strings.Contains(err.Error(), "required variable "+missing+" is missing a value: set "+missing) {
+			t.Errorf("without %s: err = %v, want it named as required", missing, err)
+		}
+	}
+	p := load(t, nil, "*")
+	for _, s := range p.Services {
+		for k, v := range s.Environment {
+			if v != nil && (strings.Contains(*v, "temporal:temporal@") || strings.Contains(*v, "fenix:fenix@")) {
+				t.Errorf("%s's %s still holds a default password: %s", s.Name, k, *v)
+			}
+		}
+	}
 }
 
 func TestComposeLoadsWithDefaults(t *testing.T) {
@@ -491,6 +526,9 @@ func TestReferencedFilesExist(t *testing.T) {
 			if v.Type != types.VolumeTypeBind {
 				continue
 			}
+			if generated := filepath.Join(root, tlsDir); v.Source == generated || strings.HasPrefix(v.Source, generated+"/") {
+				continue // the certs job's output, checked by TestEveryPartyHoldsOnlyItsOwnKey
+			}
 			if _, err := os.Stat(v.Source); err != nil {
 				t.Errorf("%s mounts %s from %s, which does not exist", name, v.Target, v.Source)
 			}
@@ -517,6 +555,9 @@ func TestReferencedFilesExist(t *testing.T) {
 		t.Fatal("docker-compose.yml references nothing under ./deploy; has the layout changed?")
 	}
 	for _, ref := range refs {
+		if strings.HasPrefix(ref, "./"+tlsDir) {
+			continue
+		}
 		path := filepath.Join(root, ref)
 		if optional[path] {
 			// An optional env_file; its template must exist instead.

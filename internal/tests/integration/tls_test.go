@@ -1,15 +1,9 @@
 package integration
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -22,60 +16,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/internal/pki"
 )
-
-// certAuthority issues certificates for a TLS test.
-type certAuthority struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newCA(t *testing.T) *certAuthority {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fenix test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	return &certAuthority{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue writes a leaf certificate and key to dir and returns their paths.
-func (ca *certAuthority) issue(t *testing.T, dir, name string, usage x509.ExtKeyUsage) (certPath, keyPath string, pair tls.Certificate) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	require.NoError(t, err)
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-	certPath, keyPath = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
-	require.NoError(t, os.WriteFile(certPath, certPEM, 0o600))
-	require.NoError(t, os.WriteFile(keyPath, keyPEM, 0o600))
-	pair, err = tls.X509KeyPair(certPEM, keyPEM)
-	require.NoError(t, err)
-	return certPath, keyPath, pair
-}
 
 // mtlsProxy terminates TLS (requiring a client certificate from the CA)
 // and forwards to the dev server, which speaks plain gRPC.
-func mtlsProxy(t *testing.T, ca *certAuthority, serverCert tls.Certificate, upstream string) string {
+func mtlsProxy(t *testing.T, tlsDir string, upstream string) string {
+	serverCert, err := tls.LoadX509KeyPair(filepath.Join(tlsDir, "server", pki.CertFile), filepath.Join(tlsDir, "server", pki.KeyFile))
+	require.NoError(t, err)
+	caPEM, err := os.ReadFile(filepath.Join(tlsDir, "server", pki.CAFile))
+	require.NoError(t, err)
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	require.True(t, pool.AppendCertsFromPEM(caPEM))
 	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
 		Certificates: []tls.Certificate{serverCert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
 		NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12,
@@ -116,12 +69,12 @@ func mtlsProxy(t *testing.T, ca *certAuthority, serverCert tls.Certificate, upst
 // envconfig's TEMPORAL_TLS_* variables.
 func TestWorkerAndStarterOverMutualTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca := newCA(t)
-	caPath := filepath.Join(dir, "ca.crt")
-	require.NoError(t, os.WriteFile(caPath, ca.pem, 0o600))
-	_, _, serverPair := ca.issue(t, dir, "server", x509.ExtKeyUsageServerAuth)
-	clientCert, clientKey, _ := ca.issue(t, dir, "client", x509.ExtKeyUsageClientAuth)
-	addr := mtlsProxy(t, ca, serverPair, server.HostPort)
+	_, err := pki.Ensure(pki.Options{Dir: dir})
+	require.NoError(t, err)
+	operator := filepath.Join(dir, "operator")
+	caPath := filepath.Join(operator, pki.CAFile)
+	clientCert, clientKey := filepath.Join(operator, pki.CertFile), filepath.Join(operator, pki.KeyFile)
+	addr := mtlsProxy(t, dir, server.HostPort)
 
 	tlsEnv := []string{
 		"TEMPORAL_ADDRESS=" + addr, "TEMPORAL_TLS=true", "TEMPORAL_TLS_SERVER_NAME=localhost",

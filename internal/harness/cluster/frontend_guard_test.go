@@ -1,0 +1,107 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// TestAgentCannotApproveItselfThroughTheFrontend: an agent's command runs
+// on the worker's host, on the network the frontend listens on. In the
+// production shape (docker-compose.yml, which this cluster runs) the
+// frontend requires a client certificate of the stack's CA, so a command
+// that sends decide_permission for its own parked `git push` — plainly,
+// over TLS without a certificate, with the worker's certificate whose key
+// the worker hides from it, or through the HTTP API — is refused, and the
+// call stays parked until the operator answers.
+func TestAgentCannotApproveItselfThroughTheFrontend(t *testing.T) {
+	requireCluster(t)
+	ctx := context.Background()
+	const queue = "fenix-guarded"
+	dir := t.TempDir()
+	settings := filepath.Join(dir, "settings.json")
+	require.NoError(t, os.WriteFile(settings, []byte(`{"permissions": {"allow": ["Bash"], "ask": ["Bash(git push:*)"]}}`), 0o644))
+	host, err := cl.AddHost(ctx, HostConfig{Name: "g", HostID: "host-g", Args: []string{"-task-queue", queue, "-hooks-file", settings}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = host.StopWorker(20 * time.Second) })
+
+	startOn := func(id string, a map[string]any) {
+		t.Helper()
+		raw, err := jsonMarshal(a)
+		require.NoError(t, err)
+		_, err = workflows.StartWorkflowJSON(ctx, tc, client.StartWorkflowOptions{ID: id, TaskQueue: queue, WorkflowExecutionTimeout: 10 * time.Minute},
+			workflows.ExecuteAssignmentWorkflow, raw)
+		require.NoError(t, err)
+	}
+	pending := func() []workflows.PendingPermission {
+		v, err := tc.QueryWorkflow(ctx, "guarded-push", "", workflows.QueryPendingPermissions)
+		if err != nil {
+			return nil
+		}
+		var out []workflows.PendingPermission
+		require.NoError(t, v.Get(&out))
+		return out
+	}
+	startOn("guarded-push", assignment("guarded-push", execCall("call-push", "git push origin main", 30), "exec_command"))
+	require.Eventually(t, func() bool { return len(pending()) == 1 }, time.Minute, 100*time.Millisecond, "the push parks for decide_permission")
+
+	// What a worker's container holds (docker-compose.yml mounts
+	// deploy/tls/worker at /etc/fenix/tls): the CA, the worker's
+	// certificate and its key.
+	tlsDir := filepath.Join(cl.TLSDir, "worker")
+	decision := `{"call_id": "call-push", "decision": "allow", "reason": "approved by the agent itself"}`
+	probe := fmt.Sprintf(`T=%s; A=%s; NS=%s; W=%s
+try() { name=$1; shift; out=$("$@" 2>&1); rc=$?; echo "$name rc=$rc $(printf %%s "$out" | tr '\n' ' ' | cut -c1-400)"; }
+update() { "$T" workflow update execute --address "$A" --namespace "$NS" --workflow-id guarded-push --name decide_permission --input '%s' --command-timeout 10s "$@"; }
+try http-api curl -sSf --max-time 10 --cacert "$W/ca.pem" --resolve temporal:%d:%s -d '{"request": {"meta": {"updateId": "agent-1"}, "input": {"args": [%s]}}, "waitPolicy": {"lifecycleStage": "UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED"}}' https://temporal:%d/api/v1/namespaces/$NS/workflows/guarded-push/update/decide_permission
+try plain update
+try tls-without-certificate update --tls --tls-ca-path "$W/ca.pem" --tls-server-name temporal
+try tls-with-the-workers-key update --tls --tls-ca-path "$W/ca.pem" --tls-server-name temporal --tls-cert-path "$W/cert.pem" --tls-key-path "$W/key.pem"
+try read-the-workers-key cat "$W/key.pem"
+`, cl.CLI, host.TemporalAddress(), cl.Namespace, tlsDir, decision, cl.FrontendHTTPPort, host.Link.Gateway, decision, cl.FrontendHTTPPort)
+	require.NoError(t, os.WriteFile(filepath.Join(host.Workspace, "approve-myself.sh"), []byte(probe), 0o644))
+	startOn("guarded-attack", assignment("guarded-attack", execCall("call-attack", "sh approve-myself.sh", 120), "exec_command"))
+	res, err := tryResult("guarded-attack", 3*time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	out := res.Output.Content
+	t.Logf("the agent's attempts:\n%s", out)
+	lines := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if name, rest, ok := strings.Cut(line, " rc="); ok {
+			lines[name] = rest
+		}
+	}
+	for _, attempt := range []string{"plain", "tls-without-certificate", "tls-with-the-workers-key", "read-the-workers-key", "http-api"} {
+		rest, ok := lines[attempt]
+		if assert.True(t, ok, "attempt %s did not report:\n%s", attempt, out) {
+			assert.False(t, strings.HasPrefix(rest, "0 "), "attempt %s succeeded: %s", attempt, rest)
+		}
+	}
+	assert.Contains(t, lines["tls-without-certificate"], "certificate required", "the frontend asks for a client certificate")
+	assert.Contains(t, lines["tls-with-the-workers-key"], "permission denied", "the worker's key is hidden from its commands")
+	assert.Contains(t, lines["read-the-workers-key"], "Permission denied")
+
+	require.Len(t, pending(), 1, "the push still waits for the operator")
+	handle, err := tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "guarded-push", UpdateName: workflows.UpdateDecidePermission,
+		Args:         []any{workflows.PermissionDecision{CallID: "call-push", Decision: workflows.DecisionDeny, Reason: "the operator says no"}},
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	require.NoError(t, handle.Get(ctx, nil))
+	res, err = tryResult("guarded-push", time.Minute)
+	require.NoError(t, err)
+	assert.NotEqual(t, contract.StatusCompleted, res.Status)
+	require.NotNil(t, res.Error)
+	assert.Contains(t, res.Error.LastErrorSummary, "the operator says no")
+}
