@@ -78,6 +78,11 @@ type Confiner struct {
 	mu   sync.Mutex
 	sets map[string]*ruleset // by workspace ("" for none)
 
+	// launchers start the commands of a group in its shared domain
+	// (group_linux.go).
+	launchMu  sync.Mutex
+	launchers map[launcherKey]*launcher
+
 	// noNewPrivs is set once restricting without no_new_privs failed
 	// (the worker lacks CAP_SYS_ADMIN): every later thread sets it first.
 	noNewPrivs atomic.Bool
@@ -244,21 +249,9 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 		// so no other goroutine ever runs in the domain (or in the
 		// workspace's network namespace).
 		runtime.LockOSThread()
-		var err error
-		switch {
-		case netns != nil:
-			err = netns.enter(cmd)
-		case c.ports != nil:
-			c.ports.point(cmd)
-		}
+		err := c.confineThread(rs, netns)
 		if err == nil {
-			err = c.restrictThread(rs)
-		}
-		c.doneWith(rs)
-		if err == nil && c.boundCaps {
-			err = boundCapabilities()
-		}
-		if err == nil {
+			c.pointAtProxies(cmd, netns)
 			err = cmd.Start()
 		}
 		started <- err
@@ -281,6 +274,35 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 			}
 		})
 	}, nil
+}
+
+// confineThread puts the calling (locked, single-use) thread into rs's
+// domain and, when n is not nil, n's network namespace; it ends the
+// thread's use of rs (see rulesetFor) either way.
+func (c *Confiner) confineThread(rs *ruleset, n *network) error {
+	var err error
+	if n != nil {
+		err = n.join()
+	}
+	if err == nil {
+		err = c.restrictThread(rs)
+	}
+	c.doneWith(rs)
+	if err == nil && c.boundCaps {
+		err = boundCapabilities()
+	}
+	return err
+}
+
+// pointAtProxies sets cmd's environment to reach the proxies of its
+// namespace n, or of the worker's loopback in ports mode.
+func (c *Confiner) pointAtProxies(cmd *exec.Cmd, n *network) {
+	switch {
+	case n != nil:
+		n.point(cmd)
+	case c.ports != nil:
+		c.ports.point(cmd)
+	}
 }
 
 // restrictThread puts the calling thread into rs's domain.

@@ -23,7 +23,7 @@ func (c *Confiner) String() string {
 	case c.signalsAnywhere:
 		others = "signals: anywhere the user may send them (FENIX_COMMAND_SIGNALS=any)"
 	case c.SignalsScoped():
-		others = "signals: to the command's own processes only"
+		others = "signals: to the processes of the command's own group only (a conversation's in its workspace)"
 	}
 	if c.PrlimitFiltered() {
 		others += "; prlimit: own limits only"

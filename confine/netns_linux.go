@@ -190,13 +190,11 @@ func (p *proxies) stop() {
 	})
 }
 
-// enter moves the calling (locked, single-use) thread into the namespace
-// and points cmd's environment at its proxies.
-func (n *network) enter(cmd *exec.Cmd) error {
+// join moves the calling (locked, single-use) thread into the namespace.
+func (n *network) join() error {
 	if err := unix.Setns(n.fd, unix.CLONE_NEWNET); err != nil {
 		return fmt.Errorf("isolating the command's network: setns: %w", err)
 	}
-	n.point(cmd)
 	return nil
 }
 

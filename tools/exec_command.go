@@ -170,6 +170,7 @@ func startCommandRun(env *Env, h *Host, p commandPlan) (procs.CommandRun, *procs
 		User:        h.cfg.CommandUser,
 		Confiner:    conf.confiner,
 		Workspace:   env.Workspace.Dir(),
+		SignalGroup: env.ConversationID,
 		KeepBytes:   h.cfg.Exec.KeepBytes,
 		BeforeRun: func(proc *procs.Process) error {
 			rec = procs.CommandRun{

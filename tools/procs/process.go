@@ -85,9 +85,13 @@ type Spec struct {
 	Prelude string
 	// Confiner, when set, starts the shell in a Landlock domain that keeps
 	// it and everything it starts out of the worker's own files; Workspace
-	// is the command's workspace, which it always reaches.
-	Confiner  *confine.Confiner
-	Workspace string
+	// is the command's workspace, which it always reaches. The commands of
+	// one SignalGroup (a conversation's) in one workspace share the
+	// domain, so each can signal the processes of the others (a service an
+	// earlier call started); "" gives the command a domain of its own.
+	Confiner    *confine.Confiner
+	Workspace   string
+	SignalGroup string
 	// BeforeRun, when set, is called once the shell exists, its limits are
 	// in place and its group identity is known, but before the command
 	// line runs: a registry records the run here, so nothing runs that a
@@ -210,7 +214,7 @@ func Start(spec Spec) (*Process, error) {
 // called once the shell was reaped.
 func startShell(cmd *exec.Cmd, spec Spec) (release func(), err error) {
 	if spec.Confiner != nil {
-		return spec.Confiner.Start(cmd, spec.Workspace)
+		return spec.Confiner.StartInGroup(cmd, spec.Workspace, spec.SignalGroup)
 	}
 	return func() {}, cmd.Start()
 }

@@ -50,7 +50,8 @@ type ServiceSpec struct {
 	User *User
 	// Prelude is run before CommandLine in its shell (Spec.Prelude).
 	Prelude string
-	// Confiner and Workspace confine the service (Spec.Confiner).
+	// Confiner and Workspace confine the service (Spec.Confiner); its
+	// ConversationID is its SignalGroup.
 	Confiner       *confine.Confiner
 	Workspace      string
 	CallID         string
@@ -281,6 +282,7 @@ func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 		User:          spec.User,
 		Confiner:      spec.Confiner,
 		Workspace:     spec.Workspace,
+		SignalGroup:   spec.ConversationID,
 		KeepBytes:     m.cfg.KeepBytes,
 		CombineOutput: true,
 		LogPath:       logPath,

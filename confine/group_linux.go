@@ -1,0 +1,142 @@
+package confine
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+)
+
+// A group's commands share one domain. Start gives every command a domain
+// of its own, so with the signal scope (ABI 6) a command signals only what
+// it started: a `kill $(cat app.pid)` or `nginx -s reload` of a service
+// an earlier call of the same conversation started was refused, although
+// Claude Code's Bash runs it. StartInGroup starts a group's commands from
+// one thread that confined itself once (a launcher): they all inherit its
+// domain, so they reach each other's processes, and still nothing outside
+// it — the worker, a hook, an MCP server, another group's commands. A
+// launcher lives while one of its commands does: a parent-death signal
+// fires when the thread that started a process ends, and once none of
+// its processes is left there is nothing in the domain to reach.
+
+// launcherKey is what a launcher's domain is made of: the ruleset, the
+// network namespace (nil: none) and the group.
+type launcherKey struct {
+	rs    *ruleset
+	net   *network
+	group string
+}
+
+// launcher is a locked thread in a group's domain that starts the group's
+// commands.
+type launcher struct {
+	key      launcherKey
+	requests chan launchRequest
+	// users counts the commands started through it and not yet released;
+	// under Confiner.launchMu. At zero the launcher ends.
+	users int
+}
+
+type launchRequest struct {
+	cmd     *exec.Cmd
+	started chan error
+}
+
+// StartInGroup starts cmd as Start does, but in the domain of group:
+// commands started with the same workspace and group share one domain,
+// so each can signal the others' processes (a conversation's services
+// and commands), and none can signal anything else. An empty group is
+// Start.
+func (c *Confiner) StartInGroup(cmd *exec.Cmd, workspace, group string) (release func(), err error) {
+	if group == "" {
+		return c.Start(cmd, workspace)
+	}
+	if workspace != "" {
+		if real, err := filepath.EvalSymlinks(workspace); err == nil {
+			workspace = real
+		}
+	}
+	rs, err := c.rulesetFor(workspace)
+	if err != nil {
+		return nil, err
+	}
+	var netns *network
+	if c.network != nil && c.noNetns == nil {
+		if netns, err = c.networkFor(workspace); err != nil {
+			c.doneWith(rs)
+			return nil, err
+		}
+	}
+	l, err := c.launcherFor(launcherKey{rs: rs, net: netns, group: group})
+	if err != nil {
+		if netns != nil {
+			c.releaseNetwork(netns)
+		}
+		return nil, err
+	}
+	started := make(chan error, 1)
+	l.requests <- launchRequest{cmd: cmd, started: started}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			c.releaseLauncher(l)
+			if netns != nil {
+				c.releaseNetwork(netns)
+			}
+		})
+	}
+	if err := <-started; err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// launcherFor returns key's running launcher, or starts one, and counts
+// one more user of it. Either way it ends the caller's use of key.rs
+// (see rulesetFor): a new launcher confines itself with it first.
+func (c *Confiner) launcherFor(key launcherKey) (*launcher, error) {
+	c.launchMu.Lock()
+	defer c.launchMu.Unlock()
+	if l, ok := c.launchers[key]; ok {
+		c.doneWith(key.rs)
+		l.users++
+		return l, nil
+	}
+	l := &launcher{key: key, requests: make(chan launchRequest), users: 1}
+	confined := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread ends with the goroutine, so no other
+		// goroutine ever runs in the domain.
+		runtime.LockOSThread()
+		err := c.confineThread(key.rs, key.net)
+		confined <- err
+		if err != nil {
+			return
+		}
+		for req := range l.requests {
+			c.pointAtProxies(req.cmd, key.net)
+			req.started <- req.cmd.Start()
+		}
+	}()
+	if err := <-confined; err != nil {
+		return nil, err
+	}
+	if c.launchers == nil {
+		c.launchers = map[launcherKey]*launcher{}
+	}
+	c.launchers[key] = l
+	return l, nil
+}
+
+// releaseLauncher ends one command's use of l; the last one ends l's
+// thread.
+func (c *Confiner) releaseLauncher(l *launcher) {
+	c.launchMu.Lock()
+	defer c.launchMu.Unlock()
+	l.users--
+	if l.users == 0 {
+		delete(c.launchers, l.key)
+		close(l.requests)
+	}
+}
