@@ -88,10 +88,10 @@ type Policy struct {
 	// workspace and the Boundary's paths (Claude Code's sandbox.enabled).
 	Boundary *Boundary
 	// SignalsAnywhere lets a command signal every process its user may,
-	// as without confinement, instead of only the processes it started
-	// (where the kernel scopes signals): for tools that signal a service
-	// another call started (nginx -s reload). A command can then also kill
-	// a running hook, which fails open.
+	// as without confinement, instead of only the processes of its group
+	// (see Confiner.StartInGroup; where the kernel scopes signals): for
+	// tools that signal a process another conversation started. A command
+	// can then also kill a running hook, which fails open.
 	SignalsAnywhere bool
 	// BoundCapabilities starts commands with only the capabilities a
 	// container runtime leaves its root (less CAP_MKNOD; see
@@ -100,6 +100,11 @@ type Policy struct {
 	// powers of CAP_SYS_ADMIN, raw I/O, raising their own limits — would
 	// take around every domain.
 	BoundCapabilities bool
+	// RawDevicesIn, when set, is a device directory (/dev) whose raw disk
+	// and memory nodes (RawDevices) are hidden: those there when a
+	// command's rules are cut, so a disk attached after the worker
+	// started is hidden too (and one attached later still has no rule).
+	RawDevicesIn string
 	// Network, when set, takes the network away from a command: it runs
 	// in its workspace's network namespace, where only loopback exists
 	// (shared by the workspace's commands and services, no other's), and
@@ -175,7 +180,11 @@ func (p Policy) Merge(q Policy) Policy {
 		Writable:          append(append([]string(nil), p.Writable...), q.Writable...),
 		SignalsAnywhere:   p.SignalsAnywhere || q.SignalsAnywhere,
 		BoundCapabilities: p.BoundCapabilities || q.BoundCapabilities,
+		RawDevicesIn:      p.RawDevicesIn,
 		Network:           p.Network,
+	}
+	if q.RawDevicesIn != "" {
+		out.RawDevicesIn = q.RawDevicesIn
 	}
 	if q.Network != nil {
 		out.Network = q.Network

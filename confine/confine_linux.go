@@ -52,6 +52,9 @@ type Confiner struct {
 	// signalsAnywhere is Policy.SignalsAnywhere; boundCaps is
 	// Policy.BoundCapabilities.
 	signalsAnywhere, boundCaps bool
+	// rawDevicesIn is Policy.RawDevicesIn, absolute and real: a leading
+	// directory whose raw device entries get no rule when one is cut.
+	rawDevicesIn string
 	// noPrlimitFilter, when set, is why commands go without the prlimit64
 	// filter (see seccomp_linux.go).
 	noPrlimitFilter error
@@ -126,6 +129,14 @@ func New(p Policy) (*Confiner, error) {
 	if abi < 2 {
 		return nil, fmt.Errorf("%w: it reports ABI %d", ErrUnavailable, abi)
 	}
+	var rawDevicesIn string
+	if p.RawDevicesIn != "" {
+		rawDevicesIn = filepath.Clean(p.RawDevicesIn)
+		if real, err := filepath.EvalSymlinks(rawDevicesIn); err == nil {
+			rawDevicesIn = real
+		}
+		p.Hidden = append(p.Hidden, RawDevices(rawDevicesIn)...)
+	}
 	paths, err := p.normalize()
 	if err != nil {
 		return nil, err
@@ -141,7 +152,7 @@ func New(p Policy) (*Confiner, error) {
 		}
 		writable = append(writable, abs)
 	}
-	c := &Confiner{abi: abi, handled: accessV2, paths: paths, writable: writable, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, boundCaps: p.BoundCapabilities, sets: map[string]*ruleset{}, nets: map[string]*network{}}
+	c := &Confiner{abi: abi, handled: accessV2, paths: paths, writable: writable, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, boundCaps: p.BoundCapabilities, rawDevicesIn: rawDevicesIn, sets: map[string]*ruleset{}, nets: map[string]*network{}}
 	switch {
 	case abi >= 5:
 		c.handled = accessV5

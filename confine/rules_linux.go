@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -41,8 +42,17 @@ func (c *Confiner) guarded(workspace string) []protected {
 // commands may reach their entries but not add any.
 func (c *Confiner) leadingDirs(workspace string) []string {
 	set := map[string]bool{}
+	var under []string
 	for _, p := range c.guarded(workspace) {
-		for dir := filepath.Dir(p.path); ; dir = filepath.Dir(dir) {
+		under = append(under, filepath.Dir(p.path))
+	}
+	if c.rawDevicesIn != "" {
+		// Leading even with no raw device in it yet: a disk attached
+		// later must find no rule on the directory to inherit.
+		under = append(under, c.rawDevicesIn)
+	}
+	for _, first := range under {
+		for dir := first; ; dir = filepath.Dir(dir) {
 			set[dir] = true
 			if dir == "/" {
 				break
@@ -112,7 +122,7 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 		}
 		for _, name := range names {
 			path := filepath.Join(dir, name)
-			if _, protected := kind[path]; protected || leading[path] {
+			if _, protected := kind[path]; protected || leading[path] || c.isRawDevice(path) {
 				continue
 			}
 			if err := c.addRule(rs.fd, path, access); err != nil {
@@ -280,4 +290,15 @@ func (c *Confiner) addRule(rulesetFD int, path string, access uint64) error {
 		return fmt.Errorf("confining commands: a rule for %s: %w", path, errno)
 	}
 	return nil
+}
+
+// isRawDevice is whether path, an entry of a leading directory, is a raw
+// disk or memory node under Policy.RawDevicesIn: one attached since the
+// worker started gets no rule either.
+func (c *Confiner) isRawDevice(path string) bool {
+	if c.rawDevicesIn == "" || !strings.HasPrefix(path, c.rawDevicesIn+"/") {
+		return false
+	}
+	info, err := os.Lstat(path)
+	return err == nil && rawDevice(info.Name(), info.Mode())
 }

@@ -3,7 +3,6 @@ package tools
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -243,7 +242,7 @@ var systemDirs = []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/l
 // directories read-only (a replaced python3 or an ld.so.preload runs in
 // every hook).
 func rootCommandPolicy(systemWritable bool) confine.Policy {
-	p := confine.Policy{BoundCapabilities: true, ReadOnly: []string{"/proc", "/sys"}, Hidden: rawDevices("/dev")}
+	p := confine.Policy{BoundCapabilities: true, ReadOnly: []string{"/proc", "/sys"}, RawDevicesIn: "/dev"}
 	if !systemWritable {
 		for _, dir := range systemDirs {
 			if _, err := os.Stat(dir); err == nil {
@@ -252,48 +251,6 @@ func rootCommandPolicy(systemWritable bool) confine.Policy {
 		}
 	}
 	return p
-}
-
-// rawDevices are the device nodes in dev (and its subdirectories, one
-// level down) through which root reads or writes a disk or memory
-// beneath every file's permissions: block devices, SCSI generic and NVMe
-// controller nodes, /dev/mem, /dev/kmem and /dev/port.
-func rawDevices(dev string) []string {
-	var out []string
-	var walk func(dir string, depth int)
-	walk = func(dir string, depth int) {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			path := filepath.Join(dir, e.Name())
-			switch mode := e.Type(); {
-			case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0:
-				out = append(out, path)
-			case mode&fs.ModeCharDevice != 0 && rawCharDevice(e.Name()):
-				out = append(out, path)
-			case e.IsDir() && depth > 0 && !slices.Contains([]string{"pts", "shm", "mqueue", "hugepages", "fd"}, e.Name()):
-				walk(path, depth-1)
-			}
-		}
-	}
-	walk(dev, 1)
-	return out
-}
-
-// rawCharDevice is whether a character device's name is one through
-// which root reaches a disk or memory directly.
-func rawCharDevice(name string) bool {
-	switch name {
-	case "mem", "kmem", "port":
-		return true
-	}
-	if rest, ok := strings.CutPrefix(name, "sg"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
-		return true
-	}
-	rest, ok := strings.CutPrefix(name, "nvme")
-	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
 }
 
 // refuseOrRun is a sandbox that cannot be applied: as Claude Code does,

@@ -35,7 +35,7 @@ func TestRootCommandsStayOutOfTheKernel(t *testing.T) {
 	})
 	// A disk the test itself can read, so its refusal means something.
 	var disks []string
-	for _, dev := range rawDevices("/dev") {
+	for _, dev := range confine.RawDevices("/dev") {
 		if f, err := os.Open(dev); err == nil {
 			buf := make([]byte, 512)
 			if n, _ := f.Read(buf); n == 512 {
@@ -61,7 +61,7 @@ true`
 		t.Fatal(err)
 	}
 	out := p.Content
-	t.Logf("raw devices hidden: %v; of them readable by the test: %v", rawDevices("/dev"), disks)
+	t.Logf("raw devices hidden: %v; of them readable by the test: %v", confine.RawDevices("/dev"), disks)
 	for _, escaped := range []string{"reniced", "unshared", "wrote-sysctl", "wrote-/", "read-/dev", "read-worker-environ"} {
 		if strings.Contains(out, escaped) {
 			t.Errorf("a root command %s: %q", escaped, out)
