@@ -119,8 +119,9 @@ func Ensure(opts Options) ([]string, error) {
 		if id.Server {
 			names = opts.ServerNames
 		}
+		why := "new certificate authority"
 		if !created {
-			if reason := whyIssueAgain(dir, ca, names, opts.Now()); reason == "" {
+			if why = whyIssueAgain(dir, ca, names, opts.Now()); why == "" {
 				report = append(report, "kept "+dir)
 				continue
 			}
@@ -129,7 +130,7 @@ func Ensure(opts Options) ([]string, error) {
 		if err := ca.issue(dir, id, names, opts.Now(), uid, owned); err != nil {
 			return nil, fmt.Errorf("pki: %s: %w", dir, err)
 		}
-		report = append(report, "issued "+dir+" ("+id.CommonName+")")
+		report = append(report, "issued "+dir+" ("+id.CommonName+"; "+why+")")
 	}
 	return report, nil
 }
