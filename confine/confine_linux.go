@@ -237,21 +237,9 @@ func (c *Confiner) PrlimitFiltered() bool { return c.noPrlimitFilter == nil }
 // reaped: a parent-death signal (SysProcAttr.Pdeathsig) fires when the
 // thread that started a process ends, not the process.
 func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err error) {
-	if workspace != "" {
-		if real, err := filepath.EvalSymlinks(workspace); err == nil {
-			workspace = real
-		}
-	}
-	rs, err := c.rulesetFor(workspace)
+	rs, netns, err := c.domainFor(workspace)
 	if err != nil {
 		return nil, err
-	}
-	var netns *network
-	if c.network != nil && c.noNetns == nil {
-		if netns, err = c.networkFor(workspace); err != nil {
-			c.doneWith(rs)
-			return nil, err
-		}
 	}
 	started := make(chan error, 1)
 	reaped := make(chan struct{})
@@ -285,6 +273,31 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 			}
 		})
 	}, nil
+}
+
+// domainFor returns what a command in workspace is confined with: the
+// current ruleset (one more use of it; see rulesetFor) and, with a
+// network sandbox, the workspace's namespace (one more user; see
+// networkFor).
+func (c *Confiner) domainFor(workspace string) (*ruleset, *network, error) {
+	if workspace != "" {
+		if real, err := filepath.EvalSymlinks(workspace); err == nil {
+			workspace = real
+		}
+	}
+	rs, err := c.rulesetFor(workspace)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.network == nil || c.noNetns != nil {
+		return rs, nil, nil
+	}
+	netns, err := c.networkFor(workspace)
+	if err != nil {
+		c.doneWith(rs)
+		return nil, nil, err
+	}
+	return rs, netns, nil
 }
 
 // confineThread puts the calling (locked, single-use) thread into rs's

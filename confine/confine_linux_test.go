@@ -72,11 +72,17 @@ func newConfiner(t *testing.T, p Policy) *Confiner {
 // combined output.
 func sh(t *testing.T, c *Confiner, workspace, script string) (int, string) {
 	t.Helper()
+	return shIn(t, c, workspace, "", script)
+}
+
+// shIn is sh through StartInGroup.
+func shIn(t *testing.T, c *Confiner, workspace, group, script string) (int, string) {
+	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = workspace
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
-	release, err := c.Start(cmd, workspace)
+	release, err := c.StartInGroup(cmd, workspace, group)
 	require.NoError(t, err)
 	err = cmd.Wait()
 	release()

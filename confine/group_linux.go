@@ -2,7 +2,6 @@ package confine
 
 import (
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sync"
 )
@@ -51,21 +50,9 @@ func (c *Confiner) StartInGroup(cmd *exec.Cmd, workspace, group string) (release
 	if group == "" {
 		return c.Start(cmd, workspace)
 	}
-	if workspace != "" {
-		if real, err := filepath.EvalSymlinks(workspace); err == nil {
-			workspace = real
-		}
-	}
-	rs, err := c.rulesetFor(workspace)
+	rs, netns, err := c.domainFor(workspace)
 	if err != nil {
 		return nil, err
-	}
-	var netns *network
-	if c.network != nil && c.noNetns == nil {
-		if netns, err = c.networkFor(workspace); err != nil {
-			c.doneWith(rs)
-			return nil, err
-		}
 	}
 	l, err := c.launcherFor(launcherKey{rs: rs, net: netns, group: group})
 	if err != nil {

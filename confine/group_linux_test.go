@@ -1,11 +1,9 @@
 package confine
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -14,26 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// shIn runs script as StartInGroup's command and returns its exit code
-// and output.
-func shIn(t *testing.T, c *Confiner, workspace, group, script string) (int, string) {
-	t.Helper()
-	cmd := exec.Command("/bin/sh", "-c", script)
-	cmd.Dir = workspace
-	out := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = out, out
-	release, err := c.StartInGroup(cmd, workspace, group)
-	require.NoError(t, err)
-	err = cmd.Wait()
-	release()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode(), out.String()
-	}
-	require.NoError(t, err)
-	return 0, out.String()
-}
 
 // A conversation's commands share a domain: one signals the service an
 // earlier one started (`kill $(cat app.pid)`), and still nothing else —

@@ -271,6 +271,12 @@ func TestClaudeCodeSandboxAutoAllowsCommandsUnderDontAsk(t *testing.T) {
 // commandRunner runs one command line per assignment through tool
 // (exec_command or process_exec) in project, each under its own work ID.
 func commandRunner(w *testWorker, project, prefix string) func(t *testing.T, tool, command string) contract.Result {
+	return conversationRunner(w, project, prefix, "")
+}
+
+// conversationRunner is commandRunner in a conversation of its own (""
+// keeps assignment's).
+func conversationRunner(w *testWorker, project, prefix, conversation string) func(t *testing.T, tool, command string) contract.Result {
 	seq := 0
 	return func(t *testing.T, tool, command string) contract.Result {
 		t.Helper()
@@ -278,6 +284,9 @@ func commandRunner(w *testWorker, project, prefix string) func(t *testing.T, too
 		name := prefix + "-" + strconv.Itoa(seq)
 		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": map[string]any{"command_line": command}}, "exec_command", "process_exec")
 		a["workspace_root"] = project
+		if conversation != "" {
+			a["conversation_id"] = conversation
+		}
 		res, _ := runAssignment(t, w.queue, a)
 		return res
 	}

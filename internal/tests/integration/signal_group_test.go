@@ -3,7 +3,6 @@ package integration
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,31 +27,22 @@ func TestAConversationReachesItsOwnService(t *testing.T) {
 	}
 	project := policyGuardProject(t)
 	w := startWorker(t, inProject(project))
-	seq := 0
-	run := func(t *testing.T, conversation, tool, command string) contract.Result {
-		t.Helper()
-		seq++
-		name := "signal-group-" + strconv.Itoa(seq)
-		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": map[string]any{"command_line": command}}, "exec_command", "process_exec")
-		a["workspace_root"] = project
-		a["conversation_id"] = conversation
-		res, _ := runAssignment(t, w.queue, a)
-		return res
-	}
+	dev := conversationRunner(w, project, "signal-dev", "conv-dev")
+	other := conversationRunner(w, project, "signal-other", "conv-other")
 
 	// The service counts the reloads it gets and ends on TERM.
-	res := run(t, "conv-dev", "process_exec", `echo $$ > app.pid; trap 'echo reload >> reloads.log' HUP; trap 'echo stopped > stopped.log; exit 0' TERM; while :; do sleep 0.1; done`)
+	res := dev(t, "process_exec", `echo $$ > app.pid; trap 'echo reload >> reloads.log' HUP; trap 'echo stopped > stopped.log; exit 0' TERM; while :; do sleep 0.1; done`)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(filepath.Join(project, "app.pid"))
 		return err == nil
 	}, 10*time.Second, 50*time.Millisecond, "the service runs")
 
-	res = run(t, "conv-other", "exec_command", `kill -HUP $(cat app.pid) 2>&1; echo "rc=$?"`)
+	res = other(t, "exec_command", `kill -HUP $(cat app.pid) 2>&1; echo "rc=$?"`)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "Operation not permitted", "another conversation cannot signal it")
 
-	res = run(t, "conv-dev", "exec_command", `kill -HUP $(cat app.pid) && echo reloaded`)
+	res = dev(t, "exec_command", `kill -HUP $(cat app.pid) && echo reloaded`)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "reloaded")
 	require.Eventually(t, func() bool {
@@ -61,11 +51,11 @@ func TestAConversationReachesItsOwnService(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond, "the service got exactly its own conversation's reload")
 
 	// The guard is still out of the conversation's reach.
-	res = run(t, "conv-dev", "exec_command", `pkill -9 -f 'policy-gua''rd' 2>&1; rm -rf ./scratch`)
+	res = dev(t, "exec_command", `pkill -9 -f 'policy-gua''rd' 2>&1; rm -rf ./scratch`)
 	require.Equal(t, contract.StatusFailed, res.Status, "rm -rf ran: %+v", res.Output)
 	assert.Contains(t, res.Error.LastErrorSummary, "rm -rf is not allowed")
 
-	res = run(t, "conv-dev", "exec_command", `kill $(cat app.pid) && echo stop-sent`)
+	res = dev(t, "exec_command", `kill $(cat app.pid) && echo stop-sent`)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "stop-sent")
 	require.Eventually(t, func() bool {
