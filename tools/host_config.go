@@ -81,8 +81,9 @@ type HostConfig struct {
 	// (confine.ModeAuto, the default, where the kernel allows).
 	Confinement confine.Mode
 	// SignalsAnywhere is FENIX_COMMAND_SIGNALS=any: confined commands may
-	// signal every process their user may, not only those they started
-	// (see confine.Policy.SignalsAnywhere); "own", the default, scopes them.
+	// signal every process their user may, not only those of their
+	// conversation in their workspace (see confine.Policy.SignalsAnywhere
+	// and confine.Confiner.StartInGroup); "own", the default, scopes them.
 	SignalsAnywhere bool
 	// SystemWritable is FENIX_COMMAND_SYSTEM=writable: commands that run
 	// as root may write the system's directories (/usr, /etc, /opt, …:
@@ -151,7 +152,7 @@ func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 	case "any":
 		cfg.SignalsAnywhere = true
 	default:
-		return cfg, fmt.Errorf("FENIX_COMMAND_SIGNALS=%q: want own (a command signals only the processes it started, the default) or any (every process its user may, hooks included)", v)
+		return cfg, fmt.Errorf("FENIX_COMMAND_SIGNALS=%q: want own (a command signals only its conversation's processes in its workspace, the default) or any (every process its user may, hooks included)", v)
 	}
 	switch v := getenv("FENIX_COMMAND_SYSTEM"); v {
 	case "", "read-only":

@@ -67,7 +67,7 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 		}
 	}
 	if cfg.SignalsAnywhere {
-		cfg.Logger.Warn("commands may signal every process of their user (FENIX_COMMAND_SIGNALS=any): a command can kill a running hook, which then fails open unless it says onFailure: block")
+		cfg.Logger.Warn("commands may signal every process of their user (FENIX_COMMAND_SIGNALS=any): a command can kill a running hook (which then fails closed), an MCP server or another conversation's service")
 	}
 	if policy.Network != nil {
 		// Nobody is asked about a destination the sandbox refuses; the log

@@ -81,9 +81,10 @@ func (e *stoppedError) Error() string {
 }
 
 // killedError is a command hook that died of a signal the worker did
-// not send (SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT): something else
-// killed it (keptFromAnswering), where a hook that crashes on its own
-// (SIGSEGV, SIGABRT) fails open as in Claude Code.
+// not send: something else may have killed it (keptFromAnswering). A
+// hook that crashed on its own (SIGSEGV, SIGABRT) fails open in Claude
+// Code, but a crash and a sent SIGSEGV look the same afterwards, so here
+// it fails closed too.
 type killedError struct{ signal string }
 
 func (e *killedError) Error() string {

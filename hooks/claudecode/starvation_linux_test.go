@@ -94,9 +94,10 @@ func TestLoadCannotMakeAGuardFailOpen(t *testing.T) {
 // A guard something else stops or kills (a command with
 // FENIX_COMMAND_SIGNALS=any, or on a kernel that does not scope signals)
 // used to time out or crash and fail open. Now a guard found stopped at
-// its deadline, or killed by SIGKILL/SIGTERM/…, fails closed without
-// onFailure: block; one that crashes on its own (SIGSEGV) still fails
-// open, as in Claude Code. With and without the hook's cgroup.
+// its deadline, or killed by any signal the worker did not send, fails
+// closed without onFailure: block — a SIGSEGV or SIGUSR1 included, which
+// code the guard runs (a git fsmonitor) can send as well as a command:
+// a crash cannot be told from them. With and without the hook's cgroup.
 func TestStoppingOrKillingAGuardDoesNotMakeItFailOpen(t *testing.T) {
 	for _, mechanism := range []string{"cgroup", "process"} {
 		t.Run(mechanism, func(t *testing.T) {
@@ -112,7 +113,8 @@ func TestStoppingOrKillingAGuardDoesNotMakeItFailOpen(t *testing.T) {
 				{"stopped", syscall.SIGSTOP, hooks.KindBlock, "was stopped by a signal"},
 				{"killed", syscall.SIGKILL, hooks.KindBlock, "was killed by SIGKILL"},
 				{"terminated", syscall.SIGTERM, hooks.KindBlock, "was killed by SIGTERM"},
-				{"crashed", syscall.SIGSEGV, hooks.KindContinue, ""},
+				{"segfaulted", syscall.SIGSEGV, hooks.KindBlock, "was killed by SIGSEGV"},
+				{"user signal", syscall.SIGUSR1, hooks.KindBlock, "was killed by SIGUSR1"},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					dir := t.TempDir()

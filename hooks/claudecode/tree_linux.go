@@ -137,16 +137,15 @@ func (t *processTree) stopped() bool {
 }
 
 // killedFromOutside is the name of the signal that ended a hook's process
-// when it is one another process sends to end it (the worker's own kills
-// come with a timeout or a cancellation, checked first).
+// (the worker's own kills come with a timeout or a cancellation, checked
+// first). Any signal: who sent one cannot be told after the fact, and a
+// SIGSEGV or SIGUSR1 another process sends ends a guard as surely as a
+// SIGKILL — code the guard itself runs (a repository's git fsmonitor)
+// can send them, and so can commands where signals are not scoped.
 func killedFromOutside(ps *os.ProcessState) (string, bool) {
 	ws, ok := ps.Sys().(syscall.WaitStatus)
 	if !ok || !ws.Signaled() {
 		return "", false
 	}
-	switch sig := ws.Signal(); sig {
-	case syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT:
-		return unix.SignalName(sig), true
-	}
-	return "", false
+	return unix.SignalName(ws.Signal()), true
 }
