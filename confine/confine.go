@@ -105,6 +105,12 @@ type Policy struct {
 	// command's rules are cut, so a disk attached after the worker
 	// started is hidden too (and one attached later still has no rule).
 	RawDevicesIn string
+	// Unreachable are destinations no command may connect to, whatever
+	// its network: the Temporal frontend the worker uses (see Fence). A
+	// command started with a cgroup (SysProcAttr.UseCgroupFD) gets the
+	// fence on it before it starts; one without is refused, so leave
+	// this empty where no cgroup can be made.
+	Unreachable []Endpoint
 	// Network, when set, takes the network away from a command: it runs
 	// in its workspace's network namespace, where only loopback exists
 	// (shared by the workspace's commands and services, no other's), and
@@ -181,6 +187,7 @@ func (p Policy) Merge(q Policy) Policy {
 		SignalsAnywhere:   p.SignalsAnywhere || q.SignalsAnywhere,
 		BoundCapabilities: p.BoundCapabilities || q.BoundCapabilities,
 		RawDevicesIn:      p.RawDevicesIn,
+		Unreachable:       append(append([]Endpoint(nil), p.Unreachable...), q.Unreachable...),
 		Network:           p.Network,
 	}
 	if q.RawDevicesIn != "" {

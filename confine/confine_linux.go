@@ -77,6 +77,11 @@ type Confiner struct {
 	// noPorts is why that cannot be done either.
 	ports   *portProxies
 	noPorts error
+	// fence refuses connections to Policy.Unreachable to every command's
+	// cgroup; noFence is why it could not be loaded (then commands are
+	// started without it, and the start log says so).
+	fence   *Fence
+	noFence error
 
 	mu   sync.Mutex
 	sets map[string]*ruleset // by workspace ("" for none)
@@ -165,6 +170,11 @@ func New(p Policy) (*Confiner, error) {
 	c.noPrlimitFilter = probePrlimitFilter()
 	if p.Network != nil {
 		c.network = p.Network
+		if len(p.Unreachable) > 0 {
+			fenced := *p.Network
+			fenced.Dial = fenceDial(p.Network.Dial, p.Unreachable)
+			c.network = &fenced
+		}
 		c.noNetns = netnsProbe()
 		if _, ok := socketCallsFor(runtime.GOARCH); !ok {
 			c.noUnixFilter = fmt.Errorf("no socket filter for %s", runtime.GOARCH)
@@ -182,13 +192,14 @@ func New(p Policy) (*Confiner, error) {
 			}
 		}
 	}
+	if len(p.Unreachable) > 0 {
+		c.fence, c.noFence = NewFence(p.Unreachable)
+	}
 	// Built now, so a policy that cannot be cut fails at start rather than
 	// on every command.
 	rs, err := c.rulesetFor("")
 	if err != nil {
-		if c.ports != nil {
-			c.ports.close()
-		}
+		c.Close()
 		return nil, err
 	}
 	c.doneWith(rs)
@@ -237,6 +248,9 @@ func (c *Confiner) PrlimitFiltered() bool { return c.noPrlimitFilter == nil }
 // reaped: a parent-death signal (SysProcAttr.Pdeathsig) fires when the
 // thread that started a process ends, not the process.
 func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err error) {
+	if err := c.fenceOff(cmd); err != nil {
+		return nil, err
+	}
 	rs, netns, err := c.domainFor(workspace)
 	if err != nil {
 		return nil, err
@@ -273,6 +287,23 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 			}
 		})
 	}, nil
+}
+
+// FenceUnavailable is why Policy.Unreachable could not be fenced off
+// here (nil if it was, or there was none).
+func (c *Confiner) FenceUnavailable() error { return c.noFence }
+
+// fenceOff attaches the fence to the cgroup cmd starts in. A command
+// without a cgroup is refused: nothing else would keep it from the
+// unreachable endpoints.
+func (c *Confiner) fenceOff(cmd *exec.Cmd) error {
+	if c.fence == nil {
+		return nil
+	}
+	if cmd.SysProcAttr == nil || !cmd.SysProcAttr.UseCgroupFD {
+		return fmt.Errorf("fencing off %s: %s starts without a cgroup of its own", c.fence, cmd.Path)
+	}
+	return c.fence.Apply(cmd.SysProcAttr.CgroupFD)
 }
 
 // domainFor returns what a command in workspace is confined with: the
@@ -475,6 +506,9 @@ func (c *Confiner) Close() {
 	c.closeNetworks()
 	if c.ports != nil {
 		c.ports.close()
+	}
+	if c.fence != nil {
+		c.fence.Close()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -41,6 +41,12 @@ func (c *Confiner) String() string {
 	if c.boundary != nil {
 		desc += fmt.Sprintf("; writes only in the workspace, %s", strings.Join(c.boundary.writable(""), ", "))
 	}
+	switch {
+	case c.fence != nil:
+		desc += "; connections refused to: " + c.fence.String()
+	case c.noFence != nil:
+		desc += "; connections not fenced (" + c.noFence.Error() + ")"
+	}
 	if c.network == nil {
 		return desc
 	}

@@ -50,6 +50,9 @@ func (c *Confiner) StartInGroup(cmd *exec.Cmd, workspace, group string) (release
 	if group == "" {
 		return c.Start(cmd, workspace)
 	}
+	if err := c.fenceOff(cmd); err != nil {
+		return nil, err
+	}
 	rs, netns, err := c.domainFor(workspace)
 	if err != nil {
 		return nil, err

@@ -51,6 +51,9 @@ func New(parent, prefix string) (*Cgroup, error) {
 // Dir is the cgroup's directory.
 func (c *Cgroup) Dir() string { return c.dir }
 
+// FD is the cgroup's open directory, to attach programs to.
+func (c *Cgroup) FD() int { return c.fd }
+
 // Attach makes the process attr starts begin its life in the cgroup.
 func (c *Cgroup) Attach(attr *syscall.SysProcAttr) {
 	attr.UseCgroupFD, attr.CgroupFD = true, c.fd

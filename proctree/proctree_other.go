@@ -14,6 +14,7 @@ type Cgroup struct{}
 func New(parent, prefix string) (*Cgroup, error) { return nil, ErrUnavailable }
 
 func (c *Cgroup) Dir() string                          { return "" }
+func (c *Cgroup) FD() int                              { return -1 }
 func (c *Cgroup) Attach(*syscall.SysProcAttr)          {}
 func (c *Cgroup) Kill() error                          { return ErrUnavailable }
 func (c *Cgroup) Populated() (bool, error)             { return false, ErrUnavailable }
