@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -16,6 +17,7 @@ import (
 	"github.com/fenixrt/fenix/agent/llm/providers"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
 	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -53,7 +55,10 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (int, error) {
 	defer srv.Stop()
 	fmt.Fprintf(c.stdout, "Temporal dev server at %s, Web UI at %s\n", srv.HostPort, srv.UIURL)
 
-	ws, cleanup, err := startDemoWorker(srv.Client(), c.stderr, *workspace, *skillsDir, *scriptFile)
+	// The dev server has no client authentication: the agent's commands
+	// and hooks must not reach it, nor the Web UI that fronts it.
+	unreachable := []string{srv.HostPort, strings.TrimPrefix(srv.UIURL, "http://")}
+	ws, cleanup, err := startDemoWorker(srv.Client(), c.stderr, *workspace, *skillsDir, *scriptFile, unreachable)
 	if err != nil {
 		return exitFailed, err
 	}
@@ -86,7 +91,7 @@ Press Ctrl-C to stop.
 // startDemoWorker runs a worker in this process on a temporary data
 // directory, with the scripted model; cleanup stops it and removes the
 // directory.
-func startDemoWorker(c client.Client, stderr io.Writer, workspace, skillsDir, scriptFile string) (ws string, cleanup func(), err error) {
+func startDemoWorker(c client.Client, stderr io.Writer, workspace, skillsDir, scriptFile string, unreachable []string) (ws string, cleanup func(), err error) {
 	dataDir, err := os.MkdirTemp("", "fenix-demo-")
 	if err != nil {
 		return "", nil, err
@@ -111,7 +116,7 @@ func startDemoWorker(c client.Client, stderr io.Writer, workspace, skillsDir, sc
 	}
 	w, err := worker.New(c, worker.Config{
 		TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir, DefaultWorkspaceRoot: ws, Logger: logger, SkillsDir: skillsDir,
-		Model: model,
+		Model: model, HostConfig: tools.HostConfig{Unreachable: unreachable},
 	})
 	if err != nil {
 		return "", nil, err

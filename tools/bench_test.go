@@ -152,6 +152,18 @@ func BenchmarkExecCommandTrue(b *testing.B) {
 			}
 		}
 	})
+	// Fenced off the Temporal frontend (the worker binary's default,
+	// FENIX_COMMAND_UNREACHABLE=frontend, with a local frontend): what
+	// attaching the connect programs to the command's cgroup costs.
+	b.Run("exec_command-fenced", func(b *testing.B) {
+		r := newRig(b, func(c *HostConfig) { c.Unreachable = []string{"127.0.0.1:7233"} })
+		call := contract.ToolCall{CallID: "c1", ToolName: "exec_command", Arguments: map[string]any{"command_line": "true"}}
+		for b.Loop() {
+			if _, err := r.reg.Execute(context.Background(), r.env, call); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// Under Claude Code's sandbox, with and without its network part (a
 	// root worker): what joining the workspace's network namespace and
 	// the socket filter cost a command beyond the write boundary.

@@ -90,6 +90,15 @@ type HostConfig struct {
 	// the programs and libraries the hooks run), to install packages;
 	// "read-only", the default, keeps them from it.
 	SystemWritable bool
+	// Unreachable are the "host:port" endpoints no command or hook may
+	// connect to (FENIX_COMMAND_UNREACHABLE, comma-separated, default
+	// UnreachableFrontend: the Temporal frontend the worker uses, which
+	// the worker puts in with WithFrontend; "none" for nothing): an
+	// agent's command that reaches a frontend without client
+	// authentication could approve its own parked call. Refused by the
+	// confinement's cgroup fence (confine.Fence: Linux, cgroup v2, a root
+	// worker or CAP_BPF and CAP_NET_ADMIN).
+	Unreachable []string
 	// Protected is what confined commands may not reach besides DataDir,
 	// which is always hidden: the worker's other state and its secret
 	// files (the worker fills it in).
@@ -115,7 +124,7 @@ type HostConfig struct {
 // FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_EXEC_ENV_ALLOW (variable
 // names, comma-separated), FENIX_EXEC_MAX_TIMEOUT (a Go duration or
 // seconds), FENIX_COMMAND_USER, FENIX_COMMAND_CONFINEMENT,
-// FENIX_COMMAND_SIGNALS, FENIX_COMMAND_SYSTEM,
+// FENIX_COMMAND_SIGNALS, FENIX_COMMAND_SYSTEM, FENIX_COMMAND_UNREACHABLE,
 // FENIX_BROWSER_PATH and
 // FENIX_BROWSER_IDLE_TIMEOUT.
 func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
@@ -161,11 +170,56 @@ func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 	default:
 		return cfg, fmt.Errorf("FENIX_COMMAND_SYSTEM=%q: want read-only (commands that run as root cannot change /usr, /etc and the other system directories, the default) or writable", v)
 	}
+	if cfg.Unreachable, err = parseUnreachable(getenv("FENIX_COMMAND_UNREACHABLE")); err != nil {
+		return cfg, err
+	}
 	cfg.Browser.ExecPath = getenv("FENIX_BROWSER_PATH")
 	if cfg.Browser.IdleTimeout, err = envDuration(getenv, "FENIX_BROWSER_IDLE_TIMEOUT"); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// UnreachableFrontend stands in HostConfig.Unreachable for the Temporal
+// frontend the worker uses, until WithFrontend names it.
+const UnreachableFrontend = "frontend"
+
+// parseUnreachable reads FENIX_COMMAND_UNREACHABLE: "" is the frontend
+// alone, "none" nothing.
+func parseUnreachable(v string) ([]string, error) {
+	switch strings.TrimSpace(v) {
+	case "":
+		return []string{UnreachableFrontend}, nil
+	case "none":
+		return nil, nil
+	}
+	var out []string
+	for _, endpoint := range strings.Split(v, ",") {
+		switch endpoint = strings.TrimSpace(endpoint); endpoint {
+		case "":
+			continue
+		case UnreachableFrontend:
+		default:
+			if _, _, err := confine.ParseEndpoint(endpoint); err != nil {
+				return nil, fmt.Errorf("FENIX_COMMAND_UNREACHABLE: %q is neither %q nor host:port: %w", endpoint, UnreachableFrontend, err)
+			}
+		}
+		out = append(out, endpoint)
+	}
+	return out, nil
+}
+
+// WithFrontend names the Temporal frontend at address where
+// UnreachableFrontend stands in endpoints.
+func WithFrontend(endpoints []string, address string) []string {
+	out := make([]string, 0, len(endpoints))
+	for _, e := range endpoints {
+		if e == UnreachableFrontend {
+			e = address
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // envDuration reads a Go duration or a number of seconds; zero when unset.

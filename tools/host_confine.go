@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -96,6 +97,9 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 			}
 			cfg.Logger.Warn("commands reach the network as the worker does: the sandbox.network that "+settings+" applies cannot be ("+why.Error()+")", "sandbox_settings", settings)
 		}
+		if why := c.FenceUnavailable(); why != nil {
+			cfg.Logger.Warn("commands and hooks can connect to " + strings.Join(cfg.Unreachable, ", ") + ": " + why.Error() + "; without client authentication on the Temporal frontend an agent's command could approve its own parked call")
+		}
 		conf.confiner = c
 		conf.sandboxed = policy.Boundary != nil
 		cfg.Logger.Info("commands are confined", "confinement", c.String(), "sandbox_settings", settings)
@@ -108,6 +112,37 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	default:
 		return nil, fmt.Errorf("FENIX_COMMAND_CONFINEMENT=%s: %w", mode, err)
 	}
+}
+
+// unreachableEndpoints resolves HostConfig.Unreachable to what the
+// confinement's fence refuses, or nil, with a warning, where the worker
+// cannot make the cgroups a fence is attached to.
+func unreachableEndpoints(cfg HostConfig) ([]confine.Endpoint, error) {
+	if len(cfg.Unreachable) == 0 || cfg.Confinement == confine.ModeOff {
+		return nil, nil
+	}
+	if proctree.Parent() == "" {
+		cfg.Logger.Warn("commands and hooks can connect to " + strings.Join(cfg.Unreachable, ", ") + ": the worker cannot make cgroups (no writable cgroup v2) to fence them off in; without client authentication on the Temporal frontend an agent's command could approve its own parked call")
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []confine.Endpoint
+	for _, hostPort := range cfg.Unreachable {
+		if hostPort == UnreachableFrontend {
+			return nil, fmt.Errorf("fencing commands off the Temporal frontend: its address was not filled in (tools.WithFrontend)")
+		}
+		endpoints, err := confine.EndpointsOf(ctx, hostPort)
+		if err != nil {
+			return nil, fmt.Errorf("fencing commands off %s (FENIX_COMMAND_UNREACHABLE, or the Temporal frontend): %w", hostPort, err)
+		}
+		for _, e := range endpoints {
+			if !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out, nil
 }
 
 // newHookConfinement builds what confines the hooks' processes, with
@@ -127,7 +162,8 @@ func newHookConfinement(cfg HostConfig, codePaths []string) (*confine.Confiner, 
 	if len(cfg.Hooks.Hidden) == 0 || cfg.Confinement == confine.ModeOff {
 		return nil, nil
 	}
-	policy := cfg.Hooks.Merge(confine.Policy{Hidden: cfg.Protected.Hidden, ReadOnly: append(proctree.Mounts(), codePaths...), SignalsAnywhere: true})
+	policy := cfg.Hooks.Merge(confine.Policy{Hidden: cfg.Protected.Hidden, ReadOnly: append(proctree.Mounts(), codePaths...),
+		Unreachable: cfg.Protected.Unreachable, SignalsAnywhere: true})
 	if os.Geteuid() == 0 {
 		// A root worker's hooks run as root: the agent's code one of them
 		// runs gets no more of the kernel or the system than a command.

@@ -138,6 +138,27 @@ func TestHostConfigFromEnv(t *testing.T) {
 		t.Fatalf("FENIX_COMMAND_SYSTEM=rw: %v, want it refused naming the variable", err)
 	}
 	delete(env, "FENIX_COMMAND_SYSTEM")
+	for value, want := range map[string]string{
+		"":                         "frontend",
+		"none":                     "",
+		"frontend, 127.0.0.1:8233": "frontend,127.0.0.1:8233",
+		"temporal:7243,*:7233":     "temporal:7243,*:7233",
+		"dns:///temporal:7233":     "dns:///temporal:7233",
+	} {
+		env["FENIX_COMMAND_UNREACHABLE"] = value
+		cfg, err = HostConfigFromEnv(func(k string) string { return env[k] })
+		if err != nil || strings.Join(cfg.Unreachable, ",") != want {
+			t.Fatalf("FENIX_COMMAND_UNREACHABLE=%q: Unreachable %q, %v; want %q", value, cfg.Unreachable, err, want)
+		}
+	}
+	if got := WithFrontend([]string{"frontend", "127.0.0.1:8233"}, "127.0.0.1:7233"); strings.Join(got, ",") != "127.0.0.1:7233,127.0.0.1:8233" {
+		t.Fatalf("WithFrontend = %q", got)
+	}
+	env["FENIX_COMMAND_UNREACHABLE"] = "frontend,8233"
+	if _, err := HostConfigFromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), `FENIX_COMMAND_UNREACHABLE: "8233"`) {
+		t.Fatalf("FENIX_COMMAND_UNREACHABLE=frontend,8233: %v, want the entry refused", err)
+	}
+	delete(env, "FENIX_COMMAND_UNREACHABLE")
 	env["FENIX_EXEC_MAX_TIMEOUT"] = "soon"
 	if _, err := HostConfigFromEnv(func(k string) string { return env[k] }); err == nil {
 		t.Fatal("accepted a bad timeout")

@@ -27,6 +27,7 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/tools"
 )
 
 func main() {
@@ -64,12 +65,15 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer shutdownWithin(5*time.Second, shutdownTracing)
 
-	c, namespace, err := dial(ctx, logger, metrics, tracing, cfg.Process)
+	c, namespace, address, err := dial(ctx, logger, metrics, tracing, cfg.Process)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	cfg.Namespace = namespace
+	// Commands and hooks never need the frontend; without client
+	// authentication on it, one could approve its own parked call.
+	cfg.HostConfig.Unreachable = tools.WithFrontend(cfg.HostConfig.Unreachable, address)
 
 	w, err := worker.New(c, cfg)
 	if err != nil {
@@ -103,11 +107,12 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 }
 
 // dial connects to Temporal with envconfig's settings and Fenix's logger,
-// metrics, tracing and payload codec; it returns the namespace in use.
-func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metrics, tracing interceptor.ClientInterceptor, process worker.ProcessConfig) (client.Client, string, error) {
+// metrics, tracing and payload codec; it returns the namespace in use and
+// the frontend's address.
+func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metrics, tracing interceptor.ClientInterceptor, process worker.ProcessConfig) (client.Client, string, string, error) {
 	opts, err := envconfig.LoadDefaultClientOptions()
 	if err != nil {
-		return nil, "", fmt.Errorf("load Temporal client configuration: %w", err)
+		return nil, "", "", fmt.Errorf("load Temporal client configuration: %w", err)
 	}
 	opts.Logger = worker.NewSDKLogger(logger)
 	opts.MetricsHandler = metrics.SDKMetricsHandler()
@@ -119,9 +124,9 @@ func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metri
 	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
-		return nil, "", fmt.Errorf("connect to Temporal at %q: %w", displayAddress(opts.HostPort), err)
+		return nil, "", "", fmt.Errorf("connect to Temporal at %q: %w", displayAddress(opts.HostPort), err)
 	}
-	return c, opts.Namespace, nil
+	return c, opts.Namespace, displayAddress(opts.HostPort), nil
 }
 
 // startOps serves /metrics, /healthz, /readyz and, with a codec, /codec/

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,10 @@ func TestAgentCannotApproveItselfThroughTheFrontend(t *testing.T) {
 	dir := t.TempDir()
 	settings := filepath.Join(dir, "settings.json")
 	require.NoError(t, os.WriteFile(settings, []byte(`{"permissions": {"allow": ["Bash"], "ask": ["Bash(git push:*)"]}}`), 0o644))
-	host, err := cl.AddHost(ctx, HostConfig{Name: "g", HostID: "host-g", Args: []string{"-task-queue", queue, "-hooks-file", settings}})
+	// Without the worker's fence on the frontend (the next test), so what
+	// is shown here is the frontend's own client authentication.
+	host, err := cl.AddHost(ctx, HostConfig{Name: "g", HostID: "host-g", Args: []string{"-task-queue", queue, "-hooks-file", settings},
+		Env: []string{"FENIX_COMMAND_UNREACHABLE=none"}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = host.StopWorker(20 * time.Second) })
 
@@ -104,4 +108,33 @@ try read-the-workers-key cat "$W/key.pem"
 	assert.NotEqual(t, contract.StatusCompleted, res.Status)
 	require.NotNil(t, res.Error)
 	assert.Contains(t, res.Error.LastErrorSummary, "the operator says no")
+}
+
+// TestTheFrontendIsFencedOffFromCommands: besides the frontend's client
+// authentication, a worker host fences its commands off the frontend it
+// uses (FENIX_COMMAND_UNREACHABLE's default): a connection from a command
+// is refused before TLS is spoken, and the worker's start log says so.
+func TestTheFrontendIsFencedOffFromCommands(t *testing.T) {
+	requireCluster(t)
+	ctx := context.Background()
+	const queue = "fenix-fenced"
+	host, err := cl.AddHost(ctx, HostConfig{Name: "f", HostID: "host-f", Args: []string{"-task-queue", queue}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = host.StopWorker(20 * time.Second) })
+	addr := host.TemporalAddress()
+	hostName, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	probe := fmt.Sprintf(`getent hosts %[1]s | head -1; for a in $(getent ahostsv4 %[1]s | cut -d' ' -f1 | sort -u); do if (exec 3<>/dev/tcp/$a/%[2]s) 2>/dev/null; then echo "reached $a"; else echo "refused $a"; fi; done`, hostName, port)
+	raw, err := jsonMarshal(assignment("fenced-probe", execCall("call-probe", probe, 30), "exec_command"))
+	require.NoError(t, err)
+	_, err = workflows.StartWorkflowJSON(ctx, tc, client.StartWorkflowOptions{ID: "fenced-probe", TaskQueue: queue, WorkflowExecutionTimeout: 5 * time.Minute},
+		workflows.ExecuteAssignmentWorkflow, raw)
+	require.NoError(t, err)
+	res, err := tryResult("fenced-probe", 3*time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	t.Logf("the command's connections to the frontend (%s):\n%s", addr, res.Output.Content)
+	assert.Contains(t, res.Output.Content, "refused ")
+	assert.NotContains(t, res.Output.Content, "reached ")
+	assert.Contains(t, host.Logs(), "connections refused to: ")
 }

@@ -122,6 +122,9 @@ func startWorker(t *testing.T, opts ...workerOption) *testWorker {
 		DataDir:              dataDir,
 		DefaultWorkspaceRoot: ws,
 		Logger:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		// As the worker binary does (tools.WithFrontend): the agent's
+		// commands and hooks never reach the dev server.
+		HostConfig: tools.HostConfig{Unreachable: []string{server.HostPort}},
 	}
 	for _, o := range opts {
 		o(&cfg)
