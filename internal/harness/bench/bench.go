@@ -29,6 +29,7 @@ import (
 	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
 	fenixworker "github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -181,8 +182,11 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Fenced off the server, as the worker binary is by default
+	// (FENIX_COMMAND_UNREACHABLE=frontend): commands pay for it.
+	fenced := tools.HostConfig{Unreachable: []string{srv.HostPort}}
 	w, err := fenixworker.New(c, fenixworker.Config{TaskQueue: workflows.DefaultTaskQueue, DataDir: dataDir,
-		DefaultWorkspaceRoot: workspace, Logger: o.Logger, Model: &llm.Router{Scripted: model}, MCPConfig: mcpFile})
+		DefaultWorkspaceRoot: workspace, Logger: o.Logger, Model: &llm.Router{Scripted: model}, MCPConfig: mcpFile, HostConfig: fenced})
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +218,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			concurrency int
 		}{{pythonHooksInTurnQueue, 1}, {pythonHooksTogetherQueue, 0}} {
 			hooked, err := fenixworker.New(c, fenixworker.Config{TaskQueue: hw.queue, DataDir: filepath.Join(dataDir, hw.queue),
-				DefaultWorkspaceRoot: workspace, Logger: o.Logger, HooksFile: project, HookConcurrency: hw.concurrency})
+				DefaultWorkspaceRoot: workspace, Logger: o.Logger, HooksFile: project, HookConcurrency: hw.concurrency, HostConfig: fenced})
 			if err != nil {
 				return nil, err
 			}
