@@ -127,7 +127,7 @@ func TestTheFrontendIsFencedOffFromCommands(t *testing.T) {
 	addr := host.TemporalAddress()
 	hostName, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
-	probe := fmt.Sprintf(`getent hosts %[1]s | head -1; for a in $(getent ahostsv4 %[1]s | cut -d' ' -f1 | sort -u); do if (exec 3<>/dev/tcp/$a/%[2]s) 2>/dev/null; then echo "reached $a"; else echo "refused $a"; fi; done`, hostName, port)
+	probe := fmt.Sprintf(`getent hosts %[1]s | head -1; for a in $(getent ahostsv4 %[1]s | cut -d' ' -f1 | sort -u); do if out=$(bash -c "exec 3<>/dev/tcp/$a/%[2]s" 2>&1); then echo "reached $a"; else echo "refused $a: $out"; fi; done`, hostName, port)
 	raw, err := jsonMarshal(assignment("fenced-probe", execCall("call-probe", probe, 30), "exec_command"))
 	require.NoError(t, err)
 	_, err = workflows.StartWorkflowJSON(ctx, tc, client.StartWorkflowOptions{ID: "fenced-probe", TaskQueue: queue, WorkflowExecutionTimeout: 5 * time.Minute},
@@ -138,6 +138,7 @@ func TestTheFrontendIsFencedOffFromCommands(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	t.Logf("the command's connections to the frontend (%s):\n%s", addr, res.Output.Content)
 	assert.Contains(t, res.Output.Content, "refused ")
+	assert.Contains(t, res.Output.Content, "Operation not permitted", "refused by the fence, not by the network")
 	assert.NotContains(t, res.Output.Content, "reached ")
 	assert.Contains(t, host.Logs(), "connections refused to: ")
 }

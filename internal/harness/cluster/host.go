@@ -157,7 +157,7 @@ func (h *Host) StartWorker(ctx context.Context) error {
 	return nil
 }
 
-// WorkerPID is the worker process's ID (`ip netns exec` execs the worker,
+// WorkerPID is the worker process's ID (nsenter execs the worker,
 // so it is also the PID in the worker's Temporal identity "pid@host@").
 func (h *Host) WorkerPID() int {
 	if w := h.currentWorker(); w != nil {

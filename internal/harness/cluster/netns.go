@@ -80,8 +80,12 @@ func (l *Link) Restore(ctx context.Context) error {
 }
 
 // Command runs name with args inside the namespace.
+// It enters the network namespace only: `ip netns exec` also mounts a
+// sysfs of the namespace's own over /sys, which leaves out the cgroup
+// hierarchies, and a worker host has its cgroups (command and hook runs
+// get theirs, and the frontend fence is attached to them).
 func (l *Link) Command(name string, args ...string) *exec.Cmd {
-	return exec.Command("ip", append([]string{"netns", "exec", l.NetNS, name}, args...)...)
+	return exec.Command("nsenter", append([]string{"--net=/var/run/netns/" + l.NetNS, "--", name}, args...)...)
 }
 
 // Delete removes the namespace (which removes the veth pair with it).
