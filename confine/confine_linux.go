@@ -289,6 +289,16 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 	}, nil
 }
 
+// realWorkspace is workspace free of symlinks, as rules are cut for it.
+func realWorkspace(workspace string) string {
+	if workspace != "" {
+		if real, err := filepath.EvalSymlinks(workspace); err == nil {
+			return real
+		}
+	}
+	return workspace
+}
+
 // FenceUnavailable is why Policy.Unreachable could not be fenced off
 // here (nil if it was, or there was none).
 func (c *Confiner) FenceUnavailable() error { return c.noFence }
@@ -311,11 +321,7 @@ func (c *Confiner) fenceOff(cmd *exec.Cmd) error {
 // network sandbox, the workspace's namespace (one more user; see
 // networkFor).
 func (c *Confiner) domainFor(workspace string) (*ruleset, *network, error) {
-	if workspace != "" {
-		if real, err := filepath.EvalSymlinks(workspace); err == nil {
-			workspace = real
-		}
-	}
+	workspace = realWorkspace(workspace)
 	rs, err := c.rulesetFor(workspace)
 	if err != nil {
 		return nil, nil, err

@@ -17,13 +17,22 @@ import (
 // launcher lives while one of its commands does: a parent-death signal
 // fires when the thread that started a process ends, and once none of
 // its processes is left there is nothing in the domain to reach.
+//
+// A launcher keeps the ruleset it confined itself with while it lives,
+// even after a leading directory changed and the workspace's rules were
+// cut again: a new launcher would be a new domain, and the group's later
+// commands could no longer signal the services its earlier ones started
+// (a new entry in /tmp, where the data directory sits in a test, made
+// `kill $(cat app.pid)` fail). What the group then misses are entries
+// added to a leading directory since: no rule reached them, so they stay
+// out of its reach, never the other way round.
 
-// launcherKey is what a launcher's domain is made of: the ruleset, the
-// network namespace (nil: none) and the group.
+// launcherKey names a group's launcher: the workspace, the network
+// namespace (nil: none) and the group.
 type launcherKey struct {
-	rs    *ruleset
-	net   *network
-	group string
+	workspace string
+	net       *network
+	group     string
 }
 
 // launcher is a locked thread in a group's domain that starts the group's
@@ -57,7 +66,7 @@ func (c *Confiner) StartInGroup(cmd *exec.Cmd, workspace, group string) (release
 	if err != nil {
 		return nil, err
 	}
-	l, err := c.launcherFor(launcherKey{rs: rs, net: netns, group: group})
+	l, err := c.launcherFor(launcherKey{workspace: realWorkspace(workspace), net: netns, group: group}, rs)
 	if err != nil {
 		if netns != nil {
 			c.releaseNetwork(netns)
@@ -82,14 +91,14 @@ func (c *Confiner) StartInGroup(cmd *exec.Cmd, workspace, group string) (release
 	return release, nil
 }
 
-// launcherFor returns key's running launcher, or starts one, and counts
-// one more user of it. Either way it ends the caller's use of key.rs
-// (see rulesetFor): a new launcher confines itself with it first.
-func (c *Confiner) launcherFor(key launcherKey) (*launcher, error) {
+// launcherFor returns key's running launcher, or starts one confined
+// with rs, and counts one more user of it. Either way it ends the
+// caller's use of rs (see rulesetFor).
+func (c *Confiner) launcherFor(key launcherKey, rs *ruleset) (*launcher, error) {
 	c.launchMu.Lock()
 	defer c.launchMu.Unlock()
 	if l, ok := c.launchers[key]; ok {
-		c.doneWith(key.rs)
+		c.doneWith(rs)
 		l.users++
 		return l, nil
 	}
@@ -99,7 +108,7 @@ func (c *Confiner) launcherFor(key launcherKey) (*launcher, error) {
 		// Never unlocked: the thread ends with the goroutine, so no other
 		// goroutine ever runs in the domain.
 		runtime.LockOSThread()
-		err := c.confineThread(key.rs, key.net)
+		err := c.confineThread(rs, key.net)
 		confined <- err
 		if err != nil {
 			return

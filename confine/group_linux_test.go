@@ -91,3 +91,40 @@ func TestLaunchersEndWithTheirLastCommand(t *testing.T) {
 		return len(c.launchers) == 0
 	}, 5*time.Second, 10*time.Millisecond, "every launcher ended with its last command")
 }
+
+// A group keeps its domain while its launcher lives, even when a leading
+// directory changed and the rules were cut again: the conversation's
+// next command still reaches the service an earlier one started, and
+// misses only the entry added since (no rule reaches it), which a
+// command of another group, confined anew, reaches; once the group's
+// last process ended its next command gets the new rules too.
+func TestAGroupKeepsItsDomainWhenRulesAreCutAgain(t *testing.T) {
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}})
+	if c.ABI() < 6 {
+		t.Skipf("Landlock ABI %d does not scope signals (6 does)", c.ABI())
+	}
+	service := exec.Command("sleep", "30")
+	release, err := c.StartInGroup(service, l.ws, "conv-a")
+	require.NoError(t, err)
+
+	time.Sleep(10 * time.Millisecond)
+	late := l.root + "/late.txt"
+	require.NoError(t, os.WriteFile(late, []byte("late entry\n"), 0o644))
+
+	code, out := shIn(t, c, l.ws, "conv-a", fmt.Sprintf("kill -0 %d && echo reaches-its-service; cat %s 2>&1 || echo late-entry-unreached", service.Process.Pid, late))
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "reaches-its-service")
+	assert.Contains(t, out, "late-entry-unreached")
+
+	code, out = shIn(t, c, l.ws, "conv-b", "cat "+late)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "late entry", "a new domain has the new rules")
+
+	require.NoError(t, service.Process.Kill())
+	_ = service.Wait()
+	release()
+	code, out = shIn(t, c, l.ws, "conv-a", "cat "+late)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "late entry", "the group's next launcher has the new rules")
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/harness/bench"
 	"github.com/fenixrt/fenix/internal/worker"
 )
 
@@ -261,9 +262,17 @@ func TestLoadCannotMakeTheGuardFailOpen(t *testing.T) {
 	if _, err := exec.LookPath("taskset"); err != nil {
 		t.Skip("taskset (util-linux) is not installed")
 	}
+	// The interpreter by its path, as the worker's warning about version
+	// managers' shims asks: a pyenv shim starts bash and pyenv first,
+	// several times the guard's own CPU, and held up 12 to 1 the guard
+	// would then need more than ten times its timeout.
+	python, ok := bench.Python()
+	if !ok {
+		t.Skip("no python3")
+	}
 	project := writeClaudeProject(t, "", map[string]string{"guard.py": pythonRmRfGuard}, `{"hooks": {"PreToolUse": [
   {"matcher": "Bash", "hooks": [{"type": "command", "timeout": 1,
-    "command": "taskset -c 0 python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py"}]}
+    "command": "taskset -c 0 `+python+` \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py"}]}
 ]}}`)
 	w := startWorker(t, inProject(project))
 	run := commandRunner(w, project, "load")
