@@ -163,3 +163,33 @@ func sysProcAttrInCgroup(cg *proctree.Cgroup) *syscall.SysProcAttr {
 	cg.Attach(attr)
 	return attr
 }
+
+// What the fence adds to a command's start: attaching both programs to a
+// fresh cgroup, next to making and removing the cgroup itself.
+//
+//	go test -run '^$' -bench FenceApply -benchtime 300x ./confine
+func BenchmarkFenceApply(b *testing.B) {
+	endpoints, err := EndpointsOf(context.Background(), "localhost:7233")
+	require.NoError(b, err)
+	fence, err := NewFence(endpoints)
+	if err != nil || proctree.Parent() == "" {
+		b.Skipf("no fence here: %v", err)
+	}
+	defer fence.Close()
+	for _, apply := range []bool{false, true} {
+		name := "cgroup"
+		if apply {
+			name = "cgroup+fence"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				cg, err := proctree.New(proctree.Parent(), proctree.PrefixCommand)
+				require.NoError(b, err)
+				if apply {
+					require.NoError(b, fence.Apply(cg.FD()))
+				}
+				cg.Close()
+			}
+		})
+	}
+}
