@@ -24,23 +24,10 @@ import (
 // holds, whatever its user or domain; the worker, outside those
 // cgroups, is not affected. See NewFence (fence_linux.go).
 
-// Endpoint is one refused destination: every address in Prefix on Port.
-type Endpoint struct {
-	Prefix netip.Prefix
-	Port   uint16
-}
-
-func (e Endpoint) String() string {
-	if e.Prefix.IsSingleIP() {
-		return netip.AddrPortFrom(e.Prefix.Addr(), e.Port).String()
-	}
-	return fmt.Sprintf("%s port %d", e.Prefix, e.Port)
-}
-
-// Holds reports whether e refuses a connection to dest.
-func (e Endpoint) Holds(dest netip.AddrPort) bool {
-	return dest.Port() == e.Port && e.Prefix.Contains(dest.Addr().Unmap())
-}
+// Endpoint is one refused destination: every address in Prefix on Port
+// (netguard's, which refuses the same ones to the worker's own dials on
+// the agent's behalf).
+type Endpoint = netguard.Endpoint
 
 // fenceDial wraps a network sandbox's dial, which the worker runs for
 // the command's proxies outside any cgroup: a destination an allow list
@@ -54,13 +41,9 @@ func fenceDial(dial netguard.DialFunc, unreachable []Endpoint) netguard.DialFunc
 			return nil, err
 		}
 		if tcp, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
-			peer := tcp.AddrPort()
-			for _, e := range unreachable {
-				if e.Holds(peer) {
-					conn.Close()
-					return nil, &netguard.BlockedError{Host: address, Addr: peer.Addr().Unmap(), Reason: "the Temporal frontend or another endpoint commands may not reach (" + e.String() + ")",
-						Setting: "FENIX_COMMAND_UNREACHABLE"}
-				}
+			if err := netguard.CheckUnreachable(unreachable, address, tcp.AddrPort()); err != nil {
+				conn.Close()
+				return nil, err
 			}
 		}
 		return conn, nil

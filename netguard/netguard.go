@@ -29,6 +29,43 @@ type Policy struct {
 	// Setting names the setting that opens exceptions, for error messages
 	// (default FENIX_FETCH_ALLOW).
 	Setting string
+	// Unreachable are refused even when allowed: the Temporal frontend
+	// and the other endpoints no command may connect to
+	// (FENIX_COMMAND_UNREACHABLE). An agent whose browser may reach
+	// loopback (a local dev server to test) must not POST its own
+	// approval to the dev server's HTTP API from a page.
+	Unreachable []Endpoint
+}
+
+// Endpoint is every address in Prefix on Port.
+type Endpoint struct {
+	Prefix netip.Prefix
+	Port   uint16
+}
+
+func (e Endpoint) String() string {
+	if e.Prefix.IsSingleIP() {
+		return netip.AddrPortFrom(e.Prefix.Addr(), e.Port).String()
+	}
+	return fmt.Sprintf("%s port %d", e.Prefix, e.Port)
+}
+
+// Holds reports whether dest is one of e's.
+func (e Endpoint) Holds(dest netip.AddrPort) bool {
+	return dest.Port() == e.Port && e.Prefix.Contains(dest.Addr().Unmap())
+}
+
+// CheckUnreachable returns a *BlockedError naming
+// FENIX_COMMAND_UNREACHABLE when dest (dialled as host) is one of
+// unreachable's.
+func CheckUnreachable(unreachable []Endpoint, host string, dest netip.AddrPort) error {
+	for _, e := range unreachable {
+		if e.Holds(dest) {
+			return &BlockedError{Host: host, Addr: dest.Addr().Unmap(), Reason: "the Temporal frontend or another endpoint of FENIX_COMMAND_UNREACHABLE (" + e.String() + ")",
+				Setting: "FENIX_COMMAND_UNREACHABLE", Unreachable: true}
+		}
+	}
+	return nil
 }
 
 // ParsePolicy reads a comma- or space-separated list of CIDRs, single IP
@@ -77,12 +114,18 @@ type BlockedError struct {
 	Reason string
 	// Setting is the allowlist setting that would let it through.
 	Setting string
+	// Unreachable is set when no allowlist lets it through: it is one of
+	// Policy.Unreachable's, and Setting is the one that names them.
+	Unreachable bool
 }
 
 func (e *BlockedError) Error() string {
 	dest := e.Addr.String()
 	if e.Host != "" && e.Host != dest {
 		dest = fmt.Sprintf("%s (%s)", e.Host, dest)
+	}
+	if e.Unreachable {
+		return fmt.Sprintf("destination %s is %s, which no agent may reach, whatever an allowlist opens (%s)", dest, e.Reason, e.Setting)
 	}
 	setting := e.Setting
 	if setting == "" {
@@ -193,17 +236,20 @@ func (p Policy) DialContext(base *net.Dialer) func(ctx context.Context, network,
 			return nil, err
 		}
 		d := *base
-		if !p.AllowsHost(host) {
+		allowedHost := p.AllowsHost(host)
+		if !allowedHost || len(p.Unreachable) > 0 {
 			d.Control = func(_, resolved string, _ syscall.RawConn) error {
-				ipText, _, err := net.SplitHostPort(resolved)
+				dest, err := netip.ParseAddrPort(resolved)
 				if err != nil {
+					return fmt.Errorf("dialing %s: unparseable address %q", host, resolved)
+				}
+				if err := CheckUnreachable(p.Unreachable, host, dest); err != nil {
 					return err
 				}
-				addr, err := netip.ParseAddr(ipText)
-				if err != nil {
-					return fmt.Errorf("dialing %s: unparseable address %q", host, ipText)
+				if allowedHost {
+					return nil
 				}
-				return p.Check(host, addr)
+				return p.Check(host, dest.Addr())
 			}
 		}
 		return d.DialContext(ctx, network, address)

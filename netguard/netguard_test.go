@@ -3,6 +3,7 @@ package netguard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -103,4 +104,32 @@ func TestClientRefusesLoopbackAtDialTime(t *testing.T) {
 		t.Fatalf("allowlisted host name: %v", err)
 	}
 	conn.Close()
+}
+
+// An allow list that opens loopback (a local app to test) does not open
+// the endpoints no agent may reach, by address or by an allowed name;
+// another port there stays open.
+func TestUnreachableEndpointsStayShutWhenAllowed(t *testing.T) {
+	frontend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("frontend")) }))
+	defer frontend.Close()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("app")) }))
+	defer app.Close()
+	port := frontend.Listener.Addr().(*net.TCPAddr).Port
+	p := Policy{
+		AllowCIDRs:  []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
+		AllowHosts:  []string{"localhost"},
+		Unreachable: []Endpoint{{Prefix: netip.MustParsePrefix("127.0.0.0/8"), Port: uint16(port)}, {Prefix: netip.MustParsePrefix("::1/128"), Port: uint16(port)}},
+	}
+	client := NewClient(p, ClientOptions{})
+	for _, url := range []string{frontend.URL, fmt.Sprintf("http://localhost:%d/", port)} {
+		_, err := client.Post(url, "application/json", strings.NewReader(`{"decision": "allow"}`))
+		if !errors.Is(err, ErrBlocked) || !strings.Contains(err.Error(), "FENIX_COMMAND_UNREACHABLE") {
+			t.Errorf("POST %s: err = %v, want it blocked naming FENIX_COMMAND_UNREACHABLE", url, err)
+		}
+	}
+	resp, err := client.Get(app.URL)
+	if err != nil {
+		t.Fatalf("the allowed app: %v", err)
+	}
+	resp.Body.Close()
 }

@@ -106,7 +106,9 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		// every file's permissions.
 		cfg.Logger.Warn("commands run as root: confinement keeps them from the worker's files, the kernel's settings, raw disks and the system's directories and bounds their capabilities, but they still read every file on the host and write every other user's; set FENIX_COMMAND_USER to run them as an unprivileged account")
 	}
-	if cfg.Protected.Unreachable, err = unreachableEndpoints(cfg); err != nil {
+	// What the agent's commands cannot reach, its web_fetch and browser
+	// cannot either, whatever FENIX_FETCH_ALLOW opens.
+	if cfg.Fetch.Unreachable, cfg.Protected.Unreachable, err = unreachableEndpoints(cfg); err != nil {
 		return nil, err
 	}
 	confinement, err := newConfinement(cfg, confine.Policy{}, false, nil)

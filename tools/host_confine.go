@@ -114,35 +114,39 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	}
 }
 
-// unreachableEndpoints resolves HostConfig.Unreachable to what the
-// confinement's fence refuses, or nil, with a warning, where the worker
-// cannot make the cgroups a fence is attached to.
-func unreachableEndpoints(cfg HostConfig) ([]confine.Endpoint, error) {
-	if len(cfg.Unreachable) == 0 || cfg.Confinement == confine.ModeOff {
-		return nil, nil
-	}
-	if proctree.Parent() == "" {
-		cfg.Logger.Warn("commands and hooks can connect to " + strings.Join(cfg.Unreachable, ", ") + ": the worker cannot make cgroups (no writable cgroup v2) to fence them off in; without client authentication on the Temporal frontend an agent's command could approve its own parked call")
-		return nil, nil
+// unreachableEndpoints resolves HostConfig.Unreachable: what web_fetch
+// and the browser refuse, and what the confinement's fence refuses to
+// commands and hooks (fenced), which is nil, with a warning, where the
+// worker cannot make the cgroups a fence is attached to or does not
+// confine commands.
+func unreachableEndpoints(cfg HostConfig) (all, fenced []confine.Endpoint, err error) {
+	if len(cfg.Unreachable) == 0 {
+		return nil, nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var out []confine.Endpoint
 	for _, hostPort := range cfg.Unreachable {
 		if hostPort == UnreachableFrontend {
-			return nil, fmt.Errorf("fencing commands off the Temporal frontend: its address was not filled in (tools.WithFrontend)")
+			return nil, nil, fmt.Errorf("fencing commands off the Temporal frontend: its address was not filled in (tools.WithFrontend)")
 		}
 		endpoints, err := confine.EndpointsOf(ctx, hostPort)
 		if err != nil {
-			return nil, fmt.Errorf("fencing commands off %s (FENIX_COMMAND_UNREACHABLE, or the Temporal frontend): %w", hostPort, err)
+			return nil, nil, fmt.Errorf("fencing commands off %s (FENIX_COMMAND_UNREACHABLE, or the Temporal frontend): %w", hostPort, err)
 		}
 		for _, e := range endpoints {
-			if !slices.Contains(out, e) {
-				out = append(out, e)
+			if !slices.Contains(all, e) {
+				all = append(all, e)
 			}
 		}
 	}
-	return out, nil
+	switch {
+	case cfg.Confinement == confine.ModeOff:
+		return all, nil, nil
+	case proctree.Parent() == "":
+		cfg.Logger.Warn("commands and hooks can connect to " + strings.Join(cfg.Unreachable, ", ") + ": the worker cannot make cgroups (no writable cgroup v2) to fence them off in; without client authentication on the Temporal frontend an agent's command could approve its own parked call")
+		return all, nil, nil
+	}
+	return all, all, nil
 }
 
 // newHookConfinement builds what confines the hooks' processes, with

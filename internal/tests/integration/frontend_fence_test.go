@@ -3,6 +3,8 @@ package integration
 import (
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/tools/browser"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -112,4 +115,32 @@ func lineStarting(out, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// TestAgentsWebToolsCannotReachTheDevServer: a worker that lets web_fetch
+// and the browser reach loopback (FENIX_FETCH_ALLOW=127.0.0.0/8, to test
+// a local app) still refuses the dev server behind them, naming the
+// setting that keeps it shut, and still reaches the app.
+func TestAgentsWebToolsCannotReachTheDevServer(t *testing.T) {
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<html><head><title>The app</title></head><body>app</body></html>")
+	}))
+	defer app.Close()
+	w := startWorker(t, withLoopbackAllowed())
+	fetch := func(id, url string) contract.Result {
+		res, _ := runAssignment(t, w.queue, assignment(id, map[string]any{"call_id": "call-" + id, "tool_name": "web_fetch", "arguments": map[string]any{"url": url}}, "web_fetch"))
+		return res
+	}
+	res := fetch("fetch-app", app.URL+"/")
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	res = fetch("fetch-frontend", "http://"+server.HostPort+"/")
+	require.NotEqual(t, contract.StatusCompleted, res.Status, "web_fetch reached the dev server: %+v", res.Output)
+	assert.Contains(t, res.Error.LastErrorSummary, "FENIX_COMMAND_UNREACHABLE")
+
+	if _, err := browser.FindChromium(); err != nil {
+		t.Skipf("the browser half needs Chromium: %v", err)
+	}
+	res = browserCall(t, w, "brw-frontend", "conv-fence", "browser_open", map[string]any{"url": "http://" + server.HostPort + "/"})
+	require.NotEqual(t, contract.StatusCompleted, res.Status, "the browser loaded the dev server: %+v", res.Output)
+	t.Logf("browser_open of the dev server: %s", res.Error.LastErrorSummary)
 }
