@@ -84,8 +84,10 @@ func runCommandInConversation(t *testing.T, queue, project, workID, conversation
 // its own session and its own run of the hook.
 func TestClaudeEnvFileReachesTheConversationsCommands(t *testing.T) {
 	project := envFileProject(t, "0")
-	// A 10 s idle timeout keeps the cache fresh for 1 s.
-	w := sessionWorker(t, project, func(c *worker.Config) { c.SessionIdleTimeout = 10 * time.Second })
+	// A 30 s idle timeout keeps the cache fresh for 3 s: room for the
+	// next call on a loaded CI machine (1 s was not always), short enough
+	// to wait out.
+	w := sessionWorker(t, project, func(c *worker.Config) { c.SessionIdleTimeout = 30 * time.Second })
 
 	res := runCommandInConversation(t, w.queue, project, "e1", "it-env-a", "projtool")
 	assert.Contains(t, res.Output.Content, "projtool ran with APP_ENV=staging", "the first call: PATH and APP_ENV from the hook")
@@ -98,7 +100,7 @@ func TestClaudeEnvFileReachesTheConversationsCommands(t *testing.T) {
 	start, _ := traceEntry(res, "session_start")
 	assert.Equal(t, true, start.Get("session_cached"), "%v", start.Fields)
 
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(3500 * time.Millisecond)
 	res = runCommandInConversation(t, w.queue, project, "e3", "it-env-a", "projtool")
 	assert.Contains(t, res.Output.Content, "projtool ran with APP_ENV=staging", "after the cache went stale, from the session workflow")
 	start, _ = traceEntry(res, "session_start")
