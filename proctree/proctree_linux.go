@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,6 +113,7 @@ func (c *Cgroup) Close() {
 const (
 	PrefixHook    = "fenix-hook-"
 	PrefixCommand = "fenix-cmd-"
+	PrefixMCP     = "fenix-mcp-"
 )
 
 var parent = sync.OnceValue(func() string {
@@ -144,7 +146,7 @@ func removeStale(dir string, cutoff time.Time) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || !(strings.HasPrefix(name, PrefixHook) || strings.HasPrefix(name, PrefixCommand) || strings.HasPrefix(name, "fenix-probe-")) {
+		if !e.IsDir() || !slices.ContainsFunc([]string{PrefixHook, PrefixCommand, PrefixMCP, "fenix-probe-"}, func(p string) bool { return strings.HasPrefix(name, p) }) {
 			continue
 		}
 		if info, err := e.Info(); err == nil && info.ModTime().Before(cutoff) {

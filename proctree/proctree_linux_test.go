@@ -17,20 +17,20 @@ import (
 func TestStaleRunCgroupsAreRemoved(t *testing.T) {
 	dir := t.TempDir()
 	stale, fresh := filepath.Join(dir, PrefixHook+"stale"), filepath.Join(dir, PrefixCommand+"fresh")
-	staleCmd := filepath.Join(dir, PrefixCommand+"stale")
-	for _, d := range []string{stale, staleCmd, fresh, filepath.Join(dir, "other")} {
+	staleCmd, staleMCP := filepath.Join(dir, PrefixCommand+"stale"), filepath.Join(dir, PrefixMCP+"stale")
+	for _, d := range []string{stale, staleCmd, staleMCP, fresh, filepath.Join(dir, "other")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
 	old := time.Now().Add(-time.Hour)
-	for _, d := range []string{stale, staleCmd} {
+	for _, d := range []string{stale, staleCmd, staleMCP} {
 		if err := os.Chtimes(d, old, old); err != nil {
 			t.Fatal(err)
 		}
 	}
 	removeStale(dir, time.Now().Add(-staleAge))
-	for _, d := range []string{stale, staleCmd} {
+	for _, d := range []string{stale, staleCmd, staleMCP} {
 		if _, err := os.Stat(d); !os.IsNotExist(err) {
 			t.Errorf("the stale run cgroup %s is still there: %v", d, err)
 		}

@@ -26,6 +26,7 @@ func (c *Cgroup) Close()                               {}
 const (
 	PrefixHook    = "fenix-hook-"
 	PrefixCommand = "fenix-cmd-"
+	PrefixMCP     = "fenix-mcp-"
 )
 
 func parent() string { return "" }

@@ -67,8 +67,18 @@ func mcpConfigFiles(cfg Config) []string {
 // startMCP loads the MCP server configurations and connects the servers;
 // nil when none are configured. A server that fails is retried in the
 // background; only an unreadable configuration file fails the worker.
+//
+// The stdio servers start in the hooks' confinement (see
+// tools.Host.HookConfiner): a server acts on the agent's arguments, so
+// the filesystem server rooted at the home directory must not rewrite the
+// pinned guards, the audit log or code the hooks load, and a server that
+// makes requests must not reach the Temporal frontend.
 func startMCP(cfg Config, host *tools.Host, store contextstore.Store) (*mcp.Manager, error) {
-	return startMCPServers(cfg, host.ID, store)
+	var launcher mcp.Launcher
+	if c := host.HookConfiner(); c != nil {
+		launcher = c
+	}
+	return startMCPServers(cfg, host.ID, store, launcher)
 }
 
 // PolicyTools is the registry a worker with cfg reviews calls against:
@@ -83,14 +93,14 @@ func PolicyTools(cfg Config, hostID string) (registry *tools.Registry, close fun
 	if registry == nil {
 		registry = tools.Builtin()
 	}
-	m, err := startMCPServers(cfg, hostID, nil)
+	m, err := startMCPServers(cfg, hostID, nil, nil)
 	if err != nil || m == nil {
 		return registry, func() {}, err
 	}
 	return registry.WithSources(m), m.Close, nil
 }
 
-func startMCPServers(cfg Config, hostID string, store contextstore.Store) (*mcp.Manager, error) {
+func startMCPServers(cfg Config, hostID string, store contextstore.Store, launcher mcp.Launcher) (*mcp.Manager, error) {
 	paths := mcpPaths(cfg)
 	if len(paths) == 0 {
 		return nil, nil
@@ -111,6 +121,7 @@ func startMCPServers(cfg Config, hostID string, store contextstore.Store) (*mcp.
 		Net:      cfg.HostConfig.Fetch,
 		Contexts: store,
 		Logger:   cfg.Logger,
+		Launcher: launcher,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("MCP servers: %w", err)

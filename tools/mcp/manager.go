@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -69,6 +70,20 @@ type Options struct {
 	CallTimeout    time.Duration
 	ConnectTimeout time.Duration
 	Logger         *slog.Logger
+	// Launcher starts the stdio servers confined; nil starts them as
+	// the worker's plain children.
+	Launcher Launcher
+}
+
+// Launcher starts a stdio server's process (whose SysProcAttr places
+// it in its cgroup) confined, as the worker's hooks are: a server is
+// the worker's, but it acts on the agent's arguments, so one rooted at
+// the home directory must not rewrite the pinned guards or the audit
+// log, and one that makes requests must not reach the Temporal
+// frontend. release is called once the process was reaped.
+// *confine.Confiner is one.
+type Launcher interface {
+	Start(cmd *exec.Cmd, workspace string) (release func(), err error)
 }
 
 // Manager runs the configured MCP servers. Its methods are safe for

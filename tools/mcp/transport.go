@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fenixrt/fenix/internal/mcpframe"
+	"github.com/fenixrt/fenix/proctree"
 )
 
 // stderrTail is how much of a stdio server's stderr is kept for reports.
@@ -52,9 +53,12 @@ func (s *server) innerTransport() (sdk.Transport, *process, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}}
-	cmd.Stderr = p.stderr
-	return &commandTransport{cmd: cmd, terminate: 2 * time.Second, where: fmt.Sprintf("from MCP server %q by Fenix", s.cfg.Name), logger: s.logger()}, p, nil
+	workspace := s.m.opts.WorkDir
+	if workspace == "" {
+		workspace = cmd.Dir
+	}
+	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}, launcher: s.m.opts.Launcher, workspace: workspace}
+	return &commandTransport{proc: p, terminate: 2 * time.Second, where: fmt.Sprintf("from MCP server %q by Fenix", s.cfg.Name), logger: s.logger()}, p, nil
 }
 
 // MaxMessageBytes bounds one JSON-RPC message read from a stdio server:
@@ -67,29 +71,29 @@ const MaxMessageBytes = sdk.DefaultMaxLineLength
 // behind a line guard (mcpframe): the SDK's reader ends the session, and
 // every call on it, at the first message over its line limit.
 type commandTransport struct {
-	cmd       *exec.Cmd
+	proc      *process
 	terminate time.Duration
 	where     string
 	logger    *slog.Logger
 }
 
 func (t *commandTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	stdout, err := t.cmd.StdoutPipe()
+	stdout, err := t.proc.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	stdin, err := t.cmd.StdinPipe()
+	stdin, err := t.proc.cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
+	if err := t.proc.start(); err != nil {
 		return nil, err
 	}
 	// Closing the connection closes stdin, never stdout (cmd.Wait does).
 	r := mcpframe.NewReader(stdout, MaxMessageBytes, nil)
 	conn, err := (&sdk.IOTransport{
 		Reader:        io.NopCloser(r),
-		Writer:        &childStdin{cmd: t.cmd, stdin: stdin, terminate: t.terminate},
+		Writer:        &childStdin{proc: t.proc, stdin: stdin, terminate: t.terminate},
 		MaxLineLength: mcpframe.SDKLineLimit(MaxMessageBytes),
 	}).Connect(ctx)
 	if err != nil {
@@ -102,7 +106,7 @@ func (t *commandTransport) Connect(ctx context.Context) (sdk.Connection, error) 
 // transport's shutdown says: close its input, wait for it to exit, then
 // SIGTERM, then SIGKILL.
 type childStdin struct {
-	cmd       *exec.Cmd
+	proc      *process
 	stdin     io.WriteCloser
 	terminate time.Duration
 }
@@ -114,7 +118,7 @@ func (c *childStdin) Close() error {
 		return fmt.Errorf("closing stdin: %w", err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
+	go func() { exited <- c.proc.wait() }()
 	wait := func() (error, bool) {
 		select {
 		case err := <-exited:
@@ -126,18 +130,18 @@ func (c *childStdin) Close() error {
 	if err, ok := wait(); ok {
 		return err
 	}
-	if c.cmd.Process.Signal(syscall.SIGTERM) == nil {
+	if c.proc.cmd.Process.Signal(syscall.SIGTERM) == nil {
 		if err, ok := wait(); ok {
 			return err
 		}
 	}
-	if err := c.cmd.Process.Kill(); err != nil {
+	if err := c.proc.cmd.Process.Kill(); err != nil {
 		return err
 	}
 	if err, ok := wait(); ok {
 		return err
 	}
-	return fmt.Errorf("MCP server process %d did not exit after SIGKILL", c.cmd.Process.Pid)
+	return fmt.Errorf("MCP server process %d did not exit after SIGKILL", c.proc.cmd.Process.Pid)
 }
 
 // command is the stdio server's child process: the configured command and
@@ -207,10 +211,88 @@ func lookPath(command, pathList, dir string) (string, error) {
 	return "", fmt.Errorf("not found in PATH %q", pathList)
 }
 
-// process is a stdio server's child process.
+// process is a stdio server's child process and what it started: the
+// tree lives in a cgroup of its own where one can be made, so that
+// stopping the server ends the node a `npx` started too, and a
+// Launcher's fence holds for all of it.
 type process struct {
-	cmd    *exec.Cmd
-	stderr *tailBuffer
+	cmd       *exec.Cmd
+	stderr    *tailBuffer
+	launcher  Launcher
+	workspace string
+
+	cgroup     *proctree.Cgroup
+	release    func()
+	stderrDone chan struct{} // closed when stderr reached its end
+	waitOnce   sync.Once
+	waitErr    error
+}
+
+// start starts the server: in its cgroup, through the launcher when
+// there is one. Its stderr is a pipe read here, not by os/exec, so that
+// Wait returns when the server exits even if a process it left behind
+// holds stderr open; cleanUp then ends that process.
+func (p *process) start() error {
+	if p.cmd.SysProcAttr == nil {
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if cg, err := proctree.New(proctree.Parent(), proctree.PrefixMCP); err == nil {
+		p.cgroup = cg
+		cg.Attach(p.cmd.SysProcAttr)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		p.cleanUp()
+		return err
+	}
+	p.cmd.Stderr = stderrW
+	if p.launcher != nil {
+		p.release, err = p.launcher.Start(p.cmd, p.workspace)
+		if err != nil {
+			err = fmt.Errorf("starting it confined: %w", err)
+		}
+	} else {
+		err = p.cmd.Start()
+	}
+	stderrW.Close()
+	if err != nil {
+		stderrR.Close()
+		p.cleanUp()
+		return err
+	}
+	p.stderrDone = make(chan struct{})
+	go func() {
+		_, _ = io.Copy(p.stderr, stderrR)
+		stderrR.Close()
+		close(p.stderrDone)
+	}()
+	return nil
+}
+
+// stderrDrain is how long wait lets a server's stderr drain once what it
+// left behind was ended (without a cgroup, a leftover may hold it open).
+const stderrDrain = 2 * time.Second
+
+// wait reaps the server once, then ends what it left behind.
+func (p *process) wait() error {
+	p.waitOnce.Do(func() {
+		p.waitErr = p.cmd.Wait()
+		p.cleanUp()
+		select {
+		case <-p.stderrDone:
+		case <-time.After(stderrDrain):
+		}
+	})
+	return p.waitErr
+}
+
+func (p *process) cleanUp() {
+	if p.cgroup != nil {
+		p.cgroup.Close()
+	}
+	if p.release != nil {
+		p.release()
+	}
 }
 
 func (p *process) pid() int {
@@ -223,7 +305,7 @@ func (p *process) pid() int {
 func (p *process) kill() {
 	if p.cmd.Process != nil {
 		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
+		_ = p.wait()
 	}
 }
 

@@ -1,0 +1,141 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/internal/harness/mcpservers"
+	"github.com/fenixrt/fenix/internal/worker"
+)
+
+// reachServer is an MCP server as a user writes one with the TypeScript
+// SDK: a tool that opens a TCP connection where it is told to, the core
+// of any "http request" or database server an agent drives.
+const reachServer = `const { Server } = require("@modelcontextprotocol/sdk/server/index.js");
+const { StdioServerTransport } = require("@modelcontextprotocol/sdk/server/stdio.js");
+const { ListToolsRequestSchema, CallToolRequestSchema } = require("@modelcontextprotocol/sdk/types.js");
+const net = require("net");
+
+const server = new Server({ name: "reach", version: "1.0.0" }, { capabilities: { tools: {} } });
+server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  tools: [{
+    name: "connect",
+    description: "Opens a TCP connection to host:port",
+    inputSchema: { type: "object", properties: { host: { type: "string" }, port: { type: "number" } }, required: ["host", "port"] },
+  }],
+}));
+server.setRequestHandler(CallToolRequestSchema, async (req) => {
+  const { host, port } = req.params.arguments;
+  const text = await new Promise((resolve) => {
+    const socket = net.connect({ host, port }, () => { socket.destroy(); resolve("connected"); });
+    socket.on("error", (err) => resolve("refused: " + err.code));
+    socket.setTimeout(5000, () => { socket.destroy(); resolve("timeout"); });
+  });
+  return { content: [{ type: "text", text }] };
+});
+server.connect(new StdioServerTransport());
+`
+
+// TestAgentCannotGoAroundTheGuardThroughAnMCPServer: the worker's stdio
+// MCP servers act on the agent's arguments, so they run in the hooks'
+// confinement. The filesystem server rooted at the home directory that
+// holds the worker's data directory (the most common configuration)
+// cannot write or read the data directory, and a server that opens
+// connections cannot reach the Temporal frontend; both still do their
+// job everywhere else.
+func TestAgentCannotGoAroundTheGuardThroughAnMCPServer(t *testing.T) {
+	servers := mcpservers.Require(t)
+	home := t.TempDir()
+	dataDir := filepath.Join(home, ".local", "state", "fenix")
+	require.NoError(t, os.MkdirAll(dataDir, 0o700))
+	project := filepath.Join(home, "project")
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__fs", "mcp__reach"]}}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(project, "reach.cjs"), []byte(reachServer), 0o644))
+	cfg := map[string]any{"mcpServers": map[string]any{
+		"fs": map[string]any{"command": "node", "args": []string{servers.Entry("server-filesystem"), home}},
+		"reach": map[string]any{"command": "node", "args": []string{"reach.cjs"},
+			"env": map[string]string{"NODE_PATH": filepath.Join(servers.Dir, "node_modules")}},
+	}}
+	raw, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), raw, 0o644))
+
+	w := startWorker(t, inProject(project), func(c *worker.Config) { c.DataDir = dataDir })
+	require.NotNil(t, w.MCP(), "the project's .mcp.json was not picked up")
+	require.NoError(t, w.MCP().WaitReady(t.Context()))
+	secret, err := os.ReadFile(filepath.Join(dataDir, "host-id"))
+	require.NoError(t, err, "the worker keeps its host ID in its data directory")
+
+	call := func(name, tool string, args map[string]any) contract.Result {
+		t.Helper()
+		res, _ := runAssignment(t, w.queue, mcpCall(name, tool, args, "mcp__fs", "mcp__reach"))
+		return res
+	}
+	text := func(res contract.Result) string {
+		if res.Status == contract.StatusCompleted {
+			return res.Output.Content
+		}
+		if res.Error != nil {
+			return res.Error.LastErrorSummary
+		}
+		return ""
+	}
+
+	// The server does its job in the project and the rest of the home.
+	res := call("fs-write-project", "mcp__fs__write_file", map[string]any{"path": filepath.Join(project, "notes.txt"), "content": "hello"})
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	written, err := os.ReadFile(filepath.Join(project, "notes.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello", string(written))
+
+	// Not in the data directory: no planted file, no rewritten guard,
+	// no read of what it holds.
+	planted := filepath.Join(dataDir, "planted.txt")
+	res = call("fs-write-data", "mcp__fs__write_file", map[string]any{"path": planted, "content": "from the agent"})
+	t.Logf("write into the data directory: %s %s", res.Status, text(res))
+	_, err = os.Stat(planted)
+	assert.True(t, os.IsNotExist(err), "the MCP server wrote into the worker's data directory")
+	assert.NotEqual(t, contract.StatusCompleted, res.Status)
+
+	res = call("fs-read-data", "mcp__fs__read_text_file", map[string]any{"path": filepath.Join(dataDir, "host-id")})
+	t.Logf("read from the data directory: %s %s", res.Status, text(res))
+	assert.NotContains(t, text(res), strings.TrimSpace(string(secret)), "the MCP server read the worker's data directory")
+
+	// Connections: the frontend is refused, another local server is not.
+	host, port, err := net.SplitHostPort(server.HostPort)
+	require.NoError(t, err)
+	app := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer app.Close()
+	_, appPort, err := net.SplitHostPort(strings.TrimPrefix(app.URL, "http://"))
+	require.NoError(t, err)
+
+	res = call("reach-app", "mcp__reach__connect", map[string]any{"host": "127.0.0.1", "port": atoi(t, appPort)})
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Equal(t, "connected", res.Output.Content, "the server reaches a local app")
+
+	for _, h := range []string{host, "127.0.0.2", "::1"} {
+		res = call("reach-frontend-"+strings.NewReplacer(".", "-", ":", "-").Replace(h), "mcp__reach__connect", map[string]any{"host": h, "port": atoi(t, port)})
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		assert.Equal(t, "refused: EPERM", res.Output.Content, "the server reached the frontend at %s:%s", h, port)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	_, err := fmt.Sscan(s, &n)
+	require.NoError(t, err)
+	return n
+}
