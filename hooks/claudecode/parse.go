@@ -53,6 +53,9 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 	if err := src.checkSettingsKeys(data); err != nil {
 		return nil, err
 	}
+	if err := src.parseMCPServerSettings(data); err != nil {
+		return nil, err
+	}
 	if len(file.Permissions) > 0 && string(file.Permissions) != "null" {
 		if err := src.parsePermissions(file.Permissions); err != nil {
 			return nil, err

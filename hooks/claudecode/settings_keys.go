@@ -7,29 +7,28 @@ import (
 
 // actedOnKeys are the top-level settings keys Fenix reads.
 var actedOnKeys = map[string]bool{"hooks": true, "permissions": true, "disableAllHooks": true,
-	"allowedHttpHookUrls": true, "sandbox": true, DialectKey: true, "$schema": true}
+	"allowedHttpHookUrls": true, "sandbox": true, DialectKey: true, "$schema": true,
+	"enableAllProjectMcpServers": true, "enabledMcpjsonServers": true, "disabledMcpjsonServers": true,
+	"allowedMcpServers": true, "deniedMcpServers": true}
 
 // ignoredSettingsKeys are Claude Code settings Fenix has nothing to apply
 // to, with the reason the load warning gives.
 var ignoredSettingsKeys = map[string]string{
-	"statusLine":                 "there is no status line",
-	"enabledPlugins":             "plugins load from the hook sources the worker is given",
-	"extraKnownMarketplaces":     "plugins load from the hook sources the worker is given",
-	"model":                      "the model comes from the assignment",
-	"availableModels":            "the model comes from the assignment",
-	"outputStyle":                "there is no terminal UI",
-	"spinnerTipsEnabled":         "there is no terminal UI",
-	"theme":                      "there is no terminal UI",
-	"apiKeyHelper":               "Fenix does not use Claude Code's credentials",
-	"forceLoginMethod":           "Fenix does not use Claude Code's credentials",
-	"cleanupPeriodDays":          "transcripts belong to the worker",
-	"includeCoAuthoredBy":        "Fenix makes no commits of its own",
-	"attribution":                "Fenix makes no commits of its own",
-	"automaticCodeReview":        "there is no code review step",
-	"enableAllProjectMcpServers": "MCP servers are configured on the worker",
-	"enabledMcpjsonServers":      "MCP servers are configured on the worker",
-	"disabledMcpjsonServers":     "MCP servers are configured on the worker",
-	"mcpServers":                 "MCP servers are configured on the worker",
+	"statusLine":             "there is no status line",
+	"enabledPlugins":         "plugins load from the hook sources the worker is given",
+	"extraKnownMarketplaces": "plugins load from the hook sources the worker is given",
+	"model":                  "the model comes from the assignment",
+	"availableModels":        "the model comes from the assignment",
+	"outputStyle":            "there is no terminal UI",
+	"spinnerTipsEnabled":     "there is no terminal UI",
+	"theme":                  "there is no terminal UI",
+	"apiKeyHelper":           "Fenix does not use Claude Code's credentials",
+	"forceLoginMethod":       "Fenix does not use Claude Code's credentials",
+	"cleanupPeriodDays":      "transcripts belong to the worker",
+	"includeCoAuthoredBy":    "Fenix makes no commits of its own",
+	"attribution":            "Fenix makes no commits of its own",
+	"automaticCodeReview":    "there is no code review step",
+	"mcpServers":             "MCP servers are configured in .mcp.json or the worker's -mcp-config files",
 }
 
 // checkSettingsKeys warns once for every top-level key the file holds that

@@ -39,6 +39,9 @@ type Source struct {
 	Permissions *FilePermissions
 	// Sandbox is the file's "sandbox" object when it turns the sandbox on.
 	Sandbox *Sandbox
+	// MCPServers is what the file says about which MCP servers run, nil
+	// when it says nothing.
+	MCPServers *MCPServerSettings
 	// Warnings list what the file holds that Fenix does not run.
 	Warnings []string
 	// Protected are absolute paths tools must never write: the file, its

@@ -51,7 +51,9 @@ func (w *Worker) liveHooks(r *hooks.Registry) *atomic.Pointer[hooks.Registry] {
 // change on disk takes effect: the worker calls it on SIGHUP. The new
 // policy fingerprint is logged; on error the loaded policy stays.
 func (w *Worker) ReloadHooks() (fingerprint string, err error) {
-	r, err := buildHooks(w.cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host)
+	// MCP servers start once, with the worker: a reload does not
+	// restart them, so their settings are not read again.
+	r, _, err := buildHooks(w.cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host)
 	if err != nil {
 		w.cfg.Logger.Error("hook reload failed; the loaded hook policy stays", "error", err)
 		return "", err

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/hooks/claudecode"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/tools/mcp"
 )
@@ -73,12 +74,41 @@ func mcpConfigFiles(cfg Config) []string {
 // the filesystem server rooted at the home directory must not rewrite the
 // pinned guards, the audit log or code the hooks load, and a server that
 // makes requests must not reach the Temporal frontend.
-func startMCP(cfg Config, host *tools.Host, store contextstore.Store) (*mcp.Manager, error) {
+//
+// settings are the hook settings files' approvals and allow and deny
+// lists of servers (see mcp.ServerRules): a server they keep out is not
+// started, and the log says which setting kept it.
+func startMCP(cfg Config, host *tools.Host, store contextstore.Store, settings *claudecode.MCPServerSettings) (*mcp.Manager, error) {
 	var launcher mcp.Launcher
 	if c := host.HookConfiner(); c != nil {
 		launcher = c
 	}
-	return startMCPServers(cfg, host.ID, store, launcher)
+	return startMCPServers(cfg, host.ID, store, launcher, serverRules(settings))
+}
+
+// serverRules are settings as the MCP manager applies them.
+func serverRules(settings *claudecode.MCPServerSettings) mcp.ServerRules {
+	if settings == nil {
+		return mcp.ServerRules{}
+	}
+	matches := func(entries []claudecode.MCPServerEntry) []mcp.ServerMatch {
+		out := make([]mcp.ServerMatch, len(entries))
+		for i, e := range entries {
+			out[i] = mcp.ServerMatch{Name: e.ServerName, Command: e.ServerCommand, URL: e.ServerURL}
+		}
+		return out
+	}
+	r := mcp.ServerRules{
+		ApprovalGiven:     settings.EnableAllProject != nil || settings.EnabledProject != nil,
+		ApproveAllProject: settings.EnableAllProject != nil && *settings.EnableAllProject,
+		ApprovedProject:   settings.EnabledProject,
+		RejectedProject:   settings.DisabledProject,
+		Denied:            matches(settings.Denied),
+	}
+	if settings.Allowed != nil {
+		r.AllowlistSet, r.Allowed = true, matches(*settings.Allowed)
+	}
+	return r
 }
 
 // PolicyTools is the registry a worker with cfg reviews calls against:
@@ -93,14 +123,14 @@ func PolicyTools(cfg Config, hostID string) (registry *tools.Registry, close fun
 	if registry == nil {
 		registry = tools.Builtin()
 	}
-	m, err := startMCPServers(cfg, hostID, nil, nil)
+	m, err := startMCPServers(cfg, hostID, nil, nil, mcp.ServerRules{})
 	if err != nil || m == nil {
 		return registry, func() {}, err
 	}
 	return registry.WithSources(m), m.Close, nil
 }
 
-func startMCPServers(cfg Config, hostID string, store contextstore.Store, launcher mcp.Launcher) (*mcp.Manager, error) {
+func startMCPServers(cfg Config, hostID string, store contextstore.Store, launcher mcp.Launcher, rules mcp.ServerRules) (*mcp.Manager, error) {
 	paths := mcpPaths(cfg)
 	if len(paths) == 0 {
 		return nil, nil
@@ -111,6 +141,11 @@ func startMCPServers(cfg Config, hostID string, store contextstore.Store, launch
 	}
 	for _, w := range loaded.Warnings {
 		cfg.Logger.Warn("MCP config: " + w)
+	}
+	var refused []string
+	loaded.Servers, refused = rules.Apply(loaded.Servers)
+	for _, why := range refused {
+		cfg.Logger.Warn(why)
 	}
 	if len(loaded.Servers) == 0 {
 		return nil, nil

@@ -20,5 +20,6 @@ func PolicyHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	if cfg.Redactor == nil {
 		cfg.Redactor = redact.Default()
 	}
-	return buildHooks(cfg, store, nil, nil, nil)
+	r, _, err := buildHooks(cfg, store, nil, nil, nil)
+	return r, err
 }

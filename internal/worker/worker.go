@@ -162,7 +162,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	// handlers reach the servers through this once they run.
 	w.mcpHooks = &mcpHookCaller{}
 	w.hookAgent = &activities.HookAgent{Model: cfg.HookModel}
-	hookRegistry, err := buildHooks(cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host)
+	hookRegistry, mcpServers, err := buildHooks(cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	if err != nil {
 		return nil, err
 	}
-	if w.mcp, err = startMCP(cfg, w.Host, w.contexts); err != nil {
+	if w.mcp, err = startMCP(cfg, w.Host, w.contexts, mcpServers); err != nil {
 		return nil, err
 	}
 	if w.mcp != nil {
@@ -374,12 +374,15 @@ func openSkills(dir string) (*skills.Catalog, error) {
 // buildHooks assembles the registry in its documented order: the
 // cancellation guard, the command and http hooks of the settings files (in
 // the order given), the audit log, custom Go hooks, then secret redaction.
-func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, hookAgent *activities.HookAgent, host *tools.Host) (*hooks.Registry, error) {
+//
+// mcpServers is what the settings files say about which MCP servers run
+// (nil when they say nothing); the worker applies it when it starts them.
+func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, hookAgent *activities.HookAgent, host *tools.Host) (r *hooks.Registry, mcpServers *claudecode.MCPServerSettings, err error) {
 	opts := []hooks.Option{hooks.WithLogger(cfg.Logger.Warn)}
 	if cfg.HookConcurrency > 0 {
 		opts = append(opts, hooks.WithConcurrency(cfg.HookConcurrency))
 	}
-	r := hooks.NewRegistry(opts...)
+	r = hooks.NewRegistry(opts...)
 	r.Add(builtin.NewCancellationHook())
 	var paths []string
 	if cfg.HooksFile != "" {
@@ -389,12 +392,12 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 	if len(paths) > 0 {
 		netPolicy, err := netguard.ParsePolicy(cfg.HookHTTPAllow)
 		if err != nil {
-			return nil, fmt.Errorf("FENIX_HOOKS_HTTP_ALLOW: %w", err)
+			return nil, nil, fmt.Errorf("FENIX_HOOKS_HTTP_ALLOW: %w", err)
 		}
 		netPolicy.Setting = "FENIX_HOOKS_HTTP_ALLOW"
 		scripts, err := hookScriptStore(cfg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		loadOpts := claudecode.LoadOptions{
 			HTTPPolicy:    claudecode.HTTPPolicy{Net: netPolicy},
@@ -414,8 +417,9 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 		}
 		sources, err := claudecode.LoadSources(paths, loadOpts)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		mcpServers = claudecode.MergedMCPServerSettings(sources)
 		for _, src := range sources {
 			r.AddSource(src.Registered())
 			cfg.Logger.Info("loaded hook settings", "path", src.Path, "kind", string(src.Kind), "dialect", string(src.Dialect),
@@ -435,7 +439,7 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 		if host != nil {
 			// Claude Code's Bash sandbox, for exec_command and process_exec.
 			if err := host.SetCommandSandbox(claudecode.CommandPolicy(sources)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			// Their "env", which Claude Code gives every process of a
 			// session, Bash commands included.
@@ -452,7 +456,7 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 	// rather than in New, so policy-diff (no host) and a SIGHUP reload
 	// build the same registry, hence the same policy fingerprint.
 	r.Add(browserSessionEnd{host: host})
-	return r, nil
+	return r, mcpServers, nil
 }
 
 // Start begins polling both queues.

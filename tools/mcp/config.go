@@ -39,6 +39,12 @@ type ServerConfig struct {
 	// (mcp__<Name>__<tool>): the configured key with characters outside
 	// [A-Za-z0-9_-] replaced by '_', as Claude Code does.
 	Name string
+	// Key is the name as configured.
+	Key string
+	// Project is whether the entry came from a project directory's
+	// .mcp.json (Claude Code's project scope, which its settings approve
+	// or reject; see ServerRules), not from a file the worker was given.
+	Project bool
 	// Type is TransportStdio, TransportHTTP or TransportSSE.
 	Type    string
 	Command string
@@ -112,6 +118,7 @@ func Load(paths []string, getenv func(string) (string, bool)) (LoadResult, error
 		}
 		res.Warnings = append(res.Warnings, warnings...)
 		for _, s := range servers {
+			s.Project = optional
 			if prev, dup := byName[s.Name]; dup {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("MCP server %q from %s replaces the one from %s", s.Name, s.Path, prev.Path))
 			}
@@ -193,6 +200,7 @@ func parseEntry(key string, raw json.RawMessage, path, dir string, getenv func(s
 	exp := &expander{getenv: getenv}
 	s := ServerConfig{
 		Name:    NormalizeName(key),
+		Key:     key,
 		Command: exp.expand(e.Command),
 		Cwd:     e.Cwd,
 		URL:     exp.expand(e.URL),
