@@ -489,6 +489,35 @@ func builtinScenarios() []scenario {
 			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-bounded-ids-oversized", oversized)
 		}},
 	)
+	// fenix-shape 14: one listener coroutine for the signals; a cancel
+	// signal, a Temporal cancel and an agent turn's cancel still end
+	// their runs as before.
+	shapes = append(shapes, toolCalls("one_listener")...)
+	shapes = append(shapes,
+		scenario{file: "one_listener_canceled.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-one-listener-canceled",
+				withTool(map[string]any{"call_id": "c", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 120}}, "test_sleep"))
+			if err != nil {
+				return nil, err
+			}
+			return run, cancelOnceReviewed(ctx, c, run)
+		}},
+		scenario{file: "one_listener_temporal_cancel.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-one-listener-temporal-cancel",
+				withTool(map[string]any{"call_id": "c", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 120}}, "test_sleep"))
+			if err != nil {
+				return nil, err
+			}
+			if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
+				return nil, err
+			}
+			return run, c.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
+		}},
+		scenario{file: "one_listener_agent_turn_tool.json", run: agentScenario("main", 5, nil)},
+		scenario{file: "one_listener_agent_turn_canceled.json", run: agentScenario("slow", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+			return cancelOnceReviewed(ctx, c, run)
+		})},
+	)
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),

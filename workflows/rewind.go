@@ -36,25 +36,31 @@ type RewoundFrom struct {
 func (s *session) listenForRewind() {
 	signals := workflow.GetSignalChannel(s.ctx, SignalRewound)
 	workflow.Go(s.ctx, func(ctx workflow.Context) {
-		for {
-			var raw json.RawMessage
-			if !signals.Receive(ctx, &raw) {
-				return
-			}
-			var from RewoundFrom
-			if err := json.Unmarshal(raw, &from); err != nil {
-				s.addTrace(contract.Trace(TraceRewoundFrom, "error", "the rewound signal's payload is not {run_id, event_id, stage, call_id, step, reason}: "+err.Error()))
-				continue
-			}
-			s.logger.Info("run rewound", "from_run_id", from.RunID, "event_id", from.EventID, "stage", from.Stage, "reason", from.Reason)
-			e := contract.Trace(TraceRewoundFrom, "run_id", from.RunID, "event_id", from.EventID, "stage", from.Stage, "reason", from.Reason)
-			if from.CallID != "" {
-				e.Fields["call_id"] = from.CallID
-			}
-			if from.Step > 0 {
-				e.Fields["step"] = from.Step
-			}
-			s.addTrace(e)
+		for s.receiveRewound(ctx, signals) {
 		}
 	})
+}
+
+// receiveRewound takes one rewound signal; false when the channel is
+// closed.
+func (s *session) receiveRewound(ctx workflow.Context, c workflow.ReceiveChannel) bool {
+	var raw json.RawMessage
+	if !c.Receive(ctx, &raw) {
+		return false
+	}
+	var from RewoundFrom
+	if err := json.Unmarshal(raw, &from); err != nil {
+		s.addTrace(contract.Trace(TraceRewoundFrom, "error", "the rewound signal's payload is not {run_id, event_id, stage, call_id, step, reason}: "+err.Error()))
+		return true
+	}
+	s.logger.Info("run rewound", "from_run_id", from.RunID, "event_id", from.EventID, "stage", from.Stage, "reason", from.Reason)
+	e := contract.Trace(TraceRewoundFrom, "run_id", from.RunID, "event_id", from.EventID, "stage", from.Stage, "reason", from.Reason)
+	if from.CallID != "" {
+		e.Fields["call_id"] = from.CallID
+	}
+	if from.Step > 0 {
+		e.Fields["step"] = from.Step
+	}
+	s.addTrace(e)
+	return true
 }

@@ -99,10 +99,42 @@ func newSession(ctx workflow.Context) (*session, error) {
 	if err := s.registerGovernance(contract.Metrics{}); err != nil {
 		return nil, err
 	}
-	s.listenForCancel()
-	s.listenForToolOutput()
-	s.listenForRewind()
+	if s.shape >= shapeOneListener {
+		s.listenForSignals()
+	} else {
+		s.listenForCancel()
+		s.listenForToolOutput()
+		s.listenForRewind()
+	}
 	return s, nil
+}
+
+// listenForSignals serves the cancel, tool output and rewound signals and
+// a Temporal cancel request from one coroutine (shapeOneListener). The
+// workflow's dispatcher resumes every coroutine on each of its passes, and
+// it makes several passes per stage, so each idle listener cost every
+// stage a few goroutine switches.
+func (s *session) listenForSignals() {
+	cancels := workflow.GetSignalChannel(s.ctx, SignalCancel)
+	outputs := workflow.GetSignalChannel(s.ctx, activities.SignalToolOutput)
+	rewinds := workflow.GetSignalChannel(s.ctx, SignalRewound)
+	workflow.Go(s.ctx, func(ctx workflow.Context) {
+		temporalCancel := false
+		for {
+			sel := workflow.NewSelector(ctx)
+			sel.AddReceive(cancels, func(c workflow.ReceiveChannel, _ bool) { s.receiveCancel(ctx, c) })
+			if !temporalCancel {
+				// Done stays ready once closed: listened to once.
+				sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {
+					temporalCancel = true
+					s.requestCancel("Temporal cancellation requested")
+				})
+			}
+			sel.AddReceive(outputs, func(c workflow.ReceiveChannel, _ bool) { s.receiveToolOutput(ctx, c) })
+			sel.AddReceive(rewinds, func(c workflow.ReceiveChannel, _ bool) { s.receiveRewound(ctx, c) })
+			sel.Select(ctx)
+		}
+	})
 }
 
 // bindAssignment records who the session is working for: report identity,
@@ -133,18 +165,7 @@ func (s *session) listenForCancel() {
 	signals := workflow.GetSignalChannel(s.ctx, SignalCancel)
 	workflow.Go(s.ctx, func(ctx workflow.Context) {
 		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) {
-			var req CancelRequest
-			c.Receive(ctx, &req)
-			reason := req.Reason
-			if reason == "" {
-				reason = "cancel signal without a reason"
-			}
-			if s.shape >= shapeBoundedIDs {
-				reason = contract.TruncateText(reason, MaxCancelReasonBytes)
-			}
-			s.requestCancel(reason)
-		})
+		sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) { s.receiveCancel(ctx, c) })
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {
 			s.requestCancel("Temporal cancellation requested")
 		})
@@ -152,21 +173,42 @@ func (s *session) listenForCancel() {
 	})
 }
 
-// listenForToolOutput turns streamed tool output into progress reports.
+// receiveCancel takes one cancel signal.
+func (s *session) receiveCancel(ctx workflow.Context, c workflow.ReceiveChannel) {
+	var req CancelRequest
+	c.Receive(ctx, &req)
+	reason := req.Reason
+	if reason == "" {
+		reason = "cancel signal without a reason"
+	}
+	if s.shape >= shapeBoundedIDs {
+		reason = contract.TruncateText(reason, MaxCancelReasonBytes)
+	}
+	s.requestCancel(reason)
+}
+
+// listenForToolOutput turns streamed tool output into progress reports
+// (before shapeOneListener).
 func (s *session) listenForToolOutput() {
 	signals := workflow.GetSignalChannel(s.ctx, activities.SignalToolOutput)
 	workflow.Go(s.ctx, func(ctx workflow.Context) {
-		for {
-			var sig activities.ToolOutputSignal
-			if !signals.Receive(ctx, &sig) {
-				return
-			}
-			for i := range sig.Chunks {
-				chunk := sig.Chunks[i]
-				s.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhaseToolOutput, OutputChunk: &chunk})
-			}
+		for s.receiveToolOutput(ctx, signals) {
 		}
 	})
+}
+
+// receiveToolOutput turns one tool output signal into progress reports;
+// false when the channel is closed.
+func (s *session) receiveToolOutput(ctx workflow.Context, c workflow.ReceiveChannel) bool {
+	var sig activities.ToolOutputSignal
+	if !c.Receive(ctx, &sig) {
+		return false
+	}
+	for i := range sig.Chunks {
+		chunk := sig.Chunks[i]
+		s.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhaseToolOutput, OutputChunk: &chunk})
+	}
+	return true
 }
 
 func (s *session) requestCancel(reason string) {

@@ -108,7 +108,14 @@ const (
 	// signal's reason is kept to MaxCancelReasonBytes.
 	shapeBoundedIDs workflow.Version = 13
 
-	shapeLatest = shapeBoundedIDs
+	// shapeOneListener: one coroutine serves the cancel, tool output and
+	// rewound signals and a Temporal cancel request, instead of one
+	// coroutine each (see listenForSignals). No command changes; the
+	// order in which signals of different kinds arriving in the same
+	// workflow task are taken may.
+	shapeOneListener workflow.Version = 14
+
+	shapeLatest = shapeOneListener
 )
 
 // readVersions sets what the run's versions enable. The order of the
