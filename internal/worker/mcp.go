@@ -20,12 +20,7 @@ import (
 // MCPConfig files.
 func mcpPaths(cfg Config) []string {
 	var paths []string
-	var sources []string
-	if cfg.HooksFile != "" {
-		sources = append(sources, filepath.SplitList(cfg.HooksFile)...)
-	}
-	sources = append(sources, cfg.HookSources...)
-	for _, src := range sources {
+	for _, src := range hookPaths(cfg) {
 		info, err := os.Stat(src)
 		switch {
 		case err != nil:
@@ -123,7 +118,17 @@ func PolicyTools(cfg Config, hostID string) (registry *tools.Registry, close fun
 	if registry == nil {
 		registry = tools.Builtin()
 	}
-	m, err := startMCPServers(cfg, hostID, nil, nil, mcp.ServerRules{})
+	// The hook settings decide which servers start, as on a worker: a
+	// candidate that denies a server makes its calls unsupported.
+	var settings *claudecode.MCPServerSettings
+	if paths := hookPaths(cfg); len(paths) > 0 {
+		sources, err := claudecode.LoadSources(paths, claudecode.LoadOptions{})
+		if err != nil {
+			return registry, func() {}, err
+		}
+		settings = claudecode.MergedMCPServerSettings(sources)
+	}
+	m, err := startMCPServers(cfg, hostID, nil, nil, serverRules(settings))
 	if err != nil || m == nil {
 		return registry, func() {}, err
 	}
@@ -142,15 +147,11 @@ func startMCPServers(cfg Config, hostID string, store contextstore.Store, launch
 	for _, w := range loaded.Warnings {
 		cfg.Logger.Warn("MCP config: " + w)
 	}
-	var refused []string
-	loaded.Servers, refused = rules.Apply(loaded.Servers)
-	for _, why := range refused {
-		cfg.Logger.Warn(why)
-	}
 	if len(loaded.Servers) == 0 {
 		return nil, nil
 	}
 	m, err := mcp.NewManager(loaded.Servers, mcp.Options{
+		Rules:    rules,
 		HostID:   hostID,
 		WorkDir:  cfg.DefaultWorkspaceRoot,
 		Net:      cfg.HostConfig.Fetch,
@@ -160,6 +161,9 @@ func startMCPServers(cfg Config, hostID string, store contextstore.Store, launch
 	})
 	if err != nil {
 		return nil, fmt.Errorf("MCP servers: %w", err)
+	}
+	for _, why := range m.Refused() {
+		cfg.Logger.Warn(why)
 	}
 	m.Start(cfg.MCPStartWait)
 	for _, st := range m.Status() {

@@ -384,12 +384,7 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 	}
 	r = hooks.NewRegistry(opts...)
 	r.Add(builtin.NewCancellationHook())
-	var paths []string
-	if cfg.HooksFile != "" {
-		paths = append(paths, filepath.SplitList(cfg.HooksFile)...)
-	}
-	paths = append(paths, cfg.HookSources...)
-	if len(paths) > 0 {
+	if paths := hookPaths(cfg); len(paths) > 0 {
 		netPolicy, err := netguard.ParsePolicy(cfg.HookHTTPAllow)
 		if err != nil {
 			return nil, nil, fmt.Errorf("FENIX_HOOKS_HTTP_ALLOW: %w", err)
@@ -457,6 +452,16 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 	// build the same registry, hence the same policy fingerprint.
 	r.Add(browserSessionEnd{host: host})
 	return r, mcpServers, nil
+}
+
+// hookPaths are the hook settings sources: HooksFile's entries, then
+// HookSources.
+func hookPaths(cfg Config) []string {
+	var paths []string
+	if cfg.HooksFile != "" {
+		paths = append(paths, filepath.SplitList(cfg.HooksFile)...)
+	}
+	return append(paths, cfg.HookSources...)
 }
 
 // Start begins polling both queues.

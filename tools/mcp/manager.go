@@ -21,7 +21,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -73,6 +75,9 @@ type Options struct {
 	// Launcher starts the stdio servers confined; nil starts them as
 	// the worker's plain children.
 	Launcher Launcher
+	// Rules keep servers from starting (see ServerRules); a call to the
+	// tool of one they keep out is refused naming the setting.
+	Rules ServerRules
 }
 
 // Launcher starts a stdio server's process (whose SysProcAttr places
@@ -92,6 +97,8 @@ type Manager struct {
 	opts    Options
 	servers map[string]*server
 	order   []string
+	// refused are the servers Options.Rules keep out, by name.
+	refused map[string]Refusal
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 }
@@ -113,7 +120,11 @@ func NewManager(configs []ServerConfig, opts Options) (*Manager, error) {
 	if err := tools.ValidateHostID(opts.HostID); err != nil {
 		return nil, fmt.Errorf("MCP manager: %w", err)
 	}
-	m := &Manager{opts: opts, servers: map[string]*server{}}
+	m := &Manager{opts: opts, servers: map[string]*server{}, refused: map[string]Refusal{}}
+	configs, refusals := opts.Rules.Apply(configs)
+	for _, r := range refusals {
+		m.refused[r.Server.Name] = r
+	}
 	for _, c := range configs {
 		if _, dup := m.servers[c.Name]; dup {
 			return nil, fmt.Errorf("MCP server %q is configured twice (%s)", c.Name, c.Path)
@@ -223,9 +234,22 @@ func (m *Manager) Status() []ServerStatus {
 func (m *Manager) Tool(name string) (tools.Definition, bool, error) {
 	s := m.serverOf(name)
 	if s == nil {
+		if server, why, ok := m.refusedServerOf(name); ok {
+			return tools.Definition{}, false, fenixerr.New(fenixerr.TypePermissionDenied, "tool %q: MCP server %q is not started on this worker: %s", name, server, why)
+		}
 		return tools.Definition{}, false, nil
 	}
 	return s.tool(name)
+}
+
+// Refused says, for each server Options.Rules keep out, which setting
+// did, for the log.
+func (m *Manager) Refused() []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(m.refused)) {
+		out = append(out, m.refused[name].String())
+	}
+	return out
 }
 
 // ProjectResult implements tools.ResultProjector: every MCP result has
@@ -276,15 +300,28 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args map[string
 
 // serverOf finds the server owning a registry name.
 func (m *Manager) serverOf(name string) *server {
+	return m.servers[serverPart(name)]
+}
+
+// refusedServerOf is the server the rules kept out whose tool name would
+// be, and why.
+func (m *Manager) refusedServerOf(name string) (server, why string, ok bool) {
+	server = serverPart(name)
+	r, ok := m.refused[server]
+	return r.Server.Key, r.Reason, ok
+}
+
+// serverPart is the server in a tool name mcp__<server>__<tool>, or "".
+func serverPart(name string) string {
 	rest, ok := strings.CutPrefix(name, "mcp__")
 	if !ok {
-		return nil
+		return ""
 	}
 	server, _, ok := strings.Cut(rest, "__")
 	if !ok {
-		return nil
+		return ""
 	}
-	return m.servers[server]
+	return server
 }
 
 // resourceID names the host-owned session of a server, so review pins

@@ -58,12 +58,22 @@ func (m ServerMatch) String() string {
 	}
 }
 
-// Apply returns the servers the rules let run, in order, and why each of
-// the others does not.
-func (r ServerRules) Apply(servers []ServerConfig) (run []ServerConfig, refused []string) {
+// Refusal is a server the rules keep out, and the setting that does.
+type Refusal struct {
+	Server ServerConfig
+	Reason string
+}
+
+func (r Refusal) String() string {
+	return fmt.Sprintf("MCP server %q from %s is not started: %s", r.Server.Key, r.Server.Path, r.Reason)
+}
+
+// Apply returns the servers the rules let run, in order, and the others
+// with why.
+func (r ServerRules) Apply(servers []ServerConfig) (run []ServerConfig, refused []Refusal) {
 	for _, s := range servers {
 		if why := r.refusal(s); why != "" {
-			refused = append(refused, fmt.Sprintf("MCP server %q from %s is not started: %s", s.Key, s.Path, why))
+			refused = append(refused, Refusal{Server: s, Reason: why})
 			continue
 		}
 		run = append(run, s)

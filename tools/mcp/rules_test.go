@@ -1,9 +1,11 @@
 package mcp_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools/mcp"
 )
 
@@ -73,7 +75,8 @@ func TestServerRulesDecideWhatRuns(t *testing.T) {
 			if len(run)+len(refused) != len(all) {
 				t.Fatalf("%d run and %d refused of %d: %q", len(run), len(refused), len(all), refused)
 			}
-			for _, why := range refused {
+			for _, r := range refused {
+				why := r.String()
 				named := false
 				for _, setting := range []string{"deniedMcpServers", "allowedMcpServers", "disabledMcpjsonServers", "enabledMcpjsonServers"} {
 					named = named || strings.Contains(why, setting)
@@ -83,5 +86,30 @@ func TestServerRulesDecideWhatRuns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A server the rules keep out never starts, and its tools are refused
+// by name with the setting, not reported as unknown.
+func TestRefusedServersToolsAreDenied(t *testing.T) {
+	m, err := mcp.NewManager([]mcp.ServerConfig{stdio("vault", false, "vault-mcp"), stdio("memory", false, "memory-mcp")},
+		mcp.Options{HostID: "test-host", Rules: mcp.ServerRules{Denied: []mcp.ServerMatch{{Name: "vault"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Refused(); len(got) != 1 || !strings.Contains(got[0], `MCP server "vault"`) || !strings.Contains(got[0], "deniedMcpServers") {
+		t.Fatalf("Refused() = %q", got)
+	}
+	_, ok, err := m.Tool("mcp__vault__read_secret")
+	if ok || !errors.Is(err, fenixerr.ErrPermissionDenied) || !strings.Contains(err.Error(), "deniedMcpServers") {
+		t.Fatalf("Tool of a denied server: ok=%v err=%v, want PermissionDeniedError naming deniedMcpServers", ok, err)
+	}
+	if _, ok, err := m.Tool("mcp__other__x"); ok || err != nil {
+		t.Fatalf("Tool of an unknown server: ok=%v err=%v, want not found", ok, err)
+	}
+	for _, st := range m.Status() {
+		if st.Name == "vault" {
+			t.Fatal("the denied server is managed")
+		}
 	}
 }

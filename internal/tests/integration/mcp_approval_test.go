@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/harness/mcpservers"
 )
 
@@ -17,7 +18,8 @@ import (
 // with its .mcp.json and the approvals Claude Code's prompt wrote
 // (enabledMcpjsonServers in settings.local.json) and a rejection the
 // team shares (disabledMcpjsonServers): the worker starts only the
-// approved server, and a call to the others fails naming the tool.
+// approved server, and a call to the others is refused naming the tool
+// and the setting.
 func TestProjectMCPServersFollowTheSettingsApprovals(t *testing.T) {
 	servers := mcpservers.Require(t)
 	project := t.TempDir()
@@ -48,10 +50,12 @@ func TestProjectMCPServersFollowTheSettingsApprovals(t *testing.T) {
 	allowed := []string{"mcp__memory", "mcp__everything", "mcp__filesystem"}
 	res, _ := runAssignment(t, w.queue, mcpCall("approved", "mcp__memory__read_graph", map[string]any{}, allowed...))
 	assert.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
-	for _, tool := range []string{"mcp__everything__echo", "mcp__filesystem__read_text_file"} {
+	for tool, setting := range map[string]string{"mcp__everything__echo": "enabledMcpjsonServers", "mcp__filesystem__read_text_file": "disabledMcpjsonServers"} {
 		res, _ := runAssignment(t, w.queue, mcpCall("refused-"+tool, tool, map[string]any{"message": "hi", "path": "/etc/hostname"}, allowed...))
 		require.Equal(t, contract.StatusFailed, res.Status, "%s ran", tool)
 		t.Logf("%s: %s: %s", tool, res.Error.ErrorType, res.Error.LastErrorSummary)
+		assert.Equal(t, fenixerr.TypePermissionDenied, res.Error.ErrorType)
 		assert.Contains(t, res.Error.LastErrorSummary, tool)
+		assert.Contains(t, res.Error.LastErrorSummary, setting, "the refusal names the setting that kept the server out")
 	}
 }

@@ -310,7 +310,7 @@ func TestPolicyDiffReplaysMCPCalls(t *testing.T) {
 	var report struct {
 		Changes []struct {
 			Change string `json:"change"`
-			Tool   string `json:"tool"`
+			Tool   string `json:"tool_name"`
 		} `json:"changes"`
 		Summary struct {
 			Replayed  int `json:"replayed"`
@@ -323,4 +323,34 @@ func TestPolicyDiffReplaysMCPCalls(t *testing.T) {
 	assert.Contains(t, out, "mcp__everything__echo")
 	assert.Equal(t, 2, report.Summary.Replayed, out)
 	assert.Equal(t, 1, report.Summary.Unchanged, "the memory read is reviewed against the server's tools, not found unsupported: %s", out)
+
+	// A candidate whose settings deny the server by its command: the
+	// server does not start, so its call is refused at review.
+	echoCommand, err := json.Marshal(append([]string{"node"}, mcpStatusArgs(t, project, "everything")...))
+	require.NoError(t, err)
+	denying := filepath.Join(t.TempDir(), "denying.json")
+	require.NoError(t, os.WriteFile(denying, []byte(`{"deniedMcpServers": [{"serverCommand": `+string(echoCommand)+`}]}`), 0o644))
+	out, code = runBinary(t, "starter", nil, "policy-diff", "-hooks-file", denying,
+		"-mcp-config", filepath.Join(project, ".mcp.json"), "-query", narrow, "-json")
+	require.Equal(t, 1, code, out)
+	report.Changes = nil
+	require.NoError(t, json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &report), out)
+	require.Len(t, report.Changes, 1, out)
+	assert.Equal(t, "newly_blocked", report.Changes[0].Change, out)
+	assert.Equal(t, "mcp__everything__echo", report.Changes[0].Tool, out)
+	assert.Equal(t, 1, report.Summary.Unchanged, out)
+}
+
+// mcpStatusArgs are the args the project's .mcp.json gives server.
+func mcpStatusArgs(t *testing.T, project, server string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(project, ".mcp.json"))
+	require.NoError(t, err)
+	var cfg struct {
+		MCPServers map[string]struct {
+			Args []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &cfg))
+	return cfg.MCPServers[server].Args
 }
