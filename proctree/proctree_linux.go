@@ -114,6 +114,7 @@ const (
 	PrefixHook    = "fenix-hook-"
 	PrefixCommand = "fenix-cmd-"
 	PrefixMCP     = "fenix-mcp-"
+	PrefixBrowser = "fenix-browser-"
 )
 
 var parent = sync.OnceValue(func() string {
@@ -146,7 +147,7 @@ func removeStale(dir string, cutoff time.Time) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || !slices.ContainsFunc([]string{PrefixHook, PrefixCommand, PrefixMCP, "fenix-probe-"}, func(p string) bool { return strings.HasPrefix(name, p) }) {
+		if !e.IsDir() || !slices.ContainsFunc([]string{PrefixHook, PrefixCommand, PrefixMCP, PrefixBrowser, "fenix-probe-"}, func(p string) bool { return strings.HasPrefix(name, p) }) {
 			continue
 		}
 		if info, err := e.Info(); err == nil && info.ModTime().Before(cutoff) {

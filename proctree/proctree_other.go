@@ -27,6 +27,7 @@ const (
 	PrefixHook    = "fenix-hook-"
 	PrefixCommand = "fenix-cmd-"
 	PrefixMCP     = "fenix-mcp-"
+	PrefixBrowser = "fenix-browser-"
 )
 
 func parent() string { return "" }

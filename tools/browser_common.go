@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools/browser"
 )
@@ -25,17 +26,36 @@ type BrowserConfig struct {
 
 // newBrowserManager opens the host's browser sessions directory, reaping
 // what a worker that died on it left. Chromium starts only with a
-// session.
-func newBrowserManager(cfg HostConfig) (*browser.Manager, error) {
+// session, in a cgroup fenced off the endpoints commands cannot reach
+// when fence is not nil.
+func newBrowserManager(cfg HostConfig, fence *confine.Fence) (*browser.Manager, error) {
 	policy := cfg.Fetch
-	return browser.NewManager(browser.Config{
+	bc := browser.Config{
 		Dir:         filepath.Join(cfg.DataDir, "browser"),
 		ExecPath:    cfg.Browser.ExecPath,
 		Guard:       browser.Guard{Policy: policy},
 		IdleTimeout: cfg.Browser.IdleTimeout,
 		MaxOpen:     cfg.Browser.MaxOpen,
 		Logger:      cfg.Logger,
-	})
+	}
+	if fence != nil {
+		bc.Fence = fence.Apply
+	}
+	return browser.NewManager(bc)
+}
+
+// newBrowserFence loads the fence of the browser's cgroups: the endpoints
+// commands cannot reach. nil where there are none or the kernel or the
+// worker's privileges cannot have it (the guard proxy still holds).
+func newBrowserFence(cfg HostConfig) *confine.Fence {
+	if len(cfg.Protected.Unreachable) == 0 || cfg.Confinement == confine.ModeOff {
+		return nil
+	}
+	fence, err := confine.NewFence(cfg.Protected.Unreachable)
+	if err != nil {
+		return nil
+	}
+	return fence
 }
 
 // BrowserSessions describes this host's open browser sessions, newest

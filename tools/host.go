@@ -46,6 +46,7 @@ type Host struct {
 	fetchClient  *http.Client
 	searchClient *http.Client
 	browsers     *browser.Manager
+	browserFence *confine.Fence // attached to each browser session's cgroup
 	// confinement is how commands are confined, replaced whole when the
 	// settings' sandbox changes (SetCommandSandbox).
 	confinement atomic.Pointer[commandConfinement]
@@ -146,7 +147,11 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		searchClient: &http.Client{Timeout: 20 * time.Second},
 	}
 	h.confinement.Store(confinement)
-	if h.browsers, err = newBrowserManager(cfg); err != nil {
+	h.browserFence = newBrowserFence(cfg)
+	if h.browsers, err = newBrowserManager(cfg, h.browserFence); err != nil {
+		if h.browserFence != nil {
+			h.browserFence.Close()
+		}
 		services.Close()
 		return nil, err
 	}
@@ -271,6 +276,9 @@ func (h *Host) Close() error {
 		}
 		if h.browsers != nil {
 			h.browsers.Shutdown()
+		}
+		if h.browserFence != nil {
+			h.browserFence.Close()
 		}
 		h.confinement.Load().close()
 		if h.hooks != nil {

@@ -120,6 +120,11 @@ type Config struct {
 	// KeepRecords of ended sessions stay on disk (default 200).
 	KeepRecords int
 	Logger      *slog.Logger
+	// Fence, when set, is attached to each session's cgroup before
+	// Chromium starts in it (confine.Fence.Apply): the guard proxy
+	// carries every connection Chromium makes, and the fence refuses the
+	// Temporal frontend to any that would not go through it.
+	Fence func(cgroupFD int) error
 }
 
 // Manager owns the browser sessions of one host.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -18,6 +19,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/fenixrt/fenix/proctree"
 )
 
 // Session is one Chromium process with one tab. Its operations run one at
@@ -34,6 +37,9 @@ type Session struct {
 	cancelAlloc   context.CancelFunc
 	pid           int
 	browserExited <-chan struct{}
+	// cgroup holds Chromium and every helper it starts (nil where no
+	// cgroup can be made: the process group and the profile find them).
+	cgroup *proctree.Cgroup
 
 	op sync.Mutex // serializes operations
 
@@ -67,8 +73,15 @@ func (m *Manager) start(ctx context.Context, spec OpenSpec) (*Session, error) {
 	if err := os.MkdirAll(profile, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the browser profile: %w", err)
 	}
+	cgroup, err := m.newCgroup()
+	if err != nil {
+		return nil, err
+	}
 	proxy, err := startGuardProxy(m.cfg.Guard.Policy)
 	if err != nil {
+		if cgroup != nil {
+			cgroup.Close()
+		}
 		return nil, err
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -93,13 +106,18 @@ func (m *Manager) start(ctx context.Context, spec OpenSpec) (*Session, error) {
 		// New windows would be targets the guard does not watch.
 		chromedp.Flag("block-new-web-contents", true),
 		chromedp.Flag("disable-popup-blocking", false),
-		chromedp.ModifyCmdFunc(isolate),
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			isolate(cmd)
+			if cgroup != nil {
+				cgroup.Attach(cmd.SysProcAttr)
+			}
+		}),
 		chromedp.NoInheritEnv,
 		chromedp.Env("HOME="+profile, "PATH="+os.Getenv("PATH"), "LANG=C.UTF-8"),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	tab, cancelTab := chromedp.NewContext(allocCtx)
-	s := &Session{id: spec.ID, m: m, guard: m.cfg.Guard, proxy: proxy, profile: profile, tab: tab, cancelTab: cancelTab, cancelAlloc: cancelAlloc}
+	s := &Session{id: spec.ID, m: m, guard: m.cfg.Guard, proxy: proxy, profile: profile, tab: tab, cancelTab: cancelTab, cancelAlloc: cancelAlloc, cgroup: cgroup}
 	now := time.Now().UTC()
 	s.info = Info{ID: spec.ID, ConversationID: spec.ConversationID, RunID: spec.RunID, CallID: spec.CallID,
 		Status: StatusOpen, URL: "about:blank", Profile: profile, StartedAt: now, LastUsedAt: now}
@@ -266,16 +284,39 @@ func (s *Session) endInfo(reason string) Info {
 	return s.info
 }
 
-// kill ends Chromium at once: its process group, then anything else using
-// its profile, then chromedp's contexts (which find it dead).
+// kill ends Chromium at once: its cgroup, its process group, then
+// anything else using its profile, then chromedp's contexts (which find
+// it dead).
 func (s *Session) kill() {
+	if s.cgroup != nil {
+		_ = s.cgroup.Kill()
+	}
 	killGroup(s.pid)
 	killUsingProfile(s.profile)
 	s.cancelTab()
 	s.cancelAlloc()
 	s.proxy.close()
 	killUsingProfile(s.profile)
+	if s.cgroup != nil {
+		s.cgroup.Close()
+	}
 	_ = os.RemoveAll(s.profile)
+}
+
+// newCgroup makes a session's cgroup, fenced when the manager has a
+// fence; nil, without error, where no cgroup can be made.
+func (m *Manager) newCgroup() (*proctree.Cgroup, error) {
+	cg, err := proctree.New(proctree.Parent(), proctree.PrefixBrowser)
+	if err != nil {
+		return nil, nil
+	}
+	if m.cfg.Fence != nil {
+		if err := m.cfg.Fence(cg.FD()); err != nil {
+			cg.Close()
+			return nil, fmt.Errorf("fencing the browser off the Temporal frontend: %w", err)
+		}
+	}
+	return cg, nil
 }
 
 // shutdown kills the browser and returns the final record. It does not
