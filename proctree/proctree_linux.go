@@ -21,8 +21,9 @@ import (
 
 // Cgroup is one process tree's cgroup.
 type Cgroup struct {
-	dir string
-	fd  int
+	dir       string
+	fd        int
+	closeOnce sync.Once
 }
 
 // New makes a cgroup named prefix plus a random suffix under parent.
@@ -99,14 +100,17 @@ func (c *Cgroup) WaitEmpty(timeout time.Duration) bool {
 }
 
 // Close kills what is left and removes the cgroup once it is empty (a
-// killed process leaves it when its parent, or init, reaps it).
+// killed process leaves it when its parent, or init, reaps it). Only the
+// first call does: the descriptor's number may be another file's after.
 func (c *Cgroup) Close() {
-	_ = c.Kill()
-	_ = syscall.Close(c.fd)
-	deadline := time.Now().Add(2 * time.Second)
-	for os.Remove(c.dir) != nil && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	c.closeOnce.Do(func() {
+		_ = c.Kill()
+		_ = syscall.Close(c.fd)
+		deadline := time.Now().Add(2 * time.Second)
+		for os.Remove(c.dir) != nil && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
 }
 
 // Prefixes of the run cgroups the worker makes, for the stale sweep.

@@ -96,3 +96,22 @@ func TestMountsListEveryCgroupHierarchy(t *testing.T) {
 		t.Errorf("unescapeMountinfo = %q", got)
 	}
 }
+
+// A second Close does nothing: the first freed the descriptor's number,
+// which the next file opened takes.
+func TestCloseTwiceLeavesOtherFilesOpen(t *testing.T) {
+	cg, err := New(Parent(), PrefixCommand)
+	if err != nil {
+		t.Skipf("no writable cgroup v2 here: %v", err)
+	}
+	cg.Close()
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cg.Close()
+	if _, err := f.Stat(); err != nil {
+		t.Fatalf("a file opened after the first Close was closed by the second: %v", err)
+	}
+}
