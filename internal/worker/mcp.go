@@ -119,7 +119,7 @@ func PolicyTools(cfg Config, hostID string) (registry *tools.Registry, close fun
 		registry = tools.Builtin()
 	}
 	// The hook settings decide which servers start, as on a worker: a
-	// candidate that denies a server makes its calls unsupported.
+	// candidate that denies a server has its calls refused.
 	var settings *claudecode.MCPServerSettings
 	if paths := hookPaths(cfg); len(paths) > 0 {
 		sources, err := claudecode.LoadSources(paths, claudecode.LoadOptions{})
