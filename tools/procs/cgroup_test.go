@@ -30,6 +30,13 @@ func detached(file string) string {
 	return "setsid sh -c 'echo $$ > " + file + "; exec sleep 60' </dev/null >/dev/null 2>&1 &"
 }
 
+// detachedStarted is detached, then a wait (a builtin loop, which forks
+// nothing) until the process wrote its pid: what follows runs once it
+// has, however loaded the machine.
+func detachedStarted(file string) string {
+	return detached(file) + " while [ ! -s " + file + " ]; do :; done; "
+}
+
 func readPID(t *testing.T, file string) int {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -62,7 +69,7 @@ func assertDead(t *testing.T, pid int) {
 func TestADetachedProcessDiesWithItsCommand(t *testing.T) {
 	needCgroup(t)
 	file := filepath.Join(t.TempDir(), "pid")
-	_, exit, elapsed := run(t, Spec{CommandLine: detached(file) + " sleep 0.2"}, 10*time.Second)
+	_, exit, elapsed := run(t, Spec{CommandLine: detachedStarted(file) + "sleep 0.2"}, 10*time.Second)
 	if exit.Code != 0 || elapsed > 5*time.Second {
 		t.Fatalf("exit %d after %s, want 0 promptly", exit.Code, elapsed)
 	}
@@ -94,7 +101,7 @@ func TestProcessLimitCountsDetachedProcesses(t *testing.T) {
 	var cmd strings.Builder
 	for i := range 4 {
 		file := filepath.Join(dir, strconv.Itoa(i))
-		cmd.WriteString(detached(file) + " while [ ! -s " + file + " ]; do :; done; ")
+		cmd.WriteString(detachedStarted(file))
 	}
 	cmd.WriteString("sleep 30")
 	_, exit, elapsed := run(t, Spec{CommandLine: cmd.String(), Limits: Limits{MaxProcesses: 3}}, 20*time.Second)
