@@ -2,12 +2,12 @@ package integration
 
 import (
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -114,28 +114,20 @@ func TestAgentCannotGoAroundTheGuardThroughAnMCPServer(t *testing.T) {
 	assert.NotContains(t, text(res), strings.TrimSpace(string(secret)), "the MCP server read the worker's data directory")
 
 	// Connections: the frontend is refused, another local server is not.
-	host, port, err := net.SplitHostPort(server.HostPort)
+	host, portText, err := net.SplitHostPort(server.HostPort)
+	require.NoError(t, err)
+	port, err := strconv.Atoi(portText)
 	require.NoError(t, err)
 	app := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer app.Close()
-	_, appPort, err := net.SplitHostPort(strings.TrimPrefix(app.URL, "http://"))
-	require.NoError(t, err)
 
-	res = call("reach-app", "mcp__reach__connect", map[string]any{"host": "127.0.0.1", "port": atoi(t, appPort)})
+	res = call("reach-app", "mcp__reach__connect", map[string]any{"host": "127.0.0.1", "port": app.Listener.Addr().(*net.TCPAddr).Port})
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Equal(t, "connected", res.Output.Content, "the server reaches a local app")
 
 	for _, h := range []string{host, "127.0.0.2", "::1"} {
-		res = call("reach-frontend-"+strings.NewReplacer(".", "-", ":", "-").Replace(h), "mcp__reach__connect", map[string]any{"host": h, "port": atoi(t, port)})
+		res = call("reach-frontend-"+strings.NewReplacer(".", "-", ":", "-").Replace(h), "mcp__reach__connect", map[string]any{"host": h, "port": port})
 		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
-		assert.Equal(t, "refused: EPERM", res.Output.Content, "the server reached the frontend at %s:%s", h, port)
+		assert.Equal(t, "refused: EPERM", res.Output.Content, "the server reached the frontend at %s:%d", h, port)
 	}
-}
-
-func atoi(t *testing.T, s string) int {
-	t.Helper()
-	var n int
-	_, err := fmt.Sscan(s, &n)
-	require.NoError(t, err)
-	return n
 }

@@ -326,7 +326,7 @@ func TestPolicyDiffReplaysMCPCalls(t *testing.T) {
 
 	// A candidate whose settings deny the server by its command: the
 	// server does not start, so its call is refused at review.
-	echoCommand, err := json.Marshal(append([]string{"node"}, mcpStatusArgs(t, project, "everything")...))
+	echoCommand, err := json.Marshal([]string{"node", mcpservers.Require(t).Entry("server-everything"), "stdio"})
 	require.NoError(t, err)
 	denying := filepath.Join(t.TempDir(), "denying.json")
 	require.NoError(t, os.WriteFile(denying, []byte(`{"deniedMcpServers": [{"serverCommand": `+string(echoCommand)+`}]}`), 0o644))
@@ -339,18 +339,4 @@ func TestPolicyDiffReplaysMCPCalls(t *testing.T) {
 	assert.Equal(t, "newly_blocked", report.Changes[0].Change, out)
 	assert.Equal(t, "mcp__everything__echo", report.Changes[0].Tool, out)
 	assert.Equal(t, 1, report.Summary.Unchanged, out)
-}
-
-// mcpStatusArgs are the args the project's .mcp.json gives server.
-func mcpStatusArgs(t *testing.T, project, server string) []string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(project, ".mcp.json"))
-	require.NoError(t, err)
-	var cfg struct {
-		MCPServers map[string]struct {
-			Args []string `json:"args"`
-		} `json:"mcpServers"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &cfg))
-	return cfg.MCPServers[server].Args
 }
