@@ -53,29 +53,23 @@ func (src *Source) parseMCPServerSettings(data []byte) error {
 		}
 		return nil
 	}
-	var allowed []MCPServerEntry
 	for _, step := range []struct {
 		key  string
 		into any
 	}{
 		{"enableAllProjectMcpServers", &s.EnableAllProject},
-		{"enabledMcpjsonServers", &s.EnabledProject},
+		{"enabledMcpjsonServers", &s.EnabledProject}, // [] decodes non-nil: set, approving none
 		{"disabledMcpjsonServers", &s.DisabledProject},
-		{"allowedMcpServers", &allowed},
+		{"allowedMcpServers", &s.Allowed}, // [] decodes to a pointer to an empty list: a lockdown
 		{"deniedMcpServers", &s.Denied},
 	} {
 		if err := decode(step.key, step.into); err != nil {
 			return err
 		}
 	}
-	if v, ok := raw["enabledMcpjsonServers"]; ok && string(v) != "null" && s.EnabledProject == nil {
-		s.EnabledProject = []string{}
-	}
-	if v, ok := raw["allowedMcpServers"]; ok && string(v) != "null" {
-		if allowed == nil {
-			allowed = []MCPServerEntry{}
-		}
-		s.Allowed = &allowed
+	var allowed []MCPServerEntry
+	if s.Allowed != nil {
+		allowed = *s.Allowed
 	}
 	for _, list := range []struct {
 		key     string

@@ -39,11 +39,12 @@ func TestMCPServerSettingsAreReadAndMerged(t *testing.T) {
 	assert.Equal(t, []MCPServerEntry{{ServerName: "memory"}, {ServerURL: "https://*.example.com/*"}}, *merged.Allowed)
 	assert.Equal(t, []MCPServerEntry{{ServerName: "dangerous"}, {ServerCommand: []string{"npx", "-y", "unapproved-package"}}}, merged.Denied)
 
-	empty, err := LoadSource(writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"allowedMcpServers": []}`), LoadOptions{})
+	empty, err := LoadSource(writeFileAt(t, filepath.Join(t.TempDir(), "settings.json"), `{"allowedMcpServers": [], "enabledMcpjsonServers": []}`), LoadOptions{})
 	require.NoError(t, err)
 	lockdown := MergedMCPServerSettings([]*Source{empty})
 	require.NotNil(t, lockdown.Allowed, "an empty allowlist is a lockdown, not no list")
 	assert.Empty(t, *lockdown.Allowed)
+	assert.NotNil(t, lockdown.EnabledProject, "an empty approval list approves none, it is not unset")
 	assert.Nil(t, MergedMCPServerSettings([]*Source{{Path: "none"}}), "no file says anything")
 
 	for _, tc := range []struct{ settings, want string }{
