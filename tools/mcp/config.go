@@ -92,33 +92,70 @@ type LoadResult struct {
 // it; a single bad entry is skipped with a warning so the other servers
 // still run.
 func Load(paths []string, getenv func(string) (string, bool)) (LoadResult, error) {
-	if getenv == nil {
-		getenv = os.LookupEnv
+	files, err := ReadConfigs(paths)
+	if err != nil {
+		return LoadResult{}, err
 	}
-	var res LoadResult
-	byName := map[string]ServerConfig{}
+	return LoadConfigs(files, getenv)
+}
+
+// ConfigFile is one MCP configuration file as read.
+type ConfigFile struct {
+	// Path is the file's absolute path.
+	Path string `json:"path"`
+	// Project marks a project's .mcp.json, which need not exist.
+	Project bool `json:"project,omitempty"`
+	// Missing is set for a project's .mcp.json that does not exist.
+	Missing bool   `json:"missing,omitempty"`
+	Data    []byte `json:"data,omitempty"`
+}
+
+// ReadConfigs reads the files paths name (see Load), for LoadConfigs.
+func ReadConfigs(paths []string) ([]ConfigFile, error) {
+	var out []ConfigFile
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
 		file, optional, err := configFile(p)
 		if err != nil {
-			return LoadResult{}, err
+			return nil, err
+		}
+		if abs, err := filepath.Abs(file); err == nil {
+			file = abs
 		}
 		data, err := readBounded(file)
 		if errors.Is(err, fs.ErrNotExist) && optional {
+			out = append(out, ConfigFile{Path: file, Project: true, Missing: true})
 			continue
 		}
 		if err != nil {
-			return LoadResult{}, fmt.Errorf("MCP config %s: %w", file, err)
+			return nil, fmt.Errorf("MCP config %s: %w", file, err)
 		}
-		servers, warnings, err := Parse(data, file, getenv)
+		out = append(out, ConfigFile{Path: file, Project: optional, Data: data})
+	}
+	return out, nil
+}
+
+// LoadConfigs parses files, read by ReadConfigs (or kept from an earlier
+// read), as Load does.
+func LoadConfigs(files []ConfigFile, getenv func(string) (string, bool)) (LoadResult, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	var res LoadResult
+	byName := map[string]ServerConfig{}
+	for _, f := range files {
+		if f.Missing {
+			continue
+		}
+		servers, warnings, err := Parse(f.Data, f.Path, getenv)
 		if err != nil {
 			return LoadResult{}, err
 		}
 		res.Warnings = append(res.Warnings, warnings...)
 		for _, s := range servers {
-			s.Project = optional
+			s.Project = f.Project
 			if prev, dup := byName[s.Name]; dup {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("MCP server %q from %s replaces the one from %s", s.Name, s.Path, prev.Path))
 			}
