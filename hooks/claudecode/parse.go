@@ -77,12 +77,16 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 		policy.AllowedURLs = append(append([]string(nil), policy.AllowedURLs...), file.AllowedHTTPHookURLs...)
 	}
 	pins := &pinner{src: src, store: opts.Scripts}
+	if opts.accepted != nil {
+		pins.fromSnapshot, pins.accepted = true, opts.accepted.Trees
+	}
 	for _, g := range groups {
 		if err := src.addGroup(g, policy, opts, pins); err != nil {
 			return nil, err
 		}
 	}
 	src.Scripts = pins.scripts()
+	src.pinned = pins.trees
 	return src, nil
 }
 

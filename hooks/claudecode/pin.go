@@ -186,6 +186,13 @@ func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 		}
 	}
 	slices.SortFunc(t.files, func(a, b pinnedFile) int { return strings.Compare(a.rel, b.rel) })
+	t.computeHash()
+	return t, nil
+}
+
+// computeHash names the tree by its content: relative names, executable
+// bits, bytes and where its packages are linked from.
+func (t *pinnedTree) computeHash() {
 	h := sha256.New()
 	for _, f := range t.files {
 		mode := "-"
@@ -202,7 +209,6 @@ func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 		fmt.Fprintf(h, "%d:%s@%d:%s", len(rel), rel, len(target), target)
 	}
 	t.hash = hex.EncodeToString(h.Sum(nil))
-	return t, nil
 }
 
 // packageDir is where a node_modules directory of the tree lives.
@@ -275,13 +281,21 @@ func (s *ScriptStore) put(t *pinnedTree) error {
 type pinner struct {
 	src   *Source
 	store *ScriptStore
-	trees []*pinnedTree
+	// fromSnapshot is set when loading the accepted policy
+	// (LoadOptions.Snapshot): the scripts come from accepted's stored
+	// copies, and nothing is read where the settings file points.
+	fromSnapshot bool
+	accepted     []SnapshotTree
+	trees        []*pinnedTree
 }
 
 // treeFor reads (and stores) the directory of script, once per directory
 // unless a later script of it was left out the first time.
 func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 	dir, name := filepath.Dir(script), filepath.Base(script)
+	if p.fromSnapshot {
+		return p.acceptedTree(dir, name)
+	}
 	alone := dir == p.src.Paths.ProjectDir || dir == p.src.Paths.PluginRoot
 	launched := []string{name}
 	at := -1
@@ -394,6 +408,13 @@ func (p *pinner) pinLaunched(w string) error {
 	}
 	if systemProgramDir(filepath.Dir(path)) {
 		return nil // the system's program (/usr/bin/env, /usr/bin/python3): it runs where it is
+	}
+	if p.fromSnapshot {
+		if !p.acceptedHas(path) {
+			return nil // not there when the policy was accepted: it runs where it is, as it did
+		}
+		_, err := p.treeFor(path)
+		return err
 	}
 	if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
 		if err == nil || !os.IsNotExist(err) {

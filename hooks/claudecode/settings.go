@@ -40,6 +40,12 @@ type LoadOptions struct {
 	// worker turns off code paths in its home that did not exist at start
 	// (tools.HookCodeGuard).
 	HookEnv map[string]string
+	// Snapshot, when set, is the policy to load instead of the files the
+	// paths name: its settings files' bytes, and its scripts from their
+	// stored copies in Scripts (see Snapshot).
+	Snapshot *Snapshot
+	// accepted is the snapshot's file being parsed.
+	accepted *SnapshotFile
 }
 
 // DialectKey is the top-level settings key that overrides dialect
@@ -88,15 +94,33 @@ func ResolveSourcePaths(paths []string) ([]string, error) {
 // ResolveSourcePaths). Identical handlers of one event (same command and
 // args, or same URL) run once, as in Claude Code: a later duplicate is
 // folded into the first.
+//
+// With opts.Snapshot the paths are not read: the snapshot's files are
+// loaded, in its order.
 func LoadSources(paths []string, opts LoadOptions) ([]*Source, error) {
-	files, err := ResolveSourcePaths(paths)
-	if err != nil {
-		return nil, err
+	var files []string
+	if opts.Snapshot != nil {
+		for _, f := range opts.Snapshot.Files {
+			files = append(files, f.Path)
+		}
+	} else {
+		var err error
+		if files, err = ResolveSourcePaths(paths); err != nil {
+			return nil, err
+		}
 	}
 	seen := map[string]*ExternalHook{}
 	var out []*Source
-	for _, f := range files {
-		src, err := LoadSource(f, opts)
+	for i, f := range files {
+		var src *Source
+		var err error
+		if opts.Snapshot != nil {
+			fileOpts := opts
+			fileOpts.accepted = &opts.Snapshot.Files[i]
+			src, err = parseFile(fileOpts.accepted.Data, f, fileOpts)
+		} else {
+			src, err = LoadSource(f, opts)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -127,6 +151,11 @@ func LoadSource(path string, opts LoadOptions) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading hook settings: %w", err)
 	}
+	return parseFile(data, path, opts)
+}
+
+// parseFile parses the settings file at path, whose bytes are data.
+func parseFile(data []byte, path string, opts LoadOptions) (*Source, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("hook settings %s: %w", path, err)

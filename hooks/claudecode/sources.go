@@ -65,6 +65,8 @@ type Source struct {
 	// Scripts are the files its command hooks run, as pinned at load
 	// (see ScriptStore), for the policy fingerprint.
 	Scripts []hooks.PolicySource
+	// pinned are the script directories pinned at load, for SnapshotOf.
+	pinned []*pinnedTree
 }
 
 // Registered describes the source for hooks.Registry.AddSource: its
