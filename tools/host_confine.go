@@ -345,6 +345,14 @@ func (h *Host) CommandsSandboxed() bool {
 	return conf != nil && conf.sandboxed
 }
 
+// CommandsConfined reports whether commands start in a Landlock domain,
+// which keeps them out of the protected paths (the worker's home among
+// them); unconfined, they write whatever the worker's user can.
+func (h *Host) CommandsConfined() bool {
+	conf := h.confinement.Load()
+	return conf != nil && conf.confiner != nil
+}
+
 // commandConfinement is the confinement for a command about to start,
 // or the ToolUnavailableError that refuses it.
 func (h *Host) commandConfinement(tool string) (*commandConfinement, error) {

@@ -76,6 +76,31 @@ func NewBases(origin string, dirs ...string) (*Bases, error) {
 // Dirs are the resolved bases.
 func (b *Bases) Dirs() []string { return append([]string(nil), b.dirs...) }
 
+// Holds reports whether path lies in one of the bases, where workspaces
+// are: its links are resolved as far as it exists (a file not created yet
+// is judged by its directory).
+func (b *Bases) Holds(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	resolved, rest := abs, ""
+	for {
+		if real, err := filepath.EvalSymlinks(resolved); err == nil {
+			resolved = filepath.Join(real, rest)
+			break
+		}
+		parent := filepath.Dir(resolved)
+		if parent == resolved {
+			break
+		}
+		rest = filepath.Join(filepath.Base(resolved), rest)
+		resolved = parent
+	}
+	_, ok := b.contains(resolved)
+	return ok
+}
+
 // contains returns the base that holds p (absolute, cleaned), if any.
 func (b *Bases) contains(p string) (string, bool) {
 	for _, base := range b.dirs {

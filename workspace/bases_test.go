@@ -140,3 +140,36 @@ func TestParseList(t *testing.T) {
 		t.Fatalf("ParseList = %q", got)
 	}
 }
+
+// Holds judges a path by where it leads, also one not created yet: a
+// settings file reached through a link into a base is in it, one in a
+// sibling sharing the base's prefix is not.
+func TestBasesHolds(t *testing.T) {
+	top := t.TempDir()
+	base := filepath.Join(top, "base")
+	for _, d := range []string{filepath.Join(base, "proj", ".claude"), filepath.Join(top, "base-sibling"), filepath.Join(top, "outside")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(base, "proj"), filepath.Join(top, "outside", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewBases(BasesSetting, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{
+		filepath.Join(base, "proj", ".claude", "settings.json"):           true,
+		filepath.Join(base, "proj", ".claude", "new", "settings.json"):    true,
+		filepath.Join(top, "outside", "linked", ".claude", "x.json"):      true,
+		filepath.Join(top, "outside", "linked", "missing", "a", "b.json"): true,
+		filepath.Join(top, "base-sibling", ".mcp.json"):                   false,
+		filepath.Join(top, "outside", "hooks.json"):                       false,
+		"/etc/fenix/hooks.json":                                           false,
+	} {
+		if got := b.Holds(path); got != want {
+			t.Errorf("Holds(%s) = %v, want %v", path, got, want)
+		}
+	}
+}
