@@ -105,6 +105,10 @@ type Config struct {
 	// give tools mcp__<server>__<tool>, after the .mcp.json of the project
 	// directories among the hook sources.
 	MCPConfig string
+	// AcceptPolicyChange makes New adopt hook settings, scripts and MCP
+	// configurations that differ in the workspaces from the policy last
+	// accepted (see acceptedPolicy); without it New keeps that policy.
+	AcceptPolicyChange bool
 	// MCPStartWait bounds how long New waits for MCP servers to start
 	// (default mcp.DefaultStartWait); slower ones join later.
 	MCPStartWait time.Duration
@@ -279,6 +283,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.ProfilesDir, "profiles-dir", getenv("FENIX_PROFILES_DIR"), "directory of agent profiles with AGENT.md, SOUL.md, USER.md, MEMORY.md, OPERATOR.md (env FENIX_PROFILES_DIR)")
 	fs.StringVar(&cfg.HooksFile, "hooks-file", getenv("FENIX_HOOKS_FILE"), "hook settings in Claude Code's format: settings files, project directories (holding .claude/) or plugin directories (holding hooks/hooks.json), \":\"-separated, loaded in order (env FENIX_HOOKS_FILE)")
 	fs.StringVar(&cfg.MCPConfig, "mcp-config", getenv("FENIX_MCP_CONFIG"), "MCP server configurations in Claude Code's .mcp.json format, \":\"-separated; project directories given to -hooks-file contribute their .mcp.json too (env FENIX_MCP_CONFIG)")
+	fs.BoolVar(&cfg.AcceptPolicyChange, "accept-policy-change", getenv("FENIX_ACCEPT_POLICY_CHANGE") == "1", "adopt the hook settings, hook scripts and .mcp.json files of the workspaces as they are on disk, when they differ from the policy this worker last accepted; without it the worker keeps that policy and logs what differs (env FENIX_ACCEPT_POLICY_CHANGE=1)")
 	fs.IntVar(&cfg.HookConcurrency, "hook-concurrency", env.count("FENIX_HOOK_CONCURRENCY", hooks.DefaultConcurrency), "how many hooks of one event run at once; 1 runs them in turn (env FENIX_HOOK_CONCURRENCY)")
 	fs.StringVar(&cfg.HookHTTPAllow, "hooks-http-allow", getenv("FENIX_HOOKS_HTTP_ALLOW"), "private or loopback destinations http hooks may reach: CIDRs, IPs, host names (env FENIX_HOOKS_HTTP_ALLOW)")
 	fs.StringVar(&cfg.HookModel, "hook-model", getenv("FENIX_HOOK_MODEL"), "model that evaluates the settings files' prompt and agent hooks; default: the hook's model unless it is a Claude alias (haiku, sonnet, opus), else FENIX_MODEL (env FENIX_HOOK_MODEL)")

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/hooks/claudecode"
@@ -48,19 +49,28 @@ func (w *Worker) liveHooks(r *hooks.Registry) *atomic.Pointer[hooks.Registry] {
 // ReloadHooks re-reads the hook settings files and the scripts they run
 // (pinning fresh copies) and swaps the new registry in for the next hook
 // call; calls in flight finish under the old one. It is the only way a
-// change on disk takes effect: the worker calls it on SIGHUP. The new
-// policy fingerprint is logged; on error the loaded policy stays.
+// change on disk takes effect in a running worker: the worker calls it on
+// SIGHUP, the operator's signal. What it loads becomes the accepted
+// policy, with the MCP configuration files as they are now, which the
+// next start runs (see acceptedPolicyFile). The new policy fingerprint is
+// logged; on error the loaded policy stays.
 func (w *Worker) ReloadHooks() (fingerprint string, err error) {
 	// MCP servers start once, with the worker: a reload does not
-	// restart them, so their settings are not read again.
-	r, _, err := buildHooks(w.cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host)
+	// restart them, so their settings are not applied until the next start.
+	loaded, mcpFiles, err := w.loadPolicy(nil)
 	if err != nil {
 		w.cfg.Logger.Error("hook reload failed; the loaded hook policy stays", "error", err)
 		return "", err
 	}
+	accepted := &acceptedPolicy{AcceptedAt: time.Now().UTC(), How: "SIGHUP", Hooks: loaded.snapshot, MCP: mcpFiles}
+	if err := accepted.write(w.cfg.DataDir); err != nil {
+		w.cfg.Logger.Error("hook reload failed; the loaded hook policy stays", "error", err)
+		return "", err
+	}
+	r := loaded.registry
 	old := w.hooks.Swap(r)
 	fingerprint = r.PolicyFingerprint(nil)
-	w.cfg.Logger.Info("hook policy reloaded", "policy_fingerprint", fingerprint,
+	w.cfg.Logger.Info("hook policy reloaded and accepted", "policy_fingerprint", fingerprint,
 		"previous_fingerprint", old.PolicyFingerprint(nil), "sources", len(r.Sources()))
 	return fingerprint, nil
 }

@@ -73,12 +73,12 @@ func mcpConfigFiles(cfg Config) []string {
 // settings are the hook settings files' approvals and allow and deny
 // lists of servers (see mcp.ServerRules): a server they keep out is not
 // started, and the log says which setting kept it.
-func startMCP(cfg Config, host *tools.Host, store contextstore.Store, settings *claudecode.MCPServerSettings) (*mcp.Manager, error) {
+func startMCP(cfg Config, host *tools.Host, store contextstore.Store, files []mcp.ConfigFile, settings *claudecode.MCPServerSettings) (*mcp.Manager, error) {
 	var launcher mcp.Launcher
 	if c := host.HookConfiner(); c != nil {
 		launcher = c
 	}
-	return startMCPServers(cfg, host.ID, store, launcher, serverRules(settings))
+	return startMCPServers(cfg, files, host.ID, store, launcher, serverRules(settings))
 }
 
 // serverRules are settings as the MCP manager applies them.
@@ -128,19 +128,19 @@ func PolicyTools(cfg Config, hostID string) (registry *tools.Registry, close fun
 		}
 		settings = claudecode.MergedMCPServerSettings(sources)
 	}
-	m, err := startMCPServers(cfg, hostID, nil, nil, serverRules(settings))
+	files, err := mcp.ReadConfigs(mcpPaths(cfg))
+	if err != nil {
+		return registry, func() {}, err
+	}
+	m, err := startMCPServers(cfg, files, hostID, nil, nil, serverRules(settings))
 	if err != nil || m == nil {
 		return registry, func() {}, err
 	}
 	return registry.WithSources(m), m.Close, nil
 }
 
-func startMCPServers(cfg Config, hostID string, store contextstore.Store, launcher mcp.Launcher, rules mcp.ServerRules) (*mcp.Manager, error) {
-	paths := mcpPaths(cfg)
-	if len(paths) == 0 {
-		return nil, nil
-	}
-	loaded, err := mcp.Load(paths, nil)
+func startMCPServers(cfg Config, files []mcp.ConfigFile, hostID string, store contextstore.Store, launcher mcp.Launcher, rules mcp.ServerRules) (*mcp.Manager, error) {
+	loaded, err := mcp.LoadConfigs(files, nil)
 	if err != nil {
 		return nil, err
 	}

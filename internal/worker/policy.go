@@ -20,6 +20,6 @@ func PolicyHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	if cfg.Redactor == nil {
 		cfg.Redactor = redact.Default()
 	}
-	r, _, err := buildHooks(cfg, store, nil, nil, nil)
-	return r, err
+	loaded, err := buildHooks(cfg, store, nil, nil, nil, nil)
+	return loaded.registry, err
 }

@@ -162,10 +162,11 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	// handlers reach the servers through this once they run.
 	w.mcpHooks = &mcpHookCaller{}
 	w.hookAgent = &activities.HookAgent{Model: cfg.HookModel}
-	hookRegistry, mcpServers, err := buildHooks(cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host)
+	policy, mcpFiles, err := w.startPolicy(agentWritable(w.Host, bases))
 	if err != nil {
 		return nil, err
 	}
+	hookRegistry := policy.registry
 	if w.contexts, err = contextstore.Open(context.Background(), cfg.Contexts.Store, contextstore.Options{DataDir: cfg.DataDir, MaxBlobBytes: cfg.Contexts.MaxBlobBytes}); err != nil {
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	if err != nil {
 		return nil, err
 	}
-	if w.mcp, err = startMCP(cfg, w.Host, w.contexts, mcpServers); err != nil {
+	if w.mcp, err = startMCP(cfg, w.Host, w.contexts, mcpFiles, policy.mcpServers); err != nil {
 		return nil, err
 	}
 	if w.mcp != nil {
@@ -371,28 +372,40 @@ func openSkills(dir string) (*skills.Catalog, error) {
 	return catalog, nil
 }
 
+// loadedHooks is what buildHooks made.
+type loadedHooks struct {
+	registry *hooks.Registry
+	// mcpServers is what the settings files say about which MCP servers
+	// run (nil when they say nothing); the worker applies it when it
+	// starts them.
+	mcpServers *claudecode.MCPServerSettings
+	// snapshot is what the settings files were loaded from; empty without
+	// a data directory to pin their scripts in.
+	snapshot claudecode.Snapshot
+}
+
 // buildHooks assembles the registry in its documented order: the
 // cancellation guard, the command and http hooks of the settings files (in
 // the order given), the audit log, custom Go hooks, then secret redaction.
-//
-// mcpServers is what the settings files say about which MCP servers run
-// (nil when they say nothing); the worker applies it when it starts them.
-func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, hookAgent *activities.HookAgent, host *tools.Host) (r *hooks.Registry, mcpServers *claudecode.MCPServerSettings, err error) {
+// The settings files are read where cfg names them, or, with from, taken
+// from that snapshot of an accepted policy.
+func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, hookAgent *activities.HookAgent, host *tools.Host, from *claudecode.Snapshot) (loaded loadedHooks, err error) {
 	opts := []hooks.Option{hooks.WithLogger(cfg.Logger.Warn)}
 	if cfg.HookConcurrency > 0 {
 		opts = append(opts, hooks.WithConcurrency(cfg.HookConcurrency))
 	}
-	r = hooks.NewRegistry(opts...)
+	r := hooks.NewRegistry(opts...)
+	loaded.registry = r
 	r.Add(builtin.NewCancellationHook())
-	if paths := hookPaths(cfg); len(paths) > 0 {
+	if paths := hookPaths(cfg); len(paths) > 0 || (from != nil && len(from.Files) > 0) {
 		netPolicy, err := netguard.ParsePolicy(cfg.HookHTTPAllow)
 		if err != nil {
-			return nil, nil, fmt.Errorf("FENIX_HOOKS_HTTP_ALLOW: %w", err)
+			return loadedHooks{}, fmt.Errorf("FENIX_HOOKS_HTTP_ALLOW: %w", err)
 		}
 		netPolicy.Setting = "FENIX_HOOKS_HTTP_ALLOW"
 		scripts, err := hookScriptStore(cfg)
 		if err != nil {
-			return nil, nil, err
+			return loadedHooks{}, err
 		}
 		loadOpts := claudecode.LoadOptions{
 			HTTPPolicy:    claudecode.HTTPPolicy{Net: netPolicy},
@@ -400,6 +413,7 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 			MCP:           mcpTools,
 			Scripts:       scripts,
 			Logger:        cfg.Logger,
+			Snapshot:      from,
 		}
 		if c := host.HookConfiner(); c != nil {
 			loadOpts.Launcher, loadOpts.HookEnv = c, host.HookEnv()
@@ -412,9 +426,14 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 		}
 		sources, err := claudecode.LoadSources(paths, loadOpts)
 		if err != nil {
-			return nil, nil, err
+			return loadedHooks{}, err
 		}
-		mcpServers = claudecode.MergedMCPServerSettings(sources)
+		if scripts != nil {
+			if loaded.snapshot, err = claudecode.SnapshotOf(sources); err != nil {
+				return loadedHooks{}, err
+			}
+		}
+		loaded.mcpServers = claudecode.MergedMCPServerSettings(sources)
 		for _, src := range sources {
 			r.AddSource(src.Registered())
 			cfg.Logger.Info("loaded hook settings", "path", src.Path, "kind", string(src.Kind), "dialect", string(src.Dialect),
@@ -434,7 +453,7 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 		if host != nil {
 			// Claude Code's Bash sandbox, for exec_command and process_exec.
 			if err := host.SetCommandSandbox(claudecode.CommandPolicy(sources)); err != nil {
-				return nil, nil, err
+				return loadedHooks{}, err
 			}
 			// Their "env", which Claude Code gives every process of a
 			// session, Bash commands included.
@@ -451,7 +470,7 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 	// rather than in New, so policy-diff (no host) and a SIGHUP reload
 	// build the same registry, hence the same policy fingerprint.
 	r.Add(browserSessionEnd{host: host})
-	return r, mcpServers, nil
+	return loaded, nil
 }
 
 // hookPaths are the hook settings sources: HooksFile's entries, then

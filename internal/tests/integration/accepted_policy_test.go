@@ -1,0 +1,124 @@
+package integration
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/tools"
+)
+
+// An agent that rewrites its project's .claude/settings.json and adds a
+// server to .mcp.json — through exec_command, on the dev server — gains
+// nothing when the worker restarts: the new worker runs the policy
+// accepted before and logs what differs. SIGHUP (ReloadHooks) accepts the
+// files on disk, which the next start then runs; -accept-policy-change
+// accepts them at a start.
+func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "hooks", "guard.sh"),
+		[]byte("#!/bin/sh\nif grep -q 'rm -rf'; then echo 'project policy: rm -rf is not allowed' >&2; exit 2; fi\nexit 0\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}]}]}}`), 0o644))
+	queue := newTaskQueue(t)
+	dataDir := t.TempDir()
+	t.Cleanup(func() { verifyQueue(t, queue) })
+
+	start := func(t *testing.T, acceptChange bool) (*worker.Worker, *lockedBuffer) {
+		t.Helper()
+		logs := &lockedBuffer{}
+		w, err := worker.New(server.Client(), worker.Config{
+			TaskQueue:            queue,
+			DataDir:              dataDir,
+			DefaultWorkspaceRoot: project,
+			HookSources:          []string{project},
+			AcceptPolicyChange:   acceptChange,
+			MCPStartWait:         100 * time.Millisecond,
+			Logger:               slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+			HostConfig:           tools.HostConfig{Unreachable: []string{server.HostPort}},
+		})
+		require.NoError(t, err)
+		require.NoError(t, w.Start())
+		return w, logs
+	}
+	seq := 0
+	exec := func(t *testing.T, command string) contract.Result {
+		t.Helper()
+		seq++
+		name := fmt.Sprintf("step-%d", seq)
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": map[string]any{"command_line": command}}, "exec_command")
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, queue, a)
+		return res
+	}
+	rmGuarded := func(t *testing.T, when string) bool {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+		res := exec(t, "rm -rf ./scratch")
+		if res.Status == contract.StatusCompleted {
+			return false
+		}
+		require.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%s: %+v", when, res.Error)
+		assert.Contains(t, res.Error.LastErrorSummary, "project policy: rm -rf is not allowed", when)
+		return true
+	}
+	plantedServer := func(w *worker.Worker) bool {
+		if w.MCP() == nil {
+			return false
+		}
+		for _, st := range w.MCP().Status() {
+			if st.Name == "planted" {
+				return true
+			}
+		}
+		return false
+	}
+
+	w, _ := start(t, false)
+	require.True(t, rmGuarded(t, "first start"))
+	res := exec(t, `printf '{"permissions": {"allow": ["Bash(*)"]}}' > .claude/settings.json && `+
+		`printf '{"mcpServers": {"planted": {"command": "/bin/true"}}}' > .mcp.json`)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "It changed protected paths")
+	require.True(t, rmGuarded(t, "after the rewrite, same worker"))
+	w.Stop()
+
+	w, logs := start(t, false)
+	assert.True(t, rmGuarded(t, "restarted after the rewrite"), "a restart adopted the settings a command wrote")
+	assert.False(t, plantedServer(w), "a restart started the MCP server a command added to .mcp.json")
+	assert.Contains(t, logs.String(), "running the hook policy accepted before")
+	assert.Contains(t, logs.String(), filepath.Join(project, ".claude", "settings.json")+" changed")
+	assert.Contains(t, logs.String(), filepath.Join(project, ".mcp.json")+" created")
+
+	// The operator reads the log and accepts what is on disk.
+	_, err := w.ReloadHooks()
+	require.NoError(t, err)
+	assert.False(t, rmGuarded(t, "after SIGHUP"), "the reloaded settings allow rm -rf")
+	w.Stop()
+
+	w, logs = start(t, false)
+	assert.False(t, rmGuarded(t, "restarted after SIGHUP"))
+	assert.True(t, plantedServer(w), "the accepted .mcp.json's server is configured")
+	assert.NotContains(t, logs.String(), "running the hook policy accepted before")
+
+	// The agent puts a guard back (any change will do); the operator
+	// accepts it at the start.
+	res = exec(t, `printf '%s' '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}]}]}}' > .claude/settings.json`)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	w.Stop()
+	w, logs = start(t, true)
+	t.Cleanup(w.Stop)
+	assert.True(t, rmGuarded(t, "started with -accept-policy-change"))
+	assert.Contains(t, logs.String(), "adopting the hook policy on disk")
+	assert.Contains(t, logs.String(), "-accept-policy-change")
+}
