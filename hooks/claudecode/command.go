@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,8 @@ type commandTransport struct {
 	// scripts are the files the command launches (see scriptFiles): a
 	// missing one means the hook could not start.
 	scripts []string
+	// absent are scripts missing at load (CommandHookConfig.Absent).
+	absent []string
 }
 
 // program names what the command runs, for "could not start" messages.
@@ -76,6 +79,12 @@ func (t *commandTransport) identity() string {
 func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Session, payload []byte) (outcome, error) {
 	env := h.environment(s)
 	dir := h.workDir(s)
+	for _, f := range t.scripts {
+		if slices.Contains(t.absent, f) {
+			return outcome{}, &notStartedError{command: t.describe(), file: f,
+				err: fmt.Errorf("%s did not exist when the hook settings were loaded, and the worker runs hook scripts as loaded: reload the hooks (SIGHUP) to run it", f)}
+		}
+	}
 	if missing := missingScript(t.scripts); missing != "" {
 		return outcome{}, &notStartedError{command: t.describe(), file: missing, err: fmt.Errorf("%s does not exist", missing)}
 	}

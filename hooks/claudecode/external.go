@@ -209,6 +209,10 @@ type CommandHookConfig struct {
 	// its scripts: hooks are named and deduplicated by what was written.
 	Written     string
 	WrittenArgs []string
+	// Absent are scripts that did not exist when the settings were
+	// loaded, so none was pinned: the hook cannot start while this policy
+	// stays, whatever is written there later.
+	Absent []string
 }
 
 // HTTPHookConfig describes one http hook.
@@ -240,7 +244,7 @@ func NewCommandHook(cfg CommandHookConfig) (*ExternalHook, error) {
 		written, writtenArgs = cfg.Command, cfg.Args
 	}
 	return newExternalHook(cfg.ExternalHookConfig, &commandTransport{command: cfg.Command, args: cfg.Args,
-		execForm: cfg.Args != nil, shell: cfg.Shell, scripts: scripts, written: written, writtenArgs: writtenArgs})
+		execForm: cfg.Args != nil, shell: cfg.Shell, scripts: scripts, absent: cfg.Absent, written: written, writtenArgs: writtenArgs})
 }
 
 // NewHTTPHook validates cfg and builds the hook.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -78,7 +79,7 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 	}
 	pins := &pinner{src: src, store: opts.Scripts}
 	if opts.accepted != nil {
-		pins.fromSnapshot, pins.accepted = true, opts.accepted.Trees
+		pins.fromSnapshot, pins.accepted = true, opts.accepted
 	}
 	for _, g := range groups {
 		if err := src.addGroup(g, policy, opts, pins); err != nil {
@@ -86,7 +87,7 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 		}
 	}
 	src.Scripts = pins.scripts()
-	src.pinned = pins.trees
+	src.pinned, src.absentScripts = pins.trees, pins.absent
 	return src, nil
 }
 
@@ -347,7 +348,7 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 			return nil, fmt.Errorf("%s: %w", where, pinErr)
 		}
 		h, err = NewCommandHook(CommandHookConfig{ExternalHookConfig: cfg, Command: command, Args: pinnedArgs, Shell: entry.Shell,
-			Written: entry.Command, WrittenArgs: args})
+			Written: entry.Command, WrittenArgs: args, Absent: slices.Clone(pins.absent)})
 		if err == nil {
 			src.protectCommand(entry.Command, args, entry.Args != nil)
 			src.warnShims(where, entry.Command, args, entry.Args != nil)

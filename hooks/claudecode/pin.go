@@ -285,8 +285,12 @@ type pinner struct {
 	// (LoadOptions.Snapshot): the scripts come from accepted's stored
 	// copies, and nothing is read where the settings file points.
 	fromSnapshot bool
-	accepted     []SnapshotTree
+	accepted     *SnapshotFile
 	trees        []*pinnedTree
+	// absent are the scripts commands launch that did not exist at load:
+	// there was nothing to pin, and what appears there later (an agent
+	// can write the project) is not run (see commandTransport.absent).
+	absent []string
 }
 
 // treeFor reads (and stores) the directory of script, once per directory
@@ -410,19 +414,28 @@ func (p *pinner) pinLaunched(w string) error {
 		return nil // the system's program (/usr/bin/env, /usr/bin/python3): it runs where it is
 	}
 	if p.fromSnapshot {
-		if !p.acceptedHas(path) {
-			return nil // not there when the policy was accepted: it runs where it is, as it did
+		switch {
+		case slices.Contains(p.accepted.Absent, path):
+			p.absent = appendNew(p.absent, path)
+			return nil
+		case !p.acceptedHas(path):
+			return nil // not a regular file when the policy was accepted: it runs where it is, as it did
 		}
 		_, err := p.treeFor(path)
 		return err
 	}
-	if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
-		if err == nil || !os.IsNotExist(err) {
-			p.src.warn("%s: hook script %s is not a regular file; it runs where it is, not pinned", p.src.Path, path)
-		}
+	info, err := os.Lstat(path)
+	switch {
+	case os.IsNotExist(err) && p.store != nil:
+		p.absent = appendNew(p.absent, path)
+		return nil
+	case os.IsNotExist(err):
+		return nil
+	case err != nil || !info.Mode().IsRegular():
+		p.src.warn("%s: hook script %s is not a regular file; it runs where it is, not pinned", p.src.Path, path)
 		return nil
 	}
-	_, err := p.treeFor(path)
+	_, err = p.treeFor(path)
 	return err
 }
 

@@ -26,6 +26,8 @@ type SnapshotFile struct {
 	Data []byte `json:"data"`
 	// Trees are the script directories its commands launch, pinned.
 	Trees []SnapshotTree `json:"trees,omitempty"`
+	// Absent are the scripts its commands launch that did not exist.
+	Absent []string `json:"absent,omitempty"`
 }
 
 // SnapshotTree is one pinned script directory.
@@ -52,7 +54,7 @@ func SnapshotOf(sources []*Source) (Snapshot, error) {
 		if err != nil {
 			return Snapshot{}, fmt.Errorf("hook settings %s: %w", src.Path, err)
 		}
-		f := SnapshotFile{Path: abs, Data: src.Data}
+		f := SnapshotFile{Path: abs, Data: src.Data, Absent: src.absentScripts}
 		for _, t := range src.pinned {
 			if t.stored == "" {
 				return Snapshot{}, fmt.Errorf("hook settings %s: its scripts in %s were not pinned into a script store", src.Path, t.source)
@@ -146,7 +148,7 @@ func (p *pinner) acceptedTree(dir, name string) (*pinnedTree, error) {
 			return t, nil
 		}
 	}
-	for _, rec := range p.accepted {
+	for _, rec := range p.accepted.Trees {
 		if rec.Source != dir || !rec.holds(name) {
 			continue
 		}
@@ -168,7 +170,7 @@ func (p *pinner) acceptedTree(dir, name string) (*pinnedTree, error) {
 // acceptedHas reports whether the accepted policy pinned path.
 func (p *pinner) acceptedHas(path string) bool {
 	dir, name := filepath.Dir(path), filepath.Base(path)
-	for _, rec := range p.accepted {
+	for _, rec := range p.accepted.Trees {
 		if rec.Source == dir && rec.holds(name) {
 			return true
 		}

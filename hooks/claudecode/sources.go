@@ -65,8 +65,10 @@ type Source struct {
 	// Scripts are the files its command hooks run, as pinned at load
 	// (see ScriptStore), for the policy fingerprint.
 	Scripts []hooks.PolicySource
-	// pinned are the script directories pinned at load, for SnapshotOf.
-	pinned []*pinnedTree
+	// pinned are the script directories pinned at load, and absentScripts
+	// the launched scripts that did not exist, for SnapshotOf.
+	pinned        []*pinnedTree
+	absentScripts []string
 }
 
 // Registered describes the source for hooks.Registry.AddSource: its
