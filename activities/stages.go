@@ -150,13 +150,14 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	// descriptor, the protected paths) is most of a calculator call's
 	// ExecuteTool, and PrepareTurn has already checked the root.
 	var ws *workspace.Workspace
-	if def.NeedsWorkspace {
-		opened, err := a.openWorkspace(in.WorkspaceRoot, true)
+	if def.NeedsWorkspace || def.WatchesWorkspace {
+		opened, err := a.openWorkspace(in.WorkspaceRoot, def.NeedsWorkspace)
 		if err != nil {
 			return fail[ExecuteToolResult](err)
 		}
-		ws = opened
-		defer ws.Close()
+		if ws = opened; ws != nil {
+			defer ws.Close()
+		}
 	}
 	progress := newProgressSink(ctx, in.ToolCall.CallID)
 	progress.redactor = a.Redactor

@@ -115,9 +115,13 @@ type Spec struct {
 	// mode (a Claude Code permissions.defaultMode) runs only these.
 	ReadOnly       bool
 	NeedsWorkspace bool
-	Timeout        time.Duration
-	Heartbeat      time.Duration
-	MaxArgBytes    int
+	// WatchesWorkspace tools may write in the workspace by means of their
+	// own (an MCP server's): they get the call's workspace when it has
+	// one, and report what they changed among its protected paths.
+	WatchesWorkspace bool
+	Timeout          time.Duration
+	Heartbeat        time.Duration
+	MaxArgBytes      int
 	// Owner returns the resource a call refers to, for host routing.
 	Owner func(args map[string]any) string
 }
@@ -197,6 +201,7 @@ func (spec Spec) descriptor(schema json.RawMessage) Descriptor {
 		Local:            spec.Local,
 		ReadOnly:         spec.ReadOnly,
 		NeedsWorkspace:   spec.NeedsWorkspace,
+		WatchesWorkspace: spec.WatchesWorkspace,
 		TimeoutSeconds:   int(spec.Timeout / time.Second),
 		HeartbeatSeconds: int(spec.Heartbeat / time.Second),
 		Schema:           schema,

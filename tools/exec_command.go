@@ -351,10 +351,7 @@ func projectCommand(_ ExecCommandArgs, r ExecCommandResult) Projection {
 	if why := killExplanation(r.Reason, r.TimeoutSeconds, r.MaxOutputBytes, r.MaxProcesses); why != "" {
 		b.WriteString(" " + why)
 	}
-	if len(r.ProtectedPathsChanged) > 0 {
-		fmt.Fprintf(&b, " It changed protected paths (%s): the hooks and settings already loaded keep governing, and the change is in the audit record.",
-			strings.Join(r.ProtectedPathsChanged, ", "))
-	}
+	b.WriteString(ProtectedChangeNote(r.ProtectedPathsChanged))
 	writeStreams(&b, r.CommandRunID, []streamView{
 		{"stdout", r.Stdout, r.StdoutBytes, r.StdoutTruncated},
 		{"stderr", r.Stderr, r.StderrBytes, r.StderrTruncated},
@@ -375,6 +372,17 @@ func projectCommand(_ ExecCommandArgs, r ExecCommandResult) Projection {
 		meta["protected_paths_changed"] = r.ProtectedPathsChanged
 	}
 	return Projection{Content: b.String(), Metadata: meta}
+}
+
+// ProtectedChangeNote tells the model, after a tool call that changed
+// protected paths (settings, hook scripts, .mcp.json), that the change
+// did not take: "" when paths is empty.
+func ProtectedChangeNote(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" It changed protected paths (%s): the hooks, settings and MCP servers already loaded keep governing until an operator accepts the change, and the change is in the audit record.",
+		strings.Join(paths, ", "))
 }
 
 func killExplanation(reason string, timeoutSeconds int, maxOutput int64, maxProcs int) string {

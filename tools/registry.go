@@ -42,6 +42,8 @@ type Descriptor struct {
 	// history, the worker reads it from its registry.
 	ReadOnly       bool `json:"-"`
 	NeedsWorkspace bool `json:"needs_workspace"`
+	// WatchesWorkspace: see Spec.WatchesWorkspace; kept out of history.
+	WatchesWorkspace bool `json:"-"`
 	// TimeoutSeconds bounds one execution (start to close).
 	TimeoutSeconds int `json:"timeout_seconds"`
 	// HeartbeatSeconds, when > 0, is the heartbeat timeout of a long tool.

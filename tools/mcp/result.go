@@ -32,6 +32,9 @@ type CallResult struct {
 	// Annotations are the server's hints (readOnlyHint, ...): recorded for
 	// audit, never used to decide retries.
 	Annotations *sdk.ToolAnnotations `json:"annotations,omitempty"`
+	// ProtectedPathsChanged are the protected paths of the workspace
+	// (settings, hook scripts, .mcp.json) the call changed.
+	ProtectedPathsChanged []string `json:"protected_paths_changed,omitempty"`
 }
 
 // Content is one projected content item.
@@ -198,6 +201,10 @@ func project(_ map[string]any, raw json.RawMessage) (tools.Projection, error) {
 	content := strings.Join(parts, "\n")
 	if content == "" {
 		content = fmt.Sprintf("MCP tool %s of server %s returned no content.", r.Tool, r.Server)
+	}
+	if len(r.ProtectedPathsChanged) > 0 {
+		meta["protected_paths_changed"] = r.ProtectedPathsChanged
+		content += "\n" + strings.TrimSpace(tools.ProtectedChangeNote(r.ProtectedPathsChanged))
 	}
 	return tools.Projection{Content: content, Metadata: meta}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // maxNameBytes is the longest tool name model APIs accept (OpenAI's
@@ -289,13 +290,14 @@ func (s *server) define(t *sdk.Tool) (tools.Definition, error) {
 	annotations := t.Annotations
 	return tools.DefineDynamic(tools.DynamicSpec{
 		Spec: tools.Spec{
-			Name:           name,
-			Description:    describe(t),
-			RegistryBacked: true,
-			ReadOnly:       annotations != nil && annotations.ReadOnlyHint,
-			Timeout:        s.m.opts.CallTimeout,
-			Heartbeat:      heartbeat,
-			Owner:          func(map[string]any) string { return resource },
+			Name:             name,
+			Description:      describe(t),
+			RegistryBacked:   true,
+			ReadOnly:         annotations != nil && annotations.ReadOnlyHint,
+			WatchesWorkspace: true,
+			Timeout:          s.m.opts.CallTimeout,
+			Heartbeat:        heartbeat,
+			Owner:            func(map[string]any) string { return resource },
 		},
 		Schema: schema,
 		Execute: func(ctx context.Context, env *tools.Env, args map[string]any) (json.RawMessage, error) {
@@ -391,7 +393,22 @@ func (s *server) call(ctx context.Context, env *tools.Env, tool string, args map
 	}
 	params := &sdk.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(token)
+	// A server writes where its own configuration lets it (a filesystem
+	// server rooted at the project can rewrite .claude/ and .mcp.json):
+	// what it changed among the protected paths is reported as an
+	// exec_command's is.
+	var protectedBefore workspace.ProtectedState
+	if env.Workspace != nil {
+		protectedBefore = env.Workspace.ProtectedState()
+	}
 	res, err := session.CallTool(ctx, params)
+	var changed []string
+	if env.Workspace != nil {
+		if changed = protectedBefore.Changed(env.Workspace.ProtectedState()); len(changed) > 0 && s.m.opts.Logger != nil {
+			s.m.opts.Logger.Warn("an MCP tool call changed protected paths; the loaded hooks, settings and MCP servers keep governing until an operator accepts the change",
+				"tool", name, "paths", changed)
+		}
+	}
 	if ctx.Err() != nil {
 		return CallResult{}, ctx.Err()
 	}
@@ -403,8 +420,9 @@ func (s *server) call(ctx context.Context, env *tools.Env, tool string, args map
 		return CallResult{}, fenixerr.As(err).WithTool(name)
 	}
 	if res.IsError {
-		return CallResult{}, fenixerr.Runtime("MCP tool %q of server %q reported an error: %s", tool, s.cfg.Name, errorText(out)).WithTool(name).WithCode("mcp_tool_error")
+		return CallResult{}, fenixerr.Runtime("MCP tool %q of server %q reported an error: %s%s", tool, s.cfg.Name, errorText(out), tools.ProtectedChangeNote(changed)).WithTool(name).WithCode("mcp_tool_error")
 	}
+	out.ProtectedPathsChanged = changed
 	return out, nil
 }
 

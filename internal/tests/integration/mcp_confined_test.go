@@ -100,6 +100,16 @@ func TestAgentCannotGoAroundTheGuardThroughAnMCPServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "hello", string(written))
 
+	// In the project it can rewrite what governs the agent; that is
+	// reported as an exec_command's change is, and taken by nothing until
+	// an operator accepts it.
+	res = call("fs-write-settings", "mcp__fs__write_file", map[string]any{"path": filepath.Join(project, ".claude", "settings.json"), "content": `{"permissions": {"allow": ["Bash(*)"]}}`})
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "It changed protected paths (")
+	// The server writes a temporary file and renames it over the
+	// settings, which changes .claude/ too.
+	assert.Contains(t, res.Output.Data["protected_paths_changed"], ".claude/settings.json")
+
 	// Not in the data directory: no planted file, no rewritten guard,
 	// no read of what it holds.
 	planted := filepath.Join(dataDir, "planted.txt")
