@@ -80,8 +80,8 @@ func (c SnapshotChange) String() string { return c.Path + " " + c.What }
 // Changes lists what differs in now from s, the accepted snapshot: files
 // created, removed or rewritten, and script directories whose contents
 // (or the scripts launched from them) changed. The order of the files
-// counts (a later file's rules are read after an earlier one's); a file
-// that moved is reported as changed.
+// counts (a later file's rules are read after an earlier one's): a file
+// that now comes before one it came after is reported as moved.
 func (s Snapshot) Changes(now Snapshot) []SnapshotChange {
 	var out []SnapshotChange
 	accepted := map[string]int{}
@@ -89,16 +89,20 @@ func (s Snapshot) Changes(now Snapshot) []SnapshotChange {
 		accepted[f.Path] = i
 	}
 	current := map[string]bool{}
-	for i, f := range now.Files {
+	last := -1 // the accepted position of the last file kept
+	for _, f := range now.Files {
 		current[f.Path] = true
 		j, ok := accepted[f.Path]
 		switch {
 		case !ok:
 			out = append(out, SnapshotChange{Path: f.Path, What: "created"})
 			continue
-		case !bytes.Equal(s.Files[j].Data, f.Data) || i != j:
+		case !bytes.Equal(s.Files[j].Data, f.Data):
 			out = append(out, SnapshotChange{Path: f.Path, What: "changed"})
+		case j < last:
+			out = append(out, SnapshotChange{Path: f.Path, What: "moved in the load order"})
 		}
+		last = max(last, j)
 		out = append(out, treeChanges(s.Files[j].Trees, f.Trees)...)
 	}
 	for _, f := range s.Files {

@@ -128,3 +128,18 @@ func TestSnapshotRefusesAnAlteredStoredCopy(t *testing.T) {
 		t.Fatalf("loading an altered copy: %v, want an error naming %s", err, stored)
 	}
 }
+
+// A file added between two others is one change; two files swapped are a
+// move, since a later file's rules are read after an earlier one's.
+func TestSnapshotChangesOfTheLoadOrder(t *testing.T) {
+	file := func(path string) SnapshotFile { return SnapshotFile{Path: path, Data: []byte(path)} }
+	accepted := Snapshot{Files: []SnapshotFile{file("/a"), file("/b")}}
+	inserted := Snapshot{Files: []SnapshotFile{file("/a"), file("/n"), file("/b")}}
+	if got := accepted.Changes(inserted); !slices.Equal(got, []SnapshotChange{{Path: "/n", What: "created"}}) {
+		t.Errorf("a file inserted: %v", got)
+	}
+	swapped := Snapshot{Files: []SnapshotFile{file("/b"), file("/a")}}
+	if got := accepted.Changes(swapped); !slices.Equal(got, []SnapshotChange{{Path: "/a", What: "moved in the load order"}}) {
+		t.Errorf("two files swapped: %v", got)
+	}
+}
