@@ -84,6 +84,9 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
+	if err := metrics.RegisterPolicyHeld(w.PolicyHeld); err != nil {
+		return err
+	}
 	ready := &observability.Readiness{}
 	inbox, err := inboxHandler(c, namespace, cfg.Process, logger)
 	if err != nil {

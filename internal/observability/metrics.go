@@ -147,6 +147,21 @@ func (m *Metrics) SDKMetricsHandler() client.MetricsHandler { return m.sdkHandle
 // Registry is the registry behind Handler, for extra collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
+// RegisterPolicyHeld exports fenix_hook_policy_held: 1 while the worker
+// runs the policy it accepted before because the files on disk differ,
+// for an alert that asks the operator to look.
+func (m *Metrics) RegisterPolicyHeld(held func() bool) error {
+	return m.registry.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "fenix_hook_policy_held",
+		Help: "1 while the worker runs the hook policy accepted before, not the settings, scripts and .mcp.json on disk, which changed in a workspace; SIGHUP or -accept-policy-change adopts them.",
+	}, func() float64 {
+		if held() {
+			return 1
+		}
+		return 0
+	}))
+}
+
 // Handler serves the registry in the Prometheus exposition format.
 func (m *Metrics) Handler() http.Handler { return m.handler }
 

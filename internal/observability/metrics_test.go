@@ -178,3 +178,19 @@ func hello(ctx context.Context, name string) (string, error) {
 	activity.GetMetricsHandler(ctx).Counter("hello_calls").Inc(1)
 	return "hello " + name, nil
 }
+
+// fenix_hook_policy_held follows the worker's state at each scrape.
+func TestPolicyHeldGauge(t *testing.T) {
+	m := newTestMetrics(t)
+	var held bool
+	if err := m.RegisterPolicyHeld(func() bool { return held }); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []bool{false, true, false} {
+		held = want
+		got := sample(t, scrape(t, m.Handler()), "fenix_hook_policy_held", nil).GetGauge().GetValue()
+		if (got == 1) != want {
+			t.Errorf("held %v: gauge %v", want, got)
+		}
+	}
+}

@@ -215,6 +215,7 @@ func (w *Worker) startPolicy(agentWritable func(string) bool) (loadedHooks, []mc
 			return loadedHooks{}, nil, fmt.Errorf("the hook policy on disk is not taken (%s), and the accepted one in %s does not load: %w; start with -accept-policy-change to run the one on disk",
 				choice.why, filepath.Join(cfg.DataDir, acceptedPolicyFile), err)
 		}
+		w.policyHeld.Store(true)
 		cfg.Logger.Error("running the hook policy accepted before, not the one on disk: an operator accepts the files on disk with SIGHUP (kill -HUP <worker pid>) or by starting with -accept-policy-change",
 			"reason", choice.why, "accepted_at", accepted.AcceptedAt, "accepted_by", accepted.How)
 		return loaded, accepted.MCP, nil
@@ -230,6 +231,11 @@ func (w *Worker) startPolicy(agentWritable func(string) bool) (loadedHooks, []mc
 	}
 	return loaded, mcpFiles, nil
 }
+
+// PolicyHeld reports whether the worker runs the policy it accepted
+// before because the files on disk differ (see acceptedPolicyFile), until
+// a SIGHUP accepts them.
+func (w *Worker) PolicyHeld() bool { return w.policyHeld.Load() }
 
 // loadPolicy builds the hook registry, from the settings on disk or from
 // a snapshot, and reads the MCP configuration files on disk.

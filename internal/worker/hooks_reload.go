@@ -69,6 +69,7 @@ func (w *Worker) ReloadHooks() (fingerprint string, err error) {
 	}
 	r := loaded.registry
 	old := w.hooks.Swap(r)
+	w.policyHeld.Store(false)
 	fingerprint = r.PolicyFingerprint(nil)
 	w.cfg.Logger.Info("hook policy reloaded and accepted", "policy_fingerprint", fingerprint,
 		"previous_fingerprint", old.PolicyFingerprint(nil), "sources", len(r.Sources()))

@@ -68,7 +68,10 @@ type Worker struct {
 	hookAgent *activities.HookAgent
 	contextGC *periodic
 	hooks     atomic.Pointer[hooks.Registry]
-	sweeper   *periodic
+	// policyHeld is set while the worker runs the accepted policy, not
+	// the one on disk (see acceptedPolicyFile).
+	policyHeld atomic.Bool
+	sweeper    *periodic
 }
 
 // WorkflowRegistrar is satisfied by workers and workflow replayers.

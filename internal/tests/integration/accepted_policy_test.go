@@ -97,6 +97,7 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 	assert.True(t, rmGuarded(t, "restarted after the rewrite"), "a restart adopted the settings a command wrote")
 	assert.False(t, plantedServer(w), "a restart started the MCP server a command added to .mcp.json")
 	assert.Contains(t, logs.String(), "running the hook policy accepted before")
+	assert.True(t, w.PolicyHeld())
 	assert.Contains(t, logs.String(), filepath.Join(project, ".claude", "settings.json")+" changed")
 	assert.Contains(t, logs.String(), filepath.Join(project, ".mcp.json")+" created")
 
@@ -104,6 +105,7 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 	_, err := w.ReloadHooks()
 	require.NoError(t, err)
 	assert.False(t, rmGuarded(t, "after SIGHUP"), "the reloaded settings allow rm -rf")
+	assert.False(t, w.PolicyHeld())
 	w.Stop()
 
 	w, logs = start(t, false)
