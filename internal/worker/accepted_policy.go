@@ -63,21 +63,21 @@ func readAcceptedPolicy(dataDir string) (*acceptedPolicy, error) {
 	return &p, nil
 }
 
-// readAtMost reads a file of at most limit bytes.
+// readAtMost reads a file of at most limit bytes. The file is the
+// worker's own (its data directory is hidden from commands and hooks), so
+// its size is checked once, on the open descriptor.
 func readAtMost(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	if info, err := f.Stat(); err != nil {
 		return nil, err
+	} else if info.Size() > limit {
+		return nil, fmt.Errorf("%d bytes, over the %d-byte limit", info.Size(), limit)
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("over %d bytes", limit)
-	}
-	return data, nil
+	return io.ReadAll(f)
 }
 
 // write replaces the record in dataDir (whole, or not at all).
