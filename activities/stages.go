@@ -146,9 +146,11 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	if !ok {
 		return fail[ExecuteToolResult](fenixerr.UnsupportedTool(in.ToolCall.ToolName))
 	}
-	// Only a tool that works in the workspace gets it: opening one (a
-	// descriptor, the protected paths) is most of a calculator call's
-	// ExecuteTool, and PrepareTurn has already checked the root.
+	// Only a tool that works in the workspace gets it, or one that may
+	// write there by its own means (an MCP server's), to report what it
+	// changed: opening one (a descriptor, the protected paths) is most of
+	// a calculator call's ExecuteTool, and PrepareTurn has already checked
+	// the root.
 	var ws *workspace.Workspace
 	if def.NeedsWorkspace || def.WatchesWorkspace {
 		opened, err := a.openWorkspace(in.WorkspaceRoot, def.NeedsWorkspace)

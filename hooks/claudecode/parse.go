@@ -77,10 +77,7 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 	if len(file.AllowedHTTPHookURLs) > 0 {
 		policy.AllowedURLs = append(append([]string(nil), policy.AllowedURLs...), file.AllowedHTTPHookURLs...)
 	}
-	pins := &pinner{src: src, store: opts.Scripts}
-	if opts.accepted != nil {
-		pins.fromSnapshot, pins.accepted = true, opts.accepted
-	}
+	pins := &pinner{src: src, store: opts.Scripts, accepted: opts.accepted}
 	for _, g := range groups {
 		if err := src.addGroup(g, policy, opts, pins); err != nil {
 			return nil, err

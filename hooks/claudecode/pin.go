@@ -281,12 +281,11 @@ func (s *ScriptStore) put(t *pinnedTree) error {
 type pinner struct {
 	src   *Source
 	store *ScriptStore
-	// fromSnapshot is set when loading the accepted policy
-	// (LoadOptions.Snapshot): the scripts come from accepted's stored
-	// copies, and nothing is read where the settings file points.
-	fromSnapshot bool
-	accepted     *SnapshotFile
-	trees        []*pinnedTree
+	// accepted is set when loading the accepted policy
+	// (LoadOptions.Snapshot): the scripts come from its stored copies,
+	// and nothing is read where the settings file points.
+	accepted *SnapshotFile
+	trees    []*pinnedTree
 	// absent are the scripts commands launch that did not exist at load:
 	// there was nothing to pin, and what appears there later (an agent
 	// can write the project) is not run (see commandTransport.absent).
@@ -297,7 +296,7 @@ type pinner struct {
 // unless a later script of it was left out the first time.
 func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 	dir, name := filepath.Dir(script), filepath.Base(script)
-	if p.fromSnapshot {
+	if p.accepted != nil {
 		return p.acceptedTree(dir, name)
 	}
 	alone := dir == p.src.Paths.ProjectDir || dir == p.src.Paths.PluginRoot
@@ -413,7 +412,7 @@ func (p *pinner) pinLaunched(w string) error {
 	if systemProgramDir(filepath.Dir(path)) {
 		return nil // the system's program (/usr/bin/env, /usr/bin/python3): it runs where it is
 	}
-	if p.fromSnapshot {
+	if p.accepted != nil {
 		switch {
 		case slices.Contains(p.accepted.Absent, path):
 			p.absent = appendNew(p.absent, path)

@@ -156,6 +156,9 @@ func (p *pinner) acceptedTree(dir, name string) (*pinnedTree, error) {
 		if rec.Source != dir || !rec.holds(name) {
 			continue
 		}
+		if p.store == nil || filepath.Dir(rec.Stored) != p.store.Dir() {
+			return nil, fmt.Errorf("the accepted copy of hook scripts %s is %s, outside the script store", dir, rec.Stored)
+		}
 		t, err := readTree(rec.Stored, rec.Launched, rec.Alone)
 		if err != nil {
 			return nil, fmt.Errorf("the accepted copy of hook scripts %s: %w", dir, err)
