@@ -14,6 +14,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/internal/readlimit"
 )
 
 // ScriptStore is worker-owned, content-addressed storage for the scripts
@@ -132,14 +133,17 @@ func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 		if err != nil {
 			return err
 		}
-		data, err := os.ReadFile(path)
+		if len(t.files) >= maxPinnedFiles {
+			return &pinTooLargeError{dir: dir}
+		}
+		data, err := readlimit.File(path, int64(maxPinnedBytes-total))
+		if errors.As(err, new(*readlimit.TooLargeError)) {
+			return &pinTooLargeError{dir: dir}
+		}
 		if err != nil {
 			return fmt.Errorf("hook script %s: %w", path, err)
 		}
 		total += len(data)
-		if len(t.files) >= maxPinnedFiles || total > maxPinnedBytes {
-			return &pinTooLargeError{dir: dir}
-		}
 		t.files = append(t.files, pinnedFile{rel: filepath.ToSlash(rel), exec: info.Mode()&0o111 != 0, data: data})
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/internal/readlimit"
 )
 
 // LoadOptions configures loading hook settings files.
@@ -145,9 +146,14 @@ func LoadSources(paths []string, opts LoadOptions) ([]*Source, error) {
 	return out, nil
 }
 
+// maxSettingsBytes bounds a settings file: Claude Code's are kilobytes,
+// and a command can leave a sparse file of gigabytes in a project's
+// .claude/ for the next start to read.
+const maxSettingsBytes = 4 << 20
+
 // LoadSource reads one hook settings file.
 func LoadSource(path string, opts LoadOptions) (*Source, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.File(path, maxSettingsBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading hook settings: %w", err)
 	}

@@ -143,3 +143,33 @@ func TestSnapshotChangesOfTheLoadOrder(t *testing.T) {
 		t.Errorf("two files swapped: %v", got)
 	}
 }
+
+// A command can leave a sparse file of a terabyte where the settings or
+// a hook's helper was; the next load refuses it by its size instead of
+// reading it (which took the worker down at its start).
+func TestOversizedPolicyFilesAreRefusedUnread(t *testing.T) {
+	sparse := func(t *testing.T, path string) {
+		t.Helper()
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := f.Truncate(1 << 40); err != nil {
+			t.Skipf("no sparse files here: %v", err)
+		}
+	}
+	project, settings := pinProject(t)
+	store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sparse(t, filepath.Join(project, ".claude", "hooks", "lib.sh"))
+	if _, err := LoadSources([]string{project}, LoadOptions{Scripts: store}); err == nil || !strings.Contains(err.Error(), "holds more than") {
+		t.Errorf("a 1 TiB helper next to the guard: %v, want the directory refused as too large", err)
+	}
+	sparse(t, settings)
+	if _, err := LoadSources([]string{project}, LoadOptions{Scripts: store}); err == nil || !strings.Contains(err.Error(), "over the 4194304-byte limit") {
+		t.Errorf("a 1 TiB settings file: %v, want it refused by its size", err)
+	}
+}

@@ -2,11 +2,11 @@ package claudecode
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/internal/readlimit"
 )
 
 // SourceKind says where a hook settings file sits, which decides its
@@ -122,7 +122,7 @@ func pluginName(root string) string {
 	var manifest struct {
 		Name string `json:"name"`
 	}
-	if raw, err := os.ReadFile(filepath.Join(root, ".claude-plugin", "plugin.json")); err == nil {
+	if raw, err := readlimit.File(filepath.Join(root, ".claude-plugin", "plugin.json"), maxSettingsBytes); err == nil {
 		if json.Unmarshal(raw, &manifest) == nil && manifest.Name != "" {
 			return safeName(manifest.Name)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/hooks/claudecode"
+	"github.com/fenixrt/fenix/internal/readlimit"
 	"github.com/fenixrt/fenix/tools/mcp"
 )
 
@@ -47,7 +47,7 @@ type acceptedPolicy struct {
 // readAcceptedPolicy reads the record in dataDir; nil when there is none.
 func readAcceptedPolicy(dataDir string) (*acceptedPolicy, error) {
 	path := filepath.Join(dataDir, acceptedPolicyFile)
-	data, err := readAtMost(path, maxAcceptedPolicyBytes)
+	data, err := readlimit.File(path, maxAcceptedPolicyBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -61,23 +61,6 @@ func readAcceptedPolicy(dataDir string) (*acceptedPolicy, error) {
 		return nil, fmt.Errorf("the accepted hook policy %s is not readable (%v): remove it, or start with -accept-policy-change, to accept the policy on disk", path, err)
 	}
 	return &p, nil
-}
-
-// readAtMost reads a file of at most limit bytes. The file is the
-// worker's own (its data directory is hidden from commands and hooks), so
-// its size is checked once, on the open descriptor.
-func readAtMost(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if info, err := f.Stat(); err != nil {
-		return nil, err
-	} else if info.Size() > limit {
-		return nil, fmt.Errorf("%d bytes, over the %d-byte limit", info.Size(), limit)
-	}
-	return io.ReadAll(f)
 }
 
 // write replaces the record in dataDir (whole, or not at all).

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/fenixrt/fenix/internal/readlimit"
 )
 
 // ConfigFileName is the project file Claude Code reads MCP servers from.
@@ -124,7 +125,7 @@ func ReadConfigs(paths []string) ([]ConfigFile, error) {
 		if abs, err := filepath.Abs(file); err == nil {
 			file = abs
 		}
-		data, err := readBounded(file)
+		data, err := readlimit.File(file, maxConfigBytes)
 		if errors.Is(err, fs.ErrNotExist) && optional {
 			out = append(out, ConfigFile{Path: file, Project: true, Missing: true})
 			continue
@@ -180,22 +181,6 @@ func configFile(p string) (file string, optional bool, err error) {
 		return filepath.Join(p, ConfigFileName), true, nil
 	}
 	return p, false, nil
-}
-
-func readBounded(file string) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxConfigBytes {
-		return nil, fmt.Errorf("file is over %d bytes", maxConfigBytes)
-	}
-	return data, nil
 }
 
 // Parse reads one .mcp.json document; path names it in messages.

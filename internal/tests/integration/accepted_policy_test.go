@@ -119,8 +119,19 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	w.Stop()
 	w, logs = start(t, true)
-	t.Cleanup(w.Stop)
 	assert.True(t, rmGuarded(t, "started with -accept-policy-change"))
 	assert.Contains(t, logs.String(), "adopting the hook policy on disk")
 	assert.Contains(t, logs.String(), "-accept-policy-change")
+
+	// Sparse settings of a gigabyte (the largest file a command may
+	// write, RLIMIT_FSIZE) were read whole by the next start; now they do
+	// not load, and the accepted guard keeps serving.
+	res = exec(t, `truncate -s 1G .claude/settings.json`)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	w.Stop()
+	w, logs = start(t, false)
+	t.Cleanup(w.Stop)
+	assert.True(t, rmGuarded(t, "restarted after the settings grew to a gigabyte"))
+	assert.Contains(t, logs.String(), "over the 4194304-byte limit")
+	assert.True(t, w.PolicyHeld())
 }
