@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // TooLargeError is a file over its limit.
@@ -21,20 +22,28 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s is over the %d-byte limit", e.Path, e.Limit)
 }
 
-// File reads path when it holds at most limit bytes, and returns a
-// *TooLargeError, having read at most limit+1 bytes, when it holds more.
+// File reads path, which must be a regular file (after links), when it
+// holds at most limit bytes, and returns a *TooLargeError, having read at
+// most limit+1 bytes, when it holds more. It opens without blocking: a
+// named pipe left where a settings file was would otherwise hold the
+// reader (a worker's start) until something writes to it.
 func File(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil {
+	info, err := f.Stat()
+	if err != nil {
 		return nil, err
-	} else if info.Mode().IsRegular() && info.Size() > limit {
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, info.Mode().Type())
+	}
+	if info.Size() > limit {
 		return nil, &TooLargeError{Path: path, Limit: limit}
 	}
-	// The size may grow after the check, and a pipe or device has none.
+	// The file may grow after the check.
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err

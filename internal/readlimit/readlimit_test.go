@@ -4,7 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // A sparse file of a terabyte is refused without being read; a file at
@@ -36,5 +39,32 @@ func TestFile(t *testing.T) {
 	}
 	if _, err := File(filepath.Join(dir, "missing"), 5); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// A named pipe, or a link to a device, is refused at once: opening a
+// pipe for reading would wait for a writer, reading /dev/zero would not
+// end but at the limit.
+func TestFileRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "settings.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	zero := filepath.Join(dir, ".mcp.json")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, zero} {
+		done := make(chan error, 1)
+		go func() { _, err := File(path, 1<<20); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: %v, want it refused as not a regular file", path, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still reading after 5 s", path)
+		}
 	}
 }

@@ -130,8 +130,17 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	w.Stop()
 	w, logs = start(t, false)
-	t.Cleanup(w.Stop)
 	assert.True(t, rmGuarded(t, "restarted after the settings grew to a gigabyte"))
 	assert.Contains(t, logs.String(), "over the 4194304-byte limit")
 	assert.True(t, w.PolicyHeld())
+
+	// A named pipe in their place held the next start forever, waiting
+	// for a writer; now it is refused at once.
+	res = exec(t, `rm .claude/settings.json && mkfifo .claude/settings.json`)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	w.Stop()
+	w, logs = start(t, false)
+	t.Cleanup(w.Stop)
+	assert.True(t, rmGuarded(t, "restarted with a named pipe for settings"))
+	assert.Contains(t, logs.String(), "not a regular file")
 }
