@@ -540,3 +540,35 @@ func (p *pinner) scripts() []hooks.PolicySource {
 	}
 	return out
 }
+
+// Prune removes the store's copies that keep does not name (copies, and
+// copies left half-made by a load that did not finish), so a store does
+// not grow with every load of changed scripts. Only the worker's start
+// calls it, before any hook runs: a copy in use is one the policy it
+// loaded names.
+func (s *ScriptStore) Prune(keep []string) (removed int, err error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, fmt.Errorf("hook script store %s: %w", s.dir, err)
+	}
+	for _, e := range entries {
+		path := filepath.Join(s.dir, e.Name())
+		if slices.Contains(keep, path) {
+			continue
+		}
+		// The copies are read-only: open each directory to remove its
+		// entries.
+		_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = os.Chmod(p, 0o700)
+			}
+			return nil
+		})
+		if rmErr := os.RemoveAll(path); rmErr != nil {
+			err = errors.Join(err, fmt.Errorf("hook script store: %w", rmErr))
+			continue
+		}
+		removed++
+	}
+	return removed, err
+}

@@ -67,6 +67,17 @@ func SnapshotOf(sources []*Source) (Snapshot, error) {
 	return s, nil
 }
 
+// Stored lists the script store copies the snapshot's hooks run.
+func (s Snapshot) Stored() []string {
+	var out []string
+	for _, f := range s.Files {
+		for _, t := range f.Trees {
+			out = append(out, t.Stored)
+		}
+	}
+	return out
+}
+
 // SnapshotChange is one difference between two snapshots.
 type SnapshotChange struct {
 	// Path is the settings file, or the script directory, that differs.

@@ -173,3 +173,32 @@ func TestOversizedPolicyFilesAreRefusedUnread(t *testing.T) {
 		t.Errorf("a 1 TiB settings file: %v, want it refused by its size", err)
 	}
 }
+
+// Prune keeps the copies a snapshot runs and removes the rest, read-only
+// copies and a half-made one included.
+func TestScriptStorePrune(t *testing.T) {
+	project, _ := pinProject(t)
+	store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, old := loadRegistry(t, []string{project}, LoadOptions{Scripts: store})
+	if err := os.WriteFile(filepath.Join(project, ".claude", "hooks", "lib.sh"), []byte("deny() { exit 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, now := loadRegistry(t, []string{project}, LoadOptions{Scripts: store})
+	if err := os.Mkdir(filepath.Join(store.Dir(), ".pin-123"), 0o500); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := store.Prune(now.Stored())
+	if err != nil || removed != 2 {
+		t.Fatalf("Prune removed %d (%v), want the old copy and the half-made one", removed, err)
+	}
+	entries, _ := os.ReadDir(store.Dir())
+	if len(entries) != 1 || filepath.Join(store.Dir(), entries[0].Name()) != now.Stored()[0] {
+		t.Errorf("left %v, want only %s", entries, now.Stored()[0])
+	}
+	if _, err := os.Stat(old.Stored()[0]); !os.IsNotExist(err) {
+		t.Errorf("the old copy %s is still there: %v", old.Stored()[0], err)
+	}
+}

@@ -199,6 +199,7 @@ func (w *Worker) startPolicy(agentWritable func(string) bool) (loadedHooks, []mc
 				choice.why, filepath.Join(cfg.DataDir, acceptedPolicyFile), err)
 		}
 		w.policyHeld.Store(true)
+		w.pruneScripts(accepted.Hooks)
 		cfg.Logger.Error("running the hook policy accepted before, not the one on disk: an operator accepts the files on disk with SIGHUP (kill -HUP <worker pid>) or by starting with -accept-policy-change",
 			"reason", choice.why, "accepted_at", accepted.AcceptedAt, "accepted_by", accepted.How)
 		return loaded, accepted.MCP, nil
@@ -212,7 +213,25 @@ func (w *Worker) startPolicy(agentWritable func(string) bool) (loadedHooks, []mc
 			return loadedHooks{}, nil, err
 		}
 	}
+	w.pruneScripts(onDisk.Hooks)
 	return loaded, mcpFiles, nil
+}
+
+// pruneScripts removes the pinned copies the policy a start runs does
+// not use: every load pins what it reads, also a disk's policy that is
+// not taken, so the store would grow with every changed script.
+func (w *Worker) pruneScripts(running claudecode.Snapshot) {
+	store, err := hookScriptStore(w.cfg)
+	if err != nil || store == nil {
+		return
+	}
+	removed, err := store.Prune(running.Stored())
+	if err != nil {
+		w.cfg.Logger.Warn("removing unused pinned hook scripts failed", "error", err)
+	}
+	if removed > 0 {
+		w.cfg.Logger.Info("removed unused pinned hook scripts", "copies", removed, "store", store.Dir())
+	}
 }
 
 // PolicyHeld reports whether the worker runs the policy it accepted

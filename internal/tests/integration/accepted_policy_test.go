@@ -112,6 +112,9 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 	assert.False(t, rmGuarded(t, "restarted after SIGHUP"))
 	assert.True(t, plantedServer(w), "the accepted .mcp.json's server is configured")
 	assert.NotContains(t, logs.String(), "running the hook policy accepted before")
+	pinned, err := os.ReadDir(filepath.Join(dataDir, "hook-scripts"))
+	require.NoError(t, err)
+	assert.Empty(t, pinned, "the accepted policy runs no script, yet the start kept the old guard's copy")
 
 	// The agent puts a guard back (any change will do); the operator
 	// accepts it at the start.
