@@ -149,6 +149,9 @@ func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.addBesideLinkTargets(t); err != nil {
+		return nil, err
+	}
 	for _, rel := range t.packages {
 		p.src.warn("%s: %s is linked into the pinned copy, not copied: the hooks there load their packages from it, so whoever can write it can change what they import", p.src.Path, t.packageDir(rel))
 	}
@@ -163,6 +166,55 @@ func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 		p.trees = append(p.trees, t)
 	}
 	return t, nil
+}
+
+// addBesideLinkTargets adds, for each launched script of t that is a
+// link, the files beside its target that t does not have: Python and
+// Node find a script's modules where the script really lives, as does a
+// shell script that finds itself with readlink -f "$0", and the pinned
+// copy runs from t's directory. The target's directory is read as a
+// script directory of its own would be; one past the limits (a ~/bin of
+// many programs) adds nothing. Its node_modules are not linked: the copy
+// has t's.
+func (p *pinner) addBesideLinkTargets(t *pinnedTree) error {
+	added := false
+	for _, name := range t.launched {
+		link := filepath.Join(t.source, name)
+		if info, err := os.Lstat(link); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, err := filepath.EvalSymlinks(link)
+		if err != nil {
+			continue
+		}
+		dir := filepath.Dir(target)
+		if real, err := filepath.EvalSymlinks(t.source); err == nil && real == dir {
+			continue
+		}
+		if dir == p.src.Paths.ProjectDir || dir == p.src.Paths.PluginRoot {
+			continue // a project's root is not a script directory
+		}
+		beside, err := readTree(dir, []string{filepath.Base(target)}, false)
+		if errors.As(err, new(*pinTooLargeError)) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, f := range beside.files {
+			if !t.has(f.rel) {
+				t.files = append(t.files, f)
+				added = true
+			}
+		}
+	}
+	if added {
+		if len(t.files) > maxPinnedFiles {
+			return &pinTooLargeError{dir: t.source}
+		}
+		t.sortAndHash()
+	}
+	return nil
 }
 
 // owns reports whether dir is the project's or the plugin's, where every
@@ -243,11 +295,29 @@ func (p *pinner) pinLaunched(w string) error {
 		return err
 	}
 	info, err := os.Lstat(path)
+	if err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		// A link is pinned as what it leads to (the link's name holds the
+		// target's bytes): left where it is, the agent could replace it.
+		// One that leads nowhere is absent, like a missing script. One
+		// that leads to the system's program (a virtualenv's bin/python)
+		// runs through the link, as the program needs to find what is
+		// beside the link.
+		target, linkErr := filepath.EvalSymlinks(path)
+		switch {
+		case linkErr != nil:
+			err = fs.ErrNotExist
+		case systemProgramDir(filepath.Dir(target)):
+			p.src.warn("%s: hook program %s is a link to %s; it runs through the link, not pinned: whoever can write %s can change what runs", p.src.Path, path, target, filepath.Dir(path))
+			return nil
+		default:
+			info, err = os.Stat(path)
+		}
+	}
 	switch {
-	case os.IsNotExist(err) && p.store != nil:
+	case errors.Is(err, fs.ErrNotExist) && p.store != nil:
 		p.absent = appendNew(p.absent, path)
 		return nil
-	case os.IsNotExist(err):
+	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil || !info.Mode().IsRegular():
 		p.src.warn("%s: hook script %s is not a regular file; it runs where it is, not pinned", p.src.Path, path)

@@ -80,11 +80,16 @@ func pinnable(name string, mode fs.FileMode) bool {
 type pinTooLargeError struct{ dir string }
 
 func (e *pinTooLargeError) Error() string {
-	return fmt.Sprintf("hook script directory %s holds more than %d files or %d bytes; keep hook scripts in a directory of their own", e.dir, maxPinnedFiles, maxPinnedBytes)
+	return fmt.Sprintf("hook script directory %s holds more than %d files or %d bytes, or more than %d entries with its links followed; keep hook scripts in a directory of their own", e.dir, maxPinnedFiles, maxPinnedBytes, maxPinnedEntries)
 }
 
 // readTree reads the pinnable files of dir and the launched ones (or,
-// when alone is set, just the launched ones).
+// when alone is set, just the launched ones). Links are followed: a
+// script, helper or lib/ directory linked into dir (from a dotfiles
+// checkout, a tools/ directory) is copied as what it leads to, which is
+// what the script reads when it runs; left out, the copy misses it and a
+// guard that cannot load its helper fails, which lets the call through
+// unless the hook blocks on failure.
 func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 	t := &pinnedTree{source: dir, launched: launched, alone: alone}
 	// The tree is read where dir leads: a hooks directory reached through
@@ -94,71 +99,109 @@ func readTree(dir string, launched []string, alone bool) (*pinnedTree, error) {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		root = real
 	}
-	var total int
-	add := func(path string, info fs.FileInfo) error {
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		if len(t.files) >= maxPinnedFiles {
-			return &pinTooLargeError{dir: dir}
-		}
-		data, err := readlimit.File(path, int64(maxPinnedBytes-total))
-		if errors.As(err, new(*readlimit.TooLargeError)) {
-			return &pinTooLargeError{dir: dir}
-		}
-		if err != nil {
-			return fmt.Errorf("hook script %s: %w", path, err)
-		}
-		total += len(data)
-		t.files = append(t.files, pinnedFile{rel: filepath.ToSlash(rel), exec: info.Mode()&0o111 != 0, data: data})
-		return nil
-	}
+	r := &treeReader{t: t, walking: map[string]bool{}}
 	if alone {
 		for _, name := range launched {
 			path := filepath.Join(root, name)
-			info, err := os.Lstat(path)
+			info, err := os.Stat(path)
 			if err != nil || !info.Mode().IsRegular() {
 				return nil, fmt.Errorf("hook script %s: not a regular file", path)
 			}
-			if err := add(path, info); err != nil {
+			if err := r.add(path, name, info); err != nil {
 				return nil, err
 			}
 		}
-	} else {
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if path != root && d.Name() == "node_modules" {
-					rel, _ := filepath.Rel(root, path)
-					t.packages = append(t.packages, filepath.ToSlash(rel))
-				}
-				if path != root && (strings.HasPrefix(d.Name(), ".") || skippedPinDirs[d.Name()]) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !d.Type().IsRegular() {
-				return nil // symlinks and devices are not copied
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			if rel, _ := filepath.Rel(root, path); !pinnable(d.Name(), info.Mode()) && !slices.Contains(launched, rel) {
-				return nil
-			}
-			return add(path, info)
-		})
+	} else if err := r.walk(root, ""); err != nil {
+		return nil, err
+	}
+	t.sortAndHash()
+	return t, nil
+}
+
+// maxPinnedEntries bounds the directory entries one tree's walk looks at:
+// a link to / or to a large checkout ends the walk as too large instead of
+// reading the disk.
+const maxPinnedEntries = 8192
+
+// treeReader reads one tree's files.
+type treeReader struct {
+	t        *pinnedTree
+	total    int
+	examined int
+	// walking are the real directories being walked, so a link back to
+	// one of them (lib/loop -> ..) ends there.
+	walking map[string]bool
+}
+
+// add copies one file into the tree.
+func (r *treeReader) add(path, rel string, info fs.FileInfo) error {
+	if len(r.t.files) >= maxPinnedFiles {
+		return &pinTooLargeError{dir: r.t.source}
+	}
+	data, err := readlimit.File(path, int64(maxPinnedBytes-r.total))
+	if errors.As(err, new(*readlimit.TooLargeError)) {
+		return &pinTooLargeError{dir: r.t.source}
+	}
+	if err != nil {
+		return fmt.Errorf("hook script %s: %w", path, err)
+	}
+	r.total += len(data)
+	r.t.files = append(r.t.files, pinnedFile{rel: rel, exec: info.Mode()&0o111 != 0, data: data})
+	return nil
+}
+
+// walk adds the pinnable files under dir (named rel in the tree),
+// following links to files and directories.
+func (r *treeReader) walk(dir, rel string) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("hook script directory %s: %w", dir, err)
+	}
+	if r.walking[real] {
+		return nil
+	}
+	r.walking[real] = true
+	defer delete(r.walking, real)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("hook script directory %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if r.examined++; r.examined > maxPinnedEntries {
+			return &pinTooLargeError{dir: r.t.source}
+		}
+		path, name := filepath.Join(dir, e.Name()), e.Name()
+		relName := name
+		if rel != "" {
+			relName = rel + "/" + name
+		}
+		info, err := os.Stat(path)
 		if err != nil {
-			return nil, err
+			if e.Type()&fs.ModeSymlink != 0 {
+				continue // a dangling link (or a loop of links): nothing to copy
+			}
+			return fmt.Errorf("hook script %s: %w", path, err)
+		}
+		switch {
+		case info.IsDir() && name == "node_modules":
+			r.t.packages = append(r.t.packages, relName)
+		case info.IsDir() && !strings.HasPrefix(name, ".") && !skippedPinDirs[name]:
+			if err := r.walk(path, relName); err != nil {
+				return err
+			}
+		case info.Mode().IsRegular() && (pinnable(name, info.Mode()) || slices.Contains(r.t.launched, relName)):
+			if err := r.add(path, relName, info); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
+}
+
+// sortAndHash orders the files by name and names the tree by them.
+func (t *pinnedTree) sortAndHash() {
 	slices.SortFunc(t.files, func(a, b pinnedFile) int { return strings.Compare(a.rel, b.rel) })
 	t.computeHash()
-	return t, nil
 }
 
 // computeHash names the tree by its content: relative names, executable
