@@ -180,6 +180,18 @@ func renderParts(parts []syntax.WordPart, vars map[string]string, top bool) (str
 			if !ok {
 				return "", false
 			}
+			if s == "" && i == 0 && len(p.Parts) == 1 {
+				if _, isParam := p.Parts[0].(*syntax.ParamExp); isParam {
+					// "$CLAUDE_PROJECT_DIR"/... with the workspace for
+					// a project, as unquoted above: it used to render
+					// as /.claude/..., a script that never exists.
+					rest, ok := renderParts(parts[1:], vars, false)
+					if !ok {
+						return "", false
+					}
+					return strings.TrimPrefix(rest, "/"), true
+				}
+			}
 			b.WriteString(s)
 		case *syntax.ParamExp:
 			if p.Param == nil || p.Exp != nil || p.Slice != nil || p.Repl != nil || p.Index != nil {

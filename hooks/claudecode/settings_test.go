@@ -369,6 +369,37 @@ func TestReferencedFilesAreProtected(t *testing.T) {
 	}
 }
 
+// A settings file outside every project names scripts from the workspace
+// with "$CLAUDE_PROJECT_DIR"/...: quoted, that used to render as
+// /.claude/hooks/guard.py, so the hook never started ("could not start",
+// letting every call through unless it blocks on failure) and the
+// workspaces' guard was left unprotected.
+func TestQuotedProjectDirOutsideAProjectNamesTheWorkspace(t *testing.T) {
+	path := writeFileAt(t, filepath.Join(t.TempDir(), "fleet", "settings.json"), `{"hooks": {
+	  "PreToolUse": [{"matcher": "Bash", "hooks": [
+	    {"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py"},
+	    {"type": "command", "command": "\"${CLAUDE_PROJECT_DIR}\"/tools/lint.sh"}
+	  ]}]}}`)
+	src := loadSource(t, path)
+	for _, want := range []string{".claude/hooks/guard.py", "tools/lint.sh"} {
+		if !slices.Contains(src.ProtectedRelative, want) {
+			t.Errorf("%s is not protected in workspaces: %v (absolute: %v)", want, src.ProtectedRelative, src.Protected)
+		}
+	}
+	w := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(w, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeScript(t, filepath.Join(w, "tools"), "lint.sh", `echo ran > "$CLAUDE_PROJECT_DIR/lint-ran.txt"`)
+	r := hooks.NewRegistry()
+	r.AddSource(src.Registered())
+	r.RunPreToolUse(context.Background(), hooks.PreToolUseEvent{Session: hooks.Session{SessionID: "s", WorkspaceRoot: w},
+		ToolName: "exec_command", CallID: "c", ToolInput: map[string]any{"command_line": "ls"}})
+	if _, err := os.Stat(filepath.Join(w, "lint-ran.txt")); err != nil {
+		t.Errorf("the workspace's script did not run: %v", err)
+	}
+}
+
 func TestLoadedHooksRunEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	writeScript(t, dir, "guard.sh", `grep -q '"rm' && { echo "no rm" >&2; exit 2; }; exit 0`)
