@@ -45,6 +45,9 @@ type commandTransport struct {
 	scripts []string
 	// absent are scripts missing at load (CommandHookConfig.Absent).
 	absent []string
+	// inWorkspace, when set, pins the scripts the command names from the
+	// workspace at its first run in each.
+	inWorkspace *workspacePins
 }
 
 // program names what the command runs, for "could not start" messages.
@@ -79,13 +82,23 @@ func (t *commandTransport) identity() string {
 func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Session, payload []byte) (outcome, error) {
 	env := h.environment(s)
 	dir := h.workDir(s)
-	for _, f := range t.scripts {
-		if slices.Contains(t.absent, f) {
+	command, args, scripts, absent := t.command, t.args, t.scripts, t.absent
+	absentWhen := "when the hook settings were loaded"
+	if t.inWorkspace != nil && s.WorkspaceRoot != "" {
+		pin := t.inWorkspace.in(s.WorkspaceRoot, h.logger)
+		if pin.err != nil {
+			return outcome{}, &notStartedError{command: t.describe(), err: fmt.Errorf("pinning its scripts in workspace %s: %w", s.WorkspaceRoot, pin.err)}
+		}
+		command, args, scripts, absent = pin.command, pin.args, pin.scripts, pin.absent
+		absentWhen = "when the hook first ran in this workspace"
+	}
+	for _, f := range scripts {
+		if slices.Contains(absent, f) {
 			return outcome{}, &notStartedError{command: t.describe(), file: f,
-				err: fmt.Errorf("%s did not exist when the hook settings were loaded, and the worker runs hook scripts as loaded: reload the hooks (SIGHUP) to run it", f)}
+				err: fmt.Errorf("%s did not exist %s, and the worker runs hook scripts as they were then: reload the hooks (SIGHUP) to run it", f, absentWhen)}
 		}
 	}
-	if missing := missingScript(t.scripts); missing != "" {
+	if missing := missingScript(scripts); missing != "" {
 		return outcome{}, &notStartedError{command: t.describe(), file: missing, err: fmt.Errorf("%s does not exist", missing)}
 	}
 	var envFile *envFile
@@ -99,18 +112,18 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	}
 	var cmd *exec.Cmd
 	if t.execForm {
-		name := expandPlaceholders(t.command, env)
-		args := make([]string, len(t.args))
-		for i, a := range t.args {
-			args[i] = expandPlaceholders(a, env)
+		name := expandPlaceholders(command, env)
+		expanded := make([]string, len(args))
+		for i, a := range args {
+			expanded[i] = expandPlaceholders(a, env)
 		}
-		cmd = exec.CommandContext(ctx, name, args...)
+		cmd = exec.CommandContext(ctx, name, expanded...)
 	} else {
 		shell := "/bin/sh"
 		if t.shell == "bash" {
 			shell = "bash"
 		}
-		cmd = exec.CommandContext(ctx, shell, "-c", t.command)
+		cmd = exec.CommandContext(ctx, shell, "-c", command)
 	}
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(payload)

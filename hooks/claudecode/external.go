@@ -213,6 +213,11 @@ type CommandHookConfig struct {
 	// loaded, so none was pinned: the hook cannot start while this policy
 	// stays, whatever is written there later.
 	Absent []string
+	// Scripts is the store of pinned scripts. A settings file outside
+	// every project names some scripts from the workspace; they are
+	// pinned into it at the hook's first run in each workspace (see
+	// workspacePins).
+	Scripts *ScriptStore
 }
 
 // HTTPHookConfig describes one http hook.
@@ -244,7 +249,8 @@ func NewCommandHook(cfg CommandHookConfig) (*ExternalHook, error) {
 		written, writtenArgs = cfg.Command, cfg.Args
 	}
 	return newExternalHook(cfg.ExternalHookConfig, &commandTransport{command: cfg.Command, args: cfg.Args,
-		execForm: cfg.Args != nil, shell: cfg.Shell, scripts: scripts, absent: cfg.Absent, written: written, writtenArgs: writtenArgs})
+		execForm: cfg.Args != nil, shell: cfg.Shell, scripts: scripts, absent: cfg.Absent, written: written, writtenArgs: writtenArgs,
+		inWorkspace: newWorkspacePins(cfg, cfg.Scripts)})
 }
 
 // NewHTTPHook validates cfg and builds the hook.

@@ -61,19 +61,8 @@ func shellNotStarted(code int, stderr string) bool {
 // so a missing one is the command's business. Relative paths resolve
 // against dir when it is set, else they are left out.
 func scriptFiles(command string, args []string, execForm bool, vars map[string]string, dir string) []string {
-	var words []string
-	if execForm {
-		for _, w := range append([]string{command}, args...) {
-			words = append(words, expandKnown(w, vars))
-		}
-		words = launchedWords(words)
-	} else {
-		for _, rendered := range simpleCommands(command, vars) {
-			words = append(words, launchedWords(rendered)...)
-		}
-	}
 	var out []string
-	for _, w := range words {
+	for _, w := range launchedPaths(command, args, execForm, vars) {
 		if !filepath.IsAbs(w) {
 			if dir == "" {
 				continue
@@ -83,6 +72,22 @@ func scriptFiles(command string, args []string, execForm bool, vars map[string]s
 		out = appendNew(out, filepath.Clean(w))
 	}
 	return out
+}
+
+// launchedPaths are the words of a command that name the scripts it
+// launches, rendered with vars (relative ones as written).
+func launchedPaths(command string, args []string, execForm bool, vars map[string]string) []string {
+	var words []string
+	if execForm {
+		for _, w := range append([]string{command}, args...) {
+			words = append(words, expandKnown(w, vars))
+		}
+		return launchedWords(words)
+	}
+	for _, rendered := range simpleCommands(command, vars) {
+		words = append(words, launchedWords(rendered)...)
+	}
+	return words
 }
 
 // simpleCommands parses a shell-form command into the words of each

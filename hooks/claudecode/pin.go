@@ -283,6 +283,12 @@ func (p *pinner) pinLaunched(w string) error {
 	if systemProgramDir(filepath.Dir(path)) {
 		return nil // the system's program (/usr/bin/env, /usr/bin/python3): it runs where it is
 	}
+	if p.store != nil && strings.HasPrefix(path, p.store.Dir()+string(filepath.Separator)) {
+		return nil // pinned at load (a workspace's pins start from the loaded command)
+	}
+	if slices.Contains(p.absent, path) {
+		return nil // absent at load stays absent
+	}
 	if p.accepted != nil {
 		switch {
 		case slices.Contains(p.accepted.Absent, path):

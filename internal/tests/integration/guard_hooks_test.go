@@ -406,3 +406,50 @@ func requireRmRfBlocked(t *testing.T, run func(*testing.T, string, string) contr
 	assert.Contains(t, res.Error.LastErrorSummary, cmp.Or(reason, "rm -rf is not allowed"))
 	assert.DirExists(t, filepath.Join(project, "scratch"))
 }
+
+// A fleet's settings file, outside every workspace, whose guard is each
+// workspace's own script ("$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh, as
+// Claude Code documents it): the hook used to never start there (the
+// quoted variable rendered as /.claude/...), and once it did, an agent
+// that rewrote its workspace's guard through exec_command turned it off
+// for its next call. The guard is pinned at its first run in the
+// workspace, on the dev server.
+func TestFleetSettingsPinEachWorkspacesGuard(t *testing.T) {
+	fleet := filepath.Join(t.TempDir(), "fleet", "settings.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(fleet), 0o755))
+	require.NoError(t, os.WriteFile(fleet, []byte(`{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}]}]}}`), 0o644))
+	project := filepath.Join(t.TempDir(), "project")
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "hooks", "guard.sh"),
+		[]byte("#!/bin/sh\nif grep -q 'rm -rf'; then echo 'workspace policy: rm -rf is not allowed' >&2; exit 2; fi\nexit 0\n"), 0o755))
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{fleet}
+		c.DefaultWorkspaceRoot = project
+	})
+	seq := 0
+	exec := func(t *testing.T, command string) contract.Result {
+		t.Helper()
+		seq++
+		name := fmt.Sprintf("step-%d", seq)
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": map[string]any{"command_line": command}}, "exec_command")
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
+	requireBlocked := func(t *testing.T, when string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+		res := exec(t, "rm -rf ./scratch")
+		require.Equal(t, contract.StatusFailed, res.Status, "%s: rm -rf ran: %+v", when, res.Output)
+		require.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%s: %+v", when, res.Error)
+		assert.Contains(t, res.Error.LastErrorSummary, "workspace policy: rm -rf is not allowed", when)
+		assert.DirExists(t, filepath.Join(project, "scratch"), when)
+	}
+	requireBlocked(t, "at the first run")
+	res := exec(t, `printf '#!/bin/sh\nexit 0\n' > .claude/hooks/guard.sh`)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	require.NotNil(t, res.Output)
+	assert.Contains(t, res.Output.Content, "It changed protected paths (.claude/hooks/guard.sh)")
+	requireBlocked(t, "after the agent rewrote its workspace's guard")
+}
