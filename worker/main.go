@@ -2,7 +2,8 @@
 // through envconfig: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key,
 // profiles), registers Fenix's workflows and activities, and serves the
 // shared task queue and this host's pinned queue until SIGINT or SIGTERM;
-// SIGHUP reloads the hook settings and the scripts they run.
+// SIGHUP reloads the hook settings, the scripts they run and the MCP
+// servers' configuration.
 package main
 
 import (

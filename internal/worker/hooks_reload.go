@@ -3,12 +3,14 @@ package worker
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/hooks/claudecode"
+	"github.com/fenixrt/fenix/tools/mcp"
 )
 
 // hookScriptStore is where the worker keeps the copies of the hook
@@ -50,14 +52,18 @@ func (w *Worker) liveHooks(r *hooks.Registry) *atomic.Pointer[hooks.Registry] {
 // (pinning fresh copies) and swaps the new registry in for the next hook
 // call; calls in flight finish under the old one. It is the only way a
 // change on disk takes effect in a running worker: the worker calls it on
-// SIGHUP, the operator's signal. What it loads becomes the accepted
-// policy, with the MCP configuration files as they are now, which the
-// next start runs (see acceptedPolicyFile). The new policy fingerprint is
-// logged; on error the loaded policy stays.
+// SIGHUP, the operator's signal. The MCP configuration files are re-read
+// with them: servers no longer configured (or now kept out by the
+// settings) stop, changed ones restart, new ones start, unchanged ones
+// run on (see mcp.Manager.Reconfigure). What it loads becomes the
+// accepted policy, which the next start runs (see acceptedPolicyFile).
+// The new policy fingerprint is logged; on error the loaded policy and
+// servers stay.
 func (w *Worker) ReloadHooks() (fingerprint string, err error) {
-	// MCP servers start once, with the worker: a reload does not
-	// restart them, so their settings are not applied until the next start.
 	loaded, mcpFiles, err := w.loadPolicy(nil)
+	if err == nil {
+		err = w.reloadMCP(mcpFiles, loaded.mcpServers)
+	}
 	if err != nil {
 		w.cfg.Logger.Error("hook reload failed; the loaded hook policy stays", "error", err)
 		return "", err
@@ -74,4 +80,44 @@ func (w *Worker) ReloadHooks() (fingerprint string, err error) {
 	w.cfg.Logger.Info("hook policy reloaded and accepted", "policy_fingerprint", fingerprint,
 		"previous_fingerprint", old.PolicyFingerprint(nil), "sources", len(r.Sources()))
 	return fingerprint, nil
+}
+
+// reloadMCP makes the MCP servers configured in files, under what the
+// settings say of them, the ones the worker runs. A worker that started
+// without servers has nothing serving MCP tools to add them to: they
+// start at its next start, and the log says so.
+func (w *Worker) reloadMCP(files []mcp.ConfigFile, settings *claudecode.MCPServerSettings) error {
+	loaded, err := mcp.LoadConfigs(files, nil)
+	if err != nil {
+		return err
+	}
+	for _, warning := range loaded.Warnings {
+		w.cfg.Logger.Warn("MCP config: " + warning)
+	}
+	if w.mcp == nil {
+		if len(loaded.Servers) > 0 {
+			var names []string
+			for _, s := range loaded.Servers {
+				names = append(names, s.Name)
+			}
+			w.cfg.Logger.Warn("MCP servers configured since this worker started without any start at its next start", "mcp_servers", names)
+		}
+		return nil
+	}
+	r, err := w.mcp.Reconfigure(loaded.Servers, serverRules(settings), w.cfg.MCPStartWait)
+	if err != nil {
+		return fmt.Errorf("MCP servers: %w", err)
+	}
+	for _, why := range r.Refused {
+		w.cfg.Logger.Warn(why)
+	}
+	if r.Changed() {
+		w.cfg.Logger.Info("MCP servers reloaded", "started", r.Started, "restarted", r.Restarted, "stopped", r.Stopped, "kept", r.Kept)
+	}
+	for _, st := range w.mcp.Status() {
+		if !st.Connected && (slices.Contains(r.Started, st.Name) || slices.Contains(r.Restarted, st.Name)) {
+			w.cfg.Logger.Error("MCP server not ready; its tools are unavailable until it starts", "mcp_server", st.Name, "error", st.LastError)
+		}
+	}
+	return nil
 }

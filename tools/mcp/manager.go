@@ -27,6 +27,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fenixrt/fenix/contextstore"
@@ -94,14 +95,28 @@ type Launcher interface {
 // Manager runs the configured MCP servers. Its methods are safe for
 // concurrent use.
 type Manager struct {
-	opts    Options
+	opts Options
+	// set is the servers configured now; Reconfigure replaces it whole,
+	// so a reader sees one configuration.
+	set atomic.Pointer[serverSet]
+	// mu serializes Start, Reconfigure and Close.
+	mu sync.Mutex
+	// ctx is what the servers run under once started; cancel ends it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// serverSet is one configuration of the manager's servers.
+type serverSet struct {
 	servers map[string]*server
 	order   []string
 	// refused are the servers Options.Rules keep out, by name.
 	refused map[string]Refusal
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
 }
+
+// current is the servers configured now.
+func (m *Manager) current() *serverSet { return m.set.Load() }
 
 // NewManager prepares the servers; Start connects them.
 func NewManager(configs []ServerConfig, opts Options) (*Manager, error) {
@@ -120,20 +135,38 @@ func NewManager(configs []ServerConfig, opts Options) (*Manager, error) {
 	if err := tools.ValidateHostID(opts.HostID); err != nil {
 		return nil, fmt.Errorf("MCP manager: %w", err)
 	}
-	m := &Manager{opts: opts, servers: map[string]*server{}, refused: map[string]Refusal{}}
-	configs, refusals := opts.Rules.Apply(configs)
+	m := &Manager{opts: opts}
+	set, err := m.newSet(configs, opts.Rules, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.set.Store(set)
+	return m, nil
+}
+
+// newSet is the servers of configs under rules, reusing those of
+// running whose configuration is unchanged.
+func (m *Manager) newSet(configs []ServerConfig, rules ServerRules, running *serverSet) (*serverSet, error) {
+	set := &serverSet{servers: map[string]*server{}, refused: map[string]Refusal{}}
+	configs, refusals := rules.Apply(configs)
 	for _, r := range refusals {
-		m.refused[r.Server.Name] = r
+		set.refused[r.Server.Name] = r
 	}
 	for _, c := range configs {
-		if _, dup := m.servers[c.Name]; dup {
+		if _, dup := set.servers[c.Name]; dup {
 			return nil, fmt.Errorf("MCP server %q is configured twice (%s)", c.Name, c.Path)
 		}
-		m.servers[c.Name] = newServer(c, m)
-		m.order = append(m.order, c.Name)
+		s := newServer(c, m)
+		if running != nil {
+			if old, ok := running.servers[c.Name]; ok && old.cfg.equal(c) {
+				s = old
+			}
+		}
+		set.servers[c.Name] = s
+		set.order = append(set.order, c.Name)
 	}
-	sort.Strings(m.order)
-	return m, nil
+	sort.Strings(set.order)
+	return set, nil
 }
 
 // Start connects every server in the background and waits up to wait
@@ -144,20 +177,35 @@ func (m *Manager) Start(wait time.Duration) {
 	if wait <= 0 {
 		wait = DefaultStartWait
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
-	for _, name := range m.order {
-		s := m.servers[name]
-		m.wg.Add(1)
-		go func() {
-			defer m.wg.Done()
-			s.run(ctx)
-		}()
+	m.mu.Lock()
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	set := m.current()
+	for _, name := range set.order {
+		m.run(set.servers[name])
 	}
+	m.mu.Unlock()
+	m.waitFirstAttempts(set, set.order, wait)
+}
+
+// run starts s's connection loop under the manager's context and one of
+// its own, which stop ends (m.mu held).
+func (m *Manager) run(s *server) {
+	ctx, stop := context.WithCancel(m.ctx)
+	s.stop = stop
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		s.run(ctx)
+	}()
+}
+
+// waitFirstAttempts waits up to wait for the first connection attempt of
+// each of names.
+func (m *Manager) waitFirstAttempts(set *serverSet, names []string, wait time.Duration) {
 	deadline := time.After(wait)
-	for _, name := range m.order {
+	for _, name := range names {
 		select {
-		case <-m.servers[name].firstAttempt:
+		case <-set.servers[name].firstAttempt:
 		case <-deadline:
 			return
 		}
@@ -166,12 +214,14 @@ func (m *Manager) Start(wait time.Duration) {
 
 // Close stops every server (stdio children are asked to exit, then killed).
 func (m *Manager) Close() {
+	m.mu.Lock()
 	if m.cancel != nil {
 		m.cancel()
 	}
-	for _, s := range m.servers {
+	for _, s := range m.current().servers {
 		s.close()
 	}
+	m.mu.Unlock()
 	m.wg.Wait()
 }
 
@@ -179,12 +229,12 @@ func (m *Manager) Close() {
 // connected, or ctx ends; the error names the servers still down.
 func (m *Manager) WaitReady(ctx context.Context, names ...string) error {
 	if len(names) == 0 {
-		names = m.order
+		names = m.current().order
 	}
 	for {
 		var down []string
 		for _, n := range names {
-			s, ok := m.servers[n]
+			s, ok := m.current().servers[n]
 			if !ok {
 				return fmt.Errorf("MCP server %q is not configured", n)
 			}
@@ -222,9 +272,10 @@ type ServerStatus struct {
 
 // Status lists every server's state, by name.
 func (m *Manager) Status() []ServerStatus {
-	out := make([]ServerStatus, 0, len(m.order))
-	for _, n := range m.order {
-		out = append(out, m.servers[n].status())
+	set := m.current()
+	out := make([]ServerStatus, 0, len(set.order))
+	for _, n := range set.order {
+		out = append(out, set.servers[n].status())
 	}
 	return out
 }
@@ -246,8 +297,9 @@ func (m *Manager) Tool(name string) (tools.Definition, bool, error) {
 // did, for the log.
 func (m *Manager) Refused() []string {
 	var out []string
-	for _, name := range slices.Sorted(maps.Keys(m.refused)) {
-		out = append(out, m.refused[name].String())
+	refused := m.current().refused
+	for _, name := range slices.Sorted(maps.Keys(refused)) {
+		out = append(out, refused[name].String())
 	}
 	return out
 }
@@ -266,8 +318,9 @@ func (m *Manager) ProjectResult(name string, args map[string]any, raw json.RawMe
 // Definitions implements tools.Source: the tools of connected servers.
 func (m *Manager) Definitions() []tools.Definition {
 	var out []tools.Definition
-	for _, n := range m.order {
-		out = append(out, m.servers[n].definitions()...)
+	set := m.current()
+	for _, n := range set.order {
+		out = append(out, set.servers[n].definitions()...)
 	}
 	return out
 }
@@ -277,7 +330,7 @@ func (m *Manager) Definitions() []tools.Definition {
 // served. Either way the call goes to the one tool served under that
 // registry name, never to a tool Fenix skipped.
 func (m *Manager) Call(ctx context.Context, server, tool string, args map[string]any) (CallResult, error) {
-	s, ok := m.servers[NormalizeName(server)]
+	s, ok := m.current().servers[NormalizeName(server)]
 	if !ok {
 		return CallResult{}, fenixerr.New(fenixerr.TypeToolUnavailable, "MCP server %q is not configured on this worker", server)
 	}
@@ -300,14 +353,14 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args map[string
 
 // serverOf finds the server owning a registry name.
 func (m *Manager) serverOf(name string) *server {
-	return m.servers[serverPart(name)]
+	return m.current().servers[serverPart(name)]
 }
 
 // refusedServerOf is the server the rules kept out whose tool name would
 // be, and why.
 func (m *Manager) refusedServerOf(name string) (server, why string, ok bool) {
 	server = serverPart(name)
-	r, ok := m.refused[server]
+	r, ok := m.current().refused[server]
 	return r.Server.Key, r.Reason, ok
 }
 

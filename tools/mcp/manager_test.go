@@ -107,7 +107,12 @@ func (m *memStore) Get(_ context.Context, ref string) ([]byte, error) {
 // waits for the named servers.
 func startManager(t *testing.T, mcpJSON string, env map[string]string, ready ...string) (*mcp.Manager, *tools.Registry, *memStore) {
 	t.Helper()
-	dir := t.TempDir()
+	return startManagerIn(t, t.TempDir(), mcpJSON, env, ready...)
+}
+
+// startManagerIn is startManager with the project directory given.
+func startManagerIn(t *testing.T, dir, mcpJSON string, env map[string]string, ready ...string) (*mcp.Manager, *tools.Registry, *memStore) {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(mcpJSON), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,8 @@ type server struct {
 
 	firstAttempt chan struct{}
 	firstOnce    sync.Once
+	// stop ends its connection loop (Manager.run sets it).
+	stop context.CancelFunc
 
 	mu        sync.Mutex
 	session   *sdk.ClientSession
