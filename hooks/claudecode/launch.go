@@ -82,10 +82,10 @@ func launchedPaths(command string, args []string, execForm bool, vars map[string
 		for _, w := range append([]string{command}, args...) {
 			words = append(words, expandKnown(w, vars))
 		}
-		return launchedWords(words)
+		return launchedWords(words, vars)
 	}
 	for _, rendered := range simpleCommands(command, vars) {
-		words = append(words, launchedWords(rendered)...)
+		words = append(words, launchedWords(rendered, vars)...)
 	}
 	return words
 }
@@ -115,10 +115,10 @@ func simpleCommands(command string, vars map[string]string) [][]string {
 
 // launchedWords picks the program (when it is a path) and the script
 // arguments out of one simple command's words.
-func launchedWords(words []string) []string {
+func launchedWords(words []string, vars map[string]string) []string {
 	var out []string
 	for i, w := range words {
-		if w == "" || !looksLikePath(w) {
+		if w == "" || !looksLikePath(w, vars) {
 			continue
 		}
 		if i == 0 && strings.Contains(w, "/") || hasScriptExtension(w) {

@@ -342,14 +342,14 @@ func (p *pinner) command(command string, args []string, execForm bool) (string, 
 		for _, w := range append([]string{command}, args...) {
 			words = append(words, expandKnown(w, vars))
 		}
-		for _, w := range launchedWords(words) {
+		for _, w := range launchedWords(words, vars) {
 			if err := p.pinLaunched(w); err != nil {
 				return "", nil, err
 			}
 		}
 		out := slices.Clone(append([]string{command}, args...))
 		for i, w := range words {
-			if path := p.resolve(w); path != "" && looksLikePath(w) {
+			if path := p.resolve(w); path != "" && looksLikePath(w, vars) {
 				if stored, ok := p.storedPath(path); ok {
 					out[i] = stored
 				}
@@ -375,7 +375,7 @@ func (p *pinner) command(command string, args []string, execForm bool) (string, 
 			s, _ := renderWord(w.Parts, vars)
 			rendered = append(rendered, s)
 		}
-		for _, w := range launchedWords(rendered) {
+		for _, w := range launchedWords(rendered, vars) {
 			if err := p.pinLaunched(w); err != nil {
 				return "", nil, err
 			}
@@ -385,7 +385,7 @@ func (p *pinner) command(command string, args []string, execForm bool) (string, 
 	for _, call := range calls {
 		for _, w := range call.Args {
 			s, ok := renderWord(w.Parts, vars)
-			if !ok || !looksLikePath(s) {
+			if !ok || !looksLikePath(s, vars) {
 				continue
 			}
 			path := p.resolve(s)

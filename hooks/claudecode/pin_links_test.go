@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,5 +206,36 @@ func TestALinkToTheRootIsRefusedAsTooLarge(t *testing.T) {
 	_, err = LoadSource(settings, LoadOptions{Scripts: store})
 	if err == nil || !strings.Contains(err.Error(), hooksDir+" holds more than") {
 		t.Fatalf("load: %v, want the hooks directory refused as too large", err)
+	}
+}
+
+// A project whose path has a space or a $ in it ("/home/ana/My Projects")
+// had its scripts neither pinned nor protected: the rendered path was
+// taken for something other than a path, and the guard ran from the
+// project, where the agent can rewrite it.
+func TestScriptsOfAProjectWhosePathHasSpacesArePinned(t *testing.T) {
+	for _, name := range []string{"My Projects", "cost$1", "tab\there"} {
+		t.Run(name, func(t *testing.T) {
+			project := filepath.Join(t.TempDir(), name, "app")
+			hooksDir := filepath.Join(project, ".claude", "hooks")
+			if err := os.MkdirAll(hooksDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			guard := writeScript(t, hooksDir, "guard.sh", `grep -q '"rm' && { echo "blocked by the pinned guard: rm" >&2; exit 2; }
+exit 0`)
+			r, src, store := loadGuardCommand(t, project, `\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh`)
+			if commands := strings.Join(hookCommands(src), "\n"); !strings.Contains(commands, store.Dir()) {
+				t.Errorf("the hook runs %q, not the stored copy", commands)
+			}
+			if !slices.Contains(src.Protected, guard) {
+				t.Errorf("%s is not protected: %q", guard, src.Protected)
+			}
+			if err := os.WriteFile(guard, []byte("exit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if res := r.RunPreToolUse(context.Background(), rmEvent(project)); !res.Blocked() || !strings.Contains(res.Action.Reason, "blocked by the pinned guard: rm") {
+				t.Errorf("after rewriting the guard: %+v, want the pinned guard's block", res)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package claudecode
 import (
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -121,7 +122,7 @@ func referencedFiles(command string, args []string, execForm bool, vars map[stri
 		})
 	}
 	for _, w := range words {
-		if !looksLikePath(w) {
+		if !looksLikePath(w, vars) {
 			continue
 		}
 		if filepath.IsAbs(w) {
@@ -133,8 +134,12 @@ func referencedFiles(command string, args []string, execForm bool, vars map[stri
 	return absolute, relative
 }
 
-func looksLikePath(w string) bool {
-	if w == "" || strings.HasPrefix(w, "-") || strings.Contains(w, "://") || strings.ContainsAny(w, " \t\n$`*?") {
+// looksLikePath reports whether w, a word of a command rendered with vars,
+// names a file. What the variables hold is a directory whatever its
+// characters (a project under "/home/ana/My Projects"): only the
+// command's own text is judged for what a path does not hold.
+func looksLikePath(w string, vars map[string]string) bool {
+	if w == "" || strings.HasPrefix(w, "-") || strings.Contains(w, "://") || strings.ContainsAny(withoutValues(w, vars), " \t\n$`*?") {
 		return false
 	}
 	if strings.Contains(w, "/") {
@@ -146,6 +151,22 @@ func looksLikePath(w string) bool {
 		}
 	}
 	return false
+}
+
+// withoutValues is w with each non-empty value of vars (longest first, so
+// a project inside the home is taken whole) replaced by a plain name.
+func withoutValues(w string, vars map[string]string) string {
+	var values []string
+	for _, k := range sortedKeys(vars) {
+		if v := vars[k]; v != "" {
+			values = append(values, v)
+		}
+	}
+	slices.SortStableFunc(values, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range values {
+		w = strings.ReplaceAll(w, v, "/v")
+	}
+	return w
 }
 
 // renderWord renders a shell word made of literals, quotes and the known
