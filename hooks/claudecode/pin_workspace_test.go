@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // A settings file outside every project (a fleet's, given with
@@ -21,13 +23,7 @@ func TestFleetHooksPinEachWorkspacesScriptsAtFirstRun(t *testing.T) {
 		"relative":                `sh .claude/hooks/guard.sh`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			settings := writeFileAt(t, filepath.Join(t.TempDir(), "fleet", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-				{"type": "command", "command": "`+command+`", "onFailure": "block"}]}]}}`)
-			store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, _ := pinnedRegistry(t, settings, store)
+			r := fleetGuard(t, command)
 			workspaces := map[string]string{}
 			for _, name := range []string{"alpha", "beta"} {
 				w := filepath.Join(t.TempDir(), name)
@@ -68,13 +64,7 @@ exit 0`)
 // hook's first run there does not get one later: the hook cannot start
 // there until the hooks are reloaded, whatever the agent writes.
 func TestFleetHooksDoNotRunAScriptWrittenAfterTheFirstRun(t *testing.T) {
-	settings := writeFileAt(t, filepath.Join(t.TempDir(), "fleet", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-		{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh", "onFailure": "block"}]}]}}`)
-	store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := pinnedRegistry(t, settings, store)
+	r := fleetGuard(t, `\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh`)
 	w := filepath.Join(t.TempDir(), "workspace")
 	if err := os.MkdirAll(w, 0o755); err != nil {
 		t.Fatal(err)
@@ -94,4 +84,18 @@ func TestFleetHooksDoNotRunAScriptWrittenAfterTheFirstRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w, "planted-ran.txt")); err == nil {
 		t.Error("the script written after the first run ran")
 	}
+}
+
+// fleetGuard loads a settings file outside every project with command as
+// a fail-closed PreToolUse hook for Bash, with a fresh store.
+func fleetGuard(t *testing.T, command string) *hooks.Registry {
+	t.Helper()
+	settings := writeFileAt(t, filepath.Join(t.TempDir(), "fleet", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+		{"type": "command", "command": "`+command+`", "onFailure": "block"}]}]}}`)
+	store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := pinnedRegistry(t, settings, store)
+	return r
 }

@@ -45,14 +45,7 @@ func TestCommandsCannotRewriteTheWorkersState(t *testing.T) {
 		require.Equal(t, contract.StatusCompleted, res.Status, "%s: %+v", command, res.Error)
 		return res.Output.Content
 	}
-	requireBlocked := func(t *testing.T, when string) {
-		t.Helper()
-		require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
-		res := run(t, "exec_command", "rm -rf ./scratch")
-		require.Equal(t, contract.StatusFailed, res.Status, "%s: rm -rf ran: %+v", when, res.Output)
-		require.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%s: %+v", when, res.Error)
-		assert.DirExists(t, filepath.Join(project, "scratch"), when)
-	}
+	requireBlocked := func(t *testing.T, when string) { requireRmBlocked(t, run, project, "", when) }
 	requireBlocked(t, "before any tampering")
 
 	pinnedDir := filepath.Dir(pinned[0])
@@ -266,6 +259,21 @@ func TestClaudeCodeSandboxAutoAllowsCommandsUnderDontAsk(t *testing.T) {
 	require.Equal(t, contract.StatusFailed, res.Status)
 	assert.Contains(t, res.Error.LastErrorSummary, "dontAsk")
 	assert.NoFileExists(t, filepath.Join(project, "notes.txt"))
+}
+
+// requireRmBlocked runs rm -rf ./scratch in project through run and
+// requires it blocked by a guard (whose reason contains want, when set),
+// scratch left in place.
+func requireRmBlocked(t *testing.T, run func(t *testing.T, tool, command string) contract.Result, project, want, when string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+	res := run(t, "exec_command", "rm -rf ./scratch")
+	require.Equal(t, contract.StatusFailed, res.Status, "%s: rm -rf ran: %+v", when, res.Output)
+	require.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%s: %+v", when, res.Error)
+	if want != "" {
+		assert.Contains(t, res.Error.LastErrorSummary, want, when)
+	}
+	assert.DirExists(t, filepath.Join(project, "scratch"), when)
 }
 
 // commandRunner runs one command line per assignment through tool

@@ -427,27 +427,12 @@ func TestFleetSettingsPinEachWorkspacesGuard(t *testing.T) {
 		c.HookSources = []string{fleet}
 		c.DefaultWorkspaceRoot = project
 	})
-	seq := 0
-	exec := func(t *testing.T, command string) contract.Result {
-		t.Helper()
-		seq++
-		name := fmt.Sprintf("step-%d", seq)
-		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": map[string]any{"command_line": command}}, "exec_command")
-		a["workspace_root"] = project
-		res, _ := runAssignment(t, w.queue, a)
-		return res
-	}
+	run := commandRunner(w, project, "fleet")
 	requireBlocked := func(t *testing.T, when string) {
-		t.Helper()
-		require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
-		res := exec(t, "rm -rf ./scratch")
-		require.Equal(t, contract.StatusFailed, res.Status, "%s: rm -rf ran: %+v", when, res.Output)
-		require.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, "%s: %+v", when, res.Error)
-		assert.Contains(t, res.Error.LastErrorSummary, "workspace policy: rm -rf is not allowed", when)
-		assert.DirExists(t, filepath.Join(project, "scratch"), when)
+		requireRmBlocked(t, run, project, "workspace policy: rm -rf is not allowed", when)
 	}
 	requireBlocked(t, "at the first run")
-	res := exec(t, `printf '#!/bin/sh\nexit 0\n' > .claude/hooks/guard.sh`)
+	res := run(t, "exec_command", `printf '#!/bin/sh\nexit 0\n' > .claude/hooks/guard.sh`)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	require.NotNil(t, res.Output)
 	assert.Contains(t, res.Output.Content, "It changed protected paths (.claude/hooks/guard.sh)")
