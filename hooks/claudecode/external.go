@@ -218,6 +218,9 @@ type CommandHookConfig struct {
 	// pinned into it at the hook's first run in each workspace (see
 	// workspacePins).
 	Scripts *ScriptStore
+	// WorkspacePins records those pins across restarts (see
+	// LoadOptions.WorkspacePins).
+	WorkspacePins *WorkspacePinBook
 }
 
 // HTTPHookConfig describes one http hook.

@@ -345,7 +345,7 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 			return nil, fmt.Errorf("%s: %w", where, pinErr)
 		}
 		h, err = NewCommandHook(CommandHookConfig{ExternalHookConfig: cfg, Command: command, Args: pinnedArgs, Shell: entry.Shell,
-			Written: entry.Command, WrittenArgs: args, Absent: slices.Clone(pins.absent), Scripts: opts.Scripts})
+			Written: entry.Command, WrittenArgs: args, Absent: slices.Clone(pins.absent), Scripts: opts.Scripts, WorkspacePins: opts.WorkspacePins})
 		if err == nil {
 			src.protectCommand(entry.Command, args, entry.Args != nil)
 			src.warnShims(where, entry.Command, args, entry.Args != nil)

@@ -28,6 +28,8 @@ type workspacePins struct {
 	args     []string
 	execForm bool
 	absent   []string
+	// book, when set, holds the pins across restarts.
+	book *WorkspacePinBook
 
 	mu sync.Mutex
 	at map[string]*workspacePin
@@ -61,8 +63,12 @@ func newWorkspacePins(cfg CommandHookConfig, store *ScriptStore) *workspacePins 
 	if !relative {
 		return nil
 	}
-	return &workspacePins{source: cfg.Source, paths: cfg.Paths, env: cfg.Env, store: store, command: cfg.Command,
-		args: cfg.Args, execForm: execForm, absent: cfg.Absent, at: map[string]*workspacePin{}}
+	source, err := filepath.Abs(cfg.Source)
+	if err != nil {
+		source = cfg.Source
+	}
+	return &workspacePins{source: source, paths: cfg.Paths, env: cfg.Env, store: store, command: cfg.Command,
+		args: cfg.Args, execForm: execForm, absent: cfg.Absent, book: cfg.WorkspacePins, at: map[string]*workspacePin{}}
 }
 
 // in is the command pinned for workspace root, pinning it at the first
@@ -82,6 +88,18 @@ func (w *workspacePins) in(root string, logger *slog.Logger) *workspacePin {
 	defer close(p.ready)
 	paths := w.paths
 	paths.ProjectDir = root
+	vars := paths.placeholders()
+	if !w.execForm {
+		vars = shellVars(vars, w.env)
+	}
+	defer func() { p.scripts = scriptFiles(p.command, p.args, w.execForm, vars, root) }()
+	loaded := append([]string{w.command}, w.args...)
+	if w.book != nil {
+		if rec, ok := w.book.find(w.source, loaded, root); ok {
+			p.command, p.args, p.absent, p.err = rec.Command, rec.Args, rec.Absent, storedCopiesExist(rec)
+			return p
+		}
+	}
 	src := &Source{Path: w.source, Paths: paths, env: w.env}
 	pins := &pinner{src: src, store: w.store, absent: slices.Clone(w.absent)}
 	p.command, p.args, p.err = pins.command(w.command, w.args, w.execForm)
@@ -89,10 +107,14 @@ func (w *workspacePins) in(root string, logger *slog.Logger) *workspacePin {
 	for _, warning := range src.Warnings {
 		logger.Warn("hook scripts pinned in a workspace", "workspace", root, "warning", warning)
 	}
-	vars := paths.placeholders()
-	if !w.execForm {
-		vars = shellVars(vars, w.env)
+	if w.book != nil && p.err == nil {
+		rec := WorkspacePin{Settings: w.source, Loaded: loaded, Workspace: root, Command: p.command, Args: p.args, Absent: p.absent}
+		for _, t := range pins.trees {
+			rec.Stored = appendNew(rec.Stored, t.stored)
+		}
+		if err := w.book.add(rec); err != nil {
+			logger.Error("recording the hook scripts pinned in a workspace failed: a restart pins them again from the workspace", "workspace", root, "error", err)
+		}
 	}
-	p.scripts = scriptFiles(p.command, p.args, w.execForm, vars, root)
 	return p
 }

@@ -99,3 +99,50 @@ func fleetGuard(t *testing.T, command string) *hooks.Registry {
 	r, _ := pinnedRegistry(t, settings, store)
 	return r
 }
+
+// A restarted worker used to pin a fleet hook's workspace scripts again at
+// their first run, from what an agent had written there meanwhile. With
+// the book of pins kept across the restart it runs the copies of the
+// first run; a book whose copies are gone does not start the hook.
+func TestFleetPinsSurviveARestart(t *testing.T) {
+	settings := writeFileAt(t, filepath.Join(t.TempDir(), "fleet", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+		{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh", "onFailure": "block"}]}]}}`)
+	store, err := OpenScriptStore(filepath.Join(t.TempDir(), "hook-scripts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved []WorkspacePin
+	start := func(book *WorkspacePinBook) *hooks.Registry {
+		r, _ := loadRegistry(t, []string{settings}, LoadOptions{Scripts: store, WorkspacePins: book})
+		return r
+	}
+	w := filepath.Join(t.TempDir(), "workspace")
+	hooksDir := filepath.Join(w, ".claude", "hooks")
+	if err := os.MkdirAll(hooksDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	guard := writeScript(t, hooksDir, "guard.sh", `grep -q '"rm' && { echo "blocked by the pinned guard: rm" >&2; exit 2; }
+exit 0`)
+	first := start(NewWorkspacePinBook(nil, func(p []WorkspacePin) error { saved = p; return nil }))
+	if res := first.RunPreToolUse(context.Background(), rmEvent(w)); !res.Blocked() || !strings.Contains(res.Action.Reason, "blocked by the pinned guard: rm") {
+		t.Fatalf("first run: %+v, want the guard's block", res)
+	}
+	if len(saved) != 1 || saved[0].Workspace != w || len(saved[0].Stored) != 1 {
+		t.Fatalf("saved pins %+v, want one for %s with its stored copy", saved, w)
+	}
+	if err := os.WriteFile(guard, []byte("exit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if res := start(NewWorkspacePinBook(saved, nil)).RunPreToolUse(context.Background(), rmEvent(w)); !res.Blocked() || !strings.Contains(res.Action.Reason, "blocked by the pinned guard: rm") {
+		t.Errorf("restarted with the book: %+v, want the guard of the first run", res)
+	}
+	if res := start(nil).RunPreToolUse(context.Background(), rmEvent(w)); res.Blocked() {
+		t.Errorf("restarted without the book: %+v; the test no longer shows what the book keeps", res)
+	}
+	gone := saved[0]
+	gone.Stored = []string{filepath.Join(store.Dir(), "gone")}
+	res := start(NewWorkspacePinBook([]WorkspacePin{gone}, nil)).RunPreToolUse(context.Background(), rmEvent(w))
+	if !res.Blocked() || !strings.Contains(res.Action.Reason, "is gone") {
+		t.Errorf("a pin whose copy is gone: %+v, want the hook not started", res)
+	}
+}

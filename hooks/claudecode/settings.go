@@ -45,6 +45,11 @@ type LoadOptions struct {
 	// paths name: its settings files' bytes, and its scripts from their
 	// stored copies in Scripts (see Snapshot).
 	Snapshot *Snapshot
+	// WorkspacePins, when set, records the scripts a settings file
+	// outside every project has pinned in each workspace (see
+	// workspacePins), so a restarted worker runs the copies of the first
+	// run rather than what the workspace holds by then.
+	WorkspacePins *WorkspacePinBook
 	// accepted is the snapshot's file being parsed.
 	accepted *SnapshotFile
 }

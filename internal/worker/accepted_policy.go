@@ -65,30 +65,36 @@ func readAcceptedPolicy(dataDir string) (*acceptedPolicy, error) {
 
 // write replaces the record in dataDir (whole, or not at all).
 func (p *acceptedPolicy) write(dataDir string) error {
-	data, err := json.MarshalIndent(p, "", "  ")
+	if err := writeRecord(dataDir, acceptedPolicyFile, p); err != nil {
+		return fmt.Errorf("recording the accepted hook policy: %w", err)
+	}
+	return nil
+}
+
+// writeRecord replaces dataDir/name with v as JSON, whole or not at all,
+// synced before it takes the old one's place.
+func writeRecord(dataDir, name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dataDir, "."+acceptedPolicyFile+"-")
+	tmp, err := os.CreateTemp(dataDir, "."+name+"-")
 	if err != nil {
-		return fmt.Errorf("recording the accepted hook policy: %w", err)
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("recording the accepted hook policy: %w", err)
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("recording the accepted hook policy: %w", err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("recording the accepted hook policy: %w", err)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dataDir, acceptedPolicyFile)); err != nil {
-		return fmt.Errorf("recording the accepted hook policy: %w", err)
-	}
-	return nil
+	return os.Rename(tmp.Name(), filepath.Join(dataDir, name))
 }
 
 // changes lists what differs in now from p: hook settings files, script
@@ -187,19 +193,27 @@ func (w *Worker) startPolicy(agentWritable func(string) bool) (loadedHooks, []mc
 	if err != nil {
 		return loadedHooks{}, nil, err
 	}
-	loaded, mcpFiles, diskErr := w.loadPolicy(nil)
+	var pins []claudecode.WorkspacePin
+	if !cfg.AcceptPolicyChange {
+		pins = w.readWorkspacePins()
+	}
+	book := w.newPinBook(pins)
+	loaded, mcpFiles, diskErr := w.loadPolicy(nil, book)
 	onDisk := &acceptedPolicy{AcceptedAt: time.Now().UTC(), Hooks: loaded.snapshot, MCP: mcpFiles}
 	choice, err := choosePolicy(accepted, onDisk, diskErr, cfg.AcceptPolicyChange, agentWritable)
 	if err != nil {
 		return loadedHooks{}, nil, err
 	}
 	if choice.keep {
-		if loaded, _, err = w.loadPolicy(&accepted.Hooks); err != nil {
+		if loaded, _, err = w.loadPolicy(&accepted.Hooks, book); err != nil {
 			return loadedHooks{}, nil, fmt.Errorf("the hook policy on disk is not taken (%s), and the accepted one in %s does not load: %w; start with -accept-policy-change to run the one on disk",
 				choice.why, filepath.Join(cfg.DataDir, acceptedPolicyFile), err)
 		}
 		w.policyHeld.Store(true)
-		w.pruneScripts(accepted.Hooks)
+		if err := w.usePinBook(book); err != nil {
+			return loadedHooks{}, nil, err
+		}
+		w.pruneScripts(accepted.Hooks, book)
 		cfg.Logger.Error("running the hook policy accepted before, not the one on disk: an operator accepts the files on disk with SIGHUP (kill -HUP <worker pid>) or by starting with -accept-policy-change",
 			"reason", choice.why, "accepted_at", accepted.AcceptedAt, "accepted_by", accepted.How)
 		return loaded, accepted.MCP, nil
@@ -213,19 +227,23 @@ func (w *Worker) startPolicy(agentWritable func(string) bool) (loadedHooks, []mc
 			return loadedHooks{}, nil, err
 		}
 	}
-	w.pruneScripts(onDisk.Hooks)
+	if err := w.usePinBook(book); err != nil {
+		return loadedHooks{}, nil, err
+	}
+	w.pruneScripts(onDisk.Hooks, book)
 	return loaded, mcpFiles, nil
 }
 
 // pruneScripts removes the pinned copies the policy a start runs does
-// not use: every load pins what it reads, also a disk's policy that is
-// not taken, so the store would grow with every changed script.
-func (w *Worker) pruneScripts(running claudecode.Snapshot) {
+// not use (its settings' and its workspace pins'): every load pins what it
+// reads, also a disk's policy that is not taken, so the store would grow
+// with every changed script.
+func (w *Worker) pruneScripts(running claudecode.Snapshot, pins *claudecode.WorkspacePinBook) {
 	store, err := hookScriptStore(w.cfg)
 	if err != nil || store == nil {
 		return
 	}
-	removed, err := store.Prune(running.Stored())
+	removed, err := store.Prune(append(running.Stored(), pins.Stored()...))
 	if err != nil {
 		w.cfg.Logger.Warn("removing unused pinned hook scripts failed", "error", err)
 	}
@@ -241,8 +259,8 @@ func (w *Worker) PolicyHeld() bool { return w.policyHeld.Load() }
 
 // loadPolicy builds the hook registry, from the settings on disk or from
 // a snapshot, and reads the MCP configuration files on disk.
-func (w *Worker) loadPolicy(from *claudecode.Snapshot) (loadedHooks, []mcp.ConfigFile, error) {
-	loaded, err := buildHooks(w.cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host, from)
+func (w *Worker) loadPolicy(from *claudecode.Snapshot, pins *claudecode.WorkspacePinBook) (loadedHooks, []mcp.ConfigFile, error) {
+	loaded, err := buildHooks(w.cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host, from, pins)
 	if err != nil || from != nil {
 		return loaded, nil, err
 	}

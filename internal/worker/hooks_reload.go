@@ -60,7 +60,8 @@ func (w *Worker) liveHooks(r *hooks.Registry) *atomic.Pointer[hooks.Registry] {
 // The new policy fingerprint is logged; on error the loaded policy and
 // servers stay.
 func (w *Worker) ReloadHooks() (fingerprint string, err error) {
-	loaded, mcpFiles, err := w.loadPolicy(nil)
+	book := w.newPinBook(nil)
+	loaded, mcpFiles, err := w.loadPolicy(nil, book)
 	if err == nil {
 		err = w.reloadMCP(mcpFiles, loaded.mcpServers)
 	}
@@ -72,6 +73,9 @@ func (w *Worker) ReloadHooks() (fingerprint string, err error) {
 	if err := accepted.write(w.cfg.DataDir); err != nil {
 		w.cfg.Logger.Error("hook reload failed; the loaded hook policy stays", "error", err)
 		return "", err
+	}
+	if err := w.usePinBook(book); err != nil {
+		w.cfg.Logger.Error("the reloaded policy's workspace pins are not recorded; a restart pins them again from the workspaces", "error", err)
 	}
 	r := loaded.registry
 	old := w.hooks.Swap(r)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -72,6 +73,10 @@ type Worker struct {
 	// the one on disk (see acceptedPolicyFile).
 	policyHeld atomic.Bool
 	sweeper    *periodic
+	// pinBook records the workspace pins of the policy the hooks run
+	// (see workspacePinsFile); pinsMu guards it and the record.
+	pinsMu  sync.Mutex
+	pinBook *claudecode.WorkspacePinBook
 }
 
 // WorkflowRegistrar is satisfied by workers and workflow replayers.
@@ -393,7 +398,7 @@ type loadedHooks struct {
 // the order given), the audit log, custom Go hooks, then secret redaction.
 // The settings files are read where cfg names them, or, with from, taken
 // from that snapshot of an accepted policy.
-func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, hookAgent *activities.HookAgent, host *tools.Host, from *claudecode.Snapshot) (loaded loadedHooks, err error) {
+func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, hookAgent *activities.HookAgent, host *tools.Host, from *claudecode.Snapshot, pins *claudecode.WorkspacePinBook) (loaded loadedHooks, err error) {
 	opts := []hooks.Option{hooks.WithLogger(cfg.Logger.Warn)}
 	if cfg.HookConcurrency > 0 {
 		opts = append(opts, hooks.WithConcurrency(cfg.HookConcurrency))
@@ -418,6 +423,7 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 			Scripts:       scripts,
 			Logger:        cfg.Logger,
 			Snapshot:      from,
+			WorkspacePins: pins,
 		}
 		if c := host.HookConfiner(); c != nil {
 			loadOpts.Launcher, loadOpts.HookEnv = c, host.HookEnv()

@@ -437,4 +437,22 @@ func TestFleetSettingsPinEachWorkspacesGuard(t *testing.T) {
 	require.NotNil(t, res.Output)
 	assert.Contains(t, res.Output.Content, "It changed protected paths (.claude/hooks/guard.sh)")
 	requireBlocked(t, "after the agent rewrote its workspace's guard")
+
+	// A restart (a deploy, a crash) used to pin the guard again at its
+	// first run, from what the agent had written: the worker records
+	// the pins next to the accepted policy and runs them.
+	w.Stop()
+	restarted := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{fleet}
+		c.DefaultWorkspaceRoot = project
+		c.DataDir = w.dataDir
+	})
+	again := commandRunner(restarted, project, "fleet-restarted")
+	requireRmBlocked(t, again, project, "workspace policy: rm -rf is not allowed", "after a restart")
+
+	// The operator's SIGHUP accepts what the workspaces hold now.
+	_, err := restarted.ReloadHooks()
+	require.NoError(t, err)
+	res = again(t, "exec_command", "rm -rf ./scratch")
+	require.Equal(t, contract.StatusCompleted, res.Status, "after SIGHUP the workspace's guard (now exit 0) is pinned afresh: %+v", res.Error)
 }
