@@ -209,7 +209,11 @@ func (p *pinner) addBesideLinkTargets(t *pinnedTree) error {
 		}
 	}
 	if added {
-		if len(t.files) > maxPinnedFiles {
+		total := 0
+		for _, f := range t.files {
+			total += len(f.data)
+		}
+		if len(t.files) > maxPinnedFiles || total > maxPinnedBytes {
 			return &pinTooLargeError{dir: t.source}
 		}
 		t.sortAndHash()
