@@ -56,7 +56,9 @@ func (w *Worker) liveHooks(r *hooks.Registry) *atomic.Pointer[hooks.Registry] {
 // with them: servers no longer configured (or now kept out by the
 // settings) stop, changed ones restart, new ones start, unchanged ones
 // run on (see mcp.Manager.Reconfigure). What it loads becomes the
-// accepted policy, which the next start runs (see acceptedPolicyFile).
+// accepted policy, which the next start runs (see acceptedPolicyFile),
+// and the scripts hooks pin in workspaces are pinned afresh at their next
+// first run (see workspacePinsFile).
 // The new policy fingerprint is logged; on error the loaded policy and
 // servers stay.
 func (w *Worker) ReloadHooks() (fingerprint string, err error) {
