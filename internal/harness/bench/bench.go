@@ -69,9 +69,13 @@ type Result struct {
 	Failed       int
 	// Busy is the wall time of this scenario's batches (think time
 	// included); Throughput is N / Busy.
-	Busy         time.Duration
-	Throughput   float64
-	P50, P99     time.Duration
+	Busy       time.Duration
+	Throughput float64
+	P50, P99   time.Duration
+	// Max is the slowest run; Slowest describes it when it took far
+	// longer than the rest (see describeSlowest).
+	Max          time.Duration
+	Slowest      string
 	EventsPerRun int
 	BytesPerRun  int
 	// TasksPerRun and InTask are the workflow tasks of a run and the time
@@ -321,6 +325,9 @@ func measure(ctx context.Context, c client.Client, scenarios []scenario, n, conc
 				a.firstErr = b.firstErr
 			}
 			a.sample = append(a.sample, b.sample[:min(len(b.sample), sampleRuns-len(a.sample))]...)
+			if b.slowest > a.slowest {
+				a.slowest, a.slowestRun = b.slowest, b.slowestRun
+			}
 		}
 	}
 	var out []Result
@@ -331,7 +338,10 @@ func measure(ctx context.Context, c client.Client, scenarios []scenario, n, conc
 			r.Throughput = float64(n-a.failed) / a.busy.Seconds()
 		}
 		slices.Sort(a.latencies)
-		r.P50, r.P99 = percentile(a.latencies, 50), percentile(a.latencies, 99)
+		r.P50, r.P99, r.Max = percentile(a.latencies, 50), percentile(a.latencies, 99), a.slowest
+		if a.slowestRun != nil && a.slowest > outlierFactor*r.P50 && a.slowest > time.Second {
+			r.Slowest = describeSlowest(ctx, c, a.slowestRun, a.slowest)
+		}
 		if len(a.sample) > 0 {
 			var inTask time.Duration
 			for _, run := range a.sample {
@@ -360,6 +370,9 @@ type batchResult struct {
 	firstErr  error
 	// sample are completed runs, for their histories.
 	sample []client.WorkflowRun
+	// slowest is the longest completed run, slowestRun the run.
+	slowest    time.Duration
+	slowestRun client.WorkflowRun
 }
 
 // sampleRuns is how many runs of a scenario have their history read.
@@ -391,6 +404,9 @@ func runBatch(ctx context.Context, c client.Client, sc scenario, size, conc int,
 					}
 				} else {
 					r.latencies = append(r.latencies, d)
+					if d > r.slowest {
+						r.slowest, r.slowestRun = d, run
+					}
 					if len(r.sample) < sampleRuns {
 						r.sample = append(r.sample, run)
 					}

@@ -42,7 +42,7 @@ func TestBenchRuns(t *testing.T) {
 		t.Fatalf("got %d results, want %d", len(results), want)
 	}
 	for _, r := range results {
-		if r.Failed != 0 || r.Throughput <= 0 || r.EventsPerRun == 0 {
+		if r.Failed != 0 || r.Throughput <= 0 || r.EventsPerRun == 0 || r.Max < r.P99 {
 			t.Errorf("%s at %d: %+v", r.Scenario, r.Concurrency, r)
 		}
 	}

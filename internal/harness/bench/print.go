@@ -59,6 +59,11 @@ func Print(w io.Writer, results []Result) {
 	}
 	tw.Flush()
 	for _, r := range results {
+		if r.Slowest != "" {
+			fmt.Fprintf(w, "%s at concurrency %d: an outlier (p50 %s): %s\n", r.Scenario, r.Concurrency, round(r.P50), r.Slowest)
+		}
+	}
+	for _, r := range results {
 		if r.FirstError != nil {
 			fmt.Fprintf(w, "%s at concurrency %d: %d failed, first: %v\n", r.Scenario, r.Concurrency, r.Failed, r.FirstError)
 		}

@@ -304,6 +304,44 @@ func historyOf(ctx context.Context, c client.Client, run client.WorkflowRun) (hi
 	return st, err
 }
 
+// outlierFactor is how many times the p50 a run must take for its history
+// to be described: the dev server is stopped after the bench, so an
+// outlier is looked at while it can be.
+const outlierFactor = 10
+
+// describeSlowest says where an outlier run spent its time: the run's
+// IDs, its time in history (first to last event) against the client's
+// wait, and the longest gap between two events.
+func describeSlowest(ctx context.Context, c client.Client, run client.WorkflowRun, took time.Duration) string {
+	var events []*historypb.HistoryEvent
+	if err := eachEvent(ctx, c, run, func(e *historypb.HistoryEvent) { events = append(events, e) }); err != nil {
+		return fmt.Sprintf("%s/%s took %s; its history: %v", run.GetID(), run.GetRunID(), took.Round(time.Millisecond), err)
+	}
+	return fmt.Sprintf("%s/%s took %s, %s", run.GetID(), run.GetRunID(), took.Round(time.Millisecond), longestWait(events))
+}
+
+// longestWait says how long a history spans and between which two
+// events it waited longest.
+func longestWait(events []*historypb.HistoryEvent) string {
+	if len(events) == 0 {
+		return "no history"
+	}
+	name := func(e *historypb.HistoryEvent) string { return fmt.Sprintf("%d %s", e.GetEventId(), e.GetEventType()) }
+	var gap time.Duration
+	var before, after string
+	for i := 1; i < len(events); i++ {
+		if d := events[i].GetEventTime().AsTime().Sub(events[i-1].GetEventTime().AsTime()); d > gap {
+			gap, before, after = d, name(events[i-1]), name(events[i])
+		}
+	}
+	span := events[len(events)-1].GetEventTime().AsTime().Sub(events[0].GetEventTime().AsTime())
+	if before == "" {
+		return fmt.Sprintf("%s of it in history", span.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%s of it in history; its longest wait, %s, is between events %s and %s",
+		span.Round(time.Millisecond), gap.Round(time.Millisecond), before, after)
+}
+
 func eachEvent(ctx context.Context, c client.Client, run client.WorkflowRun, fn func(*historypb.HistoryEvent)) error {
 	iter := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
