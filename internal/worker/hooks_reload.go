@@ -90,8 +90,9 @@ func (w *Worker) ReloadHooks() (fingerprint string, err error) {
 
 // reloadMCP makes the MCP servers configured in files, under what the
 // settings say of them, the ones the worker runs. A worker that started
-// without servers has nothing serving MCP tools to add them to: they
-// start at its next start, and the log says so.
+// reading no MCP configuration file (see startMCP) has nothing serving
+// MCP tools to add them to: they start at its next start, and the log
+// says so.
 func (w *Worker) reloadMCP(files []mcp.ConfigFile, settings *claudecode.MCPServerSettings) error {
 	loaded, err := mcp.LoadConfigs(files, nil)
 	if err != nil {
@@ -106,7 +107,7 @@ func (w *Worker) reloadMCP(files []mcp.ConfigFile, settings *claudecode.MCPServe
 			for _, s := range loaded.Servers {
 				names = append(names, s.Name)
 			}
-			w.cfg.Logger.Warn("MCP servers configured since this worker started without any start at its next start", "mcp_servers", names)
+			w.cfg.Logger.Warn("MCP servers configured since this worker started, reading no MCP configuration, start at its next start", "mcp_servers", names)
 		}
 		return nil
 	}

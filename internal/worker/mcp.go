@@ -61,8 +61,11 @@ func mcpConfigFiles(cfg Config) []string {
 }
 
 // startMCP loads the MCP server configurations and connects the servers;
-// nil when none are configured. A server that fails is retried in the
-// background; only an unreadable configuration file fails the worker.
+// nil when the worker reads no MCP configuration file (no project among
+// its hook sources, no -mcp-config). A manager with no server yet is kept
+// for a SIGHUP to start those a file gains. A server that fails is
+// retried in the background; only an unreadable configuration file fails
+// the worker.
 //
 // The stdio servers start in the hooks' confinement (see
 // tools.Host.HookConfiner): a server acts on the agent's arguments, so
@@ -147,7 +150,9 @@ func startMCPServers(cfg Config, files []mcp.ConfigFile, hostID string, store co
 	for _, w := range loaded.Warnings {
 		cfg.Logger.Warn("MCP config: " + w)
 	}
-	if len(loaded.Servers) == 0 {
+	if len(files) == 0 {
+		// No file is read (no project among the hook sources, no
+		// -mcp-config): no server can be configured, now or on SIGHUP.
 		return nil, nil
 	}
 	m, err := mcp.NewManager(loaded.Servers, mcp.Options{

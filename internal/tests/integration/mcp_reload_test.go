@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/internal/harness/mcpservers"
+	"github.com/fenixrt/fenix/internal/worker"
 )
 
 // An operator who removes a server from .mcp.json (an agent was abusing
@@ -61,4 +63,33 @@ func TestSIGHUPReconfiguresMCPServers(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "still here")
 	assert.Equal(t, memoryPID, mcpStatus(w, "memory").PID, "the unchanged server was restarted")
+}
+
+// A worker whose project had no .mcp.json yet used to have no MCP
+// manager at all: a SIGHUP after the operator added one could not start
+// its servers before the next start. It keeps an empty one now.
+func TestSIGHUPStartsTheServersOfANewMCPConfig(t *testing.T) {
+	servers := mcpservers.Require(t)
+	project := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{}`), 0o644))
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	read := func(id string) contract.Result {
+		res, _ := runAssignment(t, w.queue, mcpCall(id, "mcp__memory__read_graph", map[string]any{}, "mcp__memory"))
+		return res
+	}
+	require.Equal(t, contract.StatusFailed, read("graph-before").Status)
+
+	cfg := map[string]any{"mcpServers": map[string]any{"memory": map[string]any{"command": "node", "args": []string{servers.Entry("server-memory")},
+		"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}}}}
+	raw, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), raw, 0o644))
+	_, err = w.ReloadHooks()
+	require.NoError(t, err)
+	res := read("graph-after")
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 }
