@@ -91,7 +91,9 @@ type Policy struct {
 	// as without confinement, instead of only the processes of its group
 	// (see Confiner.StartInGroup; where the kernel scopes signals): for
 	// tools that signal a process another conversation started. A command
-	// can then also kill a running hook, which fails open.
+	// can then also kill a running hook, which then fails closed (see the
+	// hook runner), and a hook confined with it (FENIX_HOOK_SIGNALS=any)
+	// the worker.
 	SignalsAnywhere bool
 	// BoundCapabilities starts commands with only the capabilities a
 	// container runtime leaves its root (less CAP_MKNOD; see

@@ -21,9 +21,9 @@ func (c *Confiner) String() string {
 	others := "signals: anywhere the user may send them (ABI 6 scopes them)"
 	switch {
 	case c.signalsAnywhere:
-		others = "signals: anywhere the user may send them (FENIX_COMMAND_SIGNALS=any)"
+		others = "signals: anywhere the user may send them (FENIX_COMMAND_SIGNALS=any or FENIX_HOOK_SIGNALS=any)"
 	case c.SignalsScoped():
-		others = "signals: to the processes of the command's own group only (a conversation's in its workspace)"
+		others = "signals: to the processes of the command's own group only (a conversation's in its workspace; a hook's own)"
 	}
 	if c.PrlimitFiltered() {
 		others += "; prlimit: own limits only"

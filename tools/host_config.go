@@ -85,6 +85,14 @@ type HostConfig struct {
 	// conversation in their workspace (see confine.Policy.SignalsAnywhere
 	// and confine.Confiner.StartInGroup); "own", the default, scopes them.
 	SignalsAnywhere bool
+	// HookSignalsAnywhere is FENIX_HOOK_SIGNALS=any: hooks and the stdio
+	// MCP servers may signal every process their user may, for a hook
+	// that stops a service the agent's commands started (a SessionEnd
+	// `pkill -f 'npm run dev'`). "own", the default, scopes each to the
+	// processes it started (where the kernel scopes signals): a hook runs
+	// the agent's code (a PostToolUse `npm test`, a git fsmonitor), and
+	// that code must not stop the worker, an MCP server or the guard.
+	HookSignalsAnywhere bool
 	// SystemWritable is FENIX_COMMAND_SYSTEM=writable: commands that run
 	// as root may write the system's directories (/usr, /etc, /opt, …:
 	// the programs and libraries the hooks run), to install packages;
@@ -124,7 +132,7 @@ type HostConfig struct {
 // FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_EXEC_ENV_ALLOW (variable
 // names, comma-separated), FENIX_EXEC_MAX_TIMEOUT (a Go duration or
 // seconds), FENIX_COMMAND_USER, FENIX_COMMAND_CONFINEMENT,
-// FENIX_COMMAND_SIGNALS, FENIX_COMMAND_SYSTEM, FENIX_COMMAND_UNREACHABLE,
+// FENIX_COMMAND_SIGNALS, FENIX_HOOK_SIGNALS, FENIX_COMMAND_SYSTEM, FENIX_COMMAND_UNREACHABLE,
 // FENIX_BROWSER_PATH and
 // FENIX_BROWSER_IDLE_TIMEOUT.
 func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
@@ -162,6 +170,13 @@ func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 		cfg.SignalsAnywhere = true
 	default:
 		return cfg, fmt.Errorf("FENIX_COMMAND_SIGNALS=%q: want own (a command signals only its conversation's processes in its workspace, the default) or any (every process its user may, hooks included)", v)
+	}
+	switch v := getenv("FENIX_HOOK_SIGNALS"); v {
+	case "", "own":
+	case "any":
+		cfg.HookSignalsAnywhere = true
+	default:
+		return cfg, fmt.Errorf("FENIX_HOOK_SIGNALS=%q: want own (a hook or MCP server signals only the processes it started, the default) or any (every process its user may, the worker included)", v)
 	}
 	switch v := getenv("FENIX_COMMAND_SYSTEM"); v {
 	case "", "read-only":

@@ -158,16 +158,18 @@ func unreachableEndpoints(cfg HostConfig) (all, fenced []confine.Endpoint, err e
 // that code must not rewrite the pinned guards, the audit log or the
 // command-run records, nor read the worker's keys, nor plant code for the
 // next hooks (hookCodeGuard, with HookEnv; a root worker's hooks are
-// bounded as its commands are, rootCommandPolicy). Hooks may still signal
-// any process of their user (a SessionEnd hook stopping the agent's dev
-// server) and reach the network; the cgroup hierarchies are read-only to
-// them, as to commands.
+// bounded as its commands are, rootCommandPolicy), nor stop or kill the
+// worker, an MCP server or another hook: each hook process signals only
+// what it started (where the kernel scopes signals; FENIX_HOOK_SIGNALS=any
+// for a hook that stops the agent's dev server, which sits in its
+// conversation's domain). Hooks reach the network; the cgroup
+// hierarchies are read-only to them, as to commands.
 func newHookConfinement(cfg HostConfig, codePaths []string) (*confine.Confiner, error) {
 	if len(cfg.Hooks.Hidden) == 0 || cfg.Confinement == confine.ModeOff {
 		return nil, nil
 	}
 	policy := cfg.Hooks.Merge(confine.Policy{Hidden: cfg.Protected.Hidden, ReadOnly: append(proctree.Mounts(), codePaths...),
-		Unreachable: cfg.Protected.Unreachable, SignalsAnywhere: true})
+		Unreachable: cfg.Protected.Unreachable, SignalsAnywhere: cfg.HookSignalsAnywhere})
 	if os.Geteuid() == 0 {
 		// A root worker's hooks run as root: the agent's code one of them
 		// runs gets no more of the kernel or the system than a command.
@@ -180,6 +182,9 @@ func newHookConfinement(cfg HostConfig, codePaths []string) (*confine.Confiner, 
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("confining hooks: %w", err)
+	}
+	if cfg.HookSignalsAnywhere {
+		cfg.Logger.Warn("hooks and MCP servers may signal every process of their user (FENIX_HOOK_SIGNALS=any): code a hook runs from the workspace (a PostToolUse npm test, a git fsmonitor) can stop or kill the worker, an MCP server or a running guard")
 	}
 	cfg.Logger.Info("hooks are confined", "confinement", c.String())
 	return c, nil

@@ -127,6 +127,20 @@ func TestHostConfigFromEnv(t *testing.T) {
 		t.Fatalf("FENIX_COMMAND_SIGNALS=all: %v, want it refused naming the variable", err)
 	}
 	delete(env, "FENIX_COMMAND_SIGNALS")
+	if cfg.HookSignalsAnywhere {
+		t.Fatal("hooks signal anywhere without FENIX_HOOK_SIGNALS")
+	}
+	for value, anywhere := range map[string]bool{"own": false, "any": true} {
+		env["FENIX_HOOK_SIGNALS"] = value
+		if cfg, err = HostConfigFromEnv(func(k string) string { return env[k] }); err != nil || cfg.HookSignalsAnywhere != anywhere || cfg.SignalsAnywhere {
+			t.Fatalf("FENIX_HOOK_SIGNALS=%s: HookSignalsAnywhere %v (commands %v), %v", value, cfg.HookSignalsAnywhere, cfg.SignalsAnywhere, err)
+		}
+	}
+	env["FENIX_HOOK_SIGNALS"] = "yes"
+	if _, err := HostConfigFromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "FENIX_HOOK_SIGNALS") {
+		t.Fatalf("FENIX_HOOK_SIGNALS=yes: %v, want it refused naming the variable", err)
+	}
+	delete(env, "FENIX_HOOK_SIGNALS")
 	for value, writable := range map[string]bool{"": false, "read-only": false, "writable": true} {
 		env["FENIX_COMMAND_SYSTEM"] = value
 		if cfg, err = HostConfigFromEnv(func(k string) string { return env[k] }); err != nil || cfg.SystemWritable != writable {
