@@ -3,7 +3,8 @@
 // profiles), registers Fenix's workflows and activities, and serves the
 // shared task queue and this host's pinned queue until SIGINT or SIGTERM;
 // SIGHUP reloads the hook settings, the scripts they run and the MCP
-// servers' configuration.
+// servers' configuration. `worker mcp-login SERVER` signs in to a remote
+// MCP server that needs OAuth.
 package main
 
 import (
@@ -34,7 +35,12 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := Run(ctx, os.Args[1:], os.Stderr); err != nil {
+	run := Run
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "mcp-login" {
+		run, args = runMCPLogin, args[1:]
+	}
+	if err := run(ctx, args, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(2)
 		}

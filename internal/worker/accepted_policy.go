@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/fenixrt/fenix/hooks/claudecode"
+	"github.com/fenixrt/fenix/internal/atomicfile"
 	"github.com/fenixrt/fenix/internal/readlimit"
 	"github.com/fenixrt/fenix/tools/mcp"
 )
@@ -71,30 +71,9 @@ func (p *acceptedPolicy) write(dataDir string) error {
 	return nil
 }
 
-// writeRecord replaces dataDir/name with v as JSON, whole or not at all,
-// synced before it takes the old one's place.
+// writeRecord replaces dataDir/name with v as JSON, whole or not at all.
 func writeRecord(dataDir, name string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dataDir, "."+name+"-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dataDir, name))
+	return atomicfile.WriteJSON(dataDir, name, v)
 }
 
 // changes lists what differs in now from p: hook settings files, script

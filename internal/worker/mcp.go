@@ -163,6 +163,8 @@ func startMCPServers(cfg Config, files []mcp.ConfigFile, hostID string, store co
 		Contexts: store,
 		Logger:   cfg.Logger,
 		Launcher: launcher,
+		// The sign-ins of `worker mcp-login` (see LoginMCP).
+		Credentials: mcpCredentials(cfg),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("MCP servers: %w", err)

@@ -57,6 +57,11 @@ type ServerConfig struct {
 	Cwd     string
 	URL     string
 	Headers map[string]string
+	// OAuth is the entry's "oauth" object (http servers): how the
+	// worker's mcp-login signs in. Without it, sign-in registers a client
+	// dynamically; either way the worker uses what a sign-in stored (see
+	// CredentialStore).
+	OAuth *OAuthConfig
 	// Path is the file the entry came from, Dir its directory (the
 	// project directory).
 	Path string
@@ -76,6 +81,15 @@ type serverEntry struct {
 	Cwd     string            `json:"cwd"`
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
+	OAuth   *oauthEntry       `json:"oauth"`
+}
+
+// oauthEntry is an http server's "oauth" object as Claude Code reads it.
+type oauthEntry struct {
+	ClientID              string          `json:"clientId"`
+	CallbackPort          json.RawMessage `json:"callbackPort"`
+	Scopes                string          `json:"scopes"`
+	AuthServerMetadataURL string          `json:"authServerMetadataUrl"`
 }
 
 // LoadResult is what Load found: the servers to run, in name order, and
@@ -259,8 +273,22 @@ func parseEntry(key string, raw json.RawMessage, path, dir string, getenv func(s
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return ServerConfig{}, warnings, fmt.Errorf("%s has url %q: want an http:// or https:// URL", where, s.URL)
 		}
+		if e.OAuth != nil {
+			oauth, warns, err := parseOAuth(*e.OAuth, exp, where)
+			warnings = append(warnings, warns...)
+			if err != nil {
+				return ServerConfig{}, warnings, err
+			}
+			if s.Type == TransportSSE {
+				return ServerConfig{}, warnings, fmt.Errorf("%s has \"oauth\" with \"type\": \"sse\": Fenix signs in to Streamable HTTP servers only; set \"type\": \"http\" if the server speaks it", where)
+			}
+			s.OAuth = oauth
+		}
 	default:
 		return ServerConfig{}, warnings, fmt.Errorf("%s has unknown type %q: want \"stdio\", \"http\" or \"sse\"", where, typ)
+	}
+	if s.Type == TransportStdio && e.OAuth != nil {
+		return ServerConfig{}, warnings, fmt.Errorf("%s has \"oauth\" but runs over stdio: only http servers sign in", where)
 	}
 	if len(s.Name) == 0 {
 		return ServerConfig{}, warnings, fmt.Errorf("%s has an empty name", where)

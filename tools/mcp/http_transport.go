@@ -74,27 +74,7 @@ func httpClient(cfg ServerConfig, base netguard.Policy) (*http.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("url %q: %w", cfg.URL, err)
 	}
-	policy := netguard.Policy{
-		AllowCIDRs: append([]netip.Prefix(nil), base.AllowCIDRs...),
-		AllowHosts: append([]string(nil), base.AllowHosts...),
-		Setting:    "FENIX_FETCH_ALLOW (or the server's url in " + cfg.Path + ")",
-	}
-	host := u.Hostname()
-	if addr, err := netip.ParseAddr(host); err == nil {
-		addr = addr.Unmap()
-		policy.AllowCIDRs = append(policy.AllowCIDRs, netip.PrefixFrom(addr, addr.BitLen()))
-	} else {
-		policy.AllowHosts = append(policy.AllowHosts, strings.ToLower(host))
-	}
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	transport := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           policy.DialContext(dialer),
-		TLSHandshakeTimeout:   10 * time.Second,
-		MaxIdleConns:          8,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: 2 * time.Minute,
-	}
+	transport := guardedTransport(u.Hostname(), base, "FENIX_FETCH_ALLOW (or the server's url in "+cfg.Path+")")
 	headers := http.Header{}
 	for k, v := range cfg.Headers {
 		headers.Set(k, v)
@@ -110,6 +90,32 @@ func httpClient(cfg ServerConfig, base netguard.Policy) (*http.Client, error) {
 			return nil
 		},
 	}, nil
+}
+
+// guardedTransport dials through the outbound guard: base plus host (an
+// address or a name), which the configuration named; setting is what an
+// operator changes to reach more.
+func guardedTransport(host string, base netguard.Policy, setting string) *http.Transport {
+	policy := netguard.Policy{
+		AllowCIDRs: append([]netip.Prefix(nil), base.AllowCIDRs...),
+		AllowHosts: append([]string(nil), base.AllowHosts...),
+		Setting:    setting,
+	}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		addr = addr.Unmap()
+		policy.AllowCIDRs = append(policy.AllowCIDRs, netip.PrefixFrom(addr, addr.BitLen()))
+	} else {
+		policy.AllowHosts = append(policy.AllowHosts, strings.ToLower(host))
+	}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           policy.DialContext(dialer),
+		TLSHandshakeTimeout:   10 * time.Second,
+		MaxIdleConns:          8,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 2 * time.Minute,
+	}
 }
 
 // headerTransport adds the configured headers (a bearer token, typically)

@@ -79,6 +79,9 @@ type Options struct {
 	// Rules keep servers from starting (see ServerRules); a call to the
 	// tool of one they keep out is refused naming the setting.
 	Rules ServerRules
+	// Credentials hold the OAuth sign-ins of http servers (see Login);
+	// nil sends only the configured headers.
+	Credentials *CredentialStore
 }
 
 // Launcher starts a stdio server's process (whose SysProcAttr places

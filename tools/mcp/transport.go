@@ -47,7 +47,15 @@ func (s *server) innerTransport() (sdk.Transport, *process, error) {
 			// the client refuses one on another origin (see headerTransport).
 			return &sseTransport{inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxEventSize: MaxMessageBytes}}, nil, nil
 		}
-		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxRetries: 2}, nil, nil
+		t := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxRetries: 2}
+		if store := s.m.opts.Credentials; store != nil {
+			signIn, err := newStoredSignIn(s.cfg, store, s.m.opts.Net)
+			if err != nil {
+				return nil, nil, err
+			}
+			t.OAuthHandler = signIn
+		}
+		return t, nil, nil
 	}
 	cmd, err := s.command()
 	if err != nil {

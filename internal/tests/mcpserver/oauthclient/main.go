@@ -1,0 +1,102 @@
+// Command oauthclient is the client under test in the conformance suite's
+// auth scenarios (`conformance client --command oauthclient`): it signs in
+// to the scenario's server as `worker mcp-login` does (mcp.Login), playing
+// the browser's part by following the authorization URL's redirects to
+// the login's callback, then connects as the worker does, sending the
+// stored token (an mcp.Manager with the credential store), and calls the
+// server's first tool if it lists one. It exits 1 on the first failure.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fenixrt/fenix/tools/mcp"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "oauthclient:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	if len(os.Args) < 2 {
+		return fmt.Errorf("usage: oauthclient SERVER_URL")
+	}
+	url := os.Args[len(os.Args)-1]
+	var scenario struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &scenario); err != nil {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	server := mcp.ServerConfig{Name: "conformance", Key: "conformance", Type: mcp.TransportHTTP, URL: url, Path: "the conformance scenario"}
+	if scenario.ClientID != "" {
+		server.OAuth = &mcp.OAuthConfig{ClientID: scenario.ClientID}
+	}
+	dir, err := os.MkdirTemp("", "oauthclient-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	store := mcp.NewCredentialStore(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+
+	browser := &http.Client{Timeout: 10 * time.Second}
+	res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{
+		ClientSecret: scenario.ClientSecret,
+		Open: func(ctx context.Context, authorizationURL, _ string) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, authorizationURL, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := browser.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("the browser ended on %s: %s", resp.Status, body)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("signed in: client %s, %d tools\n", res.Credentials.ClientID, res.Tools)
+
+	m, err := mcp.NewManager([]mcp.ServerConfig{server}, mcp.Options{HostID: "conformance", Credentials: store, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	m.Start(10 * time.Second)
+	if err := m.WaitReady(ctx); err != nil {
+		return fmt.Errorf("connecting with the stored sign-in: %w (%+v)", err, m.Status())
+	}
+	st := m.Status()[0]
+	if len(st.Tools) > 0 {
+		tool := strings.TrimPrefix(st.Tools[0], "mcp__"+server.Name+"__")
+		call, err := m.Call(ctx, server.Name, tool, map[string]any{})
+		if err != nil {
+			return fmt.Errorf("calling %s with the stored sign-in: %w", tool, err)
+		}
+		fmt.Printf("called %s: %s\n", tool, call.Text())
+	}
+	return nil
+}

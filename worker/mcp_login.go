@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/tools/mcp"
+)
+
+// loginTimeout bounds the wait for the operator's browser.
+const loginTimeout = 10 * time.Minute
+
+const mcpLoginUsage = `Usage: worker mcp-login SERVER [worker flags]
+
+Signs in to the remote MCP server SERVER (its key in .mcp.json) that needs
+OAuth, and stores the tokens in the worker's data directory, where the
+worker sends and refreshes them. Give the flags the worker runs with
+(-data-dir, -hooks-file, -mcp-config, or their FENIX_* variables), as the
+worker's user. The command prints the authorization URL; the browser's
+redirect must reach http://localhost:PORT/callback on this host (from
+another machine: ssh -L PORT:localhost:PORT). A pre-registered client's
+secret is read from MCP_CLIENT_SECRET.
+`
+
+// runMCPLogin is `worker mcp-login SERVER [flags]`.
+func runMCPLogin(ctx context.Context, args []string, stderr io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(stderr, mcpLoginUsage)
+		return errors.New("mcp-login: name the server first: worker mcp-login SERVER [flags]")
+	}
+	name := args[0]
+	cfg, err := worker.LoadConfig(args[1:], os.Getenv, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
+	defer cancel()
+	res, err := worker.LoginMCP(ctx, cfg, name, mcp.LoginOptions{
+		ClientSecret: os.Getenv("MCP_CLIENT_SECRET"),
+		Open: func(_ context.Context, authorizationURL, redirectURL string) error {
+			_, err := fmt.Fprintf(stderr, "Open this URL in a browser to sign in to MCP server %q:\n\n  %s\n\nWaiting for the redirect to %s ...\n", name, authorizationURL, redirectURL)
+			return err
+		},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "Signed in to MCP server %q (%d tools); the worker on data directory %s uses the token from its next connection to the server.\n", name, res.Tools, cfg.DataDir)
+	return nil
+}
