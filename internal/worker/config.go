@@ -327,8 +327,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 }
 
 const usage = `Usage: worker [flags]
+       worker mcp-login SERVER [flags]
 
-Runs a Fenix worker until interrupted. Temporal connection settings come from
+Runs a Fenix worker until interrupted; mcp-login signs in to a remote MCP
+server that needs OAuth and stores the tokens for the worker. Temporal connection settings come from
 TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* and
 TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE (envconfig).
 

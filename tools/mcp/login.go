@@ -123,16 +123,20 @@ func Login(ctx context.Context, server ServerConfig, store *CredentialStore, opt
 	if err != nil {
 		return LoginResult{}, fmt.Errorf("MCP server %q at %s: signing in: %w", server.Name, server.URL, err)
 	}
-	defer session.Close()
-	if signedIn == nil {
-		return LoginResult{}, fmt.Errorf("MCP server %q at %s answered without asking to sign in (no 401): nothing to store", server.Name, server.URL)
-	}
 	var tools int
 	for _, err := range session.Tools(ctx, nil) {
 		if err != nil {
+			session.Close()
 			return LoginResult{}, fmt.Errorf("MCP server %q: listing its tools after sign-in: %w", server.Name, err)
 		}
 		tools++
+	}
+	// Closed before the token is taken: the session's last request (its
+	// DELETE) may refresh a short-lived token, spending the refresh token
+	// a save before it would have kept.
+	session.Close()
+	if signedIn == nil {
+		return LoginResult{}, fmt.Errorf("MCP server %q at %s answered without asking to sign in (no 401): nothing to store", server.Name, server.URL)
 	}
 	// The token the session ended with (a step-up or a refresh may have
 	// replaced the first).

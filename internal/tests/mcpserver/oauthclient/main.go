@@ -2,7 +2,7 @@
 // auth scenarios (`conformance client --command oauthclient`): it signs in
 // to the scenario's server as `worker mcp-login` does (mcp.Login), playing
 // the browser's part by following the authorization URL's redirects to
-// the login's callback, then connects as the worker does, sending the
+// the login's callback (oauthmcp.Browse), then connects as the worker does, sending the
 // stored token (an mcp.Manager with the credential store), and calls the
 // server's first tool if it lists one. It exits 1 on the first failure.
 package main
@@ -11,13 +11,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/fenixrt/fenix/internal/harness/oauthmcp"
 	"github.com/fenixrt/fenix/tools/mcp"
 )
 
@@ -55,26 +54,7 @@ func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 
-	browser := &http.Client{Timeout: 10 * time.Second}
-	res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{
-		ClientSecret: scenario.ClientSecret,
-		Open: func(ctx context.Context, authorizationURL, _ string) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, authorizationURL, nil)
-			if err != nil {
-				return err
-			}
-			resp, err := browser.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("the browser ended on %s: %s", resp.Status, body)
-			}
-			return nil
-		},
-	})
+	res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{ClientSecret: scenario.ClientSecret, Open: oauthmcp.Browse})
 	if err != nil {
 		return err
 	}

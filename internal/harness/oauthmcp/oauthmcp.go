@@ -1,0 +1,230 @@
+// Package oauthmcp serves, for tests, a remote MCP server that needs
+// OAuth as hosted ones do: a Streamable HTTP endpoint behind the go-sdk's
+// bearer-token middleware, whose 401 names its protected resource
+// metadata (RFC 9728), and an authorization server on the same origin
+// with RFC 8414 metadata, dynamic client registration (RFC 7591), the
+// authorization code grant with PKCE (S256) whose authorize endpoint
+// approves at once (the user's consent), and rotating refresh tokens.
+package oauthmcp
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// User is whom every sign-in is for; the whoami tool names them.
+const User = "ana@example.com"
+
+// Server is the MCP server and its authorization server.
+type Server struct {
+	// URL is the MCP endpoint (the .mcp.json url).
+	URL string
+	// Issuer is the authorization server.
+	Issuer string
+	// Registrations, Authorizations and Refreshes count what the
+	// authorization server granted.
+	Registrations, Authorizations, Refreshes atomic.Int64
+
+	lifetime time.Duration
+	mu       sync.Mutex
+	clients  map[string]string // client ID -> redirect URI
+	codes    map[string]codeGrant
+	access   map[string]time.Time // access token -> expiry
+	refresh  map[string]string    // refresh token -> client ID
+}
+
+type codeGrant struct {
+	client, redirect, challenge, resource string
+}
+
+// Start serves a Server on loopback until tb ends; access tokens live
+// for lifetime.
+func Start(tb testing.TB, lifetime time.Duration) *Server {
+	s := &Server{lifetime: lifetime, clients: map[string]string{}, codes: map[string]codeGrant{}, access: map[string]time.Time{}, refresh: map[string]string{}}
+	mux := http.NewServeMux()
+	hs := httptest.NewServer(mux)
+	tb.Cleanup(hs.Close)
+	s.Issuer, s.URL = hs.URL, hs.URL+"/mcp"
+	prm := fmt.Sprintf(`{"resource": %q, "authorization_servers": [%q], "bearer_methods_supported": ["header"]}`, s.URL, s.Issuer)
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", jsonBody(prm))
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", jsonBody(fmt.Sprintf(`{"issuer": %[1]q,
+  "authorization_endpoint": "%[1]s/authorize", "token_endpoint": "%[1]s/token", "registration_endpoint": "%[1]s/register",
+  "response_types_supported": ["code"], "grant_types_supported": ["authorization_code", "refresh_token"],
+  "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"]}`, s.Issuer)))
+	mux.HandleFunc("POST /register", s.register)
+	mux.HandleFunc("GET /authorize", s.authorize)
+	mux.HandleFunc("POST /token", s.token)
+
+	mcpServer := sdk.NewServer(&sdk.Implementation{Name: "secure-notes", Version: "1"}, nil)
+	sdk.AddTool(mcpServer, &sdk.Tool{Name: "whoami", Description: "Names the signed-in user."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "signed in as " + User}}}, nil, nil
+		})
+	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcpServer }, nil)
+	mux.Handle("/mcp", auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
+		ResourceMetadataURL: s.Issuer + "/.well-known/oauth-protected-resource/mcp",
+	})(streamable))
+	return s
+}
+
+// RevokeAccessTokens makes every access token issued so far invalid
+// before its expiry (the refresh tokens stay good), as a server that
+// rotated its keys does.
+func (s *Server) RevokeAccessTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.access)
+}
+
+// RevokeAll makes every token invalid: the grant is withdrawn and only a
+// new sign-in helps.
+func (s *Server) RevokeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.access)
+	clear(s.refresh)
+}
+
+func jsonBody(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+func (s *Server) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	expiry, ok := s.access[token]
+	if !ok || time.Now().After(expiry) {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{Expiration: expiry, UserID: User}, nil
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RedirectURIs []string `json:"redirect_uris"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.RedirectURIs) == 0 {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata")
+		return
+	}
+	id := "client-" + rand.Text()[:8]
+	s.mu.Lock()
+	s.clients[id] = req.RedirectURIs[0]
+	s.mu.Unlock()
+	s.Registrations.Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "none"})
+}
+
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	redirect, known := s.clients[q.Get("client_id")]
+	s.mu.Unlock()
+	switch {
+	case !known || redirect != q.Get("redirect_uri"):
+		http.Error(w, "unknown client or redirect_uri", http.StatusBadRequest)
+		return
+	case q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
+		http.Error(w, "PKCE with S256 is required", http.StatusBadRequest)
+		return
+	case q.Get("resource") != s.URL:
+		http.Error(w, "resource must be "+s.URL, http.StatusBadRequest)
+		return
+	}
+	code := rand.Text()
+	s.mu.Lock()
+	s.codes[code] = codeGrant{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"), resource: q.Get("resource")}
+	s.mu.Unlock()
+	s.Authorizations.Add(1)
+	back, _ := url.Parse(redirect)
+	v := back.Query()
+	v.Set("code", code)
+	v.Set("state", q.Get("state"))
+	back.RawQuery = v.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var client string
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		grant, ok := s.codes[r.PostForm.Get("code")]
+		delete(s.codes, r.PostForm.Get("code"))
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if !ok || grant.client != r.PostForm.Get("client_id") || grant.redirect != r.PostForm.Get("redirect_uri") ||
+			base64.RawURLEncoding.EncodeToString(sum[:]) != grant.challenge {
+			oauthError(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+		client = grant.client
+	case "refresh_token":
+		var ok bool
+		if client, ok = s.refresh[r.PostForm.Get("refresh_token")]; !ok {
+			oauthError(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+		// Rotation: the used refresh token is spent.
+		delete(s.refresh, r.PostForm.Get("refresh_token"))
+		s.Refreshes.Add(1)
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
+		return
+	}
+	access, refresh := "at-"+rand.Text(), "rt-"+rand.Text()
+	s.access[access] = time.Now().Add(s.lifetime)
+	s.refresh[refresh] = client
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(s.lifetime.Seconds()), "refresh_token": refresh})
+}
+
+func oauthError(w http.ResponseWriter, status int, code string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": code})
+}
+
+// Browse plays the operator's browser for mcp.LoginOptions.Open: it
+// follows the authorization URL's redirects (the consent is given at
+// once) to the sign-in's callback, and fails unless that page loads.
+func Browse(ctx context.Context, authorizationURL, _ string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authorizationURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var body [512]byte
+		n, _ := resp.Body.Read(body[:])
+		return fmt.Errorf("the browser ended on %s %s: %s", resp.Request.URL.Redacted(), resp.Status, body[:n])
+	}
+	return nil
+}

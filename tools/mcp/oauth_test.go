@@ -1,0 +1,246 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/internal/harness/oauthmcp"
+	"github.com/fenixrt/fenix/tools/mcp"
+)
+
+// secureServer is .mcp.json's entry for s, as a user adds a hosted server
+// (`claude mcp add --transport http secure URL`).
+func secureServer(t *testing.T, url, oauth string) mcp.ServerConfig {
+	t.Helper()
+	entry := `{"type": "http", "url": "` + url + `"`
+	if oauth != "" {
+		entry += `, "oauth": ` + oauth
+	}
+	entry += "}"
+	servers, warnings, err := mcp.Parse([]byte(`{"mcpServers": {"secure": `+entry+`}}`), "/srv/project/.mcp.json", func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	require.Len(t, servers, 1, "%v", warnings)
+	return servers[0]
+}
+
+func signIn(t *testing.T, server mcp.ServerConfig, store *mcp.CredentialStore) mcp.LoginResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{Open: oauthmcp.Browse})
+	require.NoError(t, err)
+	return res
+}
+
+// signedInManager runs server with store's sign-ins, as the worker does.
+func signedInManager(t *testing.T, server mcp.ServerConfig, store *mcp.CredentialStore) *mcp.Manager {
+	t.Helper()
+	m, err := mcp.NewManager([]mcp.ServerConfig{server}, mcp.Options{HostID: "test-host", Credentials: store})
+	require.NoError(t, err)
+	m.Start(10 * time.Second)
+	t.Cleanup(m.Close)
+	return m
+}
+
+func whoami(t *testing.T, m *mcp.Manager) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := m.Call(ctx, "secure", "whoami", map[string]any{})
+	if err != nil {
+		return "", err
+	}
+	return res.Text(), nil
+}
+
+// A hosted server that answers 401: the operator signs in once (dynamic
+// registration, PKCE, the resource indicator), the tokens are stored out
+// of the agent's reach, and the worker's connection sends them.
+func TestASignInIsStoredAndUsedByTheWorker(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	server := secureServer(t, srv.URL, "")
+	store := mcp.NewCredentialStore(filepath.Join(t.TempDir(), "mcp-oauth"))
+
+	res := signIn(t, server, store)
+	assert.Equal(t, 1, res.Tools)
+	assert.EqualValues(t, 1, srv.Registrations.Load())
+	assert.NotEmpty(t, res.Credentials.Token.RefreshToken, "a refresh token was granted")
+	info, err := os.Stat(store.Dir())
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm())
+	files, err := filepath.Glob(filepath.Join(store.Dir(), "secure-*.json"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	info, err = os.Stat(files[0])
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+
+	m := signedInManager(t, server, store)
+	text, err := whoami(t, m)
+	require.NoError(t, err)
+	assert.Equal(t, "signed in as "+oauthmcp.User, text)
+	assert.Zero(t, srv.Refreshes.Load(), "a valid token is sent as it is")
+}
+
+// Access tokens expire (here at once: oauth2 refreshes one within ten
+// seconds of its expiry) or are revoked before their time; the worker
+// trades the refresh token for a new one, saves the rotated refresh
+// token, and the call goes through.
+func TestTheWorkerRefreshesAndSavesTheToken(t *testing.T) {
+	t.Run("expired", func(t *testing.T) {
+		srv := oauthmcp.Start(t, 5*time.Second)
+		server := secureServer(t, srv.URL, "")
+		store := mcp.NewCredentialStore(t.TempDir())
+		first := signIn(t, server, store).Credentials.Token.RefreshToken
+		m := signedInManager(t, server, store)
+		for range 2 {
+			text, err := whoami(t, m)
+			require.NoError(t, err)
+			assert.Contains(t, text, oauthmcp.User)
+		}
+		assert.GreaterOrEqual(t, srv.Refreshes.Load(), int64(1))
+		saved, err := store.Load(server)
+		require.NoError(t, err)
+		assert.NotEqual(t, first, saved.Token.RefreshToken, "the rotated refresh token was saved (the first is spent)")
+
+		// A worker restarted on the data directory goes on from it.
+		restarted := signedInManager(t, server, store)
+		_, err = whoami(t, restarted)
+		require.NoError(t, err)
+	})
+	t.Run("revoked", func(t *testing.T) {
+		srv := oauthmcp.Start(t, time.Hour)
+		server := secureServer(t, srv.URL, "")
+		store := mcp.NewCredentialStore(t.TempDir())
+		signIn(t, server, store)
+		m := signedInManager(t, server, store)
+		_, err := whoami(t, m)
+		require.NoError(t, err)
+		srv.RevokeAccessTokens()
+		text, err := whoami(t, m)
+		require.NoError(t, err, "a 401 to a signed-in server refreshes and retries once")
+		assert.Contains(t, text, oauthmcp.User)
+		assert.EqualValues(t, 1, srv.Refreshes.Load())
+	})
+}
+
+// Without a sign-in, or once the grant is withdrawn, the server's tools
+// fail naming the command that helps; the worker never opens a browser.
+func TestAServerThatNeedsASignInNamesTheCommand(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	server := secureServer(t, srv.URL, "")
+	store := mcp.NewCredentialStore(t.TempDir())
+	m := signedInManager(t, server, store)
+	require.Eventually(t, func() bool { return strings.Contains(m.Status()[0].LastError, "worker mcp-login secure") },
+		10*time.Second, 50*time.Millisecond, "%+v", m.Status())
+	_, err := whoami(t, m)
+	require.Error(t, err)
+	assert.Zero(t, srv.Authorizations.Load(), "the worker started no authorization")
+
+	signIn(t, server, store)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, m.WaitReady(ctx), "the next connection attempt takes the new sign-in")
+	_, err = whoami(t, m)
+	require.NoError(t, err)
+
+	srv.RevokeAll()
+	_, err = whoami(t, m)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "worker mcp-login secure")
+	assert.Contains(t, err.Error(), "invalid_grant")
+}
+
+// A sign-in is for the url it was made at: a configuration that points
+// the server's name elsewhere (an agent's rewrite of .mcp.json that an
+// operator reloaded) sends nothing there.
+func TestASignInStaysWithItsURL(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	store := mcp.NewCredentialStore(t.TempDir())
+	signIn(t, secureServer(t, srv.URL, ""), store)
+
+	var mu sync.Mutex
+	var seen []string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	t.Cleanup(elsewhere.Close)
+	m := signedInManager(t, secureServer(t, elsewhere.URL+"/mcp", ""), store)
+	require.Eventually(t, func() bool { return m.Status()[0].LastError != "" }, 10*time.Second, 50*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, seen)
+	for _, h := range seen {
+		assert.Empty(t, h, "the token went to another url")
+	}
+}
+
+// .mcp.json's oauth object, as Claude Code reads it.
+func TestOAuthConfiguration(t *testing.T) {
+	s := secureServer(t, "https://mcp.example.com/mcp", `{"clientId": "fenix-fleet", "callbackPort": 8765, "scopes": "notes:read notes:write"}`)
+	require.NotNil(t, s.OAuth)
+	assert.Equal(t, mcp.OAuthConfig{ClientID: "fenix-fleet", CallbackPort: 8765, Scopes: []string{"notes:read", "notes:write"}}, *s.OAuth)
+
+	for oauth, want := range map[string]string{
+		`{"callbackPort": 0}`:                              "oauth.callbackPort 0",
+		`{"callbackPort": "8080"}`:                         "oauth.callbackPort \"8080\"",
+		`{"callbackPort": 70000}`:                          "oauth.callbackPort 70000",
+		`{"scopes": "  "}`:                                 "oauth.scopes",
+		`{"authServerMetadataUrl": "http://as.example/x"}`: "want an https:// URL",
+	} {
+		_, warnings, err := mcp.Parse([]byte(`{"mcpServers": {"secure": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": `+oauth+`}}}`), "/p/.mcp.json", nil)
+		require.NoError(t, err)
+		assert.Contains(t, strings.Join(warnings, "\n"), want, "%s", oauth)
+	}
+	for entry, want := range map[string]string{
+		`{"command": "npx", "oauth": {}}`:                              "runs over stdio",
+		`{"type": "sse", "url": "https://h.example/sse", "oauth": {}}`: "Streamable HTTP servers only",
+	} {
+		servers, warnings, err := mcp.Parse([]byte(`{"mcpServers": {"secure": `+entry+`}}`), "/p/.mcp.json", nil)
+		require.NoError(t, err)
+		assert.Empty(t, servers)
+		assert.Contains(t, strings.Join(warnings, "\n"), want)
+	}
+	_, warnings, err := mcp.Parse([]byte(`{"mcpServers": {"secure": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {"authServerMetadataUrl": "https://as.example/.well-known/openid-configuration"}}}}`), "/p/.mcp.json", nil)
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(warnings, "\n"), "authServerMetadataUrl is not used")
+}
+
+// A pre-registered client's redirect URI is fixed: oauth.callbackPort is
+// where the sign-in listens, and a port in use is named.
+func TestLoginListensOnTheCallbackPort(t *testing.T) {
+	busy, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { busy.Close() })
+	port := busy.Addr().(*net.TCPAddr).Port
+	srv := oauthmcp.Start(t, time.Hour)
+	server := secureServer(t, srv.URL, fmt.Sprintf(`{"callbackPort": %d}`, port))
+	_, err = mcp.Login(context.Background(), server, mcp.NewCredentialStore(t.TempDir()), mcp.LoginOptions{Open: oauthmcp.Browse})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("localhost:%d (oauth.callbackPort)", port))
+
+	busy.Close()
+	var redirect string
+	res, err := mcp.Login(context.Background(), server, mcp.NewCredentialStore(t.TempDir()), mcp.LoginOptions{Open: func(ctx context.Context, u, r string) error {
+		redirect = r
+		return oauthmcp.Browse(ctx, u, r)
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("http://localhost:%d/callback", port), redirect)
+	assert.Equal(t, redirect, res.Credentials.RedirectURL)
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fenixrt/fenix/internal/harness/oauthmcp"
+)
+
+// `worker mcp-login SERVER` with the worker's flags prints the
+// authorization URL, takes the browser's redirect and stores the tokens
+// in the worker's data directory.
+func TestMCPLoginCommand(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(config, []byte(`{"mcpServers": {"notes": {"type": "http", "url": "`+srv.URL+`"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(dir, "data")
+	out, in := io.Pipe()
+	printed := make(chan string, 64)
+	go func() {
+		scanner := bufio.NewScanner(out)
+		for scanner.Scan() {
+			line := scanner.Text()
+			printed <- line
+			if u, ok := strings.CutPrefix(line, "  http"); ok {
+				// The operator opens the URL the command printed.
+				go func() { _ = oauthmcp.Browse(context.Background(), "http"+u, "") }()
+			}
+		}
+		close(printed)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := runMCPLogin(ctx, []string{"notes", "-data-dir", dataDir, "-mcp-config", config}, in)
+	in.Close()
+	var lines []string
+	for l := range printed {
+		lines = append(lines, l)
+	}
+	all := strings.Join(lines, "\n")
+	if err != nil {
+		t.Fatalf("mcp-login: %v\n%s", err, all)
+	}
+	if !strings.Contains(all, `Open this URL in a browser to sign in to MCP server "notes"`) || !strings.Contains(all, `Signed in to MCP server "notes" (1 tools)`) {
+		t.Fatalf("output:\n%s", all)
+	}
+	stored, _ := filepath.Glob(filepath.Join(dataDir, "mcp-oauth", "notes-*.json"))
+	if len(stored) != 1 {
+		t.Fatalf("stored sign-ins: %v", stored)
+	}
+
+	for args, want := range map[string]string{
+		"":                           "name the server first",
+		"-data-dir " + dataDir:       "name the server first",
+		"wiki -mcp-config " + config: `no MCP server "wiki" in ` + config + " (servers: notes)",
+		"notes -data-dir " + dataDir: `no MCP configuration to find server "notes" in`,
+	} {
+		err := runMCPLogin(ctx, strings.Fields(args), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("mcp-login %s: %v, want %q", args, err, want)
+		}
+	}
+}
