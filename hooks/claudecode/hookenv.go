@@ -41,6 +41,13 @@ func hookEnv(environ []string, worker, settings, event map[string]string) []stri
 	return envList(merged)
 }
 
+// HookProcessEnv is the environment of a process the worker starts for
+// its configuration as it starts a hook (an MCP server's headersHelper):
+// the worker's inherited variables, then worker (Host.HookEnv).
+func HookProcessEnv(worker map[string]string) []string {
+	return hookEnv(processEnv(), worker, nil, nil)
+}
+
 // processEnv is the worker's environment, a variable for tests.
 var processEnv = os.Environ
 

@@ -77,11 +77,14 @@ func mcpConfigFiles(cfg Config) []string {
 // lists of servers (see mcp.ServerRules): a server they keep out is not
 // started, and the log says which setting kept it.
 func startMCP(cfg Config, host *tools.Host, store contextstore.Store, files []mcp.ConfigFile, settings *claudecode.MCPServerSettings) (*mcp.Manager, error) {
-	var launcher mcp.Launcher
+	opts := mcp.Options{HostID: host.ID, Contexts: store, Rules: serverRules(settings),
+		// A headersHelper runs with a hook's environment, in the hooks'
+		// confinement.
+		HelperEnv: claudecode.HookProcessEnv(host.HookEnv())}
 	if c := host.HookConfiner(); c != nil {
-		launcher = c
+		opts.Launcher = c
 	}
-	return startMCPServers(cfg, files, host.ID, store, launcher, serverRules(settings))
+	return startMCPServers(cfg, files, opts)
 }
 
 // serverRules are settings as the MCP manager applies them.
@@ -135,14 +138,16 @@ func PolicyTools(cfg Config, hostID string) (registry *tools.Registry, close fun
 	if err != nil {
 		return registry, func() {}, err
 	}
-	m, err := startMCPServers(cfg, files, hostID, nil, nil, serverRules(settings))
+	m, err := startMCPServers(cfg, files, mcp.Options{HostID: hostID, Rules: serverRules(settings), HelperEnv: claudecode.HookProcessEnv(nil)})
 	if err != nil || m == nil {
 		return registry, func() {}, err
 	}
 	return registry.WithSources(m), m.Close, nil
 }
 
-func startMCPServers(cfg Config, files []mcp.ConfigFile, hostID string, store contextstore.Store, launcher mcp.Launcher, rules mcp.ServerRules) (*mcp.Manager, error) {
+// startMCPServers starts the servers files configure with opts, to which
+// it adds the worker's workspace, outbound policy, logger and sign-ins.
+func startMCPServers(cfg Config, files []mcp.ConfigFile, opts mcp.Options) (*mcp.Manager, error) {
 	loaded, err := mcp.LoadConfigs(files, nil)
 	if err != nil {
 		return nil, err
@@ -155,17 +160,10 @@ func startMCPServers(cfg Config, files []mcp.ConfigFile, hostID string, store co
 		// -mcp-config): no server can be configured, now or on SIGHUP.
 		return nil, nil
 	}
-	m, err := mcp.NewManager(loaded.Servers, mcp.Options{
-		Rules:    rules,
-		HostID:   hostID,
-		WorkDir:  cfg.DefaultWorkspaceRoot,
-		Net:      cfg.HostConfig.Fetch,
-		Contexts: store,
-		Logger:   cfg.Logger,
-		Launcher: launcher,
-		// The sign-ins of `worker mcp-login` (see LoginMCP).
-		Credentials: mcpCredentials(cfg),
-	})
+	opts.WorkDir, opts.Net, opts.Logger = cfg.DefaultWorkspaceRoot, cfg.HostConfig.Fetch, cfg.Logger
+	// The sign-ins of `worker mcp-login` (see LoginMCP).
+	opts.Credentials = mcpCredentials(cfg)
+	m, err := mcp.NewManager(loaded.Servers, opts)
 	if err != nil {
 		return nil, fmt.Errorf("MCP servers: %w", err)
 	}

@@ -57,6 +57,10 @@ type ServerConfig struct {
 	Cwd     string
 	URL     string
 	Headers map[string]string
+	// HeadersHelper is a shell command whose output, a JSON object of
+	// strings, adds headers (over Headers) at each connection (Claude
+	// Code's "headersHelper"; see server.helperHeaders).
+	HeadersHelper string
 	// OAuth is the entry's "oauth" object (http servers): how the
 	// worker's mcp-login signs in. Without it, sign-in registers a client
 	// dynamically; either way the worker uses what a sign-in stored (see
@@ -82,6 +86,8 @@ type serverEntry struct {
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
 	OAuth   *oauthEntry       `json:"oauth"`
+
+	HeadersHelper string `json:"headersHelper"`
 }
 
 // oauthEntry is an http server's "oauth" object as Claude Code reads it.
@@ -248,6 +254,7 @@ func parseEntry(key string, raw json.RawMessage, path, dir string, getenv func(s
 	}
 	s.Env = exp.expandMap(e.Env)
 	s.Headers = exp.expandMap(e.Headers)
+	s.HeadersHelper = exp.expand(e.HeadersHelper)
 	var warnings []string
 	if s.Name != key {
 		warnings = append(warnings, fmt.Sprintf("%s: its tools are named after %q (characters outside [A-Za-z0-9_-] become '_')", where, s.Name))
@@ -289,6 +296,9 @@ func parseEntry(key string, raw json.RawMessage, path, dir string, getenv func(s
 	}
 	if s.Type == TransportStdio && e.OAuth != nil {
 		return ServerConfig{}, warnings, fmt.Errorf("%s has \"oauth\" but runs over stdio: only http servers sign in", where)
+	}
+	if s.Type == TransportStdio && e.HeadersHelper != "" {
+		return ServerConfig{}, warnings, fmt.Errorf("%s has \"headersHelper\" but runs over stdio: only http and sse servers send headers", where)
 	}
 	if len(s.Name) == 0 {
 		return ServerConfig{}, warnings, fmt.Errorf("%s has an empty name", where)

@@ -79,6 +79,11 @@ type Options struct {
 	// Rules keep servers from starting (see ServerRules); a call to the
 	// tool of one they keep out is refused naming the setting.
 	Rules ServerRules
+	// HelperEnv is the environment a server's headersHelper runs with
+	// (the worker gives it a hook's: a shell session's variables, not
+	// the worker's secrets); CLAUDE_CODE_MCP_SERVER_NAME and _URL are
+	// added. Nil: PATH and HOME.
+	HelperEnv []string
 	// Credentials hold the OAuth sign-ins of http servers (see Login);
 	// nil sends only the configured headers.
 	Credentials *CredentialStore

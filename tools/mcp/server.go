@@ -125,7 +125,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	s.mu.Lock()
 	s.attempts++
 	s.mu.Unlock()
-	transport, proc, err := s.transport()
+	transport, proc, err := s.transport(ctx)
 	if err != nil {
 		return nil, err
 	}

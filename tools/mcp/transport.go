@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,18 +28,30 @@ const stderrTail = 2048
 // transport builds the server's transport, which counts the
 // notifications/cancelled the client writes; proc is set for stdio
 // servers.
-func (s *server) transport() (sdk.Transport, *process, error) {
-	inner, proc, err := s.innerTransport()
+func (s *server) transport(ctx context.Context) (sdk.Transport, *process, error) {
+	inner, proc, err := s.innerTransport(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &recordingTransport{inner: inner, onCancel: func() { s.cancels.Add(1) }}, proc, nil
 }
 
-func (s *server) innerTransport() (sdk.Transport, *process, error) {
+func (s *server) innerTransport(ctx context.Context) (sdk.Transport, *process, error) {
 	switch s.cfg.Type {
 	case TransportHTTP, TransportSSE:
-		client, err := httpClient(s.cfg, s.m.opts.Net)
+		cfg := s.cfg
+		if cfg.HeadersHelper != "" {
+			helped, err := s.helperHeaders(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			cfg.Headers = maps.Clone(cfg.Headers)
+			if cfg.Headers == nil {
+				cfg.Headers = map[string]string{}
+			}
+			maps.Copy(cfg.Headers, helped)
+		}
+		client, err := httpClient(cfg, s.m.opts.Net)
 		if err != nil {
 			return nil, nil, err
 		}

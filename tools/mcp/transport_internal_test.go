@@ -114,3 +114,21 @@ func TestSSEMessageEndpointStaysOnTheServersOrigin(t *testing.T) {
 		t.Errorf("the foreign origin got %d requests", n)
 	}
 }
+
+// A headersHelper that hangs, leaving a child behind that holds its
+// stdout, is ended at its timeout with what it started.
+func TestAHangingHeadersHelperIsEnded(t *testing.T) {
+	saved := helperTimeout
+	helperTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { helperTimeout = saved })
+	m := &Manager{}
+	s := &server{m: m, cfg: ServerConfig{Name: "gw", Key: "gw", Type: TransportHTTP, URL: "http://127.0.0.1:1/mcp", Dir: t.TempDir(), HeadersHelper: "sleep 30 & sleep 30"}}
+	start := time.Now()
+	_, err := s.helperHeaders(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "did not finish within 300ms") {
+		t.Fatalf("err = %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("took %s to give up", took)
+	}
+}

@@ -81,6 +81,16 @@ func Start(tb testing.TB, lifetime time.Duration) *Server {
 	return s
 }
 
+// IssueToken mints an access token as a company's CLI would hand one to
+// a script (a headersHelper's `print-access-token`), outside any sign-in.
+func (s *Server) IssueToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	token := "at-" + rand.Text()
+	s.access[token] = time.Now().Add(s.lifetime)
+	return token
+}
+
 // RevokeAccessTokens makes every access token issued so far invalid
 // before its expiry (the refresh tokens stay good), as a server that
 // rotated its keys does.

@@ -75,3 +75,31 @@ func TestRemoteMCPServerBehindOAuthOnDevServer(t *testing.T) {
 	require.Equal(t, contract.StatusFailed, res.Status)
 	assert.Contains(t, res.Error.LastErrorSummary, "worker mcp-login notes")
 }
+
+// A team's .mcp.json that gets its gateway token from a script
+// (Claude Code's headersHelper), on the dev server: the governed call
+// carries the token the script printed, and the script — which sits in
+// the project, where the agent can rewrite it — runs in the hooks'
+// confinement, out of the worker's data directory.
+func TestHeadersHelperOnDevServer(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	cache := filepath.Join(t.TempDir(), "notes-token")
+	require.NoError(t, os.WriteFile(cache, []byte(srv.IssueToken()), 0o600))
+	project := writeClaudeProject(t, "", nil, `{}`)
+	require.NoError(t, os.MkdirAll(filepath.Join(project, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), []byte(`{"mcpServers": {"notes": {"type": "http", "url": "`+srv.URL+`", "headersHelper": "./scripts/mcp-token.sh"}}}`), 0o644))
+	w := startWorker(t, inProject(project))
+	script := "#!/bin/sh\n(cat " + filepath.Join(w.dataDir, "host-id") + "; head -c 16 " + filepath.Join(w.dataDir, "audit.db") + ") > \"$(dirname \"$0\")/seen.txt\" 2>&1\nprintf '{\"Authorization\": \"Bearer %s\"}' \"$(cat " + cache + ")\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(project, "scripts", "mcp-token.sh"), []byte(script), 0o755))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	require.NoError(t, w.MCP().WaitReady(ctx, "notes"), "%+v", w.MCP().Status())
+
+	res, _ := runAssignment(t, w.queue, mcpCall("helper-whoami", "mcp__notes__whoami", map[string]any{}, "mcp__notes"))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Equal(t, "signed in as "+oauthmcp.User, res.Output.Content)
+	seen, err := os.ReadFile(filepath.Join(project, "scripts", "seen.txt"))
+	require.NoError(t, err, "the helper ran")
+	assert.NotContains(t, string(seen), w.Host.ID, "the helper read the worker's data directory")
+	assert.NotContains(t, string(seen), "SQLite", "the helper read the audit log")
+}
