@@ -73,7 +73,7 @@ func startHelperManager(t *testing.T, dir string) *mcp.Manager {
 	loaded, err := mcp.Load([]string{dir}, nil)
 	require.NoError(t, err)
 	require.Len(t, loaded.Servers, 1, "%v", loaded.Warnings)
-	m, err := mcp.NewManager(loaded.Servers, mcp.Options{HostID: "test-host"})
+	m, err := mcp.NewManager(loaded.Servers, mcp.Options{HostID: "test-host", Credentials: mcp.NewCredentialStore(t.TempDir())})
 	require.NoError(t, err)
 	m.Start(15 * time.Second)
 	t.Cleanup(m.Close)
@@ -123,6 +123,15 @@ func TestHeadersHelperFailuresAreNamed(t *testing.T) {
 			assert.NotContains(t, st.LastError, "tok-secret")
 		})
 	}
+}
+
+// A helper's token the gateway refuses is named as such, not as a
+// missing OAuth sign-in.
+func TestARefusedHelperTokenIsNamed(t *testing.T) {
+	gw := startTokenServer(t, "tok-42")
+	m := startHelperManager(t, helperProject(t, gw.URL, "./get-headers.sh", "#!/bin/sh\necho '{\"Authorization\": \"Bearer expired\"}'\n"))
+	require.Eventually(t, func() bool { return m.Status()[0].LastError != "" }, 15*time.Second, 20*time.Millisecond)
+	assert.Contains(t, m.Status()[0].LastError, `MCP server "gateway" refused the configured credentials (401 Unauthorized)`)
 }
 
 func TestHeadersHelperIsRefusedOnStdio(t *testing.T) {

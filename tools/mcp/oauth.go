@@ -275,6 +275,9 @@ func (h *storedSignIn) Authorize(_ context.Context, _ *http.Request, resp *http.
 			h.creds = fresh
 			return nil
 		}
+		if h.server.HeadersHelper != "" || hasHeader(h.server.Headers, "Authorization") {
+			return fmt.Errorf("MCP server %q refused the configured credentials (%s): check its Authorization header or headersHelper; if it signs in with OAuth instead, run `worker mcp-login %s`", h.server.Name, resp.Status, h.server.Name)
+		}
 		return &SignInNeededError{Server: h.server.Name, Why: fmt.Sprintf("it answered %s and this host has no stored sign-in for %s", resp.Status, h.server.URL)}
 	}
 	if resp.StatusCode == http.StatusForbidden {
@@ -289,4 +292,13 @@ func (h *storedSignIn) Authorize(_ context.Context, _ *http.Request, resp *http.
 		return nil
 	}
 	return h.refreshLocked()
+}
+
+func hasHeader(headers map[string]string, name string) bool {
+	for k := range headers {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
 }
