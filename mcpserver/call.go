@@ -157,6 +157,13 @@ func (g *Gateway) conversation(req *mcp.CallToolRequest) (string, error) {
 			if err := checkName(HeaderConversation, name); err != nil {
 				return "", err
 			}
+			if sub := subjectOf(req.Extra.TokenInfo); sub != "" {
+				// Each signed-in user names conversations of their own: a
+				// conversation's commands share a signal domain and its hooks
+				// a session, which another user's name must not reach.
+				sum := sha256.Sum256([]byte(sub))
+				return "u" + hex.EncodeToString(sum[:6]) + "-" + name, nil
+			}
 			return name, nil
 		}
 	}
@@ -184,12 +191,18 @@ func (g *Gateway) assignment(workID, conversation string, c *call, args map[stri
 	if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
 		clientName = p.ClientInfo.Name
 	}
+	asWhom := ""
+	if req.Extra != nil {
+		if sub := subjectOf(req.Extra.TokenInfo); sub != "" {
+			asWhom = fmt.Sprintf(" as signed-in user %q", sub)
+		}
+	}
 	a := contract.Assignment{
 		LogicalWorkID:   workID,
 		AttemptNo:       1,
 		ConversationID:  conversation,
 		TurnID:          "mcp-" + c.requestID,
-		ContextMessages: []contract.Message{{Role: "user", Content: fmt.Sprintf("%s called tool %s over MCP.", clientName, c.tool)}},
+		ContextMessages: []contract.Message{{Role: "user", Content: fmt.Sprintf("%s called tool %s over MCP%s.", clientName, c.tool, asWhom)}},
 		AgentContext:    contract.AgentContext{Profile: g.cfg.Profile, AllowedToolNames: []string{c.tool}},
 		WorkspaceRoot:   g.cfg.WorkspaceRoot,
 		ToolCall:        &contract.ToolCall{CallID: c.callID, ToolName: c.tool, Arguments: args},

@@ -30,6 +30,10 @@ type HTTPOptions struct {
 	Addr string
 	// Token, when set, is the bearer token every request must carry.
 	Token string
+	// OAuth, instead of Token, makes the endpoint an OAuth protected
+	// resource: every request carries a JWT access token the operator's
+	// authorization server issued for it (see OAuthConfig).
+	OAuth *OAuthResource
 	// AllowedOrigins are browser origins (scheme://host[:port]) allowed
 	// besides loopback origins on a loopback listener.
 	AllowedOrigins []string
@@ -95,8 +99,11 @@ func (t stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // handler, so call Drain first (ServeHTTP does).
 func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	loopback := IsLoopback(opts.Addr)
-	if !loopback && opts.Token == "" {
-		return nil, fenixerr.Validation("the MCP endpoint would listen on %q, beyond loopback, without a bearer token: set FENIX_MCP_TOKEN (or -token-file), or listen on 127.0.0.1", opts.Addr)
+	if opts.OAuth != nil && opts.Token != "" {
+		return nil, fenixerr.Validation("%v", errOAuthAndToken)
+	}
+	if !loopback && opts.Token == "" && opts.OAuth == nil {
+		return nil, fenixerr.Validation("the MCP endpoint would listen on %q, beyond loopback, without a bearer token: set FENIX_MCP_TOKEN (or -token-file) or OAuth (-oauth-issuer, -oauth-resource), or listen on 127.0.0.1", opts.Addr)
 	}
 	allowed := make([]string, 0, len(opts.AllowedOrigins))
 	for _, o := range opts.AllowedOrigins {
@@ -129,8 +136,19 @@ func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 		return true
 	}
 	mux := http.NewServeMux()
+	// handle puts the OAuth bearer check, when configured, in front.
+	handle := func(path string, h http.HandlerFunc) {
+		if opts.OAuth == nil {
+			mux.Handle(path, h)
+			return
+		}
+		mux.Handle(path, opts.OAuth.protect(h))
+	}
+	if opts.OAuth != nil {
+		opts.OAuth.serveMetadata(mux)
+	}
 	sse := &sseSessions{byID: map[string]*mcp.SSEServerTransport{}}
-	mux.HandleFunc(SSEPath, func(w http.ResponseWriter, r *http.Request) {
+	handle(SSEPath, func(w http.ResponseWriter, r *http.Request) {
 		if !admit(w, r) {
 			return
 		}
@@ -142,7 +160,7 @@ func (g *Gateway) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 		}
 		g.serveSSE(w, r, sse, opts.SSEKeepAlive)
 	})
-	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
+	handle(Path, func(w http.ResponseWriter, r *http.Request) {
 		if !admit(w, r) {
 			return
 		}

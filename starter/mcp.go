@@ -30,6 +30,9 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 		"what a client supporting elicitation may decide of a call waiting for permission: deny (its decline denies; approval only by an operator: starter approve), allow (accept allows: only for clients that show the question to a human), off (never asked) (env FENIX_MCP_ELICIT_APPROVAL)")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token of the HTTP endpoint (default env FENIX_MCP_TOKEN)")
 	origins := fs.String("allow-origin", "", "comma-separated browser origins allowed besides loopback ones (scheme://host:port)")
+	oauthIssuer := fs.String("oauth-issuer", os.Getenv("FENIX_MCP_OAUTH_ISSUER"), "make the HTTP endpoint an OAuth protected resource of this authorization server (its issuer URL): clients sign in there and bring a JWT issued for -oauth-resource; instead of a bearer token (env FENIX_MCP_OAUTH_ISSUER)")
+	oauthResource := fs.String("oauth-resource", os.Getenv("FENIX_MCP_OAUTH_RESOURCE"), "the endpoint's URL as clients reach it (https://fenix.example.com/mcp), which tokens must name as their audience (env FENIX_MCP_OAUTH_RESOURCE)")
+	oauthScopes := fs.String("oauth-scopes", os.Getenv("FENIX_MCP_OAUTH_SCOPES"), "scopes every token must carry, separated by spaces (env FENIX_MCP_OAUTH_SCOPES)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
@@ -68,6 +71,14 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 		token = strings.TrimSpace(string(raw))
 	}
 	opts := mcpserver.HTTPOptions{Addr: *httpAddr, Token: token, AllowedOrigins: splitList(*origins), SessionTimeout: time.Hour}
+	if *oauthIssuer != "" || *oauthResource != "" {
+		if *oauthIssuer == "" || *oauthResource == "" {
+			return exitUsage, usageError{"OAuth needs both -oauth-issuer and -oauth-resource"}
+		}
+		if opts.OAuth, err = mcpserver.NewOAuthResource(ctx, mcpserver.OAuthConfig{Issuer: *oauthIssuer, Resource: *oauthResource, Scopes: strings.Fields(*oauthScopes)}); err != nil {
+			return exitFailed, err
+		}
+	}
 	if _, err := g.HTTPHandler(opts); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}

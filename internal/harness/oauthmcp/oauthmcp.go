@@ -5,10 +5,16 @@
 // with RFC 8414 metadata, dynamic client registration (RFC 7591), the
 // authorization code grant with PKCE (S256) whose authorize endpoint
 // approves at once (the user's consent), and rotating refresh tokens.
+// Access tokens are JWTs (ES256, RFC 9068 claims) whose audience is the
+// resource they were asked for, signed with a key the server publishes
+// (jwks_uri), so the authorization server also serves another resource
+// (AllowResource): the Fenix gateway as an OAuth protected resource.
 package oauthmcp
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -22,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,29 +47,55 @@ type Server struct {
 	Registrations, Authorizations, Refreshes atomic.Int64
 
 	lifetime time.Duration
+	key      *ecdsa.PrivateKey
+	signer   jose.Signer
 	mu       sync.Mutex
 	clients  map[string]string // client ID -> redirect URI
 	codes    map[string]codeGrant
 	access   map[string]time.Time // access token -> expiry
-	refresh  map[string]string    // refresh token -> client ID
+	refresh  map[string]grant     // refresh token -> what it was granted for
+	// resources are those tokens may be asked for: the MCP endpoint, and
+	// what AllowResource adds.
+	resources map[string]bool
 }
 
 type codeGrant struct {
 	client, redirect, challenge, resource string
 }
 
+type grant struct {
+	client, resource string
+}
+
+// keyID names the signing key in the JWKS.
+const keyID = "oauthmcp-1"
+
 // Start serves a Server on loopback until tb ends; access tokens live
 // for lifetime.
 func Start(tb testing.TB, lifetime time.Duration) *Server {
-	s := &Server{lifetime: lifetime, clients: map[string]string{}, codes: map[string]codeGrant{}, access: map[string]time.Time{}, refresh: map[string]string{}}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", keyID))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &Server{lifetime: lifetime, key: key, signer: signer, clients: map[string]string{}, codes: map[string]codeGrant{},
+		access: map[string]time.Time{}, refresh: map[string]grant{}, resources: map[string]bool{}}
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	tb.Cleanup(hs.Close)
 	s.Issuer, s.URL = hs.URL, hs.URL+"/mcp"
+	s.resources[s.URL] = true
+	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: keyID, Algorithm: string(jose.ES256), Use: "sig"}}})
+	})
 	prm := fmt.Sprintf(`{"resource": %q, "authorization_servers": [%q], "bearer_methods_supported": ["header"]}`, s.URL, s.Issuer)
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", jsonBody(prm))
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", jsonBody(fmt.Sprintf(`{"issuer": %[1]q,
-  "authorization_endpoint": "%[1]s/authorize", "token_endpoint": "%[1]s/token", "registration_endpoint": "%[1]s/register",
+  "authorization_endpoint": "%[1]s/authorize", "token_endpoint": "%[1]s/token", "registration_endpoint": "%[1]s/register", "jwks_uri": "%[1]s/jwks",
   "response_types_supported": ["code"], "grant_types_supported": ["authorization_code", "refresh_token"],
   "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"]}`, s.Issuer)))
 	mux.HandleFunc("POST /register", s.register)
@@ -81,13 +114,45 @@ func Start(tb testing.TB, lifetime time.Duration) *Server {
 	return s
 }
 
-// IssueToken mints an access token as a company's CLI would hand one to
-// a script (a headersHelper's `print-access-token`), outside any sign-in.
+// IssueToken mints an access token for the MCP endpoint as a company's
+// CLI would hand one to a script (a headersHelper's
+// `print-access-token`), outside any sign-in.
 func (s *Server) IssueToken() string {
+	return s.TokenFor(s.URL, s.lifetime)
+}
+
+// TokenFor mints an access token for resource (its audience) that
+// expires after lifetime (negative: already expired).
+func (s *Server) TokenFor(resource string, lifetime time.Duration) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	token := "at-" + rand.Text()
-	s.access[token] = time.Now().Add(s.lifetime)
+	return s.mintLocked(resource, lifetime)
+}
+
+// AllowResource lets clients ask for tokens for resource (another
+// protected resource trusting this authorization server).
+func (s *Server) AllowResource(resource string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resources[resource] = true
+}
+
+// mintLocked signs an access token for resource.
+func (s *Server) mintLocked(resource string, lifetime time.Duration) string {
+	now := time.Now()
+	claims, _ := json.Marshal(map[string]any{
+		"iss": s.Issuer, "sub": User, "aud": resource, "client_id": "oauthmcp",
+		"iat": now.Unix(), "exp": now.Add(lifetime).Unix(), "jti": rand.Text(), "scope": "tools",
+	})
+	jws, err := s.signer.Sign(claims)
+	if err != nil {
+		panic(err)
+	}
+	token, err := jws.CompactSerialize()
+	if err != nil {
+		panic(err)
+	}
+	s.access[token] = now.Add(lifetime)
 	return token
 }
 
@@ -156,8 +221,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	case q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
 		http.Error(w, "PKCE with S256 is required", http.StatusBadRequest)
 		return
-	case q.Get("resource") != s.URL:
-		http.Error(w, "resource must be "+s.URL, http.StatusBadRequest)
+	}
+	s.mu.Lock()
+	allowed := s.resources[q.Get("resource")]
+	s.mu.Unlock()
+	if !allowed {
+		http.Error(w, "unknown resource "+q.Get("resource"), http.StatusBadRequest)
 		return
 	}
 	code := rand.Text()
@@ -180,21 +249,21 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var client string
+	var granted grant
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
-		grant, ok := s.codes[r.PostForm.Get("code")]
+		code, ok := s.codes[r.PostForm.Get("code")]
 		delete(s.codes, r.PostForm.Get("code"))
 		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-		if !ok || grant.client != r.PostForm.Get("client_id") || grant.redirect != r.PostForm.Get("redirect_uri") ||
-			base64.RawURLEncoding.EncodeToString(sum[:]) != grant.challenge {
+		if !ok || code.client != r.PostForm.Get("client_id") || code.redirect != r.PostForm.Get("redirect_uri") ||
+			base64.RawURLEncoding.EncodeToString(sum[:]) != code.challenge {
 			oauthError(w, http.StatusBadRequest, "invalid_grant")
 			return
 		}
-		client = grant.client
+		granted = grant{client: code.client, resource: code.resource}
 	case "refresh_token":
 		var ok bool
-		if client, ok = s.refresh[r.PostForm.Get("refresh_token")]; !ok {
+		if granted, ok = s.refresh[r.PostForm.Get("refresh_token")]; !ok {
 			oauthError(w, http.StatusBadRequest, "invalid_grant")
 			return
 		}
@@ -205,9 +274,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
 		return
 	}
-	access, refresh := "at-"+rand.Text(), "rt-"+rand.Text()
-	s.access[access] = time.Now().Add(s.lifetime)
-	s.refresh[refresh] = client
+	access, refresh := s.mintLocked(granted.resource, s.lifetime), "rt-"+rand.Text()
+	s.refresh[refresh] = granted
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(s.lifetime.Seconds()), "refresh_token": refresh})
 }

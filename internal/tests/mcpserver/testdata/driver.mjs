@@ -2,7 +2,8 @@
 // (@modelcontextprotocol/sdk). Usage: node driver.mjs CONFIG_JSON
 //
 // CONFIG: {"transport": "stdio"|"http"|"sse", "command", "args", "env" (stdio),
-//          "url", "headers" (http, sse), "elicit": "accept"|"decline"|undefined,
+//          "url", "headers" (http, sse), "oauth": true (http: sign in first),
+//          "elicit": "accept"|"decline"|undefined,
 //          "steps": [{"op": "list"} | {"op": "call", "name", "arguments",
 //          "abortAfterMs", "progress": true}]}
 // Every event is one JSON line on stdout.
@@ -10,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const cfg = JSON.parse(process.argv[2]);
@@ -26,6 +28,30 @@ if (cfg.elicit) {
   });
 }
 
+// An OAuth client as the SDK's examples keep one, in memory. The
+// browser's part: the authorization URL is fetched, and the code read from
+// the redirect it answers with (the test's authorization server consents
+// at once).
+class MemoryOAuthProvider {
+  get redirectUrl() { return 'http://localhost:1/callback'; }
+  get clientMetadata() {
+    return { client_name: 'fenix-ts-driver', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() { return this.client; }
+  saveClientInformation(info) { this.client = info; }
+  tokens() { return this.saved; }
+  saveTokens(tokens) { this.saved = tokens; }
+  saveCodeVerifier(v) { this.verifier = v; }
+  codeVerifier() { return this.verifier; }
+  async redirectToAuthorization(url) {
+    const res = await fetch(url, { redirect: 'manual' });
+    this.code = new URL(res.headers.get('location')).searchParams.get('code');
+    emit({ event: 'authorized', status: res.status });
+  }
+}
+const authProvider = cfg.oauth ? new MemoryOAuthProvider() : undefined;
+
 let transport;
 if (cfg.transport === 'stdio') {
   transport = new StdioClientTransport({
@@ -35,11 +61,18 @@ if (cfg.transport === 'stdio') {
 } else if (cfg.transport === 'sse') {
   transport = new SSEClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers || {} } });
 } else {
-  transport = new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers || {} } });
+  transport = new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers || {} }, authProvider });
 }
 
 try {
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (err) {
+    if (!(authProvider && err instanceof UnauthorizedError)) throw err;
+    await transport.finishAuth(authProvider.code);
+    transport = new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers || {} }, authProvider });
+    await client.connect(transport);
+  }
   emit({ event: 'connected', server: client.getServerVersion(), capabilities: client.getServerCapabilities(), sessionId: transport.sessionId });
   for (const step of cfg.steps) {
     if (step.op === 'list') {
