@@ -16,7 +16,7 @@ import (
 // loginTimeout bounds the wait for the operator's browser.
 const loginTimeout = 10 * time.Minute
 
-const mcpLoginUsage = `Usage: worker mcp-login SERVER [worker flags]
+const mcpLoginUsage = `Usage: worker mcp-login SERVER [-client-credentials] [worker flags]
 
 Signs in to the remote MCP server SERVER (its key in .mcp.json) that needs
 OAuth, and stores the tokens in the worker's data directory, where the
@@ -26,6 +26,10 @@ worker's user. The command prints the authorization URL; the browser's
 redirect must reach http://localhost:PORT/callback on this host (from
 another machine: ssh -L PORT:localhost:PORT). A pre-registered client's
 secret is read from MCP_CLIENT_SECRET.
+
+-client-credentials signs in as a service account instead (the client
+credentials grant): .mcp.json's oauth.clientId and MCP_CLIENT_SECRET, no
+browser; the worker takes a new token at each connection.
 `
 
 // runMCPLogin is `worker mcp-login SERVER [flags]`.
@@ -35,14 +39,25 @@ func runMCPLogin(ctx context.Context, args []string, stderr io.Writer) error {
 		return errors.New("mcp-login: name the server first: worker mcp-login SERVER [flags]")
 	}
 	name := args[0]
-	cfg, err := worker.LoadConfig(args[1:], os.Getenv, stderr)
+	// -client-credentials is mcp-login's own; the rest are the worker's.
+	var workerArgs []string
+	serviceAccount := false
+	for _, a := range args[1:] {
+		if a == "-client-credentials" || a == "--client-credentials" {
+			serviceAccount = true
+			continue
+		}
+		workerArgs = append(workerArgs, a)
+	}
+	cfg, err := worker.LoadConfig(workerArgs, os.Getenv, stderr)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
 	defer cancel()
 	res, err := worker.LoginMCP(ctx, cfg, name, mcp.LoginOptions{
-		ClientSecret: os.Getenv("MCP_CLIENT_SECRET"),
+		ClientSecret:      os.Getenv("MCP_CLIENT_SECRET"),
+		ClientCredentials: serviceAccount,
 		Open: func(_ context.Context, authorizationURL, redirectURL string) error {
 			_, err := fmt.Fprintf(stderr, "Open this URL in a browser to sign in to MCP server %q:\n\n  %s\n\nWaiting for the redirect to %s ...\n", name, authorizationURL, redirectURL)
 			return err

@@ -70,3 +70,24 @@ func TestMCPLoginCommand(t *testing.T) {
 		}
 	}
 }
+
+// `worker mcp-login SERVER -client-credentials` signs a service account in
+// without a browser.
+func TestMCPLoginCommandForAServiceAccount(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	srv.ServiceAccount("fenix-fleet", "s3cret")
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(config, []byte(`{"mcpServers": {"notes": {"type": "http", "url": "`+srv.URL+`", "oauth": {"clientId": "fenix-fleet"}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MCP_CLIENT_SECRET", "s3cret")
+	var out strings.Builder
+	dataDir := filepath.Join(dir, "data")
+	if err := runMCPLogin(context.Background(), []string{"notes", "-client-credentials", "-data-dir", dataDir, "-mcp-config", config}, &out); err != nil {
+		t.Fatalf("mcp-login: %v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "Open this URL") || !strings.Contains(out.String(), `Signed in to MCP server "notes" (1 tools)`) {
+		t.Fatalf("output:\n%s", out.String())
+	}
+}

@@ -74,7 +74,7 @@ func httpClient(cfg ServerConfig, base netguard.Policy) (*http.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("url %q: %w", cfg.URL, err)
 	}
-	transport := guardedTransport(u.Hostname(), base, "FENIX_FETCH_ALLOW (or the server's url in "+cfg.Path+")")
+	transport := guardedTransport(base, "FENIX_FETCH_ALLOW (or the server's url in "+cfg.Path+")", u.Hostname())
 	headers := http.Header{}
 	for k, v := range cfg.Headers {
 		headers.Set(k, v)
@@ -92,20 +92,25 @@ func httpClient(cfg ServerConfig, base netguard.Policy) (*http.Client, error) {
 	}, nil
 }
 
-// guardedTransport dials through the outbound guard: base plus host (an
-// address or a name), which the configuration named; setting is what an
-// operator changes to reach more.
-func guardedTransport(host string, base netguard.Policy, setting string) *http.Transport {
+// guardedTransport dials through the outbound guard: base plus hosts
+// (addresses or names), which the configuration or a sign-in named;
+// setting is what an operator changes to reach more.
+func guardedTransport(base netguard.Policy, setting string, hosts ...string) *http.Transport {
 	policy := netguard.Policy{
 		AllowCIDRs: append([]netip.Prefix(nil), base.AllowCIDRs...),
 		AllowHosts: append([]string(nil), base.AllowHosts...),
 		Setting:    setting,
 	}
-	if addr, err := netip.ParseAddr(host); err == nil {
-		addr = addr.Unmap()
-		policy.AllowCIDRs = append(policy.AllowCIDRs, netip.PrefixFrom(addr, addr.BitLen()))
-	} else {
-		policy.AllowHosts = append(policy.AllowHosts, strings.ToLower(host))
+	for _, host := range hosts {
+		if host == "" {
+			continue
+		}
+		if addr, err := netip.ParseAddr(host); err == nil {
+			addr = addr.Unmap()
+			policy.AllowCIDRs = append(policy.AllowCIDRs, netip.PrefixFrom(addr, addr.BitLen()))
+		} else {
+			policy.AllowHosts = append(policy.AllowHosts, strings.ToLower(host))
+		}
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{

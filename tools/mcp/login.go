@@ -35,6 +35,10 @@ type LoginOptions struct {
 	// HTTPClient reaches the authorization server (default: a client
 	// with a 30 s timeout).
 	HTTPClient *http.Client
+	// ClientCredentials signs in as a service account (the client
+	// credentials grant, SEP-1046): oauth.clientId and ClientSecret, no
+	// browser. The worker takes a new token at each connection.
+	ClientCredentials bool
 }
 
 // LoginResult is what a sign-in stored and what the server then served.
@@ -56,12 +60,15 @@ func Login(ctx context.Context, server ServerConfig, store *CredentialStore, opt
 	if server.Type != TransportHTTP {
 		return LoginResult{}, fmt.Errorf("MCP server %q is a %s server: only Streamable HTTP servers (\"type\": \"http\") sign in", server.Name, server.Type)
 	}
-	if opts.Open == nil {
+	if opts.Open == nil && !opts.ClientCredentials {
 		return LoginResult{}, errors.New("LoginOptions.Open is required: something must direct the operator to the authorization URL")
 	}
 	oauth := server.OAuth
 	if oauth == nil {
 		oauth = &OAuthConfig{}
+	}
+	if opts.ClientCredentials {
+		return loginClientCredentials(ctx, server, store, opts, oauth)
 	}
 	callback, err := listenForCallback(oauth.CallbackPort)
 	if err != nil {
@@ -114,27 +121,13 @@ func Login(ctx context.Context, server ServerConfig, store *CredentialStore, opt
 	if err != nil {
 		return LoginResult{}, fmt.Errorf("MCP server %q: %w", server.Name, err)
 	}
-	httpc, err := httpClient(server, opts.Net)
+	// The session is closed before the token is taken: its last request
+	// (its DELETE) may refresh a short-lived token, spending the refresh
+	// token a save before it would have kept.
+	tools, err := listTools(ctx, server, opts.Net, handler)
 	if err != nil {
-		return LoginResult{}, fmt.Errorf("MCP server %q: %w", server.Name, err)
+		return LoginResult{}, err
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "fenix-mcp-login", Version: "1"}, nil)
-	session, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: server.URL, HTTPClient: httpc, OAuthHandler: handler, MaxRetries: 2}, nil)
-	if err != nil {
-		return LoginResult{}, fmt.Errorf("MCP server %q at %s: signing in: %w", server.Name, server.URL, err)
-	}
-	var tools int
-	for _, err := range session.Tools(ctx, nil) {
-		if err != nil {
-			session.Close()
-			return LoginResult{}, fmt.Errorf("MCP server %q: listing its tools after sign-in: %w", server.Name, err)
-		}
-		tools++
-	}
-	// Closed before the token is taken: the session's last request (its
-	// DELETE) may refresh a short-lived token, spending the refresh token
-	// a save before it would have kept.
-	session.Close()
 	if signedIn == nil {
 		return LoginResult{}, fmt.Errorf("MCP server %q at %s answered without asking to sign in (no 401): nothing to store", server.Name, server.URL)
 	}
@@ -233,4 +226,27 @@ func (c *callbackServer) close() {
 	for _, s := range c.servers {
 		_ = s.Close()
 	}
+}
+
+// listTools connects to server with handler answering its 401, lists its
+// tools and closes the session.
+func listTools(ctx context.Context, server ServerConfig, net netguard.Policy, handler auth.OAuthHandler) (int, error) {
+	httpc, err := httpClient(server, net)
+	if err != nil {
+		return 0, fmt.Errorf("MCP server %q: %w", server.Name, err)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "fenix-mcp-login", Version: "1"}, nil)
+	session, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: server.URL, HTTPClient: httpc, OAuthHandler: handler, MaxRetries: 2}, nil)
+	if err != nil {
+		return 0, fmt.Errorf("MCP server %q at %s: signing in: %w", server.Name, server.URL, err)
+	}
+	defer session.Close()
+	var tools int
+	for _, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return 0, fmt.Errorf("MCP server %q: listing its tools after sign-in: %w", server.Name, err)
+		}
+		tools++
+	}
+	return tools, nil
 }

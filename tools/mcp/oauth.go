@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
@@ -79,8 +80,11 @@ func parseOAuth(e oauthEntry, exp *expander, where string) (*OAuthConfig, []stri
 type Credentials struct {
 	// Server and URL are the server's name and url at sign-in; the
 	// credentials are used for that url only.
-	Server       string           `json:"server"`
-	URL          string           `json:"url"`
+	Server string `json:"server"`
+	URL    string `json:"url"`
+	// Grant is "" for the authorization code grant (a user's sign-in,
+	// refreshed with Token's refresh token) or GrantClientCredentials.
+	Grant        string           `json:"grant,omitempty"`
 	ClientID     string           `json:"client_id"`
 	ClientSecret string           `json:"client_secret,omitempty"`
 	AuthURL      string           `json:"auth_url"`
@@ -88,8 +92,12 @@ type Credentials struct {
 	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
 	RedirectURL  string           `json:"redirect_url"`
 	Scopes       []string         `json:"scopes,omitempty"`
-	Token        *oauth2.Token    `json:"token"`
+	Token        *oauth2.Token    `json:"token,omitempty"`
 	SignedInAt   time.Time        `json:"signed_in_at"`
+	// Issuer and AuthHosts are, for GrantClientCredentials, the
+	// authorization server the sign-in met and the hosts it reached.
+	Issuer    string   `json:"issuer,omitempty"`
+	AuthHosts []string `json:"auth_hosts,omitempty"`
 }
 
 // oauthConfig is the client the credentials describe.
@@ -139,7 +147,7 @@ func (s *CredentialStore) Load(server ServerConfig) (*Credentials, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, fmt.Errorf("MCP server %q: OAuth credentials %s are not valid JSON: %w", server.Name, path, err)
 	}
-	if c.URL != server.URL || c.Token == nil {
+	if c.URL != server.URL || (c.Token == nil && c.Grant != GrantClientCredentials) {
 		return nil, nil
 	}
 	return &c, nil
@@ -183,12 +191,26 @@ type storedSignIn struct {
 	creds *Credentials
 }
 
-func newStoredSignIn(server ServerConfig, store *CredentialStore, net netguard.Policy) (*storedSignIn, error) {
+// oauthHandler is the OAuth handler of server's connection: a service
+// account's (clientCredentialsHandler) or a user's sign-in (storedSignIn,
+// also when there is none yet).
+func oauthHandler(server ServerConfig, store *CredentialStore, net netguard.Policy) (auth.OAuthHandler, error) {
 	creds, err := store.Load(server)
 	if err != nil {
 		return nil, err
 	}
+	if creds != nil && creds.Grant == GrantClientCredentials {
+		return clientCredentialsHandler(server, creds, net)
+	}
 	return &storedSignIn{server: server, store: store, net: net, creds: creds}, nil
+}
+
+func urlHost(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("url %q: %w", raw, err)
+	}
+	return u.Hostname(), nil
 }
 
 // tokenClient reaches the stored token endpoint through the outbound
@@ -200,7 +222,7 @@ func (h *storedSignIn) tokenClient() *http.Client {
 		host = u.Hostname()
 	}
 	setting := "FENIX_FETCH_ALLOW (or the token endpoint a sign-in stored in " + h.store.Dir() + ")"
-	return &http.Client{Transport: guardedTransport(host, h.net, setting), Timeout: 30 * time.Second}
+	return &http.Client{Transport: guardedTransport(h.net, setting, host), Timeout: 30 * time.Second}
 }
 
 // TokenSource sends the stored access token, refreshed when it expired;
@@ -236,7 +258,7 @@ func (h *storedSignIn) token() (*oauth2.Token, error) {
 // saves it. A sign-in stored since (by mcp-login while the worker runs)
 // is taken instead.
 func (h *storedSignIn) refreshLocked() error {
-	if fresh, err := h.store.Load(h.server); err == nil && fresh != nil && fresh.Token.AccessToken != h.creds.Token.AccessToken && fresh.Token.Valid() {
+	if fresh, err := h.store.Load(h.server); err == nil && fresh != nil && fresh.Grant == "" && fresh.Token.AccessToken != h.creds.Token.AccessToken && fresh.Token.Valid() {
 		h.creds = fresh
 		return nil
 	}
@@ -272,6 +294,9 @@ func (h *storedSignIn) Authorize(_ context.Context, _ *http.Request, resp *http.
 	defer h.mu.Unlock()
 	if h.creds == nil {
 		if fresh, err := h.store.Load(h.server); err == nil && fresh != nil {
+			if fresh.Grant == GrantClientCredentials {
+				return fmt.Errorf("MCP server %q: a service account's sign-in was stored; the server's next connection uses it", h.server.Name)
+			}
 			h.creds = fresh
 			return nil
 		}

@@ -244,3 +244,47 @@ func TestLoginListensOnTheCallbackPort(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("http://localhost:%d/callback", port), redirect)
 	assert.Equal(t, redirect, res.Credentials.RedirectURL)
 }
+
+// A service account (the client credentials grant): signed in once
+// without a browser, the worker takes a token at each connection, held
+// to the authorization server the sign-in met.
+func TestAServiceAccountSignsInWithoutABrowser(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	srv.ServiceAccount("fenix-fleet", "s3cret")
+	server := secureServer(t, srv.URL, `{"clientId": "fenix-fleet"}`)
+	store := mcp.NewCredentialStore(t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	_, err := mcp.Login(ctx, server, store, mcp.LoginOptions{ClientCredentials: true, ClientSecret: "wrong"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "invalid_client")
+
+	res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{ClientCredentials: true, ClientSecret: "s3cret"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Tools)
+	assert.Equal(t, mcp.GrantClientCredentials, res.Credentials.Grant)
+	assert.Equal(t, srv.Issuer, res.Credentials.Issuer)
+	assert.Zero(t, srv.Registrations.Load(), "no dynamic registration for a service account")
+
+	m := signedInManager(t, server, store)
+	text, err := whoami(t, m)
+	require.NoError(t, err)
+	assert.Contains(t, text, oauthmcp.User)
+
+	// A sign-in held to another issuer (the server now names another
+	// authorization server) does not send the secret.
+	creds, err := store.Load(server)
+	require.NoError(t, err)
+	creds.Issuer = "https://elsewhere.example"
+	require.NoError(t, store.Save(server, creds))
+	moved := signedInManager(t, server, store)
+	require.Eventually(t, func() bool {
+		return strings.Contains(moved.Status()[0].LastError, "does not match pre-registered credentials issuer")
+	},
+		10*time.Second, 50*time.Millisecond, "%+v", moved.Status())
+
+	_, err = mcp.Login(ctx, secureServer(t, srv.URL, ""), store, mcp.LoginOptions{ClientCredentials: true, ClientSecret: "s3cret"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "oauth.clientId")
+}

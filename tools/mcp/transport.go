@@ -62,11 +62,11 @@ func (s *server) innerTransport(ctx context.Context) (sdk.Transport, *process, e
 		}
 		t := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxRetries: 2}
 		if store := s.m.opts.Credentials; store != nil {
-			signIn, err := newStoredSignIn(s.cfg, store, s.m.opts.Net)
+			handler, err := oauthHandler(s.cfg, store, s.m.opts.Net)
 			if err != nil {
 				return nil, nil, err
 			}
-			t.OAuthHandler = signIn
+			t.OAuthHandler = handler
 		}
 		return t, nil, nil
 	}

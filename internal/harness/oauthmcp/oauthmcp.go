@@ -57,6 +57,9 @@ type Server struct {
 	// resources are those tokens may be asked for: the MCP endpoint, and
 	// what AllowResource adds.
 	resources map[string]bool
+	// services are service accounts' secrets by client ID (the client
+	// credentials grant, authenticated with HTTP Basic).
+	services map[string]string
 }
 
 type codeGrant struct {
@@ -82,7 +85,7 @@ func Start(tb testing.TB, lifetime time.Duration) *Server {
 		tb.Fatal(err)
 	}
 	s := &Server{lifetime: lifetime, key: key, signer: signer, clients: map[string]string{}, codes: map[string]codeGrant{},
-		access: map[string]time.Time{}, refresh: map[string]grant{}, resources: map[string]bool{}}
+		access: map[string]time.Time{}, refresh: map[string]grant{}, resources: map[string]bool{}, services: map[string]string{}}
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	tb.Cleanup(hs.Close)
@@ -96,8 +99,8 @@ func Start(tb testing.TB, lifetime time.Duration) *Server {
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", jsonBody(prm))
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", jsonBody(fmt.Sprintf(`{"issuer": %[1]q,
   "authorization_endpoint": "%[1]s/authorize", "token_endpoint": "%[1]s/token", "registration_endpoint": "%[1]s/register", "jwks_uri": "%[1]s/jwks",
-  "response_types_supported": ["code"], "grant_types_supported": ["authorization_code", "refresh_token"],
-  "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"]}`, s.Issuer)))
+  "response_types_supported": ["code"], "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+  "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"]}`, s.Issuer)))
 	mux.HandleFunc("POST /register", s.register)
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
@@ -127,6 +130,14 @@ func (s *Server) TokenFor(resource string, lifetime time.Duration) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mintLocked(resource, lifetime)
+}
+
+// ServiceAccount registers a confidential client for the client
+// credentials grant.
+func (s *Server) ServiceAccount(clientID, secret string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.services[clientID] = secret
 }
 
 // AllowResource lets clients ask for tokens for resource (another
@@ -270,6 +281,21 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		// Rotation: the used refresh token is spent.
 		delete(s.refresh, r.PostForm.Get("refresh_token"))
 		s.Refreshes.Add(1)
+	case "client_credentials":
+		id, secret, ok := r.BasicAuth()
+		if want, known := s.services[id]; !ok || !known || want != secret {
+			oauthError(w, http.StatusUnauthorized, "invalid_client")
+			return
+		}
+		resource := r.PostForm.Get("resource")
+		if resource == "" {
+			resource = s.URL
+		}
+		access := s.mintLocked(resource, s.lifetime)
+		s.Authorizations.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(s.lifetime.Seconds())})
+		return
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
 		return

@@ -40,10 +40,9 @@ var expectedClientFailures = map[string]string{
 	// advertise elicitation (an approval parks a call; a form a server
 	// asks for mid-call has no one to answer it).
 	"elicitation-sep1034-client-defaults": "elicitation is not offered",
-	// Machine-to-machine grants, which Claude Code's configuration does
-	// not describe either.
-	"auth/client-credentials-jwt":   "client credentials grant",
-	"auth/client-credentials-basic": "client credentials grant",
+	// A service account that authenticates with a signed JWT
+	// (private_key_jwt) rather than a secret.
+	"auth/client-credentials-jwt": "private_key_jwt client authentication",
 }
 
 func TestConformanceClientScenarios(t *testing.T) {

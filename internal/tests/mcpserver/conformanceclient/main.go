@@ -58,7 +58,9 @@ func run() error {
 
 	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	if strings.HasPrefix(name, "auth/") {
-		res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{ClientSecret: scenario.ClientSecret, Open: oauthmcp.Browse})
+		// The client credentials scenarios sign in as a service account.
+		res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{ClientSecret: scenario.ClientSecret, Open: oauthmcp.Browse,
+			ClientCredentials: strings.HasPrefix(name, "auth/client-credentials")})
 		if err != nil {
 			return err
 		}

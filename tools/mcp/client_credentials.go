@@ -1,0 +1,129 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/fenixrt/fenix/netguard"
+)
+
+// GrantClientCredentials is the Grant of a service account's sign-in:
+// the worker trades the client's ID and secret for a token at each
+// connection (the client credentials grant, SEP-1046), no user involved.
+const GrantClientCredentials = "client_credentials"
+
+// loginClientCredentials checks a service account against server: it
+// connects with the go-sdk's client credentials handler, lists the tools
+// and stores the client and where its authorization server was (its
+// issuer, which the worker then holds it to, and the hosts it reached).
+func loginClientCredentials(ctx context.Context, server ServerConfig, store *CredentialStore, opts LoginOptions, oauth *OAuthConfig) (LoginResult, error) {
+	if oauth.ClientID == "" {
+		return LoginResult{}, fmt.Errorf("MCP server %q: the client credentials grant needs the service account's ID in .mcp.json's oauth.clientId", server.Name)
+	}
+	if opts.ClientSecret == "" {
+		return LoginResult{}, fmt.Errorf("MCP server %q: the client credentials grant needs the service account's secret (MCP_CLIENT_SECRET)", server.Name)
+	}
+	asClient := opts.HTTPClient
+	if asClient == nil {
+		asClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	seen := &authServerRecorder{base: asClient.Transport}
+	if seen.base == nil {
+		seen.base = http.DefaultTransport
+	}
+	handler, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+		Credentials: &oauthex.ClientCredentials{ClientID: oauth.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: opts.ClientSecret}},
+		HTTPClient:  &http.Client{Transport: seen, Timeout: asClient.Timeout},
+	})
+	if err != nil {
+		return LoginResult{}, fmt.Errorf("MCP server %q: %w", server.Name, err)
+	}
+	tools, err := listTools(ctx, server, opts.Net, handler)
+	if err != nil {
+		return LoginResult{}, err
+	}
+	issuer, hosts := seen.result()
+	if len(hosts) == 0 {
+		return LoginResult{}, fmt.Errorf("MCP server %q at %s answered without asking to sign in (no 401): nothing to store", server.Name, server.URL)
+	}
+	creds := &Credentials{Server: server.Name, URL: server.URL, Grant: GrantClientCredentials, ClientID: oauth.ClientID,
+		ClientSecret: opts.ClientSecret, Issuer: issuer, AuthHosts: hosts, SignedInAt: time.Now().UTC()}
+	if err := store.Save(server, creds); err != nil {
+		return LoginResult{}, err
+	}
+	return LoginResult{Credentials: creds, Tools: tools}, nil
+}
+
+// clientCredentialsHandler is the worker's handler for a service
+// account's sign-in: the go-sdk's, held to the issuer the sign-in met
+// (a server that names another authorization server later does not get
+// the secret sent there), reaching the hosts the sign-in reached.
+func clientCredentialsHandler(server ServerConfig, creds *Credentials, base netguard.Policy) (auth.OAuthHandler, error) {
+	u, err := urlHost(server.URL)
+	if err != nil {
+		return nil, err
+	}
+	setting := "FENIX_FETCH_ALLOW (or the authorization server a sign-in reached)"
+	client := &http.Client{Transport: guardedTransport(base, setting, append([]string{u}, creds.AuthHosts...)...), Timeout: 30 * time.Second}
+	return extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+		Credentials: &oauthex.ClientCredentials{ClientID: creds.ClientID, Issuer: creds.Issuer,
+			ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: creds.ClientSecret}},
+		HTTPClient: client,
+	})
+}
+
+// authServerRecorder notes, of the requests a sign-in sends to find and
+// use the authorization server, the hosts and the issuer the metadata
+// names.
+type authServerRecorder struct {
+	base   http.RoundTripper
+	mu     sync.Mutex
+	issuer string
+	hosts  []string
+}
+
+func (r *authServerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if host := req.URL.Hostname(); !slices.Contains(r.hosts, host) {
+		r.hosts = append(r.hosts, host)
+	}
+	isMetadata := strings.Contains(req.URL.Path, "/.well-known/oauth-authorization-server") || strings.Contains(req.URL.Path, "/.well-known/openid-configuration")
+	if req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && isMetadata {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		var meta struct {
+			Issuer string `json:"issuer"`
+		}
+		if json.Unmarshal(body, &meta) == nil && meta.Issuer != "" {
+			r.issuer = meta.Issuer
+		}
+	}
+	return resp, nil
+}
+
+func (r *authServerRecorder) result() (issuer string, hosts []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.issuer, slices.Clone(r.hosts)
+}
