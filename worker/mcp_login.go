@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +35,10 @@ browser; the worker takes a new token at each connection.
 
 // runMCPLogin is `worker mcp-login SERVER [flags]`.
 func runMCPLogin(ctx context.Context, args []string, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprint(stderr, mcpLoginUsage)
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprint(stderr, mcpLoginUsage)
 		return errors.New("mcp-login: name the server first: worker mcp-login SERVER [flags]")

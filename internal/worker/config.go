@@ -330,9 +330,10 @@ const usage = `Usage: worker [flags]
        worker mcp-login SERVER [flags]
 
 Runs a Fenix worker until interrupted; mcp-login signs in to a remote MCP
-server that needs OAuth and stores the tokens for the worker. Temporal connection settings come from
-TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* and
-TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE (envconfig).
+server that needs OAuth and stores the tokens for the worker (worker
+mcp-login -h). Temporal connection settings come from TEMPORAL_ADDRESS,
+TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* and TEMPORAL_PROFILE /
+TEMPORAL_CONFIG_FILE (envconfig).
 
 Tools: FENIX_SEARCH_URL (web_search backend), FENIX_FETCH_ALLOW (web_fetch
 allowlist), FENIX_PROXY_ADDR / FENIX_PROXY_BASE_URL (process proxy),
