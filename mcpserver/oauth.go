@@ -2,15 +2,19 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
@@ -77,7 +81,11 @@ func NewOAuthResource(ctx context.Context, cfg OAuthConfig) (*OAuthResource, err
 	case asm.JWKSURI == "":
 		return nil, fmt.Errorf("OAuth: authorization server %s names no jwks_uri: the gateway verifies JWT access tokens with the server's keys", cfg.Issuer)
 	}
-	keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.WithoutCancel(ctx), cfg.HTTPClient), asm.JWKSURI)
+	known, err := keyIDs(metaCtx, cfg.HTTPClient, asm.JWKSURI)
+	if err != nil {
+		return nil, fmt.Errorf("OAuth: the keys of authorization server %s: %w", cfg.Issuer, err)
+	}
+	keys := &throttledKeys{remote: oidc.NewRemoteKeySet(oidc.ClientContext(context.WithoutCancel(ctx), cfg.HTTPClient), asm.JWKSURI), known: known}
 	metadataURL := *res
 	metadataURL.Path = "/.well-known/oauth-protected-resource" + res.Path
 	metadataURL.RawQuery = ""
@@ -162,3 +170,81 @@ func subjectOf(info *auth.TokenInfo) string {
 }
 
 var errOAuthAndToken = errors.New("the HTTP endpoint takes a bearer token (FENIX_MCP_TOKEN) or OAuth (-oauth-issuer), not both: an OAuth client cannot send the static token, and the static token would bypass the IdP")
+
+// keyRefetchInterval is how often a token naming a key not seen yet may
+// make the gateway fetch the issuer's keys again.
+const keyRefetchInterval = 10 * time.Second
+
+// throttledKeys is the issuer's key set as go-oidc keeps it, which
+// fetches the keys again for every token naming an unknown key ID: a
+// flood of forged tokens would become a flood of requests to the IdP. A
+// key ID that verified a token is known; an unknown one may cause a fetch
+// once per keyRefetchInterval (a rotated key is taken at its first
+// token), and otherwise fails at once.
+type throttledKeys struct {
+	remote *oidc.RemoteKeySet
+	mu     sync.Mutex
+	known  map[string]bool
+	// lastUnknown is when a token with an unknown key ID was last let
+	// through to the remote set.
+	lastUnknown time.Time
+}
+
+func (k *throttledKeys) VerifySignature(ctx context.Context, token string) ([]byte, error) {
+	jws, err := jose.ParseSigned(token, signingAlgorithmsJOSE)
+	if err != nil || len(jws.Signatures) != 1 {
+		return nil, fmt.Errorf("not a signed JWT: %v", err)
+	}
+	kid := jws.Signatures[0].Header.KeyID
+	k.mu.Lock()
+	if !k.known[kid] {
+		if time.Since(k.lastUnknown) < keyRefetchInterval {
+			k.mu.Unlock()
+			return nil, fmt.Errorf("the token names key %q, which the issuer's key set did not hold when last fetched", kid)
+		}
+		k.lastUnknown = time.Now()
+	}
+	k.mu.Unlock()
+	payload, err := k.remote.VerifySignature(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	k.known[kid] = true
+	k.mu.Unlock()
+	return payload, nil
+}
+
+// keyIDs reads the key IDs of the key set at jwksURI.
+func keyIDs(ctx context.Context, client *http.Client, jwksURI string) (map[string]bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, jwksURI, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", jwksURI, resp.Status)
+	}
+	var set jose.JSONWebKeySet
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&set); err != nil {
+		return nil, fmt.Errorf("%s: %w", jwksURI, err)
+	}
+	ids := map[string]bool{}
+	for _, k := range set.Keys {
+		ids[k.KeyID] = true
+	}
+	return ids, nil
+}
+
+// signingAlgorithmsJOSE are signingAlgorithms for go-jose's parser.
+var signingAlgorithmsJOSE = func() []jose.SignatureAlgorithm {
+	out := make([]jose.SignatureAlgorithm, len(signingAlgorithms))
+	for i, a := range signingAlgorithms {
+		out[i] = jose.SignatureAlgorithm(a)
+	}
+	return out
+}()
