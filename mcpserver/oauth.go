@@ -191,7 +191,7 @@ type throttledKeys struct {
 }
 
 func (k *throttledKeys) VerifySignature(ctx context.Context, token string) ([]byte, error) {
-	jws, err := jose.ParseSigned(token, signingAlgorithmsJOSE)
+	jws, err := jose.ParseSignedCompact(token, signingAlgorithmsJOSE)
 	if err != nil || len(jws.Signatures) != 1 {
 		return nil, fmt.Errorf("not a signed JWT: %v", err)
 	}
