@@ -131,9 +131,14 @@ type Network struct {
 	// Describe says what Dial lets through, for the start log.
 	Describe string
 	// OnRefused, when set, hears of every destination the proxies of
-	// workspace's namespace refused: the worker logs them, since nobody
-	// is asked.
+	// workspace's namespace refused: the worker logs them, so the log
+	// keeps what commands tried.
 	OnRefused func(workspace string, refusal error)
+	// Ask lets a command started with an Asker (StartInGroupAsking) have
+	// its proxies ask about a destination Dial neither allows nor denies
+	// instead of refusing it, as Claude Code asks its user (and refuses
+	// under its dontAsk mode).
+	Ask bool
 	// UnixSockets lets the command create Unix sockets, through which it
 	// could reach a host daemon's socket and so the network
 	// (allowAllUnixSockets); otherwise socket(AF_UNIX) and io_uring are

@@ -72,6 +72,9 @@ type Confiner struct {
 	// noUnixFilter, when set, is why a network-sandboxed command may
 	// still create Unix sockets although its Network does not allow them.
 	noUnixFilter error
+	// askers name the Askers of commands started with one
+	// (StartInGroupAsking).
+	askers askers
 	// ports holds commands to proxies on the worker's loopback with
 	// Landlock's TCP rules where there is no namespace (netport_linux.go);
 	// noPorts is why that cannot be done either.
@@ -188,7 +191,7 @@ func New(p Policy) (*Confiner, error) {
 			case c.noUnixFilter != nil:
 				c.noPorts = fmt.Errorf("without a socket filter UDP would go anywhere: %w", c.noUnixFilter)
 			default:
-				c.ports, c.noPorts = newPortProxies(p.Network)
+				c.ports, c.noPorts = newPortProxies(p.Network, c.identify)
 			}
 		}
 	}
@@ -248,6 +251,12 @@ func (c *Confiner) PrlimitFiltered() bool { return c.noPrlimitFilter == nil }
 // reaped: a parent-death signal (SysProcAttr.Pdeathsig) fires when the
 // thread that started a process ends, not the process.
 func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err error) {
+	return c.start(cmd, workspace, "")
+}
+
+// start is Start with the command's proxy credential (see
+// StartInGroupAsking).
+func (c *Confiner) start(cmd *exec.Cmd, workspace, credential string) (release func(), err error) {
 	if err := c.fenceOff(cmd); err != nil {
 		return nil, err
 	}
@@ -264,7 +273,7 @@ func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err e
 		runtime.LockOSThread()
 		err := c.confineThread(rs, netns)
 		if err == nil {
-			c.pointAtProxies(cmd, netns)
+			c.pointAtProxies(cmd, netns, credential)
 			err = cmd.Start()
 		}
 		started <- err
@@ -357,12 +366,12 @@ func (c *Confiner) confineThread(rs *ruleset, n *network) error {
 
 // pointAtProxies sets cmd's environment to reach the proxies of its
 // namespace n, or of the worker's loopback in ports mode.
-func (c *Confiner) pointAtProxies(cmd *exec.Cmd, n *network) {
+func (c *Confiner) pointAtProxies(cmd *exec.Cmd, n *network, credential string) {
 	switch {
 	case n != nil:
-		n.point(cmd)
+		n.point(cmd, credential)
 	case c.ports != nil:
-		c.ports.point(cmd)
+		c.ports.point(cmd, credential)
 	}
 }
 

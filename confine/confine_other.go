@@ -6,6 +6,8 @@ import (
 	"context"
 	"net"
 	"os/exec"
+
+	"github.com/fenixrt/fenix/netguard"
 )
 
 // Confiner is Linux-only; elsewhere New always fails.
@@ -27,6 +29,11 @@ func (c *Confiner) StartInGroup(cmd *exec.Cmd, workspace, _ string) (func(), err
 	return c.Start(cmd, workspace)
 }
 func (c *Confiner) NetworkUnavailable() error { return nil }
+
+// StartInGroupAsking is Start: there are no sandbox proxies here.
+func (c *Confiner) StartInGroupAsking(cmd *exec.Cmd, workspace, _ string, _ netguard.Asker) (func(), error) {
+	return c.Start(cmd, workspace)
+}
 
 // DialIn is a plain dial: there are no network namespaces here.
 func DialIn(ctx context.Context, _ int, network, address string) (net.Conn, error) {

@@ -46,8 +46,9 @@ type launcher struct {
 }
 
 type launchRequest struct {
-	cmd     *exec.Cmd
-	started chan error
+	cmd        *exec.Cmd
+	credential string
+	started    chan error
 }
 
 // StartInGroup starts cmd as Start does, but in the domain of group:
@@ -56,8 +57,12 @@ type launchRequest struct {
 // and commands), and none can signal anything else. An empty group is
 // Start.
 func (c *Confiner) StartInGroup(cmd *exec.Cmd, workspace, group string) (release func(), err error) {
+	return c.startInGroup(cmd, workspace, group, "")
+}
+
+func (c *Confiner) startInGroup(cmd *exec.Cmd, workspace, group, credential string) (release func(), err error) {
 	if group == "" {
-		return c.Start(cmd, workspace)
+		return c.start(cmd, workspace, credential)
 	}
 	if err := c.fenceOff(cmd); err != nil {
 		return nil, err
@@ -74,7 +79,7 @@ func (c *Confiner) StartInGroup(cmd *exec.Cmd, workspace, group string) (release
 		return nil, err
 	}
 	started := make(chan error, 1)
-	l.requests <- launchRequest{cmd: cmd, started: started}
+	l.requests <- launchRequest{cmd: cmd, credential: credential, started: started}
 	var once sync.Once
 	release = func() {
 		once.Do(func() {
@@ -114,7 +119,7 @@ func (c *Confiner) launcherFor(key launcherKey, rs *ruleset) (*launcher, error) 
 			return
 		}
 		for req := range l.requests {
-			c.pointAtProxies(req.cmd, key.net)
+			c.pointAtProxies(req.cmd, key.net, req.credential)
 			req.started <- req.cmd.Start()
 		}
 	}()

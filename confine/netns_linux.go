@@ -73,7 +73,7 @@ func (c *Confiner) networkFor(workspace string) (*network, error) {
 			}
 		}
 	}
-	n, err := newNetwork(c.network, workspace)
+	n, err := newNetwork(c.network, workspace, c.identify)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (c *Confiner) closeNetworks() {
 
 // newNetwork makes a namespace on a throwaway thread: loopback up, the
 // proxies' listeners opened there, and the namespace kept open by a file.
-func newNetwork(policy *Network, workspace string) (*network, error) {
+func newNetwork(policy *Network, workspace string, identify netguard.Identify) (*network, error) {
 	type made struct {
 		n   *network
 		err error
@@ -110,14 +110,14 @@ func newNetwork(policy *Network, workspace string) (*network, error) {
 	go func() {
 		// Never unlocked: the thread ends with the goroutine.
 		runtime.LockOSThread()
-		n, err := makeNetwork(policy, workspace)
+		n, err := makeNetwork(policy, workspace, identify)
 		done <- made{n, err}
 	}()
 	m := <-done
 	return m.n, m.err
 }
 
-func makeNetwork(policy *Network, workspace string) (*network, error) {
+func makeNetwork(policy *Network, workspace string, identify netguard.Identify) (*network, error) {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		return nil, fmt.Errorf("isolating the command's network: unshare(CLONE_NEWNET): %w", err)
 	}
@@ -128,7 +128,7 @@ func makeNetwork(policy *Network, workspace string) (*network, error) {
 	if err != nil {
 		return nil, fmt.Errorf("isolating the command's network: keeping its namespace: %w", err)
 	}
-	p, err := startProxies(policy, workspace)
+	p, err := startProxies(policy, workspace, identify)
 	if err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("isolating the command's network: %w", err)
@@ -137,12 +137,10 @@ func makeNetwork(policy *Network, workspace string) (*network, error) {
 }
 
 // proxies are the HTTP and SOCKS5 proxies a network-sandboxed command
-// reaches other hosts through, and the environment that points it at
-// them.
+// reaches other hosts through.
 type proxies struct {
 	http       *netguard.Proxy
 	socks      net.Listener
-	env        []string
 	httpPort   int
 	socksPort  int
 	closeProxy sync.Once
@@ -150,8 +148,9 @@ type proxies struct {
 
 // startProxies listens on 127.0.0.1 of the calling thread's network
 // namespace and serves both proxies, dialing through policy; refusals go
-// to policy.OnRefused with workspace.
-func startProxies(policy *Network, workspace string) (*proxies, error) {
+// to policy.OnRefused with workspace. identify maps a command's proxy
+// credentials to whom it asks about a host its policy does not list.
+func startProxies(policy *Network, workspace string, identify netguard.Identify) (*proxies, error) {
 	httpListener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("the HTTP proxy's listener: %w", err)
@@ -167,18 +166,19 @@ func startProxies(policy *Network, workspace string) (*proxies, error) {
 	}
 	p := &proxies{http: netguard.NewProxy("the command sandbox's proxy", policy.Dial, onRefused), socks: socksListener,
 		httpPort: httpListener.Addr().(*net.TCPAddr).Port, socksPort: socksListener.Addr().(*net.TCPAddr).Port}
-	p.env = proxyEnv(p.httpPort, p.socksPort)
+	p.http.Identify(identify)
 	p.http.Serve(httpListener)
-	netguard.ServeSOCKS5(socksListener, policy.Dial, onRefused)
+	netguard.ServeSOCKS5(socksListener, policy.Dial, onRefused, identify)
 	return p, nil
 }
 
-// point sets cmd's environment to reach the proxies.
-func (p *proxies) point(cmd *exec.Cmd) {
+// point sets cmd's environment to reach the proxies, with credential
+// (when set) naming the command to them.
+func (p *proxies) point(cmd *exec.Cmd, credential string) {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, p.env...)
+	cmd.Env = append(cmd.Env, proxyEnv(p.httpPort, p.socksPort, credential)...)
 }
 
 // stop closes the listeners; connections already made end with their
@@ -199,10 +199,15 @@ func (n *network) join() error {
 }
 
 // proxyEnv points the usual proxy variables at the sandbox's proxies;
-// loopback is the workspace's own and stays direct.
-func proxyEnv(httpPort, socksPort int) []string {
-	httpURL := "http://127.0.0.1:" + strconv.Itoa(httpPort)
-	socksURL := "socks5h://127.0.0.1:" + strconv.Itoa(socksPort)
+// loopback is the workspace's own and stays direct. A credential goes in
+// the URLs' user part (curl, git, pip, npm and Go send it).
+func proxyEnv(httpPort, socksPort int, credential string) []string {
+	user := ""
+	if credential != "" {
+		user = netguard.ProxyUser + ":" + credential + "@"
+	}
+	httpURL := "http://" + user + "127.0.0.1:" + strconv.Itoa(httpPort)
+	socksURL := "socks5h://" + user + "127.0.0.1:" + strconv.Itoa(socksPort)
 	const direct = "localhost,127.0.0.1,::1"
 	return []string{
 		"HTTP_PROXY=" + httpURL, "http_proxy=" + httpURL,

@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fenixrt/fenix/netguard"
 )
 
 // Where commands cannot get a network namespace (a worker without
@@ -39,8 +41,8 @@ type portProxies struct {
 
 // newPortProxies starts the proxies on the worker's loopback and cuts the
 // ruleset that lets a command connect to their ports only.
-func newPortProxies(policy *Network) (*portProxies, error) {
-	p, err := startProxies(policy, "")
+func newPortProxies(policy *Network, identify netguard.Identify) (*portProxies, error) {
+	p, err := startProxies(policy, "", identify)
 	if err != nil {
 		return nil, fmt.Errorf("the command sandbox's proxies: %w", err)
 	}

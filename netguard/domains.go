@@ -2,6 +2,7 @@ package netguard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -147,12 +148,17 @@ type RefusedError struct {
 	Port    int
 	Denied  bool
 	Setting string
+	// Asked is the answer of the command's Asker, when one was asked.
+	Asked string
 }
 
 func (e *RefusedError) Error() string {
 	dest := net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
 	if e.Denied {
 		return fmt.Sprintf("%s is on the denied domains of %s", dest, e.Setting)
+	}
+	if e.Asked != "" {
+		return fmt.Sprintf("%s is not on the allowed domains of %s, and the connection was not allowed: %s", dest, e.Setting, e.Asked)
 	}
 	return fmt.Sprintf("%s is not on the allowed domains of %s: add it there if commands must reach it", dest, e.Setting)
 }
@@ -188,7 +194,23 @@ func (l DomainList) DialContext(base *net.Dialer) func(ctx context.Context, netw
 		if err != nil {
 			return nil, fmt.Errorf("dialing %s: port %q is not a number", address, portText)
 		}
-		if err := l.Decide(host, port); err != nil {
+		err = l.Decide(host, port)
+		var refused *RefusedError
+		if errors.As(err, &refused) && !refused.Denied {
+			if ask := AskerFrom(ctx); ask != nil {
+				// A person answers: the proxy's dial timeout is for the
+				// dial, not for them (the Asker bounds its own wait).
+				allowed, why := ask(context.WithoutCancel(ctx), refused.Host, port)
+				if !allowed {
+					refused.Asked = why
+					return nil, refused
+				}
+				dialCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ProxyDialTimeout)
+				defer cancel()
+				return base.DialContext(dialCtx, network, address)
+			}
+		}
+		if err != nil {
 			return nil, err
 		}
 		return base.DialContext(ctx, network, address)

@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/net/proxy"
 )
@@ -155,7 +158,7 @@ func TestProxyAndSOCKSServeOnlyTheAllowedDomains(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer socksListener.Close()
-	ServeSOCKS5(socksListener, dial, note)
+	ServeSOCKS5(socksListener, dial, note, nil)
 
 	proxyURL, _ := url.Parse("http://" + httpListener.Addr().String())
 	viaHTTP := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
@@ -193,5 +196,116 @@ func TestProxyAndSOCKSServeOnlyTheAllowedDomains(t *testing.T) {
 	}
 	if len(refused) != 3 {
 		t.Errorf("refusals heard: %q, want 3", refused)
+	}
+}
+
+// A command's proxy credentials name its Asker: a host neither allowed
+// nor denied is asked about (a person answers; the proxy's dial timeout
+// does not cut them short), and reached when allowed. A denied host is
+// never asked about, and a command without credentials is refused as
+// before. Both proxies, HTTP (Proxy-Authorization) and SOCKS5 (RFC 1929).
+func TestAProxyAsksTheCommandsAskerAboutUnlistedHosts(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello from %s", r.Host)
+	}))
+	defer upstream.Close()
+	l := mustDomains(t, []string{"allowed.example"}, []string{"denied.example"})
+	target := upstream.Listener.Addr().String()
+	var d net.Dialer
+	dial := l.DialContext(&d)
+	// Every name reaches the local upstream once decided.
+	routed := func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, port, _ := net.SplitHostPort(address)
+		conn, err := dial(ctx, network, net.JoinHostPort(host, port))
+		if conn != nil {
+			conn.Close()
+		}
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			return nil, err
+		}
+		return d.DialContext(ctx, network, target)
+	}
+	var mu sync.Mutex
+	var asked []string
+	identify := func(user, password string) Asker {
+		if user != ProxyUser || password != "cmd-1" {
+			return nil
+		}
+		return func(ctx context.Context, host string, port int) (bool, string) {
+			mu.Lock()
+			asked = append(asked, fmt.Sprintf("%s:%d", host, port))
+			mu.Unlock()
+			time.Sleep(100 * time.Millisecond) // a person answering
+			if host == "ok.example" {
+				return true, "allowed by ana"
+			}
+			return false, "denied by ana: not for this task"
+		}
+	}
+	httpListener, _ := net.Listen("tcp", "127.0.0.1:0")
+	p := NewProxy("the commands' sandbox proxy", routed, nil)
+	p.Identify(identify)
+	p.Serve(httpListener)
+	defer p.Close()
+	socksListener, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer socksListener.Close()
+	ServeSOCKS5(socksListener, routed, nil, identify)
+
+	viaHTTP := func(user *url.Userinfo) *http.Client {
+		u := &url.URL{Scheme: "http", Host: httpListener.Addr().String(), User: user}
+		return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u)}}
+	}
+	viaSOCKS := func(auth *proxy.Auth) *http.Client {
+		s, err := proxy.SOCKS5("tcp", socksListener.Addr().String(), auth, proxy.Direct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &http.Client{Transport: &http.Transport{DialContext: s.(proxy.ContextDialer).DialContext}}
+	}
+	get := func(c *http.Client, rawURL string) (int, string, error) {
+		resp, err := c.Get(rawURL)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), nil
+	}
+	clients := map[string]*http.Client{
+		"http proxy": viaHTTP(url.UserPassword(ProxyUser, "cmd-1")),
+		"socks":      viaSOCKS(&proxy.Auth{User: ProxyUser, Password: "cmd-1"}),
+	}
+	for name, c := range clients {
+		if code, body, err := get(c, "http://ok.example/"); err != nil || code != 200 || body != "hello from ok.example" {
+			t.Errorf("%s: an allowed ask answered %d %q, %v", name, code, body, err)
+		}
+		if code, body, err := get(c, "http://allowed.example/"); err != nil || code != 200 {
+			t.Errorf("%s: an allowed domain answered %d %q, %v", name, code, body, err)
+		}
+	}
+	code, body, err := get(clients["http proxy"], "http://nope.example/")
+	if err != nil || code != http.StatusForbidden || !strings.Contains(body, "nope.example:80 is not on the allowed domains") || !strings.Contains(body, "denied by ana: not for this task") {
+		t.Errorf("http proxy: a denied ask answered %d %q, %v", code, body, err)
+	}
+	if _, _, err := get(clients["socks"], "http://nope.example/"); err == nil || !strings.Contains(err.Error(), "not allowed by ruleset") {
+		t.Errorf("socks: a denied ask gave %v", err)
+	}
+	for name, c := range map[string]*http.Client{"http proxy, no credentials": viaHTTP(nil), "socks, no credentials": viaSOCKS(nil),
+		"http proxy, another command": viaHTTP(url.UserPassword(ProxyUser, "cmd-2"))} {
+		if code, _, err := get(c, "http://ok.example/"); err == nil && code == 200 {
+			t.Errorf("%s reached an unlisted host", name)
+		}
+	}
+	if code, _, err := get(clients["http proxy"], "http://denied.example/"); err == nil && code == 200 {
+		t.Error("a denied domain was reached")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"ok.example:80", "ok.example:80", "nope.example:80", "nope.example:80"}
+	sort.Strings(asked)
+	sort.Strings(want)
+	if strings.Join(asked, " ") != strings.Join(want, " ") {
+		t.Errorf("asked about %v, want %v (never about an allowed or denied domain)", asked, want)
 	}
 }

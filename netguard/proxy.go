@@ -23,8 +23,18 @@ type Proxy struct {
 	name      string
 	dial      DialFunc
 	onRefused func(error)
+	identify  Identify
 	server    *http.Server
 	forward   *httputil.ReverseProxy
+}
+
+// Identify makes the proxy read each request's Proxy-Authorization and
+// dial with the Asker identify maps it to (see WithAsker). Call it before
+// Serve. Connections to destinations are then not kept for reuse: one a
+// command was allowed to open must not carry another command's request.
+func (p *Proxy) Identify(identify Identify) {
+	p.identify = identify
+	p.forward.Transport.(*http.Transport).DisableKeepAlives = true
 }
 
 // ProxyDialTimeout bounds a proxy's connection to a destination.
@@ -62,6 +72,11 @@ func (p *Proxy) Serve(l net.Listener) {
 func (p *Proxy) Close() { _ = p.server.Close() }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.identify != nil {
+		if user, password, ok := proxyCredentials(r); ok {
+			r = r.WithContext(WithAsker(r.Context(), p.identify(user, password)))
+		}
+	}
 	if r.Method == http.MethodConnect {
 		p.tunnel(w, r)
 		return

@@ -18,6 +18,8 @@ import (
 const (
 	socksVersion        = 5
 	socksNoAuth         = 0
+	socksUserPass       = 2 // RFC 1929
+	socksUserPassOK     = 0
 	socksNoAcceptable   = 0xff
 	socksConnect        = 1
 	socksAddrIPv4       = 1
@@ -34,12 +36,14 @@ const (
 // socksHandshakeTimeout bounds a client's greeting and request.
 const socksHandshakeTimeout = 30 * time.Second
 
-// ServeSOCKS5 serves SOCKS5 CONNECT without authentication on l, dialing
-// through dial, until l is closed. Clients that send host names
-// (socks5h://) leave resolution to dial, so the decision is on the name;
-// refusals are answered "connection not allowed by ruleset" and handed to
-// onRefused when it is set.
-func ServeSOCKS5(l net.Listener, dial DialFunc, onRefused func(error)) {
+// ServeSOCKS5 serves SOCKS5 CONNECT on l, dialing through dial, until l
+// is closed. Clients that send host names (socks5h://) leave resolution
+// to dial, so the decision is on the name; refusals are answered
+// "connection not allowed by ruleset" and handed to onRefused when it is
+// set. Clients authenticate with nothing, or, where identify is set, a
+// user name and password (RFC 1929) that identify maps to the Asker the
+// dial gets (see WithAsker).
+func ServeSOCKS5(l net.Listener, dial DialFunc, onRefused func(error), identify Identify) {
 	go func() {
 		backoff := 5 * time.Millisecond
 		for {
@@ -55,20 +59,26 @@ func ServeSOCKS5(l net.Listener, dial DialFunc, onRefused func(error)) {
 				continue
 			}
 			backoff = 5 * time.Millisecond
-			go serveSOCKSConn(conn, dial, onRefused)
+			go serveSOCKSConn(conn, dial, onRefused, identify)
 		}
 	}()
 }
 
-func serveSOCKSConn(conn net.Conn, dial DialFunc, onRefused func(error)) {
+func serveSOCKSConn(conn net.Conn, dial DialFunc, onRefused func(error), identify Identify) {
 	_ = conn.SetDeadline(time.Now().Add(socksHandshakeTimeout))
 	in := bufio.NewReader(conn)
-	address, err := socksRequest(in, conn)
+	address, user, password, err := socksRequest(in, conn, identify != nil)
 	if err != nil {
 		conn.Close()
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ProxyDialTimeout)
+	base := context.Background()
+	if identify != nil && user != "" {
+		base = WithAsker(base, identify(user, password))
+		// A person may be asked: the handshake deadline is not theirs.
+		_ = conn.SetDeadline(time.Time{})
+	}
+	ctx, cancel := context.WithTimeout(base, ProxyDialTimeout)
 	upstream, err := dial(ctx, "tcp", address)
 	cancel()
 	if err != nil {
@@ -95,29 +105,75 @@ func serveSOCKSConn(conn net.Conn, dial DialFunc, onRefused func(error)) {
 	splice(conn, in, upstream)
 }
 
-// socksRequest reads the greeting and the CONNECT request and returns the
-// destination as host:port; what it cannot serve is answered here.
-func socksRequest(in *bufio.Reader, conn net.Conn) (string, error) {
+// socksRequest reads the greeting, the credentials when userPass allows
+// them and the client offers them, and the CONNECT request; it returns
+// the destination as host:port. What it cannot serve is answered here.
+func socksRequest(in *bufio.Reader, conn net.Conn, userPass bool) (address, user, password string, err error) {
 	var head [2]byte
 	if _, err := io.ReadFull(in, head[:]); err != nil {
-		return "", err
+		return "", "", "", err
 	}
 	if head[0] != socksVersion {
-		return "", fmt.Errorf("SOCKS version %d is not 5", head[0])
+		return "", "", "", fmt.Errorf("SOCKS version %d is not 5", head[0])
 	}
 	methods := make([]byte, head[1])
 	if _, err := io.ReadFull(in, methods); err != nil {
-		return "", err
+		return "", "", "", err
 	}
 	method := byte(socksNoAcceptable)
 	for _, m := range methods {
-		if m == socksNoAuth {
+		switch {
+		case m == socksUserPass && userPass:
+			method = socksUserPass
+		case m == socksNoAuth && method != socksUserPass:
 			method = socksNoAuth
 		}
 	}
-	if _, err := conn.Write([]byte{socksVersion, method}); err != nil || method != socksNoAuth {
-		return "", errors.New("the SOCKS client offers no method without authentication")
+	if _, err := conn.Write([]byte{socksVersion, method}); err != nil || method == socksNoAcceptable {
+		return "", "", "", errors.New("the SOCKS client offers no method the proxy serves")
 	}
+	if method == socksUserPass {
+		if user, password, err = socksCredentials(in, conn); err != nil {
+			return "", "", "", err
+		}
+	}
+	address, err = socksConnectRequest(in, conn)
+	return address, user, password, err
+}
+
+// socksCredentials reads an RFC 1929 user name and password and accepts
+// them (whom they name is the Asker's business).
+func socksCredentials(in *bufio.Reader, conn net.Conn) (user, password string, err error) {
+	version, err := in.ReadByte()
+	if err != nil {
+		return "", "", err
+	}
+	if version != 1 {
+		return "", "", fmt.Errorf("SOCKS user/password version %d is not 1", version)
+	}
+	field := func() (string, error) {
+		n, err := in.ReadByte()
+		if err != nil {
+			return "", err
+		}
+		b := make([]byte, n)
+		_, err = io.ReadFull(in, b)
+		return string(b), err
+	}
+	if user, err = field(); err != nil {
+		return "", "", err
+	}
+	if password, err = field(); err != nil {
+		return "", "", err
+	}
+	if _, err := conn.Write([]byte{1, socksUserPassOK}); err != nil {
+		return "", "", err
+	}
+	return user, password, nil
+}
+
+// socksConnectRequest reads the CONNECT request.
+func socksConnectRequest(in *bufio.Reader, conn net.Conn) (string, error) {
 	var req [4]byte
 	if _, err := io.ReadFull(in, req[:]); err != nil {
 		return "", err

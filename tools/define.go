@@ -17,6 +17,7 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/workspace"
 )
 
@@ -58,6 +59,10 @@ type Env struct {
 	// were refused or could not be delivered, so the call's result can no
 	// longer be recorded) rather than a requested cancellation.
 	ContactLost func() bool
+	// AskNetwork, when set, is asked about a host a network-sandboxed
+	// command's policy does not list (the call's run parks a permission
+	// until decide_permission); nil refuses such hosts.
+	AskNetwork netguard.Asker
 	// SessionEnv is the session's $CLAUDE_ENV_FILE lines, which
 	// exec_command and process_exec run in the command's shell before the
 	// command (hooks.JoinSessionEnv).

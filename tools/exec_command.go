@@ -171,6 +171,7 @@ func startCommandRun(env *Env, h *Host, p commandPlan) (procs.CommandRun, *procs
 		Confiner:    conf.confiner,
 		Workspace:   env.Workspace.Dir(),
 		SignalGroup: env.ConversationID,
+		NetworkAsk:  env.AskNetwork,
 		KeepBytes:   h.cfg.Exec.KeepBytes,
 		BeforeRun: func(proc *procs.Process) error {
 			rec = procs.CommandRun{

@@ -132,6 +132,7 @@ func launchService(env *Env, h *Host, a ProcessExecArgs) (string, procs.ServiceI
 		Prelude:        commandPrelude(env.SessionEnv, extra),
 		CallID:         env.CallID,
 		ConversationID: env.ConversationID,
+		NetworkAsk:     env.AskNetwork,
 	})
 	switch {
 	case errors.Is(err, procs.ErrPortInUse):

@@ -76,6 +76,7 @@ func (t *turnRun) execute(input json.RawMessage) (contract.Result, error) {
 	req, err := contract.ParseAgentTurn(input)
 	err = t.boundIdentifiers(req.BoundIdentifiers, err)
 	t.req = req
+	t.gov.approvalTimeout = time.Duration(req.Approval.TimeoutSeconds) * time.Second
 	t.bindAssignment(req.Assignment)
 	if req.MaxSteps == 0 {
 		t.req.MaxSteps = DefaultMaxSteps

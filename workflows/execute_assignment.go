@@ -62,6 +62,7 @@ func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 	a, err := contract.ParseAssignment(input)
 	err = r.boundIdentifiers(a.BoundIdentifiers, err)
 	r.a = a
+	r.gov.approvalTimeout = time.Duration(a.Approval.TimeoutSeconds) * time.Second
 	r.bindAssignment(a)
 	if err == nil && (len(a.ContextMessages) > 0 || a.ContextRef != "") {
 		r.setHookTranscript(contract.MessageSet{Messages: a.ContextMessages, Ref: a.ContextRef, Count: len(a.ContextMessages)})

@@ -43,6 +43,10 @@ type PendingPermission struct {
 	decided   bool
 	decision  PermissionDecision
 	decidedAt time.Time
+	// decidedBy and recorded serve a network permission, which several
+	// connections may wait for (see askNetwork).
+	decidedBy string
+	recorded  bool
 }
 
 // PermissionDecisionResult is the decide_permission update's answer.
@@ -76,6 +80,9 @@ type governance struct {
 	asksTurnEvents bool
 	// turn is which session and turn events have a hook (nil: all).
 	turn *activities.HookSubscription
+	// approvalTimeout is the assignment's approval.timeout_seconds, for
+	// permissions the workflow code does not park itself (askNetwork).
+	approvalTimeout time.Duration
 	// sessionEnv is what the session's SessionStart hooks wrote to
 	// $CLAUDE_ENV_FILE, as the last SessionStart stage answered: every
 	// exec_command and process_exec runs it before its command.

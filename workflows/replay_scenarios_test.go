@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -518,6 +519,14 @@ func builtinScenarios() []scenario {
 			return cancelOnceReviewed(ctx, c, run)
 		})},
 	)
+	// A network-sandboxed command's question about a host outside its
+	// domains (activities.UpdateNetworkPermission), asked while the call
+	// runs, allowed with decide_permission; and one denied by the
+	// timeout.
+	shapes = append(shapes,
+		scenario{file: "network_permission_allowed.json", run: networkAskScenario("replay-network-allowed", workflows.DecisionAllow, 0)},
+		scenario{file: "network_permission_timeout.json", run: networkAskScenario("replay-network-timeout", "", 1)},
+	)
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),
@@ -640,4 +649,42 @@ func cancelOnceReviewed(ctx context.Context, c client.Client, run client.Workflo
 		return err
 	}
 	return c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "recorded cancel"})
+}
+
+// networkAskScenario runs a test_sleep call and, while it sleeps, asks
+// its run as a sandboxed command's activity does; decision answers it
+// ("" leaves it to the approval timeout, timeoutSeconds).
+func networkAskScenario(id, decision string, timeoutSeconds int) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		a := withTool(map[string]any{"call_id": "net-1", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 3}}, "test_sleep")
+		if timeoutSeconds > 0 {
+			a["approval"] = map[string]any{"timeout_seconds": timeoutSeconds}
+		}
+		run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id, a)
+		if err != nil {
+			return nil, err
+		}
+		if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
+			return nil, err
+		}
+		asked, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+			UpdateName: activities.UpdateNetworkPermission, WaitForStage: client.WorkflowUpdateStageAccepted,
+			Args: []any{activities.NetworkPermissionRequest{CallID: "net-1", ToolName: "test_sleep", Host: "registry.example", Port: 443}}})
+		if err != nil {
+			return nil, err
+		}
+		if decision != "" {
+			if err := decideFromInbox(ctx, c, run, "net-1/network/registry.example:443", decision); err != nil {
+				return nil, err
+			}
+		}
+		var answer activities.NetworkPermissionAnswer
+		if err := asked.Get(ctx, &answer); err != nil {
+			return nil, err
+		}
+		if want := decision == workflows.DecisionAllow; answer.Allowed != want {
+			return nil, fmt.Errorf("network permission answered %+v, want allowed=%v", answer, want)
+		}
+		return run, nil
+	}
 }

@@ -99,6 +99,9 @@ func newSession(ctx workflow.Context) (*session, error) {
 	if err := s.registerGovernance(contract.Metrics{}); err != nil {
 		return nil, err
 	}
+	if err := s.registerNetworkPermission(); err != nil {
+		return nil, err
+	}
 	if s.shape >= shapeOneListener {
 		s.listenForSignals()
 	} else {

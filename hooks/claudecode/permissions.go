@@ -190,6 +190,15 @@ func NewPermissions(sources []*Source) *Permissions {
 	return p
 }
 
+// settingsMode is the defaultMode the sources set (the most specific
+// file's, as NewPermissions takes it), "" for none.
+func settingsMode(sources []*Source) string {
+	if p := NewPermissions(sources); p != nil {
+		return p.mode
+	}
+	return ""
+}
+
 func modeRank(src *Source) int {
 	switch {
 	case filepath.Base(src.Path) == "managed-settings.json":

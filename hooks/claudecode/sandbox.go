@@ -213,13 +213,16 @@ func CommandPolicy(sources []*Source) (p confine.Policy, fail bool, from []strin
 		domains.Allowed = append(domains.Allowed, allowed...)
 		domains.Denied = append(domains.Denied, denied...)
 		// With the sandbox on, Claude Code sends every command's traffic
-		// through its proxy and asks about each domain not allowed; a run
-		// has nobody to ask, so those are refused.
+		// through its proxy and asks its user about each domain neither
+		// allowed nor denied; a run asks whoever answers its permissions
+		// (decide_permission), and refuses under dontAsk as Claude Code
+		// does.
 		domains.Setting = "sandbox.network of " + strings.Join(from, ", ")
 		p.Network = &confine.Network{
 			Dial:        domains.DialContext(&net.Dialer{Timeout: netguard.ProxyDialTimeout, KeepAlive: 30 * time.Second}),
 			Describe:    domains.String(),
 			UnixSockets: unixSockets,
+			Ask:         settingsMode(sources) != "dontAsk",
 		}
 	}
 	return p, fail, from

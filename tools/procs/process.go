@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/confine"
+	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/proctree"
 )
 
@@ -92,6 +93,10 @@ type Spec struct {
 	Confiner    *confine.Confiner
 	Workspace   string
 	SignalGroup string
+	// NetworkAsk, when set, is asked about a host the sandbox's network
+	// policy neither allows nor denies (confine.Confiner.StartInGroupAsking)
+	// instead of refusing it.
+	NetworkAsk netguard.Asker
 	// BeforeRun, when set, is called once the shell exists, its limits are
 	// in place and its group identity is known, but before the command
 	// line runs: a registry records the run here, so nothing runs that a
@@ -214,7 +219,7 @@ func Start(spec Spec) (*Process, error) {
 // called once the shell was reaped.
 func startShell(cmd *exec.Cmd, spec Spec) (release func(), err error) {
 	if spec.Confiner != nil {
-		return spec.Confiner.StartInGroup(cmd, spec.Workspace, spec.SignalGroup)
+		return spec.Confiner.StartInGroupAsking(cmd, spec.Workspace, spec.SignalGroup, spec.NetworkAsk)
 	}
 	return func() {}, cmd.Start()
 }

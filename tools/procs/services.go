@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/confine"
+	"github.com/fenixrt/fenix/netguard"
 )
 
 // Service statuses.
@@ -56,6 +57,9 @@ type ServiceSpec struct {
 	Workspace      string
 	CallID         string
 	ConversationID string
+	// NetworkAsk is Spec.NetworkAsk: the call that started the service
+	// answers for it while its run lasts.
+	NetworkAsk netguard.Asker
 }
 
 // ServiceInfo is a snapshot of one service.
@@ -283,6 +287,7 @@ func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 		Confiner:      spec.Confiner,
 		Workspace:     spec.Workspace,
 		SignalGroup:   spec.ConversationID,
+		NetworkAsk:    spec.NetworkAsk,
 		KeepBytes:     m.cfg.KeepBytes,
 		CombineOutput: true,
 		LogPath:       logPath,

@@ -176,7 +176,11 @@ func TestClaudeCodeSandboxNetworkReachesOnlyAllowedDomains(t *testing.T) {
 
 	project := filepath.Join(t.TempDir(), "project")
 	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
-	settings := fmt.Sprintf(`{"sandbox": {"enabled": true, "network": {"allowedDomains": [%q]}}}`, allowed)
+	// dontAsk: a host outside the list is refused at once, as Claude Code
+	// refuses it in that mode (other modes ask: see
+	// TestTheSandboxAsksAboutHostsOutsideItsDomains); Bash runs, since the
+	// sandbox's autoAllowBashIfSandboxed approves it.
+	settings := fmt.Sprintf(`{"permissions": {"defaultMode": "dontAsk"}, "sandbox": {"enabled": true, "network": {"allowedDomains": [%q]}}}`, allowed)
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
 	w := startWorker(t, inProject(project))
 	run := commandRunner(w, project, "netsandboxed")

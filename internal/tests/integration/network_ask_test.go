@@ -1,0 +1,134 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/confine"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// Claude Code's sandbox asks its user about a host outside
+// sandbox.network.allowedDomains ("Network request outside of sandbox");
+// Fenix refused it. Now the command's connection waits while its run
+// parks a "network: host:port" permission beside the call, answered with
+// decide_permission like any other: allowed, the command reaches the host
+// (curl and python, through the HTTP proxy); denied, the proxy answers
+// 403 naming the decider and the reason. A denied domain is never asked
+// about. On the dev server, with a root worker (a network namespace per
+// workspace).
+func TestTheSandboxAsksAboutHostsOutsideItsDomains(t *testing.T) {
+	const maxOpenAsks = 4
+	if confine.ABIVersion() < 2 || os.Geteuid() != 0 {
+		t.Skip("a network namespace per command needs Landlock and a root worker")
+	}
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	server := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hello %s", r.Host) })}
+	go server.Serve(l)
+	defer server.Close()
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	askedHost := net.JoinHostPort("127.0.0.2", port)
+	deniedHost := net.JoinHostPort("127.0.0.3", port)
+
+	project := filepath.Join(t.TempDir(), "project")
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	settings := fmt.Sprintf(`{"sandbox": {"enabled": true, "network": {"allowedDomains": ["registry.example"], "deniedDomains": [%q]}}}`, deniedHost)
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
+	w := startWorker(t, inProject(project))
+
+	call := func(name, command string) (func() contract.Result, func() []workflows.PendingPermission, func(workflows.PermissionDecision)) {
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": map[string]any{"command_line": command}}, "exec_command")
+		a["workspace_root"] = project
+		run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, t.Name()+"-"+name, a)
+		result := func() contract.Result {
+			var res contract.Result
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			require.NoError(t, run.Get(ctx, &res))
+			return res
+		}
+		pending := func() []workflows.PendingPermission { return pendingPermissions(t, run) }
+		decide := func(d workflows.PermissionDecision) { decidePermission(t, run, d) }
+		return result, pending, decide
+	}
+	awaitNetwork := func(pending func() []workflows.PendingPermission) workflows.PendingPermission {
+		var p []workflows.PendingPermission
+		require.Eventually(t, func() bool { p = pending(); return len(p) == 1 }, 60*time.Second, 100*time.Millisecond, "the command's connection parks a permission")
+		return p[0]
+	}
+
+	// Allowed: curl waits, then reaches the host.
+	result, pending, decide := call("allowed", fmt.Sprintf("curl -sS --max-time 120 http://%s/ && echo; echo curl-done", askedHost))
+	p := awaitNetwork(pending)
+	assert.Equal(t, "call-allowed/network/"+askedHost, p.CallID)
+	assert.Equal(t, "network: "+askedHost, p.Permission)
+	assert.Equal(t, "sandbox.network", p.RequestedBy)
+	assert.Equal(t, "exec_command", p.ToolName)
+	decide(workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, DecidedBy: "ana", Reason: "the docs mirror", ArgsHash: p.ArgsHash})
+	res := result()
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "hello "+askedHost)
+	var decided bool
+	for _, e := range res.Trace {
+		if e.Hook == activities.StagePermissionDecision && e.Get("call_id") == p.CallID {
+			decided = true
+			assert.Equal(t, "ana", e.Get("decider"), "%+v", e)
+			assert.Equal(t, workflows.DecisionAllow, e.Get("decision"))
+		}
+	}
+	assert.True(t, decided, "the decision is in the trace: %+v", res.Trace)
+
+	// Denied: python's urllib gets the proxy's 403 naming who said no.
+	script := fmt.Sprintf(`python3 - <<'EOF'
+import urllib.request, urllib.error
+try:
+    print(urllib.request.urlopen("http://%s/", timeout=120).read().decode())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode().strip())
+EOF`, askedHost)
+	result, pending, decide = call("denied", script)
+	p = awaitNetwork(pending)
+	decide(workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionDeny, DecidedBy: "ana", Reason: "not for this task", ArgsHash: p.ArgsHash})
+	res = result()
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "403")
+	assert.Contains(t, res.Output.Content, "ana: not for this task")
+
+	// A command that connects to many hosts at once parks four questions;
+	// the rest are refused at once, without filling the run's history.
+	many := fmt.Sprintf(`for h in 4 5 6 7 8 9; do (curl -sS --max-time 120 http://127.0.0.$h:%s/; echo) & done; wait`, port)
+	result, pending, decide = call("many", many)
+	var open []workflows.PendingPermission
+	require.Eventually(t, func() bool { open = pending(); return len(open) == maxOpenAsks }, 60*time.Second, 100*time.Millisecond)
+	time.Sleep(time.Second)
+	assert.Len(t, pending(), maxOpenAsks, "no more than four questions wait")
+	for _, q := range open {
+		decide(workflows.PermissionDecision{CallID: q.CallID, Decision: workflows.DecisionDeny, DecidedBy: "ana", Reason: "no scanning", ArgsHash: q.ArgsHash})
+	}
+	res = result()
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Equal(t, 4, strings.Count(res.Output.Content, "ana: no scanning"), res.Output.Content)
+	assert.Equal(t, 2, strings.Count(res.Output.Content, "still unanswered"), res.Output.Content)
+
+	// A denied domain is refused without asking.
+	result, pending, _ = call("denied-domain", fmt.Sprintf("curl -sS --max-time 20 http://%s/; echo curl-done", deniedHost))
+	res = result()
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "on the denied domains")
+	assert.False(t, strings.Contains(res.Output.Content, "hello"), res.Output.Content)
+	_ = pending
+}

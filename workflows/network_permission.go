@@ -1,0 +1,143 @@
+package workflows
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/contract"
+)
+
+// A network-sandboxed command that connects to a host its sandbox
+// neither allows nor denies is not refused outright: its ExecuteTool sends
+// activities.UpdateNetworkPermission, and the run parks a permission for
+// the host beside the call — in pending_permissions, the inbox and the
+// Web UI's details, answered with decide_permission like any other — as
+// Claude Code asks its user ("Network request outside of sandbox"). The
+// update only arrives from a command, so runs recorded before it replay
+// unchanged; its commands (the search attribute, the decision's audit
+// row) are those of a parked call.
+
+// networkRequester is a network permission's RequestedBy.
+const networkRequester = "sandbox.network"
+
+// maxNetworkHostBytes bounds the host an update may name (a DNS name is
+// at most 253 bytes).
+const maxNetworkHostBytes = 253
+
+// A command that opens connections to many hosts (a scan, a loop) must
+// not fill its run's history with questions: a run holds at most
+// maxOpenNetworkAsks unanswered and maxNetworkAsks in all; the validator
+// refuses more, which records nothing, and the proxy refuses the
+// connection.
+const (
+	maxOpenNetworkAsks = 4
+	maxNetworkAsks     = 32
+)
+
+// registerNetworkPermission installs the update's handler.
+func (s *session) registerNetworkPermission() error {
+	return workflow.SetUpdateHandlerWithOptions(s.ctx, activities.UpdateNetworkPermission, s.askNetwork,
+		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, req activities.NetworkPermissionRequest) error {
+			switch {
+			case req.CallID == "" || len(req.CallID) > contract.EchoStringBytes:
+				return fmt.Errorf("a network permission needs the call_id of the command asking (at most %d bytes)", contract.EchoStringBytes)
+			case req.Host == "" || len(req.Host) > maxNetworkHostBytes:
+				return fmt.Errorf("a network permission needs a host of 1 to %d bytes", maxNetworkHostBytes)
+			case req.Port < 1 || req.Port > 65535:
+				return fmt.Errorf("a network permission needs a port from 1 to 65535, not %d", req.Port)
+			case s.cancelled:
+				return fmt.Errorf("the run is canceling (%s): no network permission is asked", s.cancelReason)
+			}
+			if s.findPending(networkPermissionID(req)) != nil {
+				return nil // a second connection waits for the same answer
+			}
+			open, all := s.networkAsks()
+			switch {
+			case open >= maxOpenNetworkAsks:
+				return fmt.Errorf("%d network permissions of this run are still unanswered: no more are asked until they are", open)
+			case all >= maxNetworkAsks:
+				return fmt.Errorf("this run asked about %d hosts already, its limit: further hosts are refused", all)
+			}
+			return nil
+		}})
+}
+
+// networkPermissionID is the pending permission's call_id: the call's,
+// with the destination, so decide_permission names it and a second
+// connection to the same host waits for the same answer.
+func networkPermissionID(req activities.NetworkPermissionRequest) string {
+	return req.CallID + "/network/" + net.JoinHostPort(req.Host, strconv.Itoa(req.Port))
+}
+
+// askNetwork parks the permission (or joins the one already parked for
+// the destination) until decide_permission, its deadline (deny) or a
+// cancel (deny), and answers.
+func (s *session) askNetwork(ctx workflow.Context, req activities.NetworkPermissionRequest) (activities.NetworkPermissionAnswer, error) {
+	id := networkPermissionID(req)
+	dest := net.JoinHostPort(req.Host, strconv.Itoa(req.Port))
+	call := contract.ToolCall{CallID: id, ToolName: req.ToolName}
+	p := s.findPending(id)
+	if p == nil {
+		timeout := s.gov.approvalTimeout
+		if timeout <= 0 {
+			timeout = DefaultPermissionTimeout
+		}
+		now := workflow.Now(ctx).UTC()
+		args := map[string]any{"call_id": req.CallID, "host": req.Host, "port": req.Port}
+		p = &PendingPermission{CallID: id, ToolName: req.ToolName, Permission: "network: " + dest, RequestedBy: networkRequester,
+			Arguments: args, RequestedAt: now, Deadline: now.Add(timeout),
+			ConversationID: s.id.ConversationID, TurnID: s.id.TurnID, ArgsHash: contract.ArgumentsHash(args)}
+		s.gov.pending = append(s.gov.pending, p)
+		s.setDetails()
+		s.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhasePermissionPending, ToolInvocation: &contract.ToolInvocation{
+			CallID: req.CallID, ToolName: req.ToolName, Status: "waiting_for_network_permission", RequestPayload: call}})
+		s.markAwaiting()
+		s.flushAttrs()
+	}
+	if _, err := workflow.AwaitWithTimeout(ctx, p.Deadline.Sub(workflow.Now(ctx)), func() bool { return p.decided || s.cancelled }); err != nil {
+		return activities.NetworkPermissionAnswer{}, err
+	}
+	if !p.decided {
+		p.decided = true
+		p.decidedAt = workflow.Now(ctx).UTC()
+		if s.cancelled {
+			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: "the run was canceled: " + s.cancelReason}
+			p.decidedBy = "cancel"
+		} else {
+			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: fmt.Sprintf("no decision within %s", p.Deadline.Sub(p.RequestedAt))}
+			p.decidedBy = "timeout"
+		}
+	}
+	if p.decidedBy == "" {
+		p.decidedBy = "decide_permission"
+	}
+	if !p.recorded {
+		// The first of the connections waiting for it records the decision.
+		p.recorded = true
+		s.unmarkAwaiting(p)
+		s.recordDecision(ctx, call, p, p.decidedBy)
+		s.setDetails()
+	}
+	who := p.decidedBy
+	if who == "decide_permission" {
+		who = decider(p.decision)
+	}
+	return activities.NetworkPermissionAnswer{Allowed: p.decision.Decision == DecisionAllow, Reason: p.decision.Reason, DecidedBy: who}, nil
+}
+
+// networkAsks counts the run's network permissions, unanswered and all.
+func (s *session) networkAsks() (open, all int) {
+	for _, p := range s.gov.pending {
+		if p.RequestedBy == networkRequester {
+			all++
+			if !p.decided {
+				open++
+			}
+		}
+	}
+	return open, all
+}
