@@ -166,7 +166,12 @@ func startProxies(policy *Network, workspace string, identify netguard.Identify)
 	}
 	p := &proxies{http: netguard.NewProxy("the command sandbox's proxy", policy.Dial, onRefused), socks: socksListener,
 		httpPort: httpListener.Addr().(*net.TCPAddr).Port, socksPort: socksListener.Addr().(*net.TCPAddr).Port}
-	p.http.Identify(identify)
+	if !policy.Ask {
+		identify = nil
+	}
+	if identify != nil {
+		p.http.Identify(identify)
+	}
 	p.http.Serve(httpListener)
 	netguard.ServeSOCKS5(socksListener, policy.Dial, onRefused, identify)
 	return p, nil
