@@ -52,8 +52,8 @@ func (s *session) registerNetworkPermission() error {
 			case s.cancelled:
 				return fmt.Errorf("the run is canceling (%s): no network permission is asked", s.cancelReason)
 			}
-			if s.findPending(networkPermissionID(req)) != nil {
-				return nil // a second connection waits for the same answer
+			if s.findPending(networkPermissionID(req)) != nil || s.allowedNetwork(net.JoinHostPort(req.Host, strconv.Itoa(req.Port))) != nil {
+				return nil // answered by the question already asked
 			}
 			open, all := s.networkAsks()
 			switch {
@@ -80,6 +80,11 @@ func (s *session) askNetwork(ctx workflow.Context, req activities.NetworkPermiss
 	id := networkPermissionID(req)
 	dest := net.JoinHostPort(req.Host, strconv.Itoa(req.Port))
 	call := contract.ToolCall{CallID: id, ToolName: req.ToolName}
+	if earlier := s.allowedNetwork(dest); earlier != nil && earlier.CallID != id {
+		// Allowed for an earlier command of this run: not asked again
+		// (Claude Code's "don't ask again for this host", for the run).
+		return activities.NetworkPermissionAnswer{Allowed: true, Reason: "allowed for " + earlier.CallID, DecidedBy: decider(earlier.decision)}, nil
+	}
 	p := s.findPending(id)
 	if p == nil {
 		timeout := s.gov.approvalTimeout
@@ -140,4 +145,15 @@ func (s *session) networkAsks() (open, all int) {
 		}
 	}
 	return open, all
+}
+
+// allowedNetwork is the run's network permission that allowed dest, nil
+// for none.
+func (s *session) allowedNetwork(dest string) *PendingPermission {
+	for _, p := range s.gov.pending {
+		if p.RequestedBy == networkRequester && p.decided && p.decision.Decision == DecisionAllow && p.Permission == "network: "+dest {
+			return p
+		}
+	}
+	return nil
 }

@@ -1,0 +1,101 @@
+package workflows_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// networkAsk is an UpdateNetworkPermission's outcome in the test
+// environment.
+type networkAsk struct {
+	rejected error
+	answered bool
+	answer   activities.NetworkPermissionAnswer
+}
+
+func askNetwork(h *harness, id string, req activities.NetworkPermissionRequest) *networkAsk {
+	out := &networkAsk{}
+	h.env.UpdateWorkflow(activities.UpdateNetworkPermission, id, &testsuite.TestUpdateCallback{
+		OnAccept: func() {},
+		OnReject: func(err error) { out.rejected = err },
+		OnComplete: func(v any, err error) {
+			if err == nil {
+				out.answered, out.answer = true, v.(activities.NetworkPermissionAnswer)
+			}
+		},
+	}, req)
+	return out
+}
+
+// A sandboxed command's questions about hosts, while its run waits: a
+// second connection to the same host waits for the same answer; once
+// allowed, another command of the run is not asked again; at most four
+// questions wait unanswered, and the fifth is refused before anything is
+// recorded.
+func TestNetworkQuestionsAreJoinedRememberedAndBounded(t *testing.T) {
+	h := withHook(t, &scriptedHook{pre: requirePermission})
+	req := func(call, host string) activities.NetworkPermissionRequest {
+		return activities.NetworkPermissionRequest{CallID: call, ToolName: "exec_command", Host: host, Port: 443}
+	}
+	var first, joined, remembered, fifth *networkAsk
+	var open []*networkAsk
+	var pending []workflows.PendingPermission
+	h.env.RegisterDelayedCallback(func() {
+		first = askNetwork(h, "q1", req("cmd-1", "registry.example"))
+		joined = askNetwork(h, "q2", req("cmd-1", "registry.example"))
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(workflows.QueryPendingPermissions)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&pending))
+		for _, p := range pending {
+			if p.CallID == "cmd-1/network/registry.example:443" {
+				decideAs(h, workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, DecidedBy: "ana", ArgsHash: p.ArgsHash})
+			}
+		}
+	}, 2*time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		remembered = askNetwork(h, "q3", req("cmd-2", "registry.example"))
+		for i := range 4 {
+			open = append(open, askNetwork(h, fmt.Sprintf("open-%d", i), req("cmd-2", fmt.Sprintf("h%d.example", i))))
+		}
+		fifth = askNetwork(h, "q5", req("cmd-2", "h4.example"))
+	}, 3*time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "ana",
+			ArgsHash: contract.ArgumentsHash(map[string]any{"expression": "2 + 2"})})
+	}, 4*time.Minute)
+	a := calculatorAssignment()
+	a["approval"] = map[string]any{"timeout_seconds": 24 * 3600}
+	res := h.executeAssignment(t, a)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+
+	network := 0
+	for _, p := range pending {
+		if p.RequestedBy == "sandbox.network" {
+			network++
+			assert.Equal(t, "network: registry.example:443", p.Permission)
+		}
+	}
+	assert.Equal(t, 1, network, "two connections to one host, one question: %+v", pending)
+	for name, q := range map[string]*networkAsk{"first": first, "joined": joined, "remembered": remembered} {
+		require.NoError(t, q.rejected, name)
+		assert.True(t, q.answered && q.answer.Allowed, "%s: %+v", name, q.answer)
+		assert.Equal(t, "ana", q.answer.DecidedBy, name)
+	}
+	assert.Contains(t, remembered.answer.Reason, "allowed for cmd-1/network/registry.example:443")
+	for i, q := range open {
+		assert.NoError(t, q.rejected, "question %d", i)
+	}
+	require.Error(t, fifth.rejected)
+	assert.Contains(t, fifth.rejected.Error(), "4 network permissions of this run are still unanswered")
+}
