@@ -9,6 +9,7 @@ import (
 
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/hooks"
 )
 
 // A network-sandboxed command that connects to a host its sandbox
@@ -102,6 +103,10 @@ func (s *session) askNetwork(ctx workflow.Context, req activities.NetworkPermiss
 			CallID: req.CallID, ToolName: req.ToolName, Status: "waiting_for_network_permission", RequestPayload: call}})
 		s.markAwaiting()
 		s.flushAttrs()
+		// Claude Code's Notification hooks hear of its network prompt as
+		// of any permission prompt (a desktop notice, a chat message).
+		s.notifyPermissionPending(ctx, contract.ToolCall{CallID: req.CallID, ToolName: req.ToolName},
+			hooks.PermissionRequirement{Permission: p.Permission, Hook: networkRequester})
 	}
 	if _, err := workflow.AwaitWithTimeout(ctx, p.Deadline.Sub(workflow.Now(ctx)), func() bool { return p.decided || s.cancelled }); err != nil {
 		return activities.NetworkPermissionAnswer{}, err

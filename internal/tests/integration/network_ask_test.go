@@ -46,7 +46,9 @@ func TestTheSandboxAsksAboutHostsOutsideItsDomains(t *testing.T) {
 
 	project := filepath.Join(t.TempDir(), "project")
 	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
-	settings := fmt.Sprintf(`{"sandbox": {"enabled": true, "network": {"allowedDomains": ["registry.example"], "deniedDomains": [%q]}}}`, deniedHost)
+	// A Notification hook, as users keep one for permission prompts.
+	settings := fmt.Sprintf(`{"sandbox": {"enabled": true, "network": {"allowedDomains": ["registry.example"], "deniedDomains": [%q]}},
+  "hooks": {"Notification": [{"hooks": [{"type": "command", "command": "cat >> \"$CLAUDE_PROJECT_DIR\"/notifications.jsonl; echo >> \"$CLAUDE_PROJECT_DIR\"/notifications.jsonl"}]}]}}`, deniedHost)
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
 	w := startWorker(t, inProject(project))
 
@@ -91,6 +93,10 @@ func TestTheSandboxAsksAboutHostsOutsideItsDomains(t *testing.T) {
 		}
 	}
 	assert.True(t, decided, "the decision is in the trace: %+v", res.Trace)
+	notices, err := os.ReadFile(filepath.Join(project, "notifications.jsonl"))
+	require.NoError(t, err, "the Notification hook heard of the question")
+	assert.Contains(t, string(notices), `"notification_type":"permission_prompt"`)
+	assert.Contains(t, string(notices), "network: "+askedHost)
 
 	// Denied: python's urllib gets the proxy's 403 naming who said no.
 	script := fmt.Sprintf(`python3 - <<'EOF'
