@@ -217,10 +217,7 @@ func urlHost(raw string) (string, error) {
 // guard (the worker's policy plus that endpoint's host, as for the
 // server's own url).
 func (h *storedSignIn) tokenClient() *http.Client {
-	host := ""
-	if u, err := url.Parse(h.creds.TokenURL); err == nil {
-		host = u.Hostname()
-	}
+	host, _ := urlHost(h.creds.TokenURL)
 	setting := "FENIX_FETCH_ALLOW (or the token endpoint a sign-in stored in " + h.store.Dir() + ")"
 	return &http.Client{Transport: guardedTransport(h.net, setting, host), Timeout: 30 * time.Second}
 }
