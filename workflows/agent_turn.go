@@ -55,6 +55,7 @@ func AgentTurn(ctx workflow.Context, input json.RawMessage) (contract.Result, er
 	if errors.Is(err, errContinueAsNew) {
 		return contract.Result{}, t.continueAsNew()
 	}
+	s.finishHandlers()
 	return res, err
 }
 
@@ -329,10 +330,9 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 		return t.observeFailure(ctx, step, call, err, 0)
 	}
 	call = governed.call
-	executed, err := runStageAs[activities.ExecuteToolResult](ctx, t.session, t.runsToolLocally(reviewed), activities.StageExecuteTool, toolOptions(reviewed),
-		acts.ExecuteTool, activities.ExecuteToolInput{ToolCall: call, WorkspaceRoot: t.req.WorkspaceRoot,
-			ConversationID: t.req.ConversationID, TurnID: t.req.TurnID, AgentProfile: t.req.AgentContext.Profile,
-			ReachedPath: governed.reachedPath, SessionEnv: t.sessionEnvFor(call.ToolName)})
+	executed, err := t.executeTool(ctx, reviewed, activities.ExecuteToolInput{ToolCall: call, WorkspaceRoot: t.req.WorkspaceRoot,
+		ConversationID: t.req.ConversationID, TurnID: t.req.TurnID, AgentProfile: t.req.AgentContext.Profile,
+		ReachedPath: governed.reachedPath, SessionEnv: t.sessionEnvFor(call.ToolName)})
 	if err != nil {
 		_, err = explainLostTool(call, err)
 		return t.observeFailure(ctx, step, call, err, 0)

@@ -42,7 +42,9 @@ func ExecuteAssignment(ctx workflow.Context, input json.RawMessage) (contract.Re
 		return contract.Result{}, err
 	}
 	r := &assignmentRun{session: s}
-	return r.execute(input), nil
+	res := r.execute(input)
+	s.finishHandlers()
+	return res, nil
 }
 
 type assignmentRun struct {
@@ -343,16 +345,15 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 		return nil, 0, err
 	}
 
-	executed, err := runStageAs[activities.ExecuteToolResult](r.stageCtx, r.session, r.runsToolLocally(reviewed), activities.StageExecuteTool,
-		toolOptions(reviewed), acts.ExecuteTool, activities.ExecuteToolInput{
-			ToolCall:       call,
-			WorkspaceRoot:  r.a.WorkspaceRoot,
-			ConversationID: r.a.ConversationID,
-			TurnID:         r.a.TurnID,
-			AgentProfile:   r.a.AgentContext.Profile,
-			ReachedPath:    governed.reachedPath,
-			SessionEnv:     r.sessionEnvFor(call.ToolName),
-		})
+	executed, err := r.executeTool(r.stageCtx, reviewed, activities.ExecuteToolInput{
+		ToolCall:       call,
+		WorkspaceRoot:  r.a.WorkspaceRoot,
+		ConversationID: r.a.ConversationID,
+		TurnID:         r.a.TurnID,
+		AgentProfile:   r.a.AgentContext.Profile,
+		ReachedPath:    governed.reachedPath,
+		SessionEnv:     r.sessionEnvFor(call.ToolName),
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -429,6 +430,16 @@ func (r *assignmentRun) finalize(content string, data map[string]any) (*contract
 	}
 	r.addTrace(fin.Trace)
 	return &fin.Output, nil
+}
+
+// executeTool runs the ExecuteTool stage of a reviewed call. Once it
+// ends, the command's open network questions are withdrawn (see
+// network_permission.go).
+func (s *session) executeTool(ctx workflow.Context, reviewed activities.ReviewToolCallResult, in activities.ExecuteToolInput) (activities.ExecuteToolResult, error) {
+	out, err := runStageAs[activities.ExecuteToolResult](ctx, s, s.runsToolLocally(reviewed), activities.StageExecuteTool,
+		toolOptions(reviewed), acts.ExecuteTool, in)
+	s.commandEnded(ctx, in.ToolCall.CallID)
+	return out, err
 }
 
 // runsToolLocally is whether ExecuteTool may be a local activity: only in

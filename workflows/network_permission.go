@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -52,6 +53,8 @@ func (s *session) registerNetworkPermission() error {
 				return fmt.Errorf("a network permission needs a port from 1 to 65535, not %d", req.Port)
 			case s.cancelled:
 				return fmt.Errorf("the run is canceling (%s): no network permission is asked", s.cancelReason)
+			case s.endedCommands[req.CallID]:
+				return fmt.Errorf("call %q has ended: its command asks nothing more", req.CallID)
 			}
 			if s.findPending(networkPermissionID(req)) != nil || s.allowedNetwork(net.JoinHostPort(req.Host, strconv.Itoa(req.Port))) != nil {
 				return nil // answered by the question already asked
@@ -108,16 +111,23 @@ func (s *session) askNetwork(ctx workflow.Context, req activities.NetworkPermiss
 		s.notifyPermissionPending(ctx, contract.ToolCall{CallID: req.CallID, ToolName: req.ToolName},
 			hooks.PermissionRequirement{Permission: p.Permission, Hook: networkRequester})
 	}
-	if _, err := workflow.AwaitWithTimeout(ctx, p.Deadline.Sub(workflow.Now(ctx)), func() bool { return p.decided || s.cancelled }); err != nil {
+	ended := func() bool { return s.endedCommands[req.CallID] }
+	if _, err := workflow.AwaitWithTimeout(ctx, p.Deadline.Sub(workflow.Now(ctx)), func() bool { return p.decided || s.cancelled || ended() }); err != nil {
 		return activities.NetworkPermissionAnswer{}, err
 	}
 	if !p.decided {
 		p.decided = true
 		p.decidedAt = workflow.Now(ctx).UTC()
-		if s.cancelled {
+		switch {
+		case ended():
+			// Nobody waits for the answer any more: the question leaves
+			// the inbox and the audit log says why it was not answered.
+			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: "withdrawn: the command ended before anyone answered"}
+			p.decidedBy = commandEndedDecider
+		case s.cancelled:
 			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: "the run was canceled: " + s.cancelReason}
 			p.decidedBy = "cancel"
-		} else {
+		default:
 			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: fmt.Sprintf("no decision within %s", p.Deadline.Sub(p.RequestedAt))}
 			p.decidedBy = "timeout"
 		}
@@ -137,6 +147,43 @@ func (s *session) askNetwork(ctx workflow.Context, req activities.NetworkPermiss
 		who = decider(p.decision)
 	}
 	return activities.NetworkPermissionAnswer{Allowed: p.decision.Decision == DecisionAllow, Reason: p.decision.Reason, DecidedBy: who}, nil
+}
+
+// commandEndedDecider is a withdrawn network question's decider.
+const commandEndedDecider = "command_ended"
+
+// commandEnded notes that a call's ExecuteTool has ended: its command
+// asks nothing more, so its unanswered network questions are withdrawn,
+// and the call goes on once their handlers have traced that.
+func (s *session) commandEnded(ctx workflow.Context, callID string) {
+	if s.shape < shapeNetworkAsksEnd {
+		return
+	}
+	if s.endedCommands == nil {
+		s.endedCommands = map[string]bool{}
+	}
+	s.endedCommands[callID] = true
+	prefix := callID + "/network/"
+	_ = workflow.Await(ctx, func() bool {
+		for _, p := range s.gov.pending {
+			if p.RequestedBy == networkRequester && strings.HasPrefix(p.CallID, prefix) && !p.recorded {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// finishHandlers lets the update handlers still running (a withdrawn
+// question writing its audit row) finish before the run completes, so
+// none is abandoned. It waits only when one is running: other runs
+// record nothing for it.
+func (s *session) finishHandlers() {
+	if s.shape < shapeNetworkAsksEnd || workflow.AllHandlersFinished(s.ctx) {
+		return
+	}
+	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 }
 
 // networkAsks counts the run's network permissions, unanswered and all.

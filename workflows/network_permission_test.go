@@ -99,3 +99,54 @@ func TestNetworkQuestionsAreJoinedRememberedAndBounded(t *testing.T) {
 	require.Error(t, fifth.rejected)
 	assert.Contains(t, fifth.rejected.Error(), "4 network permissions of this run are still unanswered")
 }
+
+// A question whose command ends before anyone answers it (the command's
+// own timeout, a curl that gave up) is withdrawn when the call's
+// ExecuteTool ends: denied as "command_ended", traced and written to the
+// audit log, instead of waiting in the inbox until its deadline keeps the
+// run open.
+func TestANetworkQuestionIsWithdrawnWhenItsCommandEnds(t *testing.T) {
+	h := withHook(t, &scriptedHook{pre: requirePermission})
+	store := withAudit(t, h)
+	var question *networkAsk
+	var pending []workflows.PendingPermission
+	h.env.RegisterDelayedCallback(func() {
+		question = askNetwork(h, "q1", activities.NetworkPermissionRequest{CallID: "call-1", ToolName: "calculator", Host: "registry.example", Port: 443})
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(workflows.QueryPendingPermissions)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&pending))
+		decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "ana",
+			ArgsHash: contract.ArgumentsHash(map[string]any{"expression": "2 + 2"})})
+	}, 2*time.Minute)
+	start := h.env.Now()
+	a := calculatorAssignment()
+	a["approval"] = map[string]any{"timeout_seconds": 24 * 3600}
+	res := h.executeAssignment(t, a)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Less(t, h.env.Now().Sub(start), time.Hour, "the run did not wait for the withdrawn question's deadline")
+
+	require.Len(t, pending, 2, "the call's own permission and the network question: %+v", pending)
+	require.NotNil(t, question)
+	require.NoError(t, question.rejected)
+	assert.True(t, question.answered, "the handler answered instead of being abandoned")
+	assert.False(t, question.answer.Allowed)
+	assert.Equal(t, "command_ended", question.answer.DecidedBy)
+
+	traced := false
+	for _, e := range res.Trace {
+		if e.Fields["call_id"] == "call-1/network/registry.example:443" {
+			traced = true
+			assert.Equal(t, "deny", e.Fields["decision"])
+			assert.Equal(t, "command_ended", e.Fields["decided_by"])
+		}
+	}
+	assert.True(t, traced, "the withdrawal is in the call's trace: %+v", res.Trace)
+	var rows []string
+	for _, d := range decisionRows(t, store) {
+		rows = append(rows, d.Source+" "+d.Decision)
+	}
+	assert.ElementsMatch(t, []string{"decide_permission allow", "command_ended deny"}, rows)
+
+}

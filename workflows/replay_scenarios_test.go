@@ -527,6 +527,11 @@ func builtinScenarios() []scenario {
 		scenario{file: "network_permission_allowed.json", run: networkAskScenario("replay-network-allowed", workflows.DecisionAllow, 0)},
 		scenario{file: "network_permission_timeout.json", run: networkAskScenario("replay-network-timeout", "", 1)},
 	)
+	// shapeNetworkAsksEnd: a question nobody answers before its command
+	// ends is withdrawn.
+	shapes = append(shapes,
+		scenario{file: "network_permission_withdrawn.json", run: networkAskScenario("replay-network-withdrawn", "", 0)},
+	)
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),
@@ -657,6 +662,10 @@ func cancelOnceReviewed(ctx context.Context, c client.Client, run client.Workflo
 func networkAskScenario(id, decision string, timeoutSeconds int) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 		a := withTool(map[string]any{"call_id": "net-1", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 3}}, "test_sleep")
+		if decision == "" && timeoutSeconds == 0 {
+			// Neither answered nor timed out: the command ends first.
+			a = withTool(map[string]any{"call_id": "net-1", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 1}}, "test_sleep")
+		}
 		if timeoutSeconds > 0 {
 			a["approval"] = map[string]any{"timeout_seconds": timeoutSeconds}
 		}
@@ -684,6 +693,9 @@ func networkAskScenario(id, decision string, timeoutSeconds int) func(ctx contex
 		}
 		if want := decision == workflows.DecisionAllow; answer.Allowed != want {
 			return nil, fmt.Errorf("network permission answered %+v, want allowed=%v", answer, want)
+		}
+		if decision == "" && timeoutSeconds == 0 && answer.DecidedBy != "command_ended" {
+			return nil, fmt.Errorf("network permission answered %+v, want it withdrawn when its command ended", answer)
 		}
 		return run, nil
 	}

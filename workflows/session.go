@@ -78,6 +78,9 @@ type session struct {
 	// the assignment does not choose (it depends on the workflow version).
 	mode        stageMode
 	defaultMode stageMode
+	// endedCommands are the call IDs whose ExecuteTool has ended (see
+	// executeTool); read by key only.
+	endedCommands map[string]bool
 }
 
 // newSession registers the query handlers and the cancel listener before

@@ -115,7 +115,14 @@ const (
 	// workflow task are taken may.
 	shapeOneListener workflow.Version = 14
 
-	shapeLatest = shapeOneListener
+	// shapeNetworkAsksEnd: a sandbox network question whose command ended
+	// before anyone answered is withdrawn (denied, "command_ended", its
+	// audit row written) instead of staying open until the run ends, and
+	// a run that has update handlers still running when it finishes waits
+	// for them (see network_permission.go).
+	shapeNetworkAsksEnd workflow.Version = 15
+
+	shapeLatest = shapeNetworkAsksEnd
 )
 
 // readVersions sets what the run's versions enable. The order of the

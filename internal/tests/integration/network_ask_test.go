@@ -27,7 +27,8 @@ import (
 // parks a "network: host:port" permission beside the call, answered with
 // decide_permission like any other: allowed, the command reaches the host
 // (curl and python, through the HTTP proxy); denied, the proxy answers
-// 403 naming the decider and the reason. A denied domain is never asked
+// 403 naming the decider and the reason; a question nobody answered
+// before its command ended is withdrawn. A denied domain is never asked
 // about. On the dev server, with a root worker (a network namespace per
 // workspace).
 func TestTheSandboxAsksAboutHostsOutsideItsDomains(t *testing.T) {
@@ -129,6 +130,25 @@ EOF`, askedHost)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Equal(t, 4, strings.Count(res.Output.Content, "ana: no scanning"), res.Output.Content)
 	assert.Equal(t, 2, strings.Count(res.Output.Content, "still unanswered"), res.Output.Content)
+
+	// A command that gives up before anyone answers (curl's own timeout):
+	// its question is withdrawn when the call ends, and the run completes
+	// instead of waiting for the question's ten-minute deadline.
+	result, pending, _ = call("gave-up", fmt.Sprintf("curl -sS --max-time 3 http://%s/; echo curl-done", askedHost))
+	p = awaitNetwork(pending)
+	res = result()
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "curl-done")
+	assert.Empty(t, pending(), "the withdrawn question left the inbox")
+	var withdrawn bool
+	for _, e := range res.Trace {
+		if e.Hook == activities.StagePermissionDecision && e.Get("call_id") == p.CallID {
+			withdrawn = true
+			assert.Equal(t, "command_ended", e.Get("decider"), "%+v", e)
+			assert.Equal(t, workflows.DecisionDeny, e.Get("decision"))
+		}
+	}
+	assert.True(t, withdrawn, "the withdrawal is in the trace: %+v", res.Trace)
 
 	// A denied domain is refused without asking.
 	result, pending, _ = call("denied-domain", fmt.Sprintf("curl -sS --max-time 20 http://%s/; echo curl-done", deniedHost))
