@@ -47,6 +47,8 @@ var settingsEvents = map[string]eventSpec{
 	"PostToolUseFailure": {event: hooks.EventPostToolUseFailure},
 	"PostToolBatch":      {event: hooks.EventPostToolBatch},
 	"Notification":       {event: hooks.EventNotification},
+	"Elicitation":        {event: hooks.EventElicitation},
+	"ElicitationResult":  {event: hooks.EventElicitationResult},
 	"SubagentStart":      {event: hooks.EventSubagentStart},
 	"Stop":               {event: hooks.EventStop, scope: mainAgents},
 	"PreCompact":         {event: hooks.EventPreCompact},
@@ -152,8 +154,8 @@ type ExternalHookConfig struct {
 	// Event is the settings-file event name, e.g. "PreToolUse".
 	Event string
 	// Matcher filters by tool name (or, per event, the source, agent type,
-	// notification type, compaction trigger, error type) with Claude Code's
-	// semantics; see Matcher.
+	// notification type, compaction trigger, error type, MCP server name)
+	// with Claude Code's semantics; see Matcher.
 	Matcher string
 	// If is a permission rule ("Bash(rm *)") narrowing tool events.
 	If string

@@ -7,8 +7,9 @@ var _ hooks.Selective = (*ExternalHook)(nil)
 // Applies reports whether the hook's matcher and "if" rule select this
 // occurrence of an event, so the registry lists only the hooks that ran:
 // tool events by tool and "if" rule, the prompt, batch and stop events,
-// and session, subagent, compaction, error and notification events by
-// their matcher's subject (feedbackSubject).
+// session, subagent, compaction, error and notification events by their
+// matcher's subject (feedbackSubject), and elicitation events by the MCP
+// server's name.
 func (h *ExternalHook) Applies(ev hooks.Event, payload any) bool {
 	if !h.HandlesEvent(ev) {
 		return false
@@ -32,6 +33,10 @@ func (h *ExternalHook) Applies(ev hooks.Event, payload any) bool {
 		return h.matchesSubject("", false)
 	case hooks.PostToolBatchEvent:
 		return h.matchesSubject("", false)
+	case hooks.ElicitationEvent:
+		return h.matchesSubject(e.ServerName, true)
+	case hooks.ElicitationResultEvent:
+		return h.matchesSubject(e.ServerName, true)
 	case hooks.StopEvent:
 		switch {
 		case h.spec.scope == mainAgents && e.IsSubagent, h.spec.scope == subagents && !e.IsSubagent:

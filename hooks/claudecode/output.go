@@ -54,6 +54,10 @@ type hookSpecific struct {
 	Decision *permissionBehavior `json:"decision"`
 	// Retry is PermissionDenied's answer.
 	Retry bool `json:"retry"`
+	// Action and Content are Elicitation's and ElicitationResult's answer;
+	// Content stays raw so that only those events read it.
+	Action  string          `json:"action"`
+	Content json.RawMessage `json:"content"`
 }
 
 type permissionBehavior struct {
@@ -87,8 +91,9 @@ type verdict struct {
 // when it starts with "{" and ends with "}"; exit 2 blocks with stderr as
 // the reason and stdout ignored; any other non-zero exit, or unparseable
 // or invalid JSON, is a non-blocking error (the returned error) unless a
-// valid JSON object restricted (denied, asked, blocked, stopped).
-func interpret(o outcome) (verdict, error) {
+// valid JSON object restricted (denied, asked, blocked, stopped, or on an
+// elicitation event declined or cancelled). ev is the hook's event.
+func interpret(o outcome, ev hooks.Event) (verdict, error) {
 	v := verdict{stderr: strings.TrimSpace(o.stderr)}
 	parsed, plain, parseErr := parseHookStdout(o.stdout)
 	v.parsed, v.plainText = parsed, plain
@@ -114,7 +119,7 @@ func interpret(o outcome) (verdict, error) {
 		return verdict{}, parseErr
 	case o.exitCode == 0:
 		return v, nil
-	case parsed != nil && parsed.restrictsOnly():
+	case parsed != nil && parsed.restrictsOnly(ev):
 		// Beyond Claude Code, which reads JSON only on exit 0: a script
 		// that printed its deny and then exited 1 meant the deny. Only
 		// restrictions are read this way (restrictsOnly dropped the rest),
@@ -127,10 +132,11 @@ func interpret(o outcome) (verdict, error) {
 
 // restrictsOnly drops from the output of a hook that exited other than 0
 // and 2 everything that would widen or change what runs (an allow, an
-// updated input or output, added context, a retry), as Claude Code
-// ignores all of it, and reports whether a restriction is left: a
-// deny or ask, a block, a PermissionRequest deny, a stop.
-func (h *hookJSON) restrictsOnly() bool {
+// updated input or output, added context, a retry, an elicitation's
+// accept), as Claude Code ignores all of it, and reports whether a
+// restriction is left: a deny or ask, a block, a PermissionRequest deny,
+// a decline or cancel on an elicitation event ev, a stop.
+func (h *hookJSON) restrictsOnly(ev hooks.Event) bool {
 	restricted := false
 	if h.Continue != nil && !*h.Continue {
 		restricted = true
@@ -156,7 +162,13 @@ func (h *hookJSON) restrictsOnly() bool {
 		} else {
 			s.Decision = nil
 		}
-		s.UpdatedInput, s.AdditionalContext, s.UpdatedToolOutput, s.UpdatedMCPToolOutput, s.Retry = nil, "", nil, nil, false
+		elicitation := ev == hooks.EventElicitation || ev == hooks.EventElicitationResult
+		if elicitation && (s.Action == hooks.ElicitDecline || s.Action == hooks.ElicitCancel) {
+			restricted = true
+		} else {
+			s.Action = ""
+		}
+		s.UpdatedInput, s.AdditionalContext, s.UpdatedToolOutput, s.UpdatedMCPToolOutput, s.Retry, s.Content = nil, "", nil, nil, false, nil
 	}
 	return restricted
 }

@@ -186,7 +186,6 @@ var claudeOnlyEvents = map[string]string{
 	"ConfigChange": "settings load once at worker start", "CwdChanged": "sessions do not change directory",
 	"FileChanged": "there is no file watcher", "DirectoryAdded": "there are no added directories",
 	"InstructionsLoaded": "prompt sections come from the assignment", "UserPromptExpansion": "there are no slash commands",
-	"Elicitation": "Fenix's MCP client does not offer elicitation", "ElicitationResult": "Fenix's MCP client does not offer elicitation",
 	"WorktreeCreate": "there are no worktrees", "WorktreeRemove": "there are no worktrees",
 	"PreModelSwitch": "the model is fixed per turn", "PostModelSwitch": "the model is fixed per turn",
 	"MessageDisplay": "there is no screen",
