@@ -76,19 +76,26 @@ func networkAsker(ctx context.Context, call contract.ToolCall) netguard.Asker {
 	}
 }
 
-// askRun sends the update and waits for its result; ctx is the call's
-// activity, whose end ends the wait.
+// askRun sends the network question and waits for its answer.
 func askRun(ctx context.Context, c client.Client, wfID, runID string, req NetworkPermissionRequest) (NetworkPermissionAnswer, error) {
 	ctx, cancel := context.WithTimeout(ctx, maxNetworkAsk)
 	defer cancel()
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wfID, RunID: runID, UpdateName: UpdateNetworkPermission,
-		Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err != nil {
-		return NetworkPermissionAnswer{}, fmt.Errorf("run %s of call %q could not be asked: %v", wfID, req.CallID, err)
-	}
 	var a NetworkPermissionAnswer
-	if err := h.Get(ctx, &a); err != nil {
-		return NetworkPermissionAnswer{}, fmt.Errorf("run %s of call %q did not answer: %v", wfID, req.CallID, err)
+	err := updateRun(ctx, c, wfID, runID, UpdateNetworkPermission, req.CallID, req, &a)
+	return a, err
+}
+
+// updateRun sends a call's question to its own run as the update name
+// and waits for the answer; ctx is the call's activity, whose end ends
+// the wait.
+func updateRun(ctx context.Context, c client.Client, wfID, runID, name, callID string, arg, answer any) error {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wfID, RunID: runID, UpdateName: name,
+		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return fmt.Errorf("run %s of call %q could not be asked: %v", wfID, callID, err)
 	}
-	return a, nil
+	if err := h.Get(ctx, answer); err != nil {
+		return fmt.Errorf("run %s of call %q did not answer: %v", wfID, callID, err)
+	}
+	return nil
 }

@@ -181,6 +181,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		ContactLost:    func() bool { return contactLost(context.Cause(ctx)) },
 		SessionEnv:     in.SessionEnv,
 		AskNetwork:     networkAsker(ctx, in.ToolCall),
+		Elicit:         elicitor(ctx, in.ToolCall),
 	}
 	a.judgeWorkspace(env, pinOf(in.ToolCall.Arguments, in.ReachedPath))
 	started := time.Now()

@@ -55,7 +55,11 @@ var AllEvents = []Event{
 const PermissionModeDefault = "default"
 
 // Notification types of NotificationEvent.
-const NotificationPermissionPrompt = "permission_prompt"
+const (
+	NotificationPermissionPrompt = "permission_prompt"
+	// NotificationElicitationDialog: an MCP server asks for input.
+	NotificationElicitationDialog = "elicitation_dialog"
+)
 
 // Stop reasons of SessionStopEvent and SubagentStopEvent; the same words as
 // the workflow result status.

@@ -63,6 +63,10 @@ type Env struct {
 	// command's policy does not list (the call's run parks a permission
 	// until decide_permission); nil refuses such hosts.
 	AskNetwork netguard.Asker
+	// Elicit, when set, puts an MCP server's question asked during the
+	// call (MCP elicitation) to the call's run: its hooks, then a person
+	// through its inbox. Nil: the server's question is cancelled.
+	Elicit Elicitor
 	// SessionEnv is the session's $CLAUDE_ENV_FILE lines, which
 	// exec_command and process_exec run in the command's shell before the
 	// command (hooks.JoinSessionEnv).
@@ -72,6 +76,28 @@ type Env struct {
 	// list or search the workspace skip it, so a file a Read deny rule
 	// keeps from workspace_read does not surface through them.
 	Hidden func(rel string) bool
+}
+
+// Elicitor answers an MCP server's question asked during a call.
+type Elicitor func(ctx context.Context, q Elicitation) (ElicitationAnswer, error)
+
+// Elicitation is an MCP server's question ("elicitation/create"): a form
+// whose fields RequestedSchema describes, or a URL to visit.
+type Elicitation struct {
+	ServerName      string
+	ToolName        string
+	Message         string
+	Mode            string
+	RequestedSchema map[string]any
+	URL             string
+	ElicitationID   string
+}
+
+// ElicitationAnswer is the answer that goes back to the server: Action
+// is "accept" (with the form's Content), "decline" or "cancel".
+type ElicitationAnswer struct {
+	Action  string
+	Content map[string]any
 }
 
 // BlobStore is the part of the context store tools write to.

@@ -65,7 +65,9 @@ type governance struct {
 	hookSession hooks.Session
 	metrics     *builtin.MetricsHook
 	pending     []*PendingPermission
-	started     bool
+	// elicitations counts the questions MCP servers asked the run.
+	elicitations int
+	started      bool
 	// transcript is what hooks see through transcript_path.
 	transcript *contract.MessageSet
 	// halt is the first request of a hook to end the turn.
@@ -134,7 +136,10 @@ func (s *session) registerGovernance(initial contract.Metrics) error {
 			if p.decided {
 				return fmt.Errorf("tool call %q was already decided: %s", d.CallID, p.decision.Decision)
 			}
-			return checkArgsHash(p, d)
+			if err := checkArgsHash(p, d); err != nil {
+				return err
+			}
+			return checkElicitationAnswer(p, d)
 		}})
 }
 

@@ -75,6 +75,9 @@ type PermissionDecision struct {
 	// DecidedBy names who decided (an inbox token's name, the CLI user);
 	// it is recorded in the trace and the audit log.
 	DecidedBy string `json:"decided_by,omitempty"`
+	// Content answers an MCP server's form (an elicitation's allow); it
+	// must match the form's schema.
+	Content map[string]any `json:"content,omitempty"`
 }
 
 // AssignmentWorkflowID is the workflow ID of an assignment's attempt. One

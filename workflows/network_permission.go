@@ -153,8 +153,9 @@ func (s *session) askNetwork(ctx workflow.Context, req activities.NetworkPermiss
 const commandEndedDecider = "command_ended"
 
 // commandEnded notes that a call's ExecuteTool has ended: its command
-// asks nothing more, so its unanswered network questions are withdrawn,
-// and the call goes on once their handlers have traced that.
+// asks nothing more, so its unanswered network questions (and its MCP
+// server's, see elicitation.go) are withdrawn, and the call goes on once
+// their handlers have traced that.
 func (s *session) commandEnded(ctx workflow.Context, callID string) {
 	if s.shape < shapeNetworkAsksEnd {
 		return
@@ -163,10 +164,11 @@ func (s *session) commandEnded(ctx workflow.Context, callID string) {
 		s.endedCommands = map[string]bool{}
 	}
 	s.endedCommands[callID] = true
-	prefix := callID + "/network/"
+	network, elicitation := callID+"/network/", callID+"/elicitation/"
 	_ = workflow.Await(ctx, func() bool {
 		for _, p := range s.gov.pending {
-			if p.RequestedBy == networkRequester && strings.HasPrefix(p.CallID, prefix) && !p.recorded {
+			if !p.recorded && (p.RequestedBy == networkRequester && strings.HasPrefix(p.CallID, network) ||
+				p.RequestedBy == elicitationRequester && strings.HasPrefix(p.CallID, elicitation)) {
 				return false
 			}
 		}

@@ -532,6 +532,11 @@ func builtinScenarios() []scenario {
 	shapes = append(shapes,
 		scenario{file: "network_permission_withdrawn.json", run: networkAskScenario("replay-network-withdrawn", "", 0)},
 	)
+	// An MCP server's question during a call (activities.UpdateElicitation),
+	// answered with decide_permission's allow and the form's content.
+	shapes = append(shapes,
+		scenario{file: "mcp_elicitation_answered.json", run: elicitationScenario("replay-mcp-elicitation")},
+	)
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),
@@ -696,6 +701,48 @@ func networkAskScenario(id, decision string, timeoutSeconds int) func(ctx contex
 		}
 		if decision == "" && timeoutSeconds == 0 && answer.DecidedBy != "command_ended" {
 			return nil, fmt.Errorf("network permission answered %+v, want it withdrawn when its command ended", answer)
+		}
+		return run, nil
+	}
+}
+
+func elicitationScenario(id string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id,
+			withTool(map[string]any{"call_id": "ask-1", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 3}}, "test_sleep"))
+		if err != nil {
+			return nil, err
+		}
+		if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
+			return nil, err
+		}
+		asked, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+			UpdateName: activities.UpdateElicitation, WaitForStage: client.WorkflowUpdateStageAccepted,
+			Args: []any{activities.ElicitationRequest{CallID: "ask-1", Seq: 1, ToolName: "mcp__crm__lookup", ServerName: "crm",
+				Message: "Which account?", Mode: "form", RequestedSchema: map[string]any{"type": "object",
+					"properties": map[string]any{"account": map[string]any{"type": "string"}}}}}})
+		if err != nil {
+			return nil, err
+		}
+		if err := waitForPhase(ctx, c, run, contract.PhasePermissionPending); err != nil {
+			return nil, err
+		}
+		decided, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+			UpdateName: workflows.UpdateDecidePermission, WaitForStage: client.WorkflowUpdateStageCompleted,
+			Args: []any{workflows.PermissionDecision{CallID: "ask-1/elicitation/1", Decision: workflows.DecisionAllow, DecidedBy: "recorder",
+				Content: map[string]any{"account": "acme"}}}})
+		if err != nil {
+			return nil, err
+		}
+		if err := decided.Get(ctx, nil); err != nil {
+			return nil, err
+		}
+		var answer activities.ElicitationAnswer
+		if err := asked.Get(ctx, &answer); err != nil {
+			return nil, err
+		}
+		if answer.Action != "accept" || answer.Content["account"] != "acme" {
+			return nil, fmt.Errorf("elicitation answered %+v, want accept with account acme", answer)
 		}
 		return run, nil
 	}

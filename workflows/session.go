@@ -105,6 +105,9 @@ func newSession(ctx workflow.Context) (*session, error) {
 	if err := s.registerNetworkPermission(); err != nil {
 		return nil, err
 	}
+	if err := s.registerElicitation(); err != nil {
+		return nil, err
+	}
 	if s.shape >= shapeOneListener {
 		s.listenForSignals()
 	} else {

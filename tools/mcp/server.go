@@ -49,6 +49,9 @@ type server struct {
 	listChanges atomic.Int64
 	tokens      sync.Map // progress token -> func(*sdk.ProgressNotificationParams)
 	nextToken   atomic.Int64
+	// inflight are the calls the session serves, one of which a question
+	// the server asks belongs to (see elicitation.go).
+	inflight inflight
 }
 
 func newServer(cfg ServerConfig, m *Manager) *server {
@@ -130,7 +133,8 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		return nil, err
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "fenix", Version: "1"}, &sdk.ClientOptions{
-		Capabilities: &sdk.ClientCapabilities{},
+		Capabilities:       &sdk.ClientCapabilities{Elicitation: elicitCapabilities},
+		ElicitationHandler: s.elicit,
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			s.listChanges.Add(1)
 			// Not in the handler: it runs on the session's read loop,
@@ -403,7 +407,9 @@ func (s *server) call(ctx context.Context, env *tools.Env, tool string, args map
 	if env.Workspace != nil {
 		protectedBefore = env.Workspace.ProtectedState()
 	}
+	done := s.inflight.add(&inflightCall{ctx: ctx, env: env, tool: name})
 	res, err := session.CallTool(ctx, params)
+	done()
 	var changed []string
 	if env.Workspace != nil {
 		if changed = protectedBefore.Changed(env.Workspace.ProtectedState()); len(changed) > 0 && s.m.opts.Logger != nil {
