@@ -306,6 +306,8 @@ type Decision struct {
 	Reason   string
 	// DecidedBy names the person: a token's name or the CLI user.
 	DecidedBy string
+	// Content answers an MCP server's form (an elicitation's allow).
+	Content map[string]any
 }
 
 // Validate checks a decision before it is sent.
@@ -333,12 +335,17 @@ func (in *Inbox) Decide(ctx context.Context, d Decision) (workflows.PermissionDe
 	if len(hashPart) > 16 {
 		hashPart = hashPart[:16]
 	}
+	if d.Content != nil {
+		// Another answer to the same form is another update: one the run
+		// refused (it did not match the form) may be corrected.
+		hashPart += "-" + strings.TrimPrefix(contract.ArgumentsHash(d.Content), "sha256:")[:16]
+	}
 	handle, err := in.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: d.WorkflowID, RunID: d.RunID, UpdateName: workflows.UpdateDecidePermission,
 		UpdateID:     fmt.Sprintf("decide-%s-%s-%s", d.CallID, d.Decision, hashPart),
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 		Args: []any{workflows.PermissionDecision{CallID: d.CallID, Decision: d.Decision, Reason: d.Reason,
-			ArgsHash: d.ArgsHash, DecidedBy: d.DecidedBy}},
+			ArgsHash: d.ArgsHash, DecidedBy: d.DecidedBy, Content: d.Content}},
 	})
 	if err == nil {
 		err = handle.Get(ctx, &out)

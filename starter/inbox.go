@@ -17,6 +17,7 @@ import (
 	"github.com/fenixrt/fenix/approvals/web"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/internal/observability"
+	"github.com/fenixrt/fenix/workflows"
 )
 
 func (c *connection) inbox() *approvals.Inbox {
@@ -158,6 +159,10 @@ func cmdDecide(decision string) func(ctx context.Context, c *cli, args []string)
 		fs := flag.NewFlagSet(decision, flag.ContinueOnError)
 		fs.SetOutput(c.stderr)
 		reason := fs.String("reason", "decided from the starter", "reason recorded in the trace and audit log")
+		content := ""
+		if decision == workflows.DecisionAllow {
+			fs.StringVar(&content, "content", "", "the answer to an MCP server's form (a pending \"elicitation: SERVER\"), a JSON object matching its requested_schema")
+		}
 		argsHash := fs.String("args-hash", "", "with WORKFLOW_ID CALL_ID: the arguments hash you reviewed (from pending -json); the run refuses the decision if the call's arguments hash differently")
 		if err := fs.Parse(args); err != nil || fs.NArg() < 1 || fs.NArg() > 2 {
 			return exitUsage, usageError{"expected REF (from `starter pending`) or WORKFLOW_ID CALL_ID"}
@@ -183,8 +188,14 @@ func cmdDecide(decision string) func(ctx context.Context, c *cli, args []string)
 		if err != nil {
 			return exitFailed, err
 		}
+		var answer map[string]any
+		if content != "" {
+			if err := json.Unmarshal([]byte(content), &answer); err != nil || answer == nil {
+				return exitUsage, usageError{fmt.Sprintf("-content %q is not a JSON object", content)}
+			}
+		}
 		out, err := in.Decide(ctx, approvals.Decision{WorkflowID: call.WorkflowID, RunID: call.RunID, CallID: call.CallID,
-			ArgsHash: call.ArgsHash, Decision: decision, Reason: *reason, DecidedBy: cliUser()})
+			ArgsHash: call.ArgsHash, Decision: decision, Reason: *reason, DecidedBy: cliUser(), Content: answer})
 		if err != nil {
 			return exitFailed, err
 		}

@@ -47,7 +47,7 @@ var commands = []command{
 	{"result", "WORKFLOW_ID", "wait for a run and print its result", cmdResult},
 	{"cancel", "[-reason TEXT] WORKFLOW_ID", "send the cancel signal to a run", cmdCancel},
 	{"session", "end|show -conversation ID [-reason REASON] [-json]", "end a conversation's Claude Code session (its SessionEnd hooks run), or show it and its $CLAUDE_ENV_FILE lines", cmdSession},
-	{"approve", "[-reason TEXT] REF | WORKFLOW_ID CALL_ID", "allow a tool call waiting for permission (decide_permission)", cmdDecide(workflows.DecisionAllow)},
+	{"approve", "[-reason TEXT] [-content JSON] REF | WORKFLOW_ID CALL_ID", "allow a tool call waiting for permission (decide_permission)", cmdDecide(workflows.DecisionAllow)},
 	{"deny", "[-reason TEXT] REF | WORKFLOW_ID CALL_ID", "deny a tool call waiting for permission", cmdDecide(workflows.DecisionDeny)},
 	{"pending", "[-json] [-query Q] [WORKFLOW_ID]", "list tool calls waiting for permission, across all runs or in one", cmdPending},
 	{"inbox", "[-http ADDR]", "serve the approvals inbox web page (FENIX_INBOX_TOKENS beyond loopback)", cmdInbox},

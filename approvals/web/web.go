@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/approvals"
+	"github.com/fenixrt/fenix/workflows"
 )
 
 // MaxReasonBytes caps a decision's reason.
@@ -318,6 +319,13 @@ func (h *handler) serveDecide(w http.ResponseWriter, r *http.Request) {
 		WorkflowID: r.PostForm.Get("workflow_id"), RunID: r.PostForm.Get("run_id"), CallID: r.PostForm.Get("call_id"),
 		ArgsHash: r.PostForm.Get("args_hash"), Decision: r.PostForm.Get("decision"), Reason: r.PostForm.Get("reason"),
 		DecidedBy: viewer,
+	}
+	if raw := r.PostForm.Get("content"); raw != "" && d.Decision == workflows.DecisionAllow {
+		// An MCP server's form, answered as a JSON object.
+		if err := json.Unmarshal([]byte(raw), &d.Content); err != nil || d.Content == nil {
+			writeJSON(w, http.StatusBadRequest, decideResponse{Error: "the answer to the form is not a JSON object: write it as {\"field\": value, …}"})
+			return
+		}
 	}
 	switch {
 	case len(d.Reason) > MaxReasonBytes:

@@ -211,3 +211,34 @@ func TestTokenInboxNamesTheDeciderAndTradesTheLinkTokenForACookie(t *testing.T) 
 	sent, _ := fake.LastDecision()
 	assert.Equal(t, "alice", sent.DecidedBy)
 }
+
+// An MCP server's form is answered with a JSON object in the "content"
+// field of Approve; what is not a JSON object is refused before the run
+// is asked.
+func TestInboxSendsTheAnswerToAnMCPServersForm(t *testing.T) {
+	srv, fake := server(t, map[string]string{aliceToken: "alice"})
+	c := srv.Client()
+	bearer := map[string]string{"Authorization": "Bearer " + aliceToken}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/inbox/", nil)
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(raw), `c.requested_by === "mcp.elicitation"`, "the page offers the form's answer box")
+	m := csrfRe.FindStringSubmatch(string(raw))
+	require.Len(t, m, 2)
+	hash := contract.ArgumentsHash(map[string]any{"expression": "6 * 7"})
+
+	form := decideForm(m[1], hash)
+	form.Set("content", `["not", "an", "object"]`)
+	status, out := post(t, c, srv.URL+"/inbox/api/decide", form, bearer)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, out["error"], "not a JSON object")
+
+	form.Set("content", `{"account": "acme"}`)
+	status, out = post(t, c, srv.URL+"/inbox/api/decide", form, bearer)
+	require.Equal(t, http.StatusOK, status, "%v", out)
+	sent, _ := fake.LastDecision()
+	assert.Equal(t, map[string]any{"account": "acme"}, sent.Content)
+}
