@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -136,6 +138,10 @@ type headerTransport struct {
 	// upgraded is the https origin of an http url's host, else "".
 	upgraded string
 	server   string
+	// onCancel counts the notifications/cancelled posted (a Streamable
+	// HTTP session, whose connection must not be wrapped: see
+	// server.transport).
+	onCancel func()
 }
 
 // originOf is scheme://host:port with the scheme's default port made
@@ -161,6 +167,7 @@ func upgradedOrigin(u *url.URL) string {
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	cancel := t.onCancel != nil && isCancelNotification(req)
 	if got := originOf(req.URL); got != t.origin && got != t.upgraded {
 		if req.Body != nil {
 			req.Body.Close()
@@ -173,5 +180,33 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header[k] = v
 		}
 	}
-	return t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
+	if cancel && err == nil && resp.StatusCode < 300 {
+		t.onCancel()
+	}
+	return resp, err
 }
+
+// isCancelNotification reports whether req posts notifications/cancelled
+// (read from a copy of its body; the SDK's bodies can be read again).
+func isCancelNotification(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.GetBody == nil || req.ContentLength > maxCancelBytes {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	raw, err := io.ReadAll(io.LimitReader(body, maxCancelBytes))
+	if err != nil {
+		return false
+	}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(raw, &msg) == nil && msg.Method == "notifications/cancelled"
+}
+
+// maxCancelBytes is more than a notifications/cancelled takes.
+const maxCancelBytes = 4 << 10

@@ -338,6 +338,12 @@ func (m *Manager) Definitions() []tools.Definition {
 // served. Either way the call goes to the one tool served under that
 // registry name, never to a tool Fenix skipped.
 func (m *Manager) Call(ctx context.Context, server, tool string, args map[string]any) (CallResult, error) {
+	return m.CallAsking(ctx, server, tool, args, nil)
+}
+
+// CallAsking is Call whose server's questions during the call
+// (elicitation) go to elicit; nil cancels them.
+func (m *Manager) CallAsking(ctx context.Context, server, tool string, args map[string]any, elicit tools.Elicitor) (CallResult, error) {
 	s, ok := m.current().servers[NormalizeName(server)]
 	if !ok {
 		return CallResult{}, fenixerr.New(fenixerr.TypeToolUnavailable, "MCP server %q is not configured on this worker", server)
@@ -356,7 +362,7 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args map[string
 	if own, ok := s.upstream.Load(name); ok {
 		tool = own.(string)
 	}
-	return s.call(ctx, &tools.Env{Progress: func(contract.ToolOutputChunk) {}}, tool, args)
+	return s.call(ctx, &tools.Env{Progress: func(contract.ToolOutputChunk) {}, Elicit: elicit}, tool, args)
 }
 
 // serverOf finds the server owning a registry name.

@@ -33,6 +33,13 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, *process, error)
 	if err != nil {
 		return nil, nil, err
 	}
+	if _, streamable := inner.(*sdk.StreamableClientTransport); streamable {
+		// The SDK opens a Streamable HTTP session's standalone stream
+		// (where a server sends what belongs to no request: list changes,
+		// questions) only on its own connection type, which a wrapper
+		// hides; the session's HTTP client counts the cancels instead.
+		return inner, proc, nil
+	}
 	return &recordingTransport{inner: inner, onCancel: func() { s.cancels.Add(1) }}, proc, nil
 }
 
@@ -60,6 +67,7 @@ func (s *server) innerTransport(ctx context.Context) (sdk.Transport, *process, e
 			// the client refuses one on another origin (see headerTransport).
 			return &sseTransport{inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxEventSize: MaxMessageBytes}}, nil, nil
 		}
+		client.Transport.(*headerTransport).onCancel = func() { s.cancels.Add(1) }
 		t := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxRetries: 2}
 		if store := s.m.opts.Credentials; store != nil {
 			handler, err := oauthHandler(s.cfg, store, s.m.opts.Net)

@@ -36,10 +36,6 @@ var expectedClientFailures = map[string]string{
 	// to a tool call is reported naming the scope for the operator to add
 	// to oauth.scopes before `worker mcp-login` again.
 	"auth/scope-step-up": "step-up needs the operator's new sign-in",
-	// A server's elicitation/create during a call: the worker does not
-	// advertise elicitation (an approval parks a call; a form a server
-	// asks for mid-call has no one to answer it).
-	"elicitation-sep1034-client-defaults": "elicitation is not offered",
 	// A service account that authenticates with a signed JWT
 	// (private_key_jwt) rather than a secret.
 	"auth/client-credentials-jwt": "private_key_jwt client authentication",

@@ -5,8 +5,10 @@
 // pass. In the auth scenarios it first signs in as `worker mcp-login`
 // does (mcp.Login), playing the browser's part by following the
 // authorization URL's redirects to the login's callback
-// (oauthmcp.Browse), and the Manager sends the stored token. It exits 1
-// on the first failure.
+// (oauthmcp.Browse), and the Manager sends the stored token. A question
+// the server asks during the call (elicitation) gets the answer of a
+// person who accepts the form as shown, where the worker would ask the
+// call's run. It exits 1 on the first failure.
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/internal/harness/oauthmcp"
+	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/tools/mcp"
 )
 
@@ -84,7 +87,13 @@ func run() error {
 		if tool == "add_numbers" {
 			args = map[string]any{"a": 5, "b": 3}
 		}
-		call, err := m.Call(ctx, server.Name, tool, args)
+		// A person who accepts the form as it is shown, its defaults
+		// filled in (the client applies the schema's defaults).
+		acceptAsShown := func(_ context.Context, q tools.Elicitation) (tools.ElicitationAnswer, error) {
+			fmt.Printf("asked by %s: %s\n", q.ServerName, q.Message)
+			return tools.ElicitationAnswer{Action: "accept", Content: map[string]any{}}, nil
+		}
+		call, err := m.CallAsking(ctx, server.Name, tool, args, acceptAsShown)
 		if err != nil {
 			return fmt.Errorf("calling %s with the stored sign-in: %w", tool, err)
 		}
