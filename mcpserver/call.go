@@ -313,6 +313,10 @@ func (c *call) canElicit() bool {
 // ElicitAllow mode, and otherwise leaves the call to an operator, as a
 // dismissed or failed question does.
 func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
+	if p.RequestedBy == workflows.ElicitationRequester {
+		c.forwardQuestion(ctx, p)
+		return
+	}
 	question, allow := elicitQuestion(c.g.cfg.ElicitApproval, c.workflowID, p)
 	res, err := c.req.Session.Elicit(ctx, &mcp.ElicitParams{
 		Mode:    "form",
@@ -346,6 +350,55 @@ func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
 	if note, _ := res.Content["reason"].(string); note != "" {
 		d.Reason += ": " + note
 	}
+	c.decide(ctx, p, d)
+}
+
+// forwardQuestion puts an MCP server's question, asked during a tool the
+// call runs, to the client's user as the server asked it (its message,
+// form or URL): the answer is the user's input, not an approval of
+// anything, so it is forwarded in every mode but off. Accept answers
+// the form, decline declines; a dismissed question stays for an
+// operator.
+func (c *call) forwardQuestion(ctx context.Context, p workflows.PendingPermission) {
+	server, _ := p.Arguments["mcp_server_name"].(string)
+	message, _ := p.Arguments["message"].(string)
+	params := &mcp.ElicitParams{Mode: "form", Message: fmt.Sprintf("MCP server %s (through Fenix) asks: %s", contract.Printable(server), message)}
+	if url, _ := p.Arguments["url"].(string); p.Arguments["mode"] == "url" {
+		caps := c.req.Session.InitializeParams().Capabilities.Elicitation
+		if caps.URL == nil {
+			c.progress(ctx, "MCP server "+server+" asks you to open "+url+"; the client takes no URL questions; "+waitingMessage(c.workflowID, p))
+			return
+		}
+		params.Mode, params.URL = "url", url
+		params.ElicitationID, _ = p.Arguments["elicitation_id"].(string)
+	} else {
+		params.RequestedSchema = p.Arguments["requested_schema"]
+		if params.RequestedSchema == nil {
+			params.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+	}
+	res, err := c.req.Session.Elicit(ctx, params)
+	if err != nil || (res.Action != "accept" && res.Action != "decline") {
+		why := "the client dismissed the question"
+		if err != nil {
+			why = "asking the client failed: " + err.Error()
+		}
+		c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
+		return
+	}
+	d := workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, Reason: "answered by the MCP client's user",
+		ArgsHash: p.ArgsHash, Content: res.Content}
+	if params.Mode == "form" && d.Content == nil {
+		d.Content = map[string]any{}
+	}
+	if res.Action == "decline" {
+		d.Decision, d.Reason, d.Content = workflows.DecisionDeny, "declined by the MCP client's user", nil
+	}
+	c.decide(ctx, p, d)
+}
+
+// decide sends the client user's decision to the run.
+func (c *call) decide(ctx context.Context, p workflows.PendingPermission, d workflows.PermissionDecision) {
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	h, err := c.g.cfg.Client.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{

@@ -25,8 +25,9 @@ import (
 // server. As with network questions, the update only arrives from a
 // call, so runs recorded before it replay unchanged.
 
-// elicitationRequester is an elicitation's RequestedBy.
-const elicitationRequester = "mcp.elicitation"
+// ElicitationRequester is the RequestedBy of an MCP server's question
+// parked for a person.
+const ElicitationRequester = "mcp.elicitation"
 
 // A server that asks again and again must not fill its run's history:
 // a run holds at most maxOpenElicitations unanswered and maxElicitations
@@ -70,7 +71,7 @@ func (s *session) checkElicitation(req activities.ElicitationRequest) error {
 	}
 	open, all := 0, s.gov.elicitations
 	for _, p := range s.gov.pending {
-		if p.RequestedBy == elicitationRequester && !p.decided {
+		if p.RequestedBy == ElicitationRequester && !p.decided {
 			open++
 		}
 	}
@@ -145,7 +146,7 @@ func (s *session) askPerson(ctx workflow.Context, req activities.ElicitationRequ
 	if req.URL != "" {
 		args["url"] = req.URL
 	}
-	p := &PendingPermission{CallID: id, ToolName: req.ToolName, Permission: "elicitation: " + req.ServerName, RequestedBy: elicitationRequester,
+	p := &PendingPermission{CallID: id, ToolName: req.ToolName, Permission: "elicitation: " + req.ServerName, RequestedBy: ElicitationRequester,
 		Arguments: args, RequestedAt: now, Deadline: now.Add(timeout),
 		ConversationID: s.id.ConversationID, TurnID: s.id.TurnID, ArgsHash: contract.ArgumentsHash(args)}
 	s.gov.pending = append(s.gov.pending, p)
@@ -198,7 +199,7 @@ func (s *session) askPerson(ctx workflow.Context, req activities.ElicitationRequ
 // checkElicitationAnswer is decide_permission's check of content: only an
 // elicitation's allow carries it, bounded and matching the server's form.
 func checkElicitationAnswer(p *PendingPermission, d PermissionDecision) error {
-	if p.RequestedBy != elicitationRequester {
+	if p.RequestedBy != ElicitationRequester {
 		if d.Content != nil {
 			return fmt.Errorf("decision on %q carries content, but only an MCP server's question (elicitation) takes an answer's content", d.CallID)
 		}

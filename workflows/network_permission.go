@@ -168,7 +168,7 @@ func (s *session) commandEnded(ctx workflow.Context, callID string) {
 	_ = workflow.Await(ctx, func() bool {
 		for _, p := range s.gov.pending {
 			if !p.recorded && (p.RequestedBy == networkRequester && strings.HasPrefix(p.CallID, network) ||
-				p.RequestedBy == elicitationRequester && strings.HasPrefix(p.CallID, elicitation)) {
+				p.RequestedBy == ElicitationRequester && strings.HasPrefix(p.CallID, elicitation)) {
 				return false
 			}
 		}

@@ -146,17 +146,29 @@ type testWorker struct {
 
 func startWorker(t testing.TB, extra ...tools.Definition) *testWorker {
 	t.Helper()
+	return startWorkerWith(t, nil, extra...)
+}
+
+// startWorkerWith is startWorker with the worker's configuration changed
+// by configure before it starts.
+func startWorkerWith(t testing.TB, configure func(*worker.Config), extra ...tools.Definition) *testWorker {
+	t.Helper()
 	queue := fmt.Sprintf("fenix-mcp-%d-%d", os.Getpid(), queueSeq.Add(1))
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# Fenix\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "secret.txt"), []byte("hunter2\n"), 0o644))
 	registry, err := testtools.WithBuiltins(append([]tools.Definition{testtools.Sleep()}, extra...)...)
 	require.NoError(t, err)
-	w, err := worker.New(env.Server.Client(), worker.Config{
+	cfg := worker.Config{
 		TaskQueue: queue, DataDir: t.TempDir(), DefaultWorkspaceRoot: ws, Tools: registry,
 		HooksFile: writeHooks(t),
 		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
-	})
+	}
+	if configure != nil {
+		configure(&cfg)
+		ws = cfg.DefaultWorkspaceRoot
+	}
+	w, err := worker.New(env.Server.Client(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)

@@ -3,7 +3,7 @@
 //
 // CONFIG: {"transport": "stdio"|"http"|"sse", "command", "args", "env" (stdio),
 //          "url", "headers" (http, sse), "oauth": true (http: sign in first),
-//          "elicit": "accept"|"decline"|undefined,
+//          "elicit": "accept"|"decline"|undefined, "elicitContent": {…} (what accept answers),
 //          "steps": [{"op": "list"} | {"op": "call", "name", "arguments",
 //          "abortAfterMs", "progress": true}]}
 // Every event is one JSON line on stdout.
@@ -21,9 +21,9 @@ const capabilities = cfg.elicit ? { elicitation: {} } : {};
 const client = new Client({ name: 'fenix-ts-driver', version: '1.0.0' }, { capabilities });
 if (cfg.elicit) {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
-    emit({ event: 'elicit', message: req.params.message });
+    emit({ event: 'elicit', message: req.params.message, requestedSchema: req.params.requestedSchema });
     return cfg.elicit === 'accept'
-      ? { action: 'accept', content: { reason: 'driver says yes' } }
+      ? { action: 'accept', content: cfg.elicitContent || { reason: 'driver says yes' } }
       : { action: 'decline' };
   });
 }
