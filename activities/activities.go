@@ -86,6 +86,9 @@ type Activities struct {
 	// Sessions answers conversation-session claims (fenix-shape 6); nil
 	// starts a session for every run.
 	Sessions SessionClaimer
+	// NetworkMemory keeps the hosts people allowed a conversation's
+	// sandboxed commands; nil: each run asks anew.
+	NetworkMemory NetworkMemory
 	// InboxURL is the approvals inbox that permission_prompt
 	// notifications link to; empty adds no link.
 	InboxURL string

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/contract"
@@ -28,6 +29,10 @@ type NetworkPermissionRequest struct {
 	ToolName string `json:"tool_name"`
 	Host     string `json:"host"`
 	Port     int    `json:"port"`
+	// Granted is a person's allow of the destination earlier in the
+	// conversation (NetworkMemory): the run allows at once, and records
+	// it.
+	Granted *NetworkGrant `json:"granted,omitempty"`
 }
 
 // NetworkPermissionAnswer is the update's result.
@@ -35,6 +40,27 @@ type NetworkPermissionAnswer struct {
 	Allowed   bool   `json:"allowed"`
 	Reason    string `json:"reason,omitempty"`
 	DecidedBy string `json:"decided_by"`
+	// Remember says a person allowed the destination just now: the
+	// conversation remembers it (Claude Code remembers an allowed host
+	// for its session).
+	Remember bool `json:"remember,omitempty"`
+}
+
+// NetworkGrant is a person's allow of a destination (host:port) in a
+// conversation.
+type NetworkGrant struct {
+	Dest      string    `json:"dest"`
+	DecidedBy string    `json:"decided_by"`
+	RunID     string    `json:"run_id,omitempty"`
+	At        time.Time `json:"at"`
+}
+
+// NetworkMemory keeps the destinations people allowed in each
+// conversation, so its later runs are not asked again (the worker's:
+// the conversation's session workflow).
+type NetworkMemory interface {
+	Grants(ctx context.Context, conversationID string) ([]NetworkGrant, error)
+	Grant(ctx context.Context, conversationID string, g NetworkGrant) error
 }
 
 // maxNetworkAsk bounds an ask beyond the run's own deadline for it.
@@ -42,16 +68,22 @@ const maxNetworkAsk = 2 * time.Hour
 
 // networkAsker is the Asker of a call's command: it sends
 // UpdateNetworkPermission to the run executing the call and waits for
-// the answer, once per host and port for the command's life. It answers
-// no once the call's activity has ended (a service the call started asks
-// nobody), and is nil where there is no run to ask (a test environment).
-func networkAsker(ctx context.Context, call contract.ToolCall) netguard.Asker {
+// the answer, once per host and port for the command's life. A
+// destination a person allowed earlier in the conversation (memory) is
+// sent as granted, and one a person allows now is remembered for the
+// conversation. It answers no once the call's activity has ended (a
+// service the call started asks nobody), and is nil where there is no
+// run to ask (a test environment).
+func networkAsker(ctx context.Context, call contract.ToolCall, conversationID string, memory NetworkMemory) netguard.Asker {
 	info, ok := currentActivity(ctx)
 	c := activityClient(ctx)
 	if !ok || c == nil || info.WorkflowExecution.ID == "" {
 		return nil
 	}
 	wfID, runID := info.WorkflowExecution.ID, info.WorkflowExecution.RunID
+	if conversationID == "" {
+		memory = nil
+	}
 	var mu sync.Mutex
 	answered := map[string]NetworkPermissionAnswer{}
 	return func(_ context.Context, host string, port int) (bool, string) {
@@ -60,9 +92,20 @@ func networkAsker(ctx context.Context, call contract.ToolCall) netguard.Asker {
 		a, seen := answered[dest]
 		mu.Unlock()
 		if !seen {
+			req := NetworkPermissionRequest{CallID: call.CallID, ToolName: call.ToolName, Host: host, Port: port}
+			if memory != nil {
+				req.Granted = grantOf(ctx, memory, conversationID, dest)
+			}
 			var err error
-			if a, err = askRun(ctx, c, wfID, runID, NetworkPermissionRequest{CallID: call.CallID, ToolName: call.ToolName, Host: host, Port: port}); err != nil {
+			if a, err = askRun(ctx, c, wfID, runID, req); err != nil {
 				return false, err.Error()
+			}
+			if a.Remember && memory != nil {
+				g := NetworkGrant{Dest: dest, DecidedBy: a.DecidedBy, RunID: wfID, At: time.Now().UTC()}
+				if err := memory.Grant(ctx, conversationID, g); err != nil {
+					activity.GetLogger(ctx).Warn("the conversation could not remember an allowed host; its later runs will ask again",
+						"conversation_id", conversationID, "dest", dest, "error", err)
+				}
 			}
 			mu.Lock()
 			answered[dest] = a
@@ -74,6 +117,22 @@ func networkAsker(ctx context.Context, call contract.ToolCall) netguard.Asker {
 		}
 		return a.Allowed, why
 	}
+}
+
+// grantOf is the conversation's grant of dest, nil for none or when the
+// memory cannot be read (the run then asks).
+func grantOf(ctx context.Context, memory NetworkMemory, conversationID, dest string) *NetworkGrant {
+	grants, err := memory.Grants(ctx, conversationID)
+	if err != nil {
+		activity.GetLogger(ctx).Warn("the conversation's allowed hosts could not be read; asking", "conversation_id", conversationID, "error", err)
+		return nil
+	}
+	for _, g := range grants {
+		if g.Dest == dest {
+			return &g
+		}
+	}
+	return nil
 }
 
 // askRun sends the network question and waits for its answer.

@@ -180,7 +180,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		Host:           a.Host,
 		ContactLost:    func() bool { return contactLost(context.Cause(ctx)) },
 		SessionEnv:     in.SessionEnv,
-		AskNetwork:     networkAsker(ctx, in.ToolCall),
+		AskNetwork:     networkAsker(ctx, in.ToolCall, in.ConversationID, a.NetworkMemory),
 		Elicit:         elicitor(ctx, in.ToolCall),
 	}
 	a.judgeWorkspace(env, pinOf(in.ToolCall.Arguments, in.ReachedPath))

@@ -95,15 +95,8 @@ func (t TemporalToucher) Touch(ctx context.Context, updateID string, touch workf
 	ctx, cancel := context.WithTimeout(ctx, t.timeout())
 	defer cancel()
 	id := workflows.SessionWorkflowID(t.TaskQueue, touch.ConversationID)
-	start := t.Client.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:                       id,
-		TaskQueue:                t.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		StaticSummary:            "Claude Code session of conversation " + touch.ConversationID,
-	}, workflows.ConversationSessionWorkflow, workflows.ConversationSessionState{ConversationID: touch.ConversationID})
 	h, err := t.Client.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: start,
+		StartWorkflowOperation: startSession(t.Client, t.TaskQueue, touch.ConversationID, 0),
 		UpdateOptions: client.UpdateWorkflowOptions{UpdateID: updateID, UpdateName: workflows.UpdateSessionTouch,
 			Args: []any{touch}, WaitForStage: client.WorkflowUpdateStageCompleted},
 	})
@@ -115,6 +108,19 @@ func (t TemporalToucher) Touch(ctx context.Context, updateID string, touch workf
 		return workflows.SessionTouchResult{}, fmt.Errorf("touch session %s: %w", id, err)
 	}
 	return res, nil
+}
+
+// startSession starts the conversation's session if none is running, for
+// an Update-With-Start; idle, when set, is its idle timeout until a touch
+// sets it.
+func startSession(c client.Client, taskQueue, conversationID string, idle time.Duration) client.WithStartWorkflowOperation {
+	return c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       workflows.SessionWorkflowID(taskQueue, conversationID),
+		TaskQueue:                taskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		StaticSummary:            "Claude Code session of conversation " + conversationID,
+	}, workflows.ConversationSessionWorkflow, workflows.ConversationSessionState{ConversationID: conversationID, IdleTimeoutMS: idle.Milliseconds()})
 }
 
 // SetEnv implements Toucher with the session's UpdateSessionEnv.

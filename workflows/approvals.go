@@ -85,7 +85,7 @@ func (s *session) recordDecision(ctx workflow.Context, call contract.ToolCall, p
 		return
 	}
 	who := decidedBy
-	if decidedBy == "decide_permission" {
+	if decidedBy == "decide_permission" || decidedBy == conversationDecider {
 		who = decider(p.decision)
 	}
 	entry.Fields["decider"] = who

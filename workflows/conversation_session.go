@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/hooks"
 )
 
@@ -97,7 +98,15 @@ type ConversationSessionState struct {
 	// started the session whose hooks have not reported it yet.
 	Env             string     `json:"env,omitempty"`
 	EnvPendingSince *time.Time `json:"env_pending_since,omitempty"`
+	// NetworkGrants are the destinations people allowed the
+	// conversation's sandboxed commands, newest last, at most
+	// maxNetworkGrants.
+	NetworkGrants []activities.NetworkGrant `json:"network_grants,omitempty"`
 }
+
+// maxNetworkGrants bounds what a session remembers of allowed hosts (a
+// run asks about 32 at most).
+const maxNetworkGrants = 64
 
 // ConversationSession is a conversation's Claude Code session: the first
 // run of the conversation starts it (SessionStart "startup" for
@@ -142,6 +151,16 @@ func (c *convSession) setup() error {
 		Validator: func(_ workflow.Context, req SessionEnvRequest) error {
 			if len(req.Env) > hooks.MaxSessionEnvBytes {
 				return fmt.Errorf("session environment of %d bytes is over the limit of %d", len(req.Env), hooks.MaxSessionEnvBytes)
+			}
+			return nil
+		}}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(c.ctx, UpdateSessionNetworkGrant, c.grantNetwork, workflow.UpdateHandlerOptions{
+		Validator: func(_ workflow.Context, g activities.NetworkGrant) error {
+			if g.Dest == "" || len(g.Dest) > maxNetworkHostBytes+6 || len(g.DecidedBy) > MaxDeciderBytes || len(g.RunID) > contract.EchoStringBytes {
+				return fmt.Errorf("a network grant names a host:port of 1 to %d bytes, a decider of at most %d and a run of at most %d",
+					maxNetworkHostBytes+6, MaxDeciderBytes, contract.EchoStringBytes)
 			}
 			return nil
 		}}); err != nil {
@@ -232,6 +251,19 @@ func (c *convSession) awaitEnv(ctx workflow.Context) (pending bool, err error) {
 // $CLAUDE_ENV_FILE and releases the touches waiting for it.
 func (c *convSession) setEnv(_ workflow.Context, req SessionEnvRequest) error {
 	c.st.Env, c.st.EnvPendingSince = req.Env, nil
+	return nil
+}
+
+// grantNetwork remembers an allowed destination (replacing an earlier
+// grant of it) and keeps the session from idling out meanwhile.
+func (c *convSession) grantNetwork(_ workflow.Context, g activities.NetworkGrant) error {
+	c.st.NetworkGrants = slices.DeleteFunc(c.st.NetworkGrants, func(old activities.NetworkGrant) bool { return old.Dest == g.Dest })
+	c.st.NetworkGrants = append(c.st.NetworkGrants, g)
+	if len(c.st.NetworkGrants) > maxNetworkGrants {
+		c.st.NetworkGrants = c.st.NetworkGrants[len(c.st.NetworkGrants)-maxNetworkGrants:]
+	}
+	c.runTouch++
+	c.touched = true
 	return nil
 }
 

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -9,8 +10,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/sessions"
@@ -324,4 +327,53 @@ func TestConversationSessionEnvironment(t *testing.T) {
 	assert.Equal(t, answer{10*time.Second + 6*time.Minute, workflows.SessionTouchResult{}}, answers[4], "no longer expected")
 	require.Error(t, oversized.rejected)
 	assert.Contains(t, oversized.rejected.Error(), "over the limit of 65536")
+}
+
+// A conversation remembers the hosts people allowed its sandboxed
+// commands: the latest grant of a destination replaces an earlier one,
+// at most 64 are kept, and a session that only holds grants (no hook
+// follows the conversation) lasts an idle timeout past its last grant,
+// then ends without SessionEnd hooks.
+func TestConversationSessionRemembersAllowedHosts(t *testing.T) {
+	h := newHarness(t)
+	f := newSessionFixture()
+	f.install(h)
+	h.env.RegisterWorkflowWithOptions(workflows.ConversationSession, workflow.RegisterOptions{Name: workflows.ConversationSessionWorkflow})
+	grant := func(id, dest, who string) {
+		h.env.UpdateWorkflow(workflows.UpdateSessionNetworkGrant, id, &updateCallback{t: t},
+			activities.NetworkGrant{Dest: dest, DecidedBy: who, RunID: "assignment-w-1", At: time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)})
+	}
+	var rejected error
+	var st workflows.ConversationSessionState
+	h.env.RegisterDelayedCallback(func() {
+		grant("g1", "pypi.org:443", "ana")
+		grant("g2", "registry.npmjs.org:443", "ana")
+		grant("g3", "pypi.org:443", "bo")
+		for i := range 70 {
+			grant(fmt.Sprintf("many-%d", i), fmt.Sprintf("h%d.example:443", i), "ana")
+		}
+		grant("g4", "registry.npmjs.org:443", "cy")
+		h.env.UpdateWorkflow(workflows.UpdateSessionNetworkGrant, "too-long", &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnComplete: func(any, error) {}, OnReject: func(err error) { rejected = err },
+		}, activities.NetworkGrant{Dest: strings.Repeat("h", 300), DecidedBy: "ana"})
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(workflows.QuerySession)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&st))
+	}, 2*time.Minute)
+	h.env.ExecuteWorkflow(workflows.ConversationSessionWorkflow, workflows.ConversationSessionState{ConversationID: "conv-g"})
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+
+	require.Len(t, st.NetworkGrants, 64)
+	last := st.NetworkGrants[63]
+	assert.Equal(t, "registry.npmjs.org:443", last.Dest)
+	assert.Equal(t, "cy", last.DecidedBy, "the latest grant of a destination replaces the earlier one")
+	for _, g := range st.NetworkGrants {
+		assert.NotEqual(t, "pypi.org:443", g.Dest, "the oldest grants are the ones forgotten")
+	}
+	require.Error(t, rejected)
+	assert.Contains(t, rejected.Error(), "a network grant names a host:port of 1 to")
+	assert.Empty(t, f.claude.stops, "a session nobody started ends without SessionEnd hooks")
 }

@@ -49,6 +49,10 @@ const (
 	// conversation's session; it answers EndSessionResult once the
 	// SessionEnd hooks ran.
 	UpdateEndSession = "fenix_end_session"
+	// UpdateSessionNetworkGrant carries activities.NetworkGrant: a person
+	// allowed a sandboxed command of the conversation to reach a host,
+	// and its later runs are not asked again while the session lasts.
+	UpdateSessionNetworkGrant = "fenix_session_network_grant"
 	// QuerySession answers a conversation session's ConversationSessionState.
 	QuerySession = "session"
 )

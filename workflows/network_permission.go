@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -55,6 +56,8 @@ func (s *session) registerNetworkPermission() error {
 				return fmt.Errorf("the run is canceling (%s): no network permission is asked", s.cancelReason)
 			case s.endedCommands[req.CallID]:
 				return fmt.Errorf("call %q has ended: its command asks nothing more", req.CallID)
+			case req.Granted != nil && (len(req.Granted.DecidedBy) > MaxDeciderBytes || len(req.Granted.RunID) > contract.EchoStringBytes):
+				return fmt.Errorf("a conversation's grant names a decider of at most %d bytes and a run of at most %d", MaxDeciderBytes, contract.EchoStringBytes)
 			}
 			if s.findPending(networkPermissionID(req)) != nil || s.allowedNetwork(net.JoinHostPort(req.Host, strconv.Itoa(req.Port))) != nil {
 				return nil // answered by the question already asked
@@ -90,6 +93,9 @@ func (s *session) askNetwork(ctx workflow.Context, req activities.NetworkPermiss
 		return activities.NetworkPermissionAnswer{Allowed: true, Reason: "allowed for " + earlier.CallID, DecidedBy: decider(earlier.decision)}, nil
 	}
 	p := s.findPending(id)
+	if p == nil && req.Granted != nil {
+		return s.grantedNetwork(ctx, req, id, dest), nil
+	}
 	if p == nil {
 		timeout := s.gov.approvalTimeout
 		if timeout <= 0 {
@@ -146,7 +152,30 @@ func (s *session) askNetwork(ctx workflow.Context, req activities.NetworkPermiss
 	if who == "decide_permission" {
 		who = decider(p.decision)
 	}
-	return activities.NetworkPermissionAnswer{Allowed: p.decision.Decision == DecisionAllow, Reason: p.decision.Reason, DecidedBy: who}, nil
+	allowed := p.decision.Decision == DecisionAllow
+	return activities.NetworkPermissionAnswer{Allowed: allowed, Reason: p.decision.Reason, DecidedBy: who,
+		Remember: allowed && p.decidedBy == "decide_permission"}, nil
+}
+
+// conversationDecider is the decider of a destination a person allowed
+// earlier in the conversation.
+const conversationDecider = "conversation"
+
+// grantedNetwork allows a destination a person allowed earlier in the
+// conversation: it is recorded as a decided permission (the trace, the
+// audit row, the run's memory for its later commands), without asking.
+func (s *session) grantedNetwork(ctx workflow.Context, req activities.NetworkPermissionRequest, id, dest string) activities.NetworkPermissionAnswer {
+	g := req.Granted
+	now := workflow.Now(ctx).UTC()
+	args := map[string]any{"call_id": req.CallID, "host": req.Host, "port": req.Port}
+	reason := fmt.Sprintf("allowed earlier in the conversation by %s (run %s, %s)", g.DecidedBy, g.RunID, g.At.UTC().Format(time.RFC3339))
+	p := &PendingPermission{CallID: id, ToolName: req.ToolName, Permission: "network: " + dest, RequestedBy: networkRequester,
+		Arguments: args, RequestedAt: now, Deadline: now, ConversationID: s.id.ConversationID, TurnID: s.id.TurnID,
+		ArgsHash: contract.ArgumentsHash(args), decided: true, decidedAt: now, decidedBy: conversationDecider, recorded: true,
+		decision: PermissionDecision{CallID: id, Decision: DecisionAllow, Reason: reason, DecidedBy: g.DecidedBy}}
+	s.gov.pending = append(s.gov.pending, p)
+	s.recordDecision(ctx, contract.ToolCall{CallID: id, ToolName: req.ToolName}, p, conversationDecider)
+	return activities.NetworkPermissionAnswer{Allowed: true, Reason: reason, DecidedBy: conversationDecider}
 }
 
 // commandEndedDecider is a withdrawn network question's decider.

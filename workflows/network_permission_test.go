@@ -93,6 +93,8 @@ func TestNetworkQuestionsAreJoinedRememberedAndBounded(t *testing.T) {
 		assert.Equal(t, "ana", q.answer.DecidedBy, name)
 	}
 	assert.Contains(t, remembered.answer.Reason, "allowed for cmd-1/network/registry.example:443")
+	assert.True(t, first.answer.Remember, "a person's allow is for the conversation to remember")
+	assert.False(t, remembered.answer.Remember, "the run's own memory is no new grant")
 	for i, q := range open {
 		assert.NoError(t, q.rejected, "question %d", i)
 	}
@@ -149,4 +151,46 @@ func TestANetworkQuestionIsWithdrawnWhenItsCommandEnds(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"decide_permission allow", "command_ended deny"}, rows)
 
+}
+
+// A destination a person allowed earlier in the conversation (the
+// worker read it from the conversation's session) is allowed at once:
+// no question waits, and the allow is traced and written to the audit
+// log naming the conversation and who allowed it; the run's later
+// commands are answered from it too.
+func TestANetworkGrantOfTheConversationIsNotAskedAgain(t *testing.T) {
+	h := withHook(t, &scriptedHook{pre: requirePermission})
+	store := withAudit(t, h)
+	grant := &activities.NetworkGrant{Dest: "pypi.org:443", DecidedBy: "ana", RunID: "assignment-earlier-1", At: time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)}
+	var granted, later *networkAsk
+	var pending []workflows.PendingPermission
+	h.env.RegisterDelayedCallback(func() {
+		granted = askNetwork(h, "q1", activities.NetworkPermissionRequest{CallID: "call-1", ToolName: "exec_command", Host: "pypi.org", Port: 443, Granted: grant})
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		later = askNetwork(h, "q2", activities.NetworkPermissionRequest{CallID: "call-2", ToolName: "exec_command", Host: "pypi.org", Port: 443})
+		v, err := h.env.QueryWorkflow(workflows.QueryPendingPermissions)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&pending))
+		decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "ana",
+			ArgsHash: contract.ArgumentsHash(map[string]any{"expression": "2 + 2"})})
+	}, 2*time.Minute)
+	res := h.executeAssignment(t, calculatorAssignment())
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+
+	require.True(t, granted.answered, "%+v", granted.rejected)
+	assert.True(t, granted.answer.Allowed)
+	assert.Equal(t, "conversation", granted.answer.DecidedBy)
+	assert.Contains(t, granted.answer.Reason, "allowed earlier in the conversation by ana (run assignment-earlier-1")
+	assert.False(t, granted.answer.Remember)
+	require.True(t, later.answered)
+	assert.True(t, later.answer.Allowed, "the run's later command is answered from the grant")
+	for _, p := range pending {
+		assert.NotEqual(t, "sandbox.network", p.RequestedBy, "nothing waits for a granted host: %+v", p)
+	}
+	var rows []string
+	for _, d := range decisionRows(t, store) {
+		rows = append(rows, d.Source+" "+d.Decision+" "+d.Decider)
+	}
+	assert.Contains(t, rows, "conversation allow ana", "the audit row names who allowed the host")
 }

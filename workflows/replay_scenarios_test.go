@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/client"
 
@@ -528,9 +529,11 @@ func builtinScenarios() []scenario {
 		scenario{file: "network_permission_timeout.json", run: networkAskScenario("replay-network-timeout", "", 1)},
 	)
 	// shapeNetworkAsksEnd: a question nobody answers before its command
-	// ends is withdrawn.
+	// ends is withdrawn. A destination the conversation's session holds a
+	// grant of is allowed at once (the update carries the grant).
 	shapes = append(shapes,
 		scenario{file: "network_permission_withdrawn.json", run: networkAskScenario("replay-network-withdrawn", "", 0)},
+		scenario{file: "network_permission_granted.json", run: networkAskScenario("replay-network-granted", workflows.DecisionAllow, -1)},
 	)
 	// An MCP server's question during a call (activities.UpdateElicitation),
 	// answered with decide_permission's allow and the form's content.
@@ -663,7 +666,9 @@ func cancelOnceReviewed(ctx context.Context, c client.Client, run client.Workflo
 
 // networkAskScenario runs a test_sleep call and, while it sleeps, asks
 // its run as a sandboxed command's activity does; decision answers it
-// ("" leaves it to the approval timeout, timeoutSeconds).
+// ("" leaves it to the approval timeout, timeoutSeconds; with neither the
+// command ends first); a negative timeoutSeconds sends the question with
+// a grant of the conversation.
 func networkAskScenario(id, decision string, timeoutSeconds int) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 		a := withTool(map[string]any{"call_id": "net-1", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 3}}, "test_sleep")
@@ -681,13 +686,20 @@ func networkAskScenario(id, decision string, timeoutSeconds int) func(ctx contex
 		if err := waitForPhase(ctx, c, run, contract.PhaseToolReviewed); err != nil {
 			return nil, err
 		}
+		req := activities.NetworkPermissionRequest{CallID: "net-1", ToolName: "test_sleep", Host: "registry.example", Port: 443}
+		granted := timeoutSeconds < 0
+		if granted {
+			// Allowed earlier in the conversation: nobody is asked.
+			req.Granted = &activities.NetworkGrant{Dest: "registry.example:443", DecidedBy: "recorder", RunID: "assignment-earlier-1",
+				At: time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)}
+		}
 		asked, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
 			UpdateName: activities.UpdateNetworkPermission, WaitForStage: client.WorkflowUpdateStageAccepted,
-			Args: []any{activities.NetworkPermissionRequest{CallID: "net-1", ToolName: "test_sleep", Host: "registry.example", Port: 443}}})
+			Args: []any{req}})
 		if err != nil {
 			return nil, err
 		}
-		if decision != "" {
+		if decision != "" && !granted {
 			if err := decideFromInbox(ctx, c, run, "net-1/network/registry.example:443", decision); err != nil {
 				return nil, err
 			}

@@ -8,6 +8,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/sessions"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -48,6 +49,21 @@ func sessionScenarios() []scenario {
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-conv-can", req)
 		}},
 		{"conversation_session_lifecycle.json", sessionLifecycle},
+		// A person allowed a host: the conversation's session remembers it
+		// (a session only a grant started idles out without SessionEnd).
+		{"conversation_session_network_grant.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			const conv = "replay-conv-network-grant"
+			memory := sessions.NetworkMemory{Client: c, TaskQueue: q, Idle: time.Second}
+			if err := memory.Grant(ctx, conv, activities.NetworkGrant{Dest: "pypi.org:443", DecidedBy: "recorder", RunID: "assignment-replay-1",
+				At: time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)}); err != nil {
+				return nil, err
+			}
+			grants, err := memory.Grants(ctx, conv)
+			if err != nil || len(grants) != 1 {
+				return nil, fmt.Errorf("grants = %+v, %v", grants, err)
+			}
+			return c.GetWorkflow(ctx, workflows.SessionWorkflowID(q, conv), ""), nil
+		}},
 		// The session-project's SessionStart hook writes $CLAUDE_ENV_FILE:
 		// the first call's stage reports it to the session, the second
 		// gets it from the claim; both ExecuteTool inputs carry it.

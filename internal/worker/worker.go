@@ -213,6 +213,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		InboxURL:             cfg.InboxURL,
 		Protected:            mcpConfigFiles(cfg),
 		Sessions:             sessions.NewClaimer(sessions.TemporalToucher{Client: w.client, TaskQueue: cfg.TaskQueue}, cfg.SessionIdleTimeout),
+		NetworkMemory:        sessions.NetworkMemory{Client: w.client, TaskQueue: cfg.TaskQueue, Idle: cfg.SessionIdleTimeout},
 		Assembler: &prompt.Assembler{
 			Skills:               catalog,
 			ProfilesDir:          cfg.ProfilesDir,

@@ -27,7 +27,8 @@ import (
 // parks a "network: host:port" permission beside the call, answered with
 // decide_permission like any other: allowed, the command reaches the host
 // (curl and python, through the HTTP proxy); denied, the proxy answers
-// 403 naming the decider and the reason; a question nobody answered
+// 403 naming the decider and the reason; a host a person allowed is
+// not asked about again in the conversation; a question nobody answered
 // before its command ended is withdrawn. A denied domain is never asked
 // about. On the dev server, with a root worker (a network namespace per
 // workspace).
@@ -53,9 +54,12 @@ func TestTheSandboxAsksAboutHostsOutsideItsDomains(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
 	w := startWorker(t, inProject(project))
 
-	call := func(name, command string) (func() contract.Result, func() []workflows.PendingPermission, func(workflows.PermissionDecision)) {
+	// Each call is a conversation of its own unless it names one: a host
+	// a person allowed is remembered for the conversation.
+	inConversation := func(conversation, name, command string) (func() contract.Result, func() []workflows.PendingPermission, func(workflows.PermissionDecision)) {
 		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": map[string]any{"command_line": command}}, "exec_command")
 		a["workspace_root"] = project
+		a["conversation_id"] = conversation
 		run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, t.Name()+"-"+name, a)
 		result := func() contract.Result {
 			var res contract.Result
@@ -68,6 +72,9 @@ func TestTheSandboxAsksAboutHostsOutsideItsDomains(t *testing.T) {
 		decide := func(d workflows.PermissionDecision) { decidePermission(t, run, d) }
 		return result, pending, decide
 	}
+	call := func(name, command string) (func() contract.Result, func() []workflows.PendingPermission, func(workflows.PermissionDecision)) {
+		return inConversation("conv-"+name, name, command)
+	}
 	awaitNetwork := func(pending func() []workflows.PendingPermission) workflows.PendingPermission {
 		var p []workflows.PendingPermission
 		require.Eventually(t, func() bool { p = pending(); return len(p) == 1 }, 60*time.Second, 100*time.Millisecond, "the command's connection parks a permission")
@@ -75,7 +82,7 @@ func TestTheSandboxAsksAboutHostsOutsideItsDomains(t *testing.T) {
 	}
 
 	// Allowed: curl waits, then reaches the host.
-	result, pending, decide := call("allowed", fmt.Sprintf("curl -sS --max-time 120 http://%s/ && echo; echo curl-done", askedHost))
+	result, pending, decide := inConversation("conv-allowed", "allowed", fmt.Sprintf("curl -sS --max-time 120 http://%s/ && echo; echo curl-done", askedHost))
 	p := awaitNetwork(pending)
 	assert.Equal(t, "call-allowed/network/"+askedHost, p.CallID)
 	assert.Equal(t, "network: "+askedHost, p.Permission)
@@ -94,6 +101,22 @@ func TestTheSandboxAsksAboutHostsOutsideItsDomains(t *testing.T) {
 		}
 	}
 	assert.True(t, decided, "the decision is in the trace: %+v", res.Trace)
+	// The conversation's next call reaches the host without a question:
+	// its session remembers who allowed it.
+	result, pending, _ = inConversation("conv-allowed", "remembered", fmt.Sprintf("curl -sS --max-time 20 http://%s/ && echo; echo curl-done", askedHost))
+	res = result()
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "hello "+askedHost)
+	assert.Empty(t, pending())
+	var remembered bool
+	for _, e := range res.Trace {
+		if e.Hook == activities.StagePermissionDecision && e.Get("decided_by") == "conversation" {
+			remembered = true
+			assert.Equal(t, "ana", e.Get("decider"), "%+v", e)
+		}
+	}
+	assert.True(t, remembered, "the remembered allow is in the trace: %+v", res.Trace)
+
 	notices, err := os.ReadFile(filepath.Join(project, "notifications.jsonl"))
 	require.NoError(t, err, "the Notification hook heard of the question")
 	assert.Contains(t, string(notices), `"notification_type":"permission_prompt"`)
