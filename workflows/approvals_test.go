@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
@@ -25,12 +24,16 @@ func withAudit(t *testing.T, h *harness) audit.Store {
 }
 
 func decideAs(h *harness, d workflows.PermissionDecision) *updateOutcome {
-	out := &updateOutcome{}
-	h.env.UpdateWorkflow(workflows.UpdateDecidePermission, "decide-"+d.DecidedBy+d.ArgsHash, &testsuite.TestUpdateCallback{
-		OnAccept:   func() { out.accepted = true },
-		OnReject:   func(err error) { out.rejected = err },
-		OnComplete: func(any, error) {},
-	}, d)
+	return sendUpdate[any](h, workflows.UpdateDecidePermission, "decide-"+d.DecidedBy+d.ArgsHash, d)
+}
+
+// decisionLines are the audit log's decisions as "source decision
+// decider".
+func decisionLines(t *testing.T, store audit.Store) []string {
+	var out []string
+	for _, d := range decisionRows(t, store) {
+		out = append(out, d.Source+" "+d.Decision+" "+d.Decider)
+	}
 	return out
 }
 

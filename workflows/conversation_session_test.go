@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/fenixrt/fenix/activities"
@@ -343,7 +342,7 @@ func TestConversationSessionRemembersAllowedHosts(t *testing.T) {
 		h.env.UpdateWorkflow(workflows.UpdateSessionNetworkGrant, id, &updateCallback{t: t},
 			activities.NetworkGrant{Dest: dest, DecidedBy: who, RunID: "assignment-w-1", At: time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)})
 	}
-	var rejected error
+	var tooLong *updateOutcome
 	var st workflows.ConversationSessionState
 	h.env.RegisterDelayedCallback(func() {
 		grant("g1", "pypi.org:443", "ana")
@@ -353,9 +352,7 @@ func TestConversationSessionRemembersAllowedHosts(t *testing.T) {
 			grant(fmt.Sprintf("many-%d", i), fmt.Sprintf("h%d.example:443", i), "ana")
 		}
 		grant("g4", "registry.npmjs.org:443", "cy")
-		h.env.UpdateWorkflow(workflows.UpdateSessionNetworkGrant, "too-long", &testsuite.TestUpdateCallback{
-			OnAccept: func() {}, OnComplete: func(any, error) {}, OnReject: func(err error) { rejected = err },
-		}, activities.NetworkGrant{Dest: strings.Repeat("h", 300), DecidedBy: "ana"})
+		tooLong = sendUpdate[any](h, workflows.UpdateSessionNetworkGrant, "too-long", activities.NetworkGrant{Dest: strings.Repeat("h", 300), DecidedBy: "ana"})
 	}, time.Minute)
 	h.env.RegisterDelayedCallback(func() {
 		v, err := h.env.QueryWorkflow(workflows.QuerySession)
@@ -373,7 +370,7 @@ func TestConversationSessionRemembersAllowedHosts(t *testing.T) {
 	for _, g := range st.NetworkGrants {
 		assert.NotEqual(t, "pypi.org:443", g.Dest, "the oldest grants are the ones forgotten")
 	}
-	require.Error(t, rejected)
-	assert.Contains(t, rejected.Error(), "a network grant names a host:port of 1 to")
+	require.Error(t, tooLong.rejected)
+	assert.Contains(t, tooLong.rejected.Error(), "a network grant names a host:port of 1 to")
 	assert.Empty(t, f.claude.stops, "a session nobody started ends without SessionEnd hooks")
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
@@ -39,34 +38,14 @@ func (h *elicitingHook) ElicitationResult(_ context.Context, ev hooks.Elicitatio
 	return h.result, nil
 }
 
-type elicitation struct {
-	rejected error
-	answered bool
-	answer   activities.ElicitationAnswer
-}
+type elicitation = sentUpdate[activities.ElicitationAnswer]
 
 func askElicitation(h *harness, id string, req activities.ElicitationRequest) *elicitation {
-	out := &elicitation{}
-	h.env.UpdateWorkflow(activities.UpdateElicitation, id, &testsuite.TestUpdateCallback{
-		OnAccept: func() {},
-		OnReject: func(err error) { out.rejected = err },
-		OnComplete: func(v any, err error) {
-			if err == nil {
-				out.answered, out.answer = true, v.(activities.ElicitationAnswer)
-			}
-		},
-	}, req)
-	return out
+	return sendUpdate[activities.ElicitationAnswer](h, activities.UpdateElicitation, id, req)
 }
 
 func decideWithContent(h *harness, id string, d workflows.PermissionDecision) *updateOutcome {
-	out := &updateOutcome{}
-	h.env.UpdateWorkflow(workflows.UpdateDecidePermission, id, &testsuite.TestUpdateCallback{
-		OnAccept:   func() { out.accepted = true },
-		OnReject:   func(err error) { out.rejected = err },
-		OnComplete: func(any, error) {},
-	}, d)
-	return out
+	return sendUpdate[any](h, workflows.UpdateDecidePermission, id, d)
 }
 
 func formQuestion(seq int) activities.ElicitationRequest {
@@ -170,11 +149,7 @@ func TestMCPServersQuestionsReachAPersonOrAHook(t *testing.T) {
 	}
 	assert.True(t, sawPerson, "the result hooks saw the person's answer: %+v", policy.results)
 
-	var rows []string
-	for _, d := range decisionRows(t, store) {
-		rows = append(rows, d.Source+" "+d.Decision)
-	}
-	assert.Subset(t, rows, []string{"decide_permission allow", "decide_permission deny"})
+	assert.Subset(t, decisionLines(t, store), []string{"decide_permission allow ana", "decide_permission deny ana"})
 	stages := map[string]int{}
 	for _, e := range res.Trace {
 		stages[e.Hook]++

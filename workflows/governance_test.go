@@ -126,21 +126,38 @@ func TestPostToolUseMutatesOutput(t *testing.T) {
 	assert.Equal(t, []string{"completed"}, hook.stops)
 }
 
-// updateOutcome is filled in when the test environment processes an update.
-type updateOutcome struct {
+// sentUpdate is filled in when the test environment processes an
+// update: accepted or rejected, then answered.
+type sentUpdate[T any] struct {
 	accepted bool
 	rejected error
+	answered bool
+	answer   T
 }
+
+// sendUpdate sends an update to the workflow under test.
+func sendUpdate[T any](h *harness, name, id string, arg any) *sentUpdate[T] {
+	out := &sentUpdate[T]{}
+	h.env.UpdateWorkflow(name, id, &testsuite.TestUpdateCallback{
+		OnAccept: func() { out.accepted = true },
+		OnReject: func(err error) { out.rejected = err },
+		OnComplete: func(v any, err error) {
+			if err == nil {
+				out.answered = true
+				out.answer, _ = v.(T)
+			}
+		},
+	}, arg)
+	return out
+}
+
+// updateOutcome is a decide_permission's outcome.
+type updateOutcome = sentUpdate[any]
 
 func decide(t *testing.T, h *harness, callID, decision string) *updateOutcome {
 	t.Helper()
-	out := &updateOutcome{}
-	h.env.UpdateWorkflow(workflows.UpdateDecidePermission, "decide-"+callID+decision, &testsuite.TestUpdateCallback{
-		OnAccept:   func() { out.accepted = true },
-		OnReject:   func(err error) { out.rejected = err },
-		OnComplete: func(any, error) {},
-	}, workflows.PermissionDecision{CallID: callID, Decision: decision, Reason: "reviewed by the on-call engineer"})
-	return out
+	return sendUpdate[any](h, workflows.UpdateDecidePermission, "decide-"+callID+decision,
+		workflows.PermissionDecision{CallID: callID, Decision: decision, Reason: "reviewed by the on-call engineer"})
 }
 
 func TestPermissionRequiredWaitsForDecidePermission(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
@@ -16,24 +15,10 @@ import (
 
 // networkAsk is an UpdateNetworkPermission's outcome in the test
 // environment.
-type networkAsk struct {
-	rejected error
-	answered bool
-	answer   activities.NetworkPermissionAnswer
-}
+type networkAsk = sentUpdate[activities.NetworkPermissionAnswer]
 
 func askNetwork(h *harness, id string, req activities.NetworkPermissionRequest) *networkAsk {
-	out := &networkAsk{}
-	h.env.UpdateWorkflow(activities.UpdateNetworkPermission, id, &testsuite.TestUpdateCallback{
-		OnAccept: func() {},
-		OnReject: func(err error) { out.rejected = err },
-		OnComplete: func(v any, err error) {
-			if err == nil {
-				out.answered, out.answer = true, v.(activities.NetworkPermissionAnswer)
-			}
-		},
-	}, req)
-	return out
+	return sendUpdate[activities.NetworkPermissionAnswer](h, activities.UpdateNetworkPermission, id, req)
 }
 
 // A sandboxed command's questions about hosts, while its run waits: a
@@ -145,11 +130,7 @@ func TestANetworkQuestionIsWithdrawnWhenItsCommandEnds(t *testing.T) {
 		}
 	}
 	assert.True(t, traced, "the withdrawal is in the call's trace: %+v", res.Trace)
-	var rows []string
-	for _, d := range decisionRows(t, store) {
-		rows = append(rows, d.Source+" "+d.Decision)
-	}
-	assert.ElementsMatch(t, []string{"decide_permission allow", "command_ended deny"}, rows)
+	assert.ElementsMatch(t, []string{"decide_permission allow ana", "command_ended deny command_ended"}, decisionLines(t, store))
 
 }
 
@@ -188,9 +169,5 @@ func TestANetworkGrantOfTheConversationIsNotAskedAgain(t *testing.T) {
 	for _, p := range pending {
 		assert.NotEqual(t, "sandbox.network", p.RequestedBy, "nothing waits for a granted host: %+v", p)
 	}
-	var rows []string
-	for _, d := range decisionRows(t, store) {
-		rows = append(rows, d.Source+" "+d.Decision+" "+d.Decider)
-	}
-	assert.Contains(t, rows, "conversation allow ana", "the audit row names who allowed the host")
+	assert.Contains(t, decisionLines(t, store), "conversation allow ana", "the audit row names who allowed the host")
 }

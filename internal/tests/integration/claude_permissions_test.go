@@ -298,11 +298,19 @@ func awaitPermission(t *testing.T, run client.WorkflowRun) workflows.PendingPerm
 // decidePermission answers the run's decide_permission update.
 func decidePermission(t *testing.T, run client.WorkflowRun, d workflows.PermissionDecision) {
 	t.Helper()
-	ctx := context.Background()
-	handle, err := server.Client().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+	require.NoError(t, tryDecide(run, d))
+}
+
+// tryDecide sends decide_permission and returns the run's refusal.
+func tryDecide(run client.WorkflowRun, d workflows.PermissionDecision) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := server.Client().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
 		UpdateName: workflows.UpdateDecidePermission, WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{d}})
-	require.NoError(t, err)
-	require.NoError(t, handle.Get(ctx, nil))
+	if err != nil {
+		return err
+	}
+	return h.Get(ctx, nil)
 }
 
 // A project locked down with dontAsk and an allow list: a variable that

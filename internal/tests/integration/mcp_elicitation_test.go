@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
@@ -61,49 +60,34 @@ exit 0
 	const tool = "mcp__everything__trigger-elicitation-request"
 	require.Contains(t, mcpStatus(w, "everything").Tools, tool, "the server offers the tool to a client that supports elicitation")
 
-	call := func(name string) (func() contract.Result, func() []workflows.PendingPermission, client.WorkflowRun) {
+	call := func(name string) waitingCall {
 		a := mcpCall(name, tool, map[string]any{}, "mcp__everything")
 		a["workspace_root"] = project
-		run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, t.Name()+"-"+name, a)
-		result := func() contract.Result {
-			var res contract.Result
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			require.NoError(t, run.Get(ctx, &res))
-			return res
-		}
-		return result, func() []workflows.PendingPermission { return pendingPermissions(t, run) }, run
+		return startWaitingCall(t, w.queue, name, a)
 	}
 
 	// A person answers.
-	result, pending, run := call("person")
-	var p []workflows.PendingPermission
-	require.Eventually(t, func() bool { p = pending(); return len(p) == 1 }, 60*time.Second, 100*time.Millisecond, "the server's question waits in the inbox")
-	q := p[0]
+	c := call("person")
+	q := c.awaitOne("the server's question waits in the inbox")
 	assert.Equal(t, "call-person/elicitation/1", q.CallID)
 	assert.Equal(t, "elicitation: everything", q.Permission)
 	assert.Equal(t, "Please provide inputs for the following fields:", q.Arguments["message"])
 	assert.Contains(t, q.Arguments["requested_schema"], "properties")
 	// An answer that breaks the form is refused, and can be given again.
-	err := tryDecide(run, workflows.PermissionDecision{CallID: q.CallID, Decision: workflows.DecisionAllow, DecidedBy: "ana",
+	err := tryDecide(c.run, workflows.PermissionDecision{CallID: q.CallID, Decision: workflows.DecisionAllow, DecidedBy: "ana",
 		Content: map[string]any{"integer": 1000}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "does not match the form")
-	decidePermission(t, run, workflows.PermissionDecision{CallID: q.CallID, Decision: workflows.DecisionAllow, DecidedBy: "ana",
+	c.decide(workflows.PermissionDecision{CallID: q.CallID, Decision: workflows.DecisionAllow, DecidedBy: "ana",
 		Content: map[string]any{"name": "Ada Lovelace", "check": true}})
-	res := result()
+	res := c.result()
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "User provided the requested information")
 	assert.Contains(t, res.Output.Content, "- Name: Ada Lovelace")
 	assert.Contains(t, res.Output.Content, "- Favorite Integer: 42", "the schema's defaults fill what the person left out")
-	var decided bool
-	for _, e := range res.Trace {
-		if e.Hook == activities.StagePermissionDecision && e.Get("call_id") == q.CallID {
-			decided = true
-			assert.Equal(t, "ana", e.Get("decider"))
-		}
-	}
-	assert.True(t, decided, "the answer is in the trace: %+v", res.Trace)
+	e, decided := decisionEntry(res, q.CallID)
+	require.True(t, decided, "the answer is in the trace: %+v", res.Trace)
+	assert.Equal(t, "ana", e.Get("decider"))
 	asked := readFile(t, filepath.Join(project, "elicitations.jsonl"))
 	assert.Contains(t, asked, `"hook_event_name":"Elicitation"`)
 	assert.Contains(t, asked, `"mcp_server_name":"everything"`)
@@ -115,11 +99,11 @@ exit 0
 
 	// The hook answers in the user's place: nobody is asked.
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "form-answers.json"), []byte(`{"name": "CI bot", "check": false}`), 0o644))
-	result, pending, _ = call("hook")
-	res = result()
+	c = call("hook")
+	res = c.result()
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "- Name: CI bot")
-	assert.Empty(t, pending())
+	assert.Empty(t, c.pending())
 	var byHook bool
 	for _, e := range res.Trace {
 		if e.Hook == activities.StageElicitation && e.Get("action") == "accept" {
@@ -127,18 +111,6 @@ exit 0
 		}
 	}
 	assert.True(t, byHook, "the hook's answer is in the trace: %+v", res.Trace)
-}
-
-// tryDecide sends decide_permission and returns the run's refusal.
-func tryDecide(run client.WorkflowRun, d workflows.PermissionDecision) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h, err := server.Client().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-		UpdateName: workflows.UpdateDecidePermission, WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{d}})
-	if err != nil {
-		return err
-	}
-	return h.Get(ctx, nil)
 }
 
 func quote(s string) string {

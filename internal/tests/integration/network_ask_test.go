@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/workflows"
@@ -56,66 +54,42 @@ func TestTheSandboxAsksAboutHostsOutsideItsDomains(t *testing.T) {
 
 	// Each call is a conversation of its own unless it names one: a host
 	// a person allowed is remembered for the conversation.
-	inConversation := func(conversation, name, command string) (func() contract.Result, func() []workflows.PendingPermission, func(workflows.PermissionDecision)) {
+	inConversation := func(conversation, name, command string) waitingCall {
 		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": map[string]any{"command_line": command}}, "exec_command")
 		a["workspace_root"] = project
 		a["conversation_id"] = conversation
-		run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, t.Name()+"-"+name, a)
-		result := func() contract.Result {
-			var res contract.Result
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			require.NoError(t, run.Get(ctx, &res))
-			return res
-		}
-		pending := func() []workflows.PendingPermission { return pendingPermissions(t, run) }
-		decide := func(d workflows.PermissionDecision) { decidePermission(t, run, d) }
-		return result, pending, decide
+		return startWaitingCall(t, w.queue, name, a)
 	}
-	call := func(name, command string) (func() contract.Result, func() []workflows.PendingPermission, func(workflows.PermissionDecision)) {
-		return inConversation("conv-"+name, name, command)
-	}
-	awaitNetwork := func(pending func() []workflows.PendingPermission) workflows.PendingPermission {
-		var p []workflows.PendingPermission
-		require.Eventually(t, func() bool { p = pending(); return len(p) == 1 }, 60*time.Second, 100*time.Millisecond, "the command's connection parks a permission")
-		return p[0]
-	}
+	call := func(name, command string) waitingCall { return inConversation("conv-"+name, name, command) }
+	const parks = "the command's connection parks a permission"
 
 	// Allowed: curl waits, then reaches the host.
-	result, pending, decide := inConversation("conv-allowed", "allowed", fmt.Sprintf("curl -sS --max-time 120 http://%s/ && echo; echo curl-done", askedHost))
-	p := awaitNetwork(pending)
+	c := inConversation("conv-allowed", "allowed", fmt.Sprintf("curl -sS --max-time 120 http://%s/ && echo; echo curl-done", askedHost))
+	p := c.awaitOne(parks)
 	assert.Equal(t, "call-allowed/network/"+askedHost, p.CallID)
 	assert.Equal(t, "network: "+askedHost, p.Permission)
 	assert.Equal(t, "sandbox.network", p.RequestedBy)
 	assert.Equal(t, "exec_command", p.ToolName)
-	decide(workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, DecidedBy: "ana", Reason: "the docs mirror", ArgsHash: p.ArgsHash})
-	res := result()
+	c.decide(workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, DecidedBy: "ana", Reason: "the docs mirror", ArgsHash: p.ArgsHash})
+	res := c.result()
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "hello "+askedHost)
-	var decided bool
-	for _, e := range res.Trace {
-		if e.Hook == activities.StagePermissionDecision && e.Get("call_id") == p.CallID {
-			decided = true
-			assert.Equal(t, "ana", e.Get("decider"), "%+v", e)
-			assert.Equal(t, workflows.DecisionAllow, e.Get("decision"))
-		}
-	}
-	assert.True(t, decided, "the decision is in the trace: %+v", res.Trace)
+	e, decided := decisionEntry(res, p.CallID)
+	require.True(t, decided, "the decision is in the trace: %+v", res.Trace)
+	assert.Equal(t, "ana", e.Get("decider"), "%+v", e)
+	assert.Equal(t, workflows.DecisionAllow, e.Get("decision"))
+
 	// The conversation's next call reaches the host without a question:
 	// its session remembers who allowed it.
-	result, pending, _ = inConversation("conv-allowed", "remembered", fmt.Sprintf("curl -sS --max-time 20 http://%s/ && echo; echo curl-done", askedHost))
-	res = result()
+	c = inConversation("conv-allowed", "remembered", fmt.Sprintf("curl -sS --max-time 20 http://%s/ && echo; echo curl-done", askedHost))
+	res = c.result()
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "hello "+askedHost)
-	assert.Empty(t, pending())
-	var remembered bool
-	for _, e := range res.Trace {
-		if e.Hook == activities.StagePermissionDecision && e.Get("decided_by") == "conversation" {
-			remembered = true
-			assert.Equal(t, "ana", e.Get("decider"), "%+v", e)
-		}
-	}
-	assert.True(t, remembered, "the remembered allow is in the trace: %+v", res.Trace)
+	assert.Empty(t, c.pending())
+	e, remembered := decisionEntry(res, "call-remembered/network/"+askedHost)
+	require.True(t, remembered, "the remembered allow is in the trace: %+v", res.Trace)
+	assert.Equal(t, "conversation", e.Get("decided_by"))
+	assert.Equal(t, "ana", e.Get("decider"), "%+v", e)
 
 	notices, err := os.ReadFile(filepath.Join(project, "notifications.jsonl"))
 	require.NoError(t, err, "the Notification hook heard of the question")
@@ -130,10 +104,10 @@ try:
 except urllib.error.HTTPError as e:
     print(e.code, e.read().decode().strip())
 EOF`, askedHost)
-	result, pending, decide = call("denied", script)
-	p = awaitNetwork(pending)
-	decide(workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionDeny, DecidedBy: "ana", Reason: "not for this task", ArgsHash: p.ArgsHash})
-	res = result()
+	c = call("denied", script)
+	p = c.awaitOne(parks)
+	c.decide(workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionDeny, DecidedBy: "ana", Reason: "not for this task", ArgsHash: p.ArgsHash})
+	res = c.result()
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "403")
 	assert.Contains(t, res.Output.Content, "ana: not for this task")
@@ -141,15 +115,15 @@ EOF`, askedHost)
 	// A command that connects to many hosts at once parks four questions;
 	// the rest are refused at once, without filling the run's history.
 	many := fmt.Sprintf(`for h in 4 5 6 7 8 9; do (curl -sS --max-time 120 http://127.0.0.$h:%s/; echo) & done; wait`, port)
-	result, pending, decide = call("many", many)
+	c = call("many", many)
 	var open []workflows.PendingPermission
-	require.Eventually(t, func() bool { open = pending(); return len(open) == maxOpenAsks }, 60*time.Second, 100*time.Millisecond)
+	require.Eventually(t, func() bool { open = c.pending(); return len(open) == maxOpenAsks }, 60*time.Second, 100*time.Millisecond)
 	time.Sleep(time.Second)
-	assert.Len(t, pending(), maxOpenAsks, "no more than four questions wait")
+	assert.Len(t, c.pending(), maxOpenAsks, "no more than four questions wait")
 	for _, q := range open {
-		decide(workflows.PermissionDecision{CallID: q.CallID, Decision: workflows.DecisionDeny, DecidedBy: "ana", Reason: "no scanning", ArgsHash: q.ArgsHash})
+		c.decide(workflows.PermissionDecision{CallID: q.CallID, Decision: workflows.DecisionDeny, DecidedBy: "ana", Reason: "no scanning", ArgsHash: q.ArgsHash})
 	}
-	res = result()
+	res = c.result()
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Equal(t, 4, strings.Count(res.Output.Content, "ana: no scanning"), res.Output.Content)
 	assert.Equal(t, 2, strings.Count(res.Output.Content, "still unanswered"), res.Output.Content)
@@ -157,27 +131,22 @@ EOF`, askedHost)
 	// A command that gives up before anyone answers (curl's own timeout):
 	// its question is withdrawn when the call ends, and the run completes
 	// instead of waiting for the question's ten-minute deadline.
-	result, pending, _ = call("gave-up", fmt.Sprintf("curl -sS --max-time 3 http://%s/; echo curl-done", askedHost))
-	p = awaitNetwork(pending)
-	res = result()
+	c = call("gave-up", fmt.Sprintf("curl -sS --max-time 3 http://%s/; echo curl-done", askedHost))
+	p = c.awaitOne(parks)
+	res = c.result()
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "curl-done")
-	assert.Empty(t, pending(), "the withdrawn question left the inbox")
-	var withdrawn bool
-	for _, e := range res.Trace {
-		if e.Hook == activities.StagePermissionDecision && e.Get("call_id") == p.CallID {
-			withdrawn = true
-			assert.Equal(t, "command_ended", e.Get("decider"), "%+v", e)
-			assert.Equal(t, workflows.DecisionDeny, e.Get("decision"))
-		}
-	}
-	assert.True(t, withdrawn, "the withdrawal is in the trace: %+v", res.Trace)
+	assert.Empty(t, c.pending(), "the withdrawn question left the inbox")
+	e, withdrawn := decisionEntry(res, p.CallID)
+	require.True(t, withdrawn, "the withdrawal is in the trace: %+v", res.Trace)
+	assert.Equal(t, "command_ended", e.Get("decider"), "%+v", e)
+	assert.Equal(t, workflows.DecisionDeny, e.Get("decision"))
 
 	// A denied domain is refused without asking.
-	result, pending, _ = call("denied-domain", fmt.Sprintf("curl -sS --max-time 20 http://%s/; echo curl-done", deniedHost))
-	res = result()
+	c = call("denied-domain", fmt.Sprintf("curl -sS --max-time 20 http://%s/; echo curl-done", deniedHost))
+	res = c.result()
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "on the denied domains")
 	assert.False(t, strings.Contains(res.Output.Content, "hello"), res.Output.Content)
-	_ = pending
+	assert.Empty(t, c.pending())
 }
