@@ -88,10 +88,12 @@ func elicitor(ctx context.Context, call contract.ToolCall) tools.Elicitor {
 }
 
 // ElicitationHooksInput is the input of RunElicitationHooks: one of the
-// two events.
+// two events; a Result carries the form's schema (RequestedSchema), which
+// a hook's content must match.
 type ElicitationHooksInput struct {
-	Elicitation *hooks.ElicitationEvent       `json:"elicitation,omitempty"`
-	Result      *hooks.ElicitationResultEvent `json:"result,omitempty"`
+	Elicitation     *hooks.ElicitationEvent       `json:"elicitation,omitempty"`
+	Result          *hooks.ElicitationResultEvent `json:"result,omitempty"`
+	RequestedSchema map[string]any                `json:"requested_schema,omitempty"`
 }
 
 // ElicitationHooksResult is what the hooks answered.
@@ -102,12 +104,12 @@ type ElicitationHooksResult struct {
 
 // RunElicitationHooks asks the Elicitation hooks whether to answer an MCP
 // server's question in the user's place, or shows the ElicitationResult
-// hooks the answer. An answer whose content is over the bound is not
-// taken (the hook's decision names it).
+// hooks the answer. An accept whose content is over the bound or does not
+// match the form is not taken (the hook's decision names why).
 func (a *Activities) RunElicitationHooks(ctx context.Context, in ElicitationHooksInput) (ElicitationHooksResult, error) {
 	var sum hooks.ElicitationSummary
 	var err error
-	stage, server, callID := StageElicitation, "", ""
+	stage, server, callID, schema := StageElicitation, "", "", in.RequestedSchema
 	switch {
 	case in.Elicitation != nil:
 		ev := *in.Elicitation
@@ -115,7 +117,7 @@ func (a *Activities) RunElicitationHooks(ctx context.Context, in ElicitationHook
 			return fail[ElicitationHooksResult](err)
 		}
 		sum = a.hookRegistry().RunElicitation(ctx, ev)
-		server, callID = ev.ServerName, ev.CallID
+		server, callID, schema = ev.ServerName, ev.CallID, ev.RequestedSchema
 	case in.Result != nil:
 		ev := *in.Result
 		if ev.Session, err = a.hookSession(ctx, hooks.EventElicitationResult, ev.Session); err != nil {
@@ -126,7 +128,7 @@ func (a *Activities) RunElicitationHooks(ctx context.Context, in ElicitationHook
 	default:
 		return fail[ElicitationHooksResult](fmt.Errorf("RunElicitationHooks needs an elicitation or a result event"))
 	}
-	boundElicitationSummary(&sum)
+	boundElicitationSummary(&sum, server, schema)
 	a.recordDecisions(sum.Event, sum.Decisions)
 	fields := []any{"mcp_server_name", server, "call_id", callID, "hooks", decisionsOrEmpty(sum.Decisions)}
 	if sum.Answer != nil {
@@ -135,19 +137,29 @@ func (a *Activities) RunElicitationHooks(ctx context.Context, in ElicitationHook
 	return ElicitationHooksResult{Summary: sum, Trace: contract.Trace(stage, fields...)}, nil
 }
 
-// boundElicitationSummary keeps a hook's answer to what history holds.
-func boundElicitationSummary(sum *hooks.ElicitationSummary) {
+// boundElicitationSummary keeps a hook's answer to what history holds
+// and to what the server's form takes.
+func boundElicitationSummary(sum *hooks.ElicitationSummary, server string, schema map[string]any) {
 	boundDecisions(sum.Decisions)
 	if sum.Answer == nil {
 		return
 	}
 	boundText(&sum.Answer.Reason, maxHookContextBytes)
+	var why string
 	if raw, _ := json.Marshal(sum.Answer.Content); len(raw) > MaxElicitationSchemaBytes {
-		for i := range sum.Decisions {
-			if sum.Decisions[i].Hook == sum.DecidedBy {
-				sum.Decisions[i].Error = fmt.Sprintf("its answer's content is %d bytes, over the %d-byte limit: not taken", len(raw), MaxElicitationSchemaBytes)
-			}
+		why = fmt.Sprintf("its answer's content is %d bytes, over the %d-byte limit: not taken", len(raw), MaxElicitationSchemaBytes)
+	} else if sum.Answer.Action == hooks.ElicitAccept && sum.Answer.Content != nil {
+		if err := tools.CheckElicitationContent(server, schema, sum.Answer.Content); err != nil {
+			why = err.Error() + ": not taken"
 		}
-		sum.Answer, sum.DecidedBy = nil, ""
 	}
+	if why == "" {
+		return
+	}
+	for i := range sum.Decisions {
+		if sum.Decisions[i].Hook == sum.DecidedBy {
+			sum.Decisions[i].Error = why
+		}
+	}
+	sum.Answer, sum.DecidedBy = nil, ""
 }

@@ -101,7 +101,11 @@ func (s *session) elicit(ctx workflow.Context, req activities.ElicitationRequest
 	}
 	result := hooks.ElicitationResultEvent{Session: s.hookSession(), CallID: req.CallID, ToolName: req.ToolName, ServerName: req.ServerName,
 		Mode: req.Mode, ElicitationID: req.ElicitationID, Action: answer.Action, Content: answer.Content}
-	if changed, ok := s.elicitationHooks(ctx, activities.ElicitationHooksInput{Result: &result}); ok {
+	if changed, ok := s.elicitationHooks(ctx, activities.ElicitationHooksInput{Result: &result, RequestedSchema: req.RequestedSchema}); ok {
+		if changed.Action == hooks.ElicitAccept && changed.Content == nil && answer.Action == hooks.ElicitAccept {
+			// An accept that names no content keeps the answer's.
+			changed.Content = answer.Content
+		}
 		answer = changed
 	}
 	if answer.Action != hooks.ElicitAccept {
