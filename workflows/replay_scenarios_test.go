@@ -721,7 +721,7 @@ func networkAskScenario(id, decision string, timeoutSeconds int) func(ctx contex
 func elicitationScenario(id string) func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 	return func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 		run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, id,
-			withTool(map[string]any{"call_id": "ask-1", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 3}}, "test_sleep"))
+			withTool(map[string]any{"call_id": "elicit-1", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 3}}, "test_sleep"))
 		if err != nil {
 			return nil, err
 		}
@@ -730,7 +730,7 @@ func elicitationScenario(id string) func(ctx context.Context, c client.Client, q
 		}
 		asked, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
 			UpdateName: activities.UpdateElicitation, WaitForStage: client.WorkflowUpdateStageAccepted,
-			Args: []any{activities.ElicitationRequest{CallID: "ask-1", Seq: 1, ToolName: "mcp__crm__lookup", ServerName: "crm",
+			Args: []any{activities.ElicitationRequest{CallID: "elicit-1", Seq: 1, ToolName: "mcp__crm__lookup", ServerName: "crm",
 				Message: "Which account?", Mode: "form", RequestedSchema: map[string]any{"type": "object",
 					"properties": map[string]any{"account": map[string]any{"type": "string"}}}}}})
 		if err != nil {
@@ -741,7 +741,7 @@ func elicitationScenario(id string) func(ctx context.Context, c client.Client, q
 		}
 		decided, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
 			UpdateName: workflows.UpdateDecidePermission, WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{workflows.PermissionDecision{CallID: "ask-1/elicitation/1", Decision: workflows.DecisionAllow, DecidedBy: "recorder",
+			Args: []any{workflows.PermissionDecision{CallID: "elicit-1/elicitation/1", Decision: workflows.DecisionAllow, DecidedBy: "recorder",
 				Content: map[string]any{"account": "acme"}}}})
 		if err != nil {
 			return nil, err
