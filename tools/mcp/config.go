@@ -61,7 +61,7 @@ type ServerConfig struct {
 	// strings, adds headers (over Headers) at each connection (Claude
 	// Code's "headersHelper"; see server.helperHeaders).
 	HeadersHelper string
-	// OAuth is the entry's "oauth" object (http servers): how the
+	// OAuth is the entry's "oauth" object (http and sse servers): how the
 	// worker's mcp-login signs in. Without it, sign-in registers a client
 	// dynamically; either way the worker uses what a sign-in stored (see
 	// CredentialStore).
@@ -90,7 +90,8 @@ type serverEntry struct {
 	HeadersHelper string `json:"headersHelper"`
 }
 
-// oauthEntry is an http server's "oauth" object as Claude Code reads it.
+// oauthEntry is an http or sse server's "oauth" object as Claude Code
+// reads it.
 type oauthEntry struct {
 	ClientID              string          `json:"clientId"`
 	CallbackPort          json.RawMessage `json:"callbackPort"`
@@ -285,9 +286,6 @@ func parseEntry(key string, raw json.RawMessage, path, dir string, getenv func(s
 			warnings = append(warnings, warns...)
 			if err != nil {
 				return ServerConfig{}, warnings, err
-			}
-			if s.Type == TransportSSE {
-				return ServerConfig{}, warnings, fmt.Errorf("%s has \"oauth\" with \"type\": \"sse\": Fenix signs in to Streamable HTTP servers only; set \"type\": \"http\" if the server speaks it", where)
 			}
 			s.OAuth = oauth
 		}

@@ -48,7 +48,7 @@ type LoginResult struct {
 	Tools int
 }
 
-// Login signs the operator in to an http server that needs OAuth, as
+// Login signs the operator in to an http or sse server that needs OAuth, as
 // Claude Code's /mcp does: it connects, and on the server's 401 follows
 // its protected resource metadata to the authorization server, registers
 // a client there (dynamically, or oauth.clientId), opens the
@@ -57,8 +57,8 @@ type LoginResult struct {
 // it for tokens (asking for a refresh token) and stores them for the
 // worker. It ends by listing the server's tools with the new token.
 func Login(ctx context.Context, server ServerConfig, store *CredentialStore, opts LoginOptions) (LoginResult, error) {
-	if server.Type != TransportHTTP {
-		return LoginResult{}, fmt.Errorf("MCP server %q is a %s server: only Streamable HTTP servers (\"type\": \"http\") sign in", server.Name, server.Type)
+	if server.Type != TransportHTTP && server.Type != TransportSSE {
+		return LoginResult{}, fmt.Errorf("MCP server %q is a %s server: only servers reached over HTTP (\"type\": \"http\" or \"sse\") sign in", server.Name, server.Type)
 	}
 	if opts.Open == nil && !opts.ClientCredentials {
 		return LoginResult{}, errors.New("LoginOptions.Open is required: something must direct the operator to the authorization URL")
@@ -236,7 +236,12 @@ func listTools(ctx context.Context, server ServerConfig, net netguard.Policy, ha
 		return 0, fmt.Errorf("MCP server %q: %w", server.Name, err)
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "fenix-mcp-login", Version: "1"}, nil)
-	session, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: server.URL, HTTPClient: httpc, OAuthHandler: handler, MaxRetries: 2}, nil)
+	var transport sdk.Transport = &sdk.StreamableClientTransport{Endpoint: server.URL, HTTPClient: httpc, OAuthHandler: handler, MaxRetries: 2}
+	if server.Type == TransportSSE {
+		httpc.Transport = &authorizingTransport{base: httpc.Transport, handler: handler}
+		transport = &sdk.SSEClientTransport{Endpoint: server.URL, HTTPClient: httpc, MaxEventSize: MaxMessageBytes}
+	}
+	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		return 0, fmt.Errorf("MCP server %q at %s: signing in: %w", server.Name, server.URL, err)
 	}

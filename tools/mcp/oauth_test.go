@@ -24,7 +24,13 @@ import (
 // (`claude mcp add --transport http secure URL`).
 func secureServer(t *testing.T, url, oauth string) mcp.ServerConfig {
 	t.Helper()
-	entry := `{"type": "http", "url": "` + url + `"`
+	return secureServerOver(t, mcp.TransportHTTP, url, oauth)
+}
+
+// secureServerOver is secureServer over transport ("http" or "sse").
+func secureServerOver(t *testing.T, transport, url, oauth string) mcp.ServerConfig {
+	t.Helper()
+	entry := `{"type": "` + transport + `", "url": "` + url + `"`
 	if oauth != "" {
 		entry += `, "oauth": ` + oauth
 	}
@@ -207,16 +213,15 @@ func TestOAuthConfiguration(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, strings.Join(warnings, "\n"), want, "%s", oauth)
 	}
-	for entry, want := range map[string]string{
-		`{"command": "npx", "oauth": {}}`:                              "runs over stdio",
-		`{"type": "sse", "url": "https://h.example/sse", "oauth": {}}`: "Streamable HTTP servers only",
-	} {
-		servers, warnings, err := mcp.Parse([]byte(`{"mcpServers": {"secure": `+entry+`}}`), "/p/.mcp.json", nil)
-		require.NoError(t, err)
-		assert.Empty(t, servers)
-		assert.Contains(t, strings.Join(warnings, "\n"), want)
-	}
-	_, warnings, err := mcp.Parse([]byte(`{"mcpServers": {"secure": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {"authServerMetadataUrl": "https://as.example/.well-known/openid-configuration"}}}}`), "/p/.mcp.json", nil)
+	servers, warnings, err := mcp.Parse([]byte(`{"mcpServers": {"secure": {"command": "npx", "oauth": {}}}}`), "/p/.mcp.json", nil)
+	require.NoError(t, err)
+	assert.Empty(t, servers)
+	assert.Contains(t, strings.Join(warnings, "\n"), "runs over stdio")
+	servers, _, err = mcp.Parse([]byte(`{"mcpServers": {"secure": {"type": "sse", "url": "https://h.example/sse", "oauth": {"clientId": "fenix"}}}}`), "/p/.mcp.json", nil)
+	require.NoError(t, err)
+	require.Len(t, servers, 1, "an sse server signs in as an http one does")
+	assert.Equal(t, "fenix", servers[0].OAuth.ClientID)
+	_, warnings, err = mcp.Parse([]byte(`{"mcpServers": {"secure": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {"authServerMetadataUrl": "https://as.example/.well-known/openid-configuration"}}}}`), "/p/.mcp.json", nil)
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(warnings, "\n"), "authServerMetadataUrl is not used")
 }
@@ -287,4 +292,33 @@ func TestAServiceAccountSignsInWithoutABrowser(t *testing.T) {
 	_, err = mcp.Login(ctx, secureServer(t, srv.URL, ""), store, mcp.LoginOptions{ClientCredentials: true, ClientSecret: "s3cret"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "oauth.clientId")
+}
+
+// A hosted server reached over HTTP+SSE ("type": "sse", the transport
+// many hosted servers still speak) signs in as a Streamable HTTP one
+// does: without a sign-in its tools fail naming the command; after
+// `worker mcp-login` the stream and every posted message carry the
+// token; a revoked token is refreshed and the message sent again.
+func TestAnSSEServerSignsIn(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	server := secureServerOver(t, mcp.TransportSSE, srv.SSEURL, "")
+	store := mcp.NewCredentialStore(t.TempDir())
+	m := signedInManager(t, server, store)
+	require.Eventually(t, func() bool { return strings.Contains(m.Status()[0].LastError, "worker mcp-login secure") },
+		10*time.Second, 50*time.Millisecond, "%+v", m.Status())
+
+	res := signIn(t, server, store)
+	assert.Equal(t, 1, res.Tools)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, m.WaitReady(ctx), "the next connection attempt takes the new sign-in")
+	text, err := whoami(t, m)
+	require.NoError(t, err)
+	assert.Equal(t, "signed in as "+oauthmcp.User, text)
+
+	srv.RevokeAccessTokens()
+	text, err = whoami(t, m)
+	require.NoError(t, err, "a 401 to a posted message refreshes and sends it again")
+	assert.Contains(t, text, oauthmcp.User)
+	assert.EqualValues(t, 1, srv.Refreshes.Load())
 }

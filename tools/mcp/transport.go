@@ -63,6 +63,13 @@ func (s *server) innerTransport(ctx context.Context) (sdk.Transport, *process, e
 			return nil, nil, err
 		}
 		if s.cfg.Type == TransportSSE {
+			if store := s.m.opts.Credentials; store != nil {
+				handler, err := oauthHandler(s.cfg, store, s.m.opts.Net)
+				if err != nil {
+					return nil, nil, err
+				}
+				client.Transport = &authorizingTransport{base: client.Transport, handler: handler}
+			}
 			// The stream's first event names where messages are posted;
 			// the client refuses one on another origin (see headerTransport).
 			return &sseTransport{inner: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxEventSize: MaxMessageBytes}}, nil, nil

@@ -38,8 +38,9 @@ const User = "ana@example.com"
 
 // Server is the MCP server and its authorization server.
 type Server struct {
-	// URL is the MCP endpoint (the .mcp.json url).
-	URL string
+	// URL is the MCP endpoint (the .mcp.json url); SSEURL is the same
+	// server over HTTP+SSE ("type": "sse").
+	URL, SSEURL string
 	// Issuer is the authorization server.
 	Issuer string
 	// Registrations, Authorizations and Refreshes count what the
@@ -89,8 +90,8 @@ func Start(tb testing.TB, lifetime time.Duration) *Server {
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	tb.Cleanup(hs.Close)
-	s.Issuer, s.URL = hs.URL, hs.URL+"/mcp"
-	s.resources[s.URL] = true
+	s.Issuer, s.URL, s.SSEURL = hs.URL, hs.URL+"/mcp", hs.URL+"/sse"
+	s.resources[s.URL], s.resources[s.SSEURL] = true, true
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: keyID, Algorithm: string(jose.ES256), Use: "sig"}}})
@@ -114,6 +115,14 @@ func Start(tb testing.TB, lifetime time.Duration) *Server {
 	mux.Handle("/mcp", auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL: s.Issuer + "/.well-known/oauth-protected-resource/mcp",
 	})(streamable))
+	// The same server over HTTP+SSE (the 2024-11-05 transport), a
+	// resource of its own: the stream's GET and the posted messages both
+	// need the token.
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/sse", jsonBody(fmt.Sprintf(`{"resource": %q, "authorization_servers": [%q], "bearer_methods_supported": ["header"]}`, s.SSEURL, s.Issuer)))
+	sse := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return mcpServer }, nil)
+	mux.Handle("/sse", auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
+		ResourceMetadataURL: s.Issuer + "/.well-known/oauth-protected-resource/sse",
+	})(sse))
 	return s
 }
 

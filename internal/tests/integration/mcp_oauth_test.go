@@ -31,7 +31,8 @@ func TestRemoteMCPServerBehindOAuthOnDevServer(t *testing.T) {
 	project := writeClaudeProject(t, "", map[string]string{"notes-guard.sh": "#!/bin/sh\ncat > /dev/null\nexit 0\n"}, `{"hooks": {"PreToolUse": [
   {"matcher": "mcp__notes__.*", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/notes-guard.sh"}]}
 ]}}`)
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), []byte(`{"mcpServers": {"notes": {"type": "http", "url": "`+srv.URL+`"}}}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), []byte(`{"mcpServers": {"notes": {"type": "http", "url": "`+srv.URL+`"},
+  "legacy": {"type": "sse", "url": "`+srv.SSEURL+`"}}}`), 0o644))
 	w := startWorker(t, inProject(project))
 	require.NotNil(t, w.MCP())
 	call := func(name string) contract.Result {
@@ -69,6 +70,22 @@ func TestRemoteMCPServerBehindOAuthOnDevServer(t *testing.T) {
 	res = commandRunner(w, project, "oauth-steal")(t, "exec_command", "cat "+filepath.Join(w.dataDir, "mcp-oauth")+"/* 2>&1; true")
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.NotContains(t, res.Output.Content, "refresh_token")
+
+	// The same server over HTTP+SSE signs in the same way.
+	legacy := func(name string) contract.Result {
+		res, _ := runAssignment(t, w.queue, mcpCall(name, "mcp__legacy__whoami", map[string]any{}, "mcp__legacy"))
+		return res
+	}
+	res = legacy("oauth-sse-before")
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Contains(t, res.Error.LastErrorSummary, "worker mcp-login legacy")
+	login, err = worker.LoginMCP(ctx, worker.Config{DataDir: w.dataDir, HookSources: []string{project}, DefaultWorkspaceRoot: project}, "legacy",
+		mcp.LoginOptions{Open: oauthmcp.Browse})
+	require.NoError(t, err)
+	require.NoError(t, w.MCP().WaitReady(ctx, "legacy"))
+	res = legacy("oauth-sse-signed-in")
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Equal(t, "signed in as "+oauthmcp.User, res.Output.Content)
 
 	srv.RevokeAll()
 	res = call("oauth-withdrawn")
