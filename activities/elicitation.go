@@ -65,12 +65,10 @@ type ElicitationAnswer struct {
 // call's activity, whose end ends the wait. Nil where there is no run to
 // ask (a test environment).
 func elicitor(ctx context.Context, call contract.ToolCall) tools.Elicitor {
-	info, ok := currentActivity(ctx)
-	c := activityClient(ctx)
-	if !ok || c == nil || info.WorkflowExecution.ID == "" {
+	c, wfID, runID, ok := askableRun(ctx)
+	if !ok {
 		return nil
 	}
-	wfID, runID := info.WorkflowExecution.ID, info.WorkflowExecution.RunID
 	var seq atomic.Int64
 	return func(askCtx context.Context, q tools.Elicitation) (tools.ElicitationAnswer, error) {
 		req := ElicitationRequest{CallID: call.CallID, Seq: int(seq.Add(1)), ToolName: q.ToolName, ServerName: q.ServerName,

@@ -75,12 +75,10 @@ const maxNetworkAsk = 2 * time.Hour
 // service the call started asks nobody), and is nil where there is no
 // run to ask (a test environment).
 func networkAsker(ctx context.Context, call contract.ToolCall, conversationID string, memory NetworkMemory) netguard.Asker {
-	info, ok := currentActivity(ctx)
-	c := activityClient(ctx)
-	if !ok || c == nil || info.WorkflowExecution.ID == "" {
+	c, wfID, runID, ok := askableRun(ctx)
+	if !ok {
 		return nil
 	}
-	wfID, runID := info.WorkflowExecution.ID, info.WorkflowExecution.RunID
 	if conversationID == "" {
 		memory = nil
 	}
@@ -142,6 +140,17 @@ func askRun(ctx context.Context, c client.Client, wfID, runID string, req Networ
 	var a NetworkPermissionAnswer
 	err := updateRun(ctx, c, wfID, runID, UpdateNetworkPermission, req.CallID, req, &a)
 	return a, err
+}
+
+// askableRun is the run executing the call's activity ctx, with a client
+// to ask it; not ok outside one (a test environment).
+func askableRun(ctx context.Context) (c client.Client, wfID, runID string, ok bool) {
+	info, inActivity := currentActivity(ctx)
+	c = activityClient(ctx)
+	if !inActivity || c == nil || info.WorkflowExecution.ID == "" {
+		return nil, "", "", false
+	}
+	return c, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, true
 }
 
 // updateRun sends a call's question to its own run as the update name

@@ -168,9 +168,12 @@ func State(ctx context.Context, c client.Client, taskQueue, conversationID strin
 	return st, nil
 }
 
-func (t TemporalToucher) timeout() time.Duration {
-	if t.Timeout > 0 {
-		return t.Timeout
+func (t TemporalToucher) timeout() time.Duration { return orTouchTimeout(t.Timeout) }
+
+// orTouchTimeout is d, or DefaultTouchTimeout when unset.
+func orTouchTimeout(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
 	}
 	return DefaultTouchTimeout
 }

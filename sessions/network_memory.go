@@ -60,9 +60,4 @@ func (m NetworkMemory) Grant(ctx context.Context, conversationID string, g activ
 	return nil
 }
 
-func (m NetworkMemory) timeout() time.Duration {
-	if m.Timeout > 0 {
-		return m.Timeout
-	}
-	return DefaultTouchTimeout
-}
+func (m NetworkMemory) timeout() time.Duration { return orTouchTimeout(m.Timeout) }

@@ -69,12 +69,9 @@ func (s *session) checkElicitation(req activities.ElicitationRequest) error {
 	case s.findPending(elicitationID(req)) != nil:
 		return fmt.Errorf("question %d of call %q was already asked", req.Seq, req.CallID)
 	}
-	open, all := 0, s.gov.elicitations
-	for _, p := range s.gov.pending {
-		if p.RequestedBy == ElicitationRequester && !p.decided {
-			open++
-		}
-	}
+	// All the questions asked count, those hooks answered too.
+	open, _ := s.questionsBy(ElicitationRequester)
+	all := s.gov.elicitations
 	switch {
 	case open >= maxOpenElicitations:
 		return fmt.Errorf("%d questions of MCP servers in this run are still unanswered: no more are asked until they are", open)
@@ -137,12 +134,6 @@ func (s *session) elicitationHooks(ctx workflow.Context, in activities.Elicitati
 // askPerson parks the question beside the call until decide_permission,
 // its deadline, a cancel or the call's end.
 func (s *session) askPerson(ctx workflow.Context, req activities.ElicitationRequest) activities.ElicitationAnswer {
-	id := elicitationID(req)
-	timeout := s.gov.approvalTimeout
-	if timeout <= 0 {
-		timeout = DefaultPermissionTimeout
-	}
-	now := workflow.Now(ctx).UTC()
 	args := map[string]any{"call_id": req.CallID, "mcp_server_name": req.ServerName, "message": req.Message, "mode": req.Mode}
 	if req.RequestedSchema != nil {
 		args["requested_schema"] = req.RequestedSchema
@@ -150,16 +141,8 @@ func (s *session) askPerson(ctx workflow.Context, req activities.ElicitationRequ
 	if req.URL != "" {
 		args["url"] = req.URL
 	}
-	p := &PendingPermission{CallID: id, ToolName: req.ToolName, Permission: "elicitation: " + req.ServerName, RequestedBy: ElicitationRequester,
-		Arguments: args, RequestedAt: now, Deadline: now.Add(timeout),
-		ConversationID: s.id.ConversationID, TurnID: s.id.TurnID, ArgsHash: contract.ArgumentsHash(args)}
-	s.gov.pending = append(s.gov.pending, p)
-	s.setDetails()
-	call := contract.ToolCall{CallID: id, ToolName: req.ToolName}
-	s.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhasePermissionPending, ToolInvocation: &contract.ToolInvocation{
-		CallID: req.CallID, ToolName: req.ToolName, Status: "waiting_for_input", RequestPayload: call}})
-	s.markAwaiting()
-	s.flushAttrs()
+	p := s.newQuestion(ctx, elicitationID(req), req.ToolName, "elicitation: "+req.ServerName, ElicitationRequester, args)
+	s.park(p, req.CallID, "waiting_for_input")
 	if s.gov.claudeHooks {
 		// Claude Code's Notification hooks hear of its elicitation dialog.
 		note := hooks.NotificationEvent{Session: s.hookSession(), NotificationType: hooks.NotificationElicitationDialog,
@@ -167,28 +150,10 @@ func (s *session) askPerson(ctx workflow.Context, req activities.ElicitationRequ
 			Message: fmt.Sprintf("MCP server %s asks: %s", req.ServerName, req.Message)}
 		s.lifecycle(ctx, activities.LifecycleHooksInput{Notification: &note})
 	}
-	ended := func() bool { return s.endedCommands[req.CallID] }
-	_, _ = workflow.AwaitWithTimeout(ctx, p.Deadline.Sub(workflow.Now(ctx)), func() bool { return p.decided || s.cancelled || ended() })
-	decidedBy := "decide_permission"
-	if !p.decided {
-		p.decided = true
-		p.decidedAt = workflow.Now(ctx).UTC()
-		switch {
-		case ended():
-			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: "withdrawn: the call ended before anyone answered"}
-			decidedBy = commandEndedDecider
-		case s.cancelled:
-			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: "the run was canceled: " + s.cancelReason}
-			decidedBy = "cancel"
-		default:
-			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: fmt.Sprintf("no answer within %s", p.Deadline.Sub(p.RequestedAt))}
-			decidedBy = "timeout"
-		}
-	}
-	p.decidedBy, p.recorded = decidedBy, true
-	s.unmarkAwaiting(p)
-	s.recordDecision(ctx, call, p, decidedBy)
-	s.setDetails()
+	_, _ = workflow.AwaitWithTimeout(ctx, p.Deadline.Sub(workflow.Now(ctx)), s.questionOpen(p, req.CallID))
+	s.settle(ctx, p, req.CallID, "withdrawn: the call ended before anyone answered", "no answer within %s")
+	s.recordQuestion(ctx, p)
+	decidedBy := p.decidedBy
 	a := activities.ElicitationAnswer{Action: hooks.ElicitCancel, DecidedBy: decidedBy, Reason: p.decision.Reason}
 	if decidedBy == "decide_permission" {
 		a.DecidedBy = decider(p.decision)

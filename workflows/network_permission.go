@@ -62,7 +62,7 @@ func (s *session) registerNetworkPermission() error {
 			if s.findPending(networkPermissionID(req)) != nil || s.allowedNetwork(net.JoinHostPort(req.Host, strconv.Itoa(req.Port))) != nil {
 				return nil // answered by the question already asked
 			}
-			open, all := s.networkAsks()
+			open, all := s.questionsBy(networkRequester)
 			switch {
 			case open >= maxOpenNetworkAsks:
 				return fmt.Errorf("%d network permissions of this run are still unanswered: no more are asked until they are", open)
@@ -86,7 +86,6 @@ func networkPermissionID(req activities.NetworkPermissionRequest) string {
 func (s *session) askNetwork(ctx workflow.Context, req activities.NetworkPermissionRequest) (activities.NetworkPermissionAnswer, error) {
 	id := networkPermissionID(req)
 	dest := net.JoinHostPort(req.Host, strconv.Itoa(req.Port))
-	call := contract.ToolCall{CallID: id, ToolName: req.ToolName}
 	if earlier := s.allowedNetwork(dest); earlier != nil && earlier.CallID != id {
 		// Allowed for an earlier command of this run: not asked again
 		// (Claude Code's "don't ask again for this host", for the run).
@@ -97,57 +96,20 @@ func (s *session) askNetwork(ctx workflow.Context, req activities.NetworkPermiss
 		return s.grantedNetwork(ctx, req, id, dest), nil
 	}
 	if p == nil {
-		timeout := s.gov.approvalTimeout
-		if timeout <= 0 {
-			timeout = DefaultPermissionTimeout
-		}
-		now := workflow.Now(ctx).UTC()
 		args := map[string]any{"call_id": req.CallID, "host": req.Host, "port": req.Port}
-		p = &PendingPermission{CallID: id, ToolName: req.ToolName, Permission: "network: " + dest, RequestedBy: networkRequester,
-			Arguments: args, RequestedAt: now, Deadline: now.Add(timeout),
-			ConversationID: s.id.ConversationID, TurnID: s.id.TurnID, ArgsHash: contract.ArgumentsHash(args)}
-		s.gov.pending = append(s.gov.pending, p)
-		s.setDetails()
-		s.report(contract.Report{Kind: contract.ReportProgress, Phase: contract.PhasePermissionPending, ToolInvocation: &contract.ToolInvocation{
-			CallID: req.CallID, ToolName: req.ToolName, Status: "waiting_for_network_permission", RequestPayload: call}})
-		s.markAwaiting()
-		s.flushAttrs()
+		p = s.newQuestion(ctx, id, req.ToolName, "network: "+dest, networkRequester, args)
+		s.park(p, req.CallID, "waiting_for_network_permission")
 		// Claude Code's Notification hooks hear of its network prompt as
 		// of any permission prompt (a desktop notice, a chat message).
 		s.notifyPermissionPending(ctx, contract.ToolCall{CallID: req.CallID, ToolName: req.ToolName},
 			hooks.PermissionRequirement{Permission: p.Permission, Hook: networkRequester})
 	}
-	ended := func() bool { return s.endedCommands[req.CallID] }
-	if _, err := workflow.AwaitWithTimeout(ctx, p.Deadline.Sub(workflow.Now(ctx)), func() bool { return p.decided || s.cancelled || ended() }); err != nil {
+	if _, err := workflow.AwaitWithTimeout(ctx, p.Deadline.Sub(workflow.Now(ctx)), s.questionOpen(p, req.CallID)); err != nil {
 		return activities.NetworkPermissionAnswer{}, err
 	}
-	if !p.decided {
-		p.decided = true
-		p.decidedAt = workflow.Now(ctx).UTC()
-		switch {
-		case ended():
-			// Nobody waits for the answer any more: the question leaves
-			// the inbox and the audit log says why it was not answered.
-			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: "withdrawn: the command ended before anyone answered"}
-			p.decidedBy = commandEndedDecider
-		case s.cancelled:
-			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: "the run was canceled: " + s.cancelReason}
-			p.decidedBy = "cancel"
-		default:
-			p.decision = PermissionDecision{CallID: id, Decision: DecisionDeny, Reason: fmt.Sprintf("no decision within %s", p.Deadline.Sub(p.RequestedAt))}
-			p.decidedBy = "timeout"
-		}
-	}
-	if p.decidedBy == "" {
-		p.decidedBy = "decide_permission"
-	}
-	if !p.recorded {
-		// The first of the connections waiting for it records the decision.
-		p.recorded = true
-		s.unmarkAwaiting(p)
-		s.recordDecision(ctx, call, p, p.decidedBy)
-		s.setDetails()
-	}
+	s.settle(ctx, p, req.CallID, "withdrawn: the command ended before anyone answered", "no decision within %s")
+	// The first of the connections waiting for it records the decision.
+	s.recordQuestion(ctx, p)
 	who := p.decidedBy
 	if who == "decide_permission" {
 		who = decider(p.decision)
@@ -215,19 +177,6 @@ func (s *session) finishHandlers() {
 	}
 	ctx, _ := workflow.NewDisconnectedContext(s.ctx)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-}
-
-// networkAsks counts the run's network permissions, unanswered and all.
-func (s *session) networkAsks() (open, all int) {
-	for _, p := range s.gov.pending {
-		if p.RequestedBy == networkRequester {
-			all++
-			if !p.decided {
-				open++
-			}
-		}
-	}
-	return open, all
 }
 
 // allowedNetwork is the run's network permission that allowed dest, nil
