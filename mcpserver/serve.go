@@ -18,6 +18,7 @@ import (
 
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/mcpframe"
+	"github.com/fenixrt/fenix/netguard"
 )
 
 // Path is where the Streamable HTTP endpoint is served.
@@ -240,7 +241,7 @@ func originOK(origin string, allowed []string, loopback bool) bool {
 	if slices.Contains(allowed, strings.ToLower(u.Scheme+"://"+u.Host)) {
 		return true
 	}
-	return loopback && (u.Scheme == "http" || u.Scheme == "https") && isLoopbackHost(u.Hostname())
+	return loopback && (u.Scheme == "http" || u.Scheme == "https") && netguard.IsLoopbackHost(u.Hostname())
 }
 
 // IsLoopback reports whether a listen address only accepts loopback
@@ -250,13 +251,5 @@ func IsLoopback(addr string) bool {
 	if err != nil {
 		host = addr
 	}
-	return isLoopbackHost(host)
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
+	return netguard.IsLoopbackHost(host)
 }

@@ -300,3 +300,13 @@ func NewClient(p Policy, opts ClientOptions) *http.Client {
 		},
 	}
 }
+
+// IsLoopbackHost says whether host (a name or an IP, bracketed or not)
+// is this machine's loopback: "localhost", 127.0.0.0/8 or ::1.
+func IsLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/approvals"
+	"github.com/fenixrt/fenix/netguard"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -99,15 +100,7 @@ func IsLoopback(addr string) bool {
 	if err != nil {
 		return false
 	}
-	return isLoopbackHost(host)
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
+	return netguard.IsLoopbackHost(host)
 }
 
 // ErrNeedsToken is returned by New for a tokenless inbox beyond loopback.
