@@ -43,18 +43,22 @@ func loginClientCredentials(ctx context.Context, server ServerConfig, store *Cre
 	if seen.base == nil {
 		seen.base = http.DefaultTransport
 	}
+	client, pinned := pinDiscovery(server, &http.Client{Transport: seen, Timeout: asClient.Timeout})
 	handler, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 		Credentials: &oauthex.ClientCredentials{ClientID: oauth.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: opts.ClientSecret}},
-		HTTPClient:  &http.Client{Transport: seen, Timeout: asClient.Timeout},
+		HTTPClient:  client,
 	})
 	if err != nil {
 		return LoginResult{}, fmt.Errorf("MCP server %q: %w", server.Name, err)
 	}
-	tools, err := listTools(ctx, server, opts.Net, handler)
+	tools, err := listTools(ctx, server, opts.Net, pinned.handler(handler))
 	if err != nil {
 		return LoginResult{}, err
 	}
 	issuer, hosts := seen.result()
+	if pinned != nil {
+		issuer = pinned.Issuer()
+	}
 	if len(hosts) == 0 {
 		return LoginResult{}, fmt.Errorf("MCP server %q at %s answered without asking to sign in (no 401): nothing to store", server.Name, server.URL)
 	}
@@ -76,12 +80,16 @@ func clientCredentialsHandler(server ServerConfig, creds *Credentials, base netg
 		return nil, err
 	}
 	setting := "FENIX_FETCH_ALLOW (or the authorization server a sign-in reached)"
-	client := &http.Client{Transport: guardedTransport(base, setting, append([]string{u}, creds.AuthHosts...)...), Timeout: 30 * time.Second}
-	return extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+	client, pinned := pinDiscovery(server, &http.Client{Transport: guardedTransport(base, setting, append([]string{u}, creds.AuthHosts...)...), Timeout: 30 * time.Second})
+	handler, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 		Credentials: &oauthex.ClientCredentials{ClientID: creds.ClientID, Issuer: creds.Issuer,
 			ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: creds.ClientSecret}},
 		HTTPClient: client,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return pinned.handler(handler), nil
 }
 
 // authServerRecorder notes, of the requests a sign-in sends to find and

@@ -282,8 +282,7 @@ func parseEntry(key string, raw json.RawMessage, path, dir string, getenv func(s
 			return ServerConfig{}, warnings, fmt.Errorf("%s has url %q: want an http:// or https:// URL", where, s.URL)
 		}
 		if e.OAuth != nil {
-			oauth, warns, err := parseOAuth(*e.OAuth, exp, where)
-			warnings = append(warnings, warns...)
+			oauth, err := parseOAuth(*e.OAuth, exp, where)
 			if err != nil {
 				return ServerConfig{}, warnings, err
 			}

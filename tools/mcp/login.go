@@ -80,6 +80,7 @@ func Login(ctx context.Context, server ServerConfig, store *CredentialStore, opt
 		asClient = &http.Client{Timeout: 30 * time.Second}
 	}
 
+	asClient, pinned := pinDiscovery(server, asClient)
 	var signedIn *Credentials
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:         callback.redirectURL,
@@ -124,7 +125,7 @@ func Login(ctx context.Context, server ServerConfig, store *CredentialStore, opt
 	// The session is closed before the token is taken: its last request
 	// (its DELETE) may refresh a short-lived token, spending the refresh
 	// token a save before it would have kept.
-	tools, err := listTools(ctx, server, opts.Net, handler)
+	tools, err := listTools(ctx, server, opts.Net, pinned.handler(handler))
 	if err != nil {
 		return LoginResult{}, err
 	}

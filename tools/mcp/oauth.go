@@ -49,30 +49,35 @@ type OAuthConfig struct {
 	// Scopes, when set, are requested instead of those the server's
 	// metadata or challenge names.
 	Scopes []string
+	// AuthServerMetadataURL names the authorization server's metadata
+	// (RFC 8414 or OpenID discovery) where discovery would not find it;
+	// a sign-in then uses that authorization server (pinDiscovery).
+	AuthServerMetadataURL string
 }
 
-func parseOAuth(e oauthEntry, exp *expander, where string) (*OAuthConfig, []string, error) {
+func parseOAuth(e oauthEntry, exp *expander, where string) (*OAuthConfig, error) {
 	c := &OAuthConfig{ClientID: exp.expand(e.ClientID)}
-	var warnings []string
 	if len(e.CallbackPort) > 0 && string(e.CallbackPort) != "null" {
 		port, err := strconv.Atoi(string(e.CallbackPort))
 		if err != nil || port < 1 || port > 65535 {
-			return nil, nil, fmt.Errorf("%s has oauth.callbackPort %s: want a port number from 1 to 65535", where, e.CallbackPort)
+			return nil, fmt.Errorf("%s has oauth.callbackPort %s: want a port number from 1 to 65535", where, e.CallbackPort)
 		}
 		c.CallbackPort = port
 	}
 	if e.Scopes != "" {
 		if c.Scopes = strings.Fields(exp.expand(e.Scopes)); len(c.Scopes) == 0 {
-			return nil, nil, fmt.Errorf("%s has oauth.scopes %q: want scopes separated by spaces", where, e.Scopes)
+			return nil, fmt.Errorf("%s has oauth.scopes %q: want scopes separated by spaces", where, e.Scopes)
 		}
 	}
 	if e.AuthServerMetadataURL != "" {
-		if !strings.HasPrefix(e.AuthServerMetadataURL, "https://") {
-			return nil, nil, fmt.Errorf("%s has oauth.authServerMetadataUrl %q: want an https:// URL", where, e.AuthServerMetadataURL)
+		raw := exp.expand(e.AuthServerMetadataURL)
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && netguard.IsLoopbackHost(u.Hostname()))) {
+			return nil, fmt.Errorf("%s has oauth.authServerMetadataUrl %q: want an https:// URL (http only on loopback)", where, e.AuthServerMetadataURL)
 		}
-		warnings = append(warnings, fmt.Sprintf("%s: oauth.authServerMetadataUrl is not used; sign-in finds the authorization server through the server's protected resource metadata (RFC 9728, then RFC 8414)", where))
+		c.AuthServerMetadataURL = raw
 	}
-	return c, warnings, nil
+	return c, nil
 }
 
 // Credentials are what a sign-in stored for one server: its client

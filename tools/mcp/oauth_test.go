@@ -221,9 +221,52 @@ func TestOAuthConfiguration(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, servers, 1, "an sse server signs in as an http one does")
 	assert.Equal(t, "fenix", servers[0].OAuth.ClientID)
-	_, warnings, err = mcp.Parse([]byte(`{"mcpServers": {"secure": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {"authServerMetadataUrl": "https://as.example/.well-known/openid-configuration"}}}}`), "/p/.mcp.json", nil)
+	pinned := secureServer(t, "https://mcp.example.com/mcp", `{"authServerMetadataUrl": "https://login.example.com/tenant/v2.0/.well-known/openid-configuration"}`)
+	assert.Equal(t, "https://login.example.com/tenant/v2.0/.well-known/openid-configuration", pinned.OAuth.AuthServerMetadataURL)
+}
+
+// An authorization server discovery cannot find (the server's 401 names
+// no metadata, and the provider's is at a path of its own): without
+// oauth.authServerMetadataUrl the sign-in fails; with it, as in Claude
+// Code, a user's sign-in over Streamable HTTP and HTTP+SSE and a service
+// account's go to the authorization server it names, and the worker
+// refreshes at that server's token endpoint.
+func TestAuthServerMetadataURLNamesAnUndiscoverableAuthorizationServer(t *testing.T) {
+	srv := oauthmcp.StartUndiscoverable(t, time.Hour)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := mcp.Login(ctx, secureServer(t, srv.URL, ""), mcp.NewCredentialStore(t.TempDir()), mcp.LoginOptions{Open: oauthmcp.Browse})
+	require.Error(t, err, "discovery finds no authorization server")
+
+	pinned := `{"authServerMetadataUrl": "` + srv.MetadataURL + `"}`
+	for _, server := range []mcp.ServerConfig{secureServer(t, srv.URL, pinned), secureServerOver(t, mcp.TransportSSE, srv.SSEURL, pinned)} {
+		store := mcp.NewCredentialStore(t.TempDir())
+		res := signIn(t, server, store)
+		assert.Equal(t, 1, res.Tools, server.Type)
+		assert.Equal(t, srv.Issuer+"/token", res.Credentials.TokenURL, server.Type)
+		m := signedInManager(t, server, store)
+		require.NoError(t, m.WaitReady(ctx), server.Type)
+		text, err := whoami(t, m)
+		require.NoError(t, err, server.Type)
+		assert.Equal(t, "signed in as "+oauthmcp.User, text)
+		refreshes := srv.Refreshes.Load()
+		srv.RevokeAccessTokens()
+		_, err = whoami(t, m)
+		require.NoError(t, err, "%s: refreshed at the pinned token endpoint", server.Type)
+		assert.Equal(t, refreshes+1, srv.Refreshes.Load(), server.Type)
+	}
+
+	srv.ServiceAccount("fenix-fleet", "s3cret")
+	account := secureServer(t, srv.URL, `{"clientId": "fenix-fleet", "authServerMetadataUrl": "`+srv.MetadataURL+`"}`)
+	store := mcp.NewCredentialStore(t.TempDir())
+	res, err := mcp.Login(ctx, account, store, mcp.LoginOptions{ClientCredentials: true, ClientSecret: "s3cret"})
 	require.NoError(t, err)
-	assert.Contains(t, strings.Join(warnings, "\n"), "authServerMetadataUrl is not used")
+	assert.Equal(t, srv.Issuer, res.Credentials.Issuer)
+	m := signedInManager(t, account, store)
+	require.NoError(t, m.WaitReady(ctx))
+	text, err := whoami(t, m)
+	require.NoError(t, err)
+	assert.Contains(t, text, oauthmcp.User)
 }
 
 // A pre-registered client's redirect URI is fixed: oauth.callbackPort is

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,6 +44,11 @@ type Server struct {
 	URL, SSEURL string
 	// Issuer is the authorization server.
 	Issuer string
+	// MetadataURL is where the authorization server's metadata is: at
+	// its issuer's RFC 8414 location, or, from StartUndiscoverable, at
+	// a path of its own that only .mcp.json's authServerMetadataUrl
+	// finds.
+	MetadataURL string
 	// Registrations, Authorizations and Refreshes count what the
 	// authorization server granted.
 	Registrations, Authorizations, Refreshes atomic.Int64
@@ -77,6 +83,20 @@ const keyID = "oauthmcp-1"
 // Start serves a Server on loopback until tb ends; access tokens live
 // for lifetime.
 func Start(tb testing.TB, lifetime time.Duration) *Server {
+	return start(tb, lifetime, false)
+}
+
+// StartUndiscoverable serves a Server whose authorization server
+// discovery cannot find, as an OIDC provider of a company's (Entra ID,
+// Keycloak) often is to a server that publishes no protected resource
+// metadata: the MCP endpoint's 401 names no metadata, and the
+// authorization server (issuer <origin>/idp) has its endpoints under
+// /idp and its metadata only at /idp/.well-known/openid-configuration.
+func StartUndiscoverable(tb testing.TB, lifetime time.Duration) *Server {
+	return start(tb, lifetime, true)
+}
+
+func start(tb testing.TB, lifetime time.Duration, undiscoverable bool) *Server {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		tb.Fatal(err)
@@ -91,20 +111,34 @@ func Start(tb testing.TB, lifetime time.Duration) *Server {
 	hs := httptest.NewServer(mux)
 	tb.Cleanup(hs.Close)
 	s.Issuer, s.URL, s.SSEURL = hs.URL, hs.URL+"/mcp", hs.URL+"/sse"
+	s.MetadataURL = s.Issuer + "/.well-known/oauth-authorization-server"
+	prefix := ""
+	if undiscoverable {
+		prefix = "/idp"
+		s.Issuer += prefix
+		s.MetadataURL = s.Issuer + "/.well-known/openid-configuration"
+	}
 	s.resources[s.URL], s.resources[s.SSEURL] = true, true
-	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+prefix+"/jwks", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: keyID, Algorithm: string(jose.ES256), Use: "sig"}}})
 	})
-	prm := fmt.Sprintf(`{"resource": %q, "authorization_servers": [%q], "bearer_methods_supported": ["header"]}`, s.URL, s.Issuer)
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", jsonBody(prm))
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", jsonBody(fmt.Sprintf(`{"issuer": %[1]q,
+	metadataPath := strings.TrimPrefix(s.MetadataURL, hs.URL)
+	mux.HandleFunc("GET "+metadataPath, jsonBody(fmt.Sprintf(`{"issuer": %[1]q,
   "authorization_endpoint": "%[1]s/authorize", "token_endpoint": "%[1]s/token", "registration_endpoint": "%[1]s/register", "jwks_uri": "%[1]s/jwks",
   "response_types_supported": ["code"], "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
   "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"]}`, s.Issuer)))
-	mux.HandleFunc("POST /register", s.register)
-	mux.HandleFunc("GET /authorize", s.authorize)
-	mux.HandleFunc("POST /token", s.token)
+	mux.HandleFunc("POST "+prefix+"/register", s.register)
+	mux.HandleFunc("GET "+prefix+"/authorize", s.authorize)
+	mux.HandleFunc("POST "+prefix+"/token", s.token)
+	resourceMetadata := func(resource string) string {
+		if undiscoverable {
+			return ""
+		}
+		path := "/.well-known/oauth-protected-resource" + strings.TrimPrefix(resource, hs.URL)
+		mux.HandleFunc("GET "+path, jsonBody(fmt.Sprintf(`{"resource": %q, "authorization_servers": [%q], "bearer_methods_supported": ["header"]}`, resource, s.Issuer)))
+		return hs.URL + path
+	}
 
 	mcpServer := sdk.NewServer(&sdk.Implementation{Name: "secure-notes", Version: "1"}, nil)
 	sdk.AddTool(mcpServer, &sdk.Tool{Name: "whoami", Description: "Names the signed-in user."},
@@ -113,15 +147,14 @@ func Start(tb testing.TB, lifetime time.Duration) *Server {
 		})
 	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcpServer }, nil)
 	mux.Handle("/mcp", auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
-		ResourceMetadataURL: s.Issuer + "/.well-known/oauth-protected-resource/mcp",
+		ResourceMetadataURL: resourceMetadata(s.URL),
 	})(streamable))
 	// The same server over HTTP+SSE (the 2024-11-05 transport), a
 	// resource of its own: the stream's GET and the posted messages both
 	// need the token.
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource/sse", jsonBody(fmt.Sprintf(`{"resource": %q, "authorization_servers": [%q], "bearer_methods_supported": ["header"]}`, s.SSEURL, s.Issuer)))
 	sse := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return mcpServer }, nil)
 	mux.Handle("/sse", auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
-		ResourceMetadataURL: s.Issuer + "/.well-known/oauth-protected-resource/sse",
+		ResourceMetadataURL: resourceMetadata(s.SSEURL),
 	})(sse))
 	return s
 }
