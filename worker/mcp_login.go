@@ -17,7 +17,7 @@ import (
 // loginTimeout bounds the wait for the operator's browser.
 const loginTimeout = 10 * time.Minute
 
-const mcpLoginUsage = `Usage: worker mcp-login SERVER [-client-credentials] [worker flags]
+const mcpLoginUsage = `Usage: worker mcp-login SERVER [-client-credentials] [-client-metadata-url URL] [worker flags]
 
 Signs in to the remote MCP server SERVER (its key in .mcp.json) that needs
 OAuth, and stores the tokens in the worker's data directory, where the
@@ -31,6 +31,12 @@ secret is read from MCP_CLIENT_SECRET.
 -client-credentials signs in as a service account instead (the client
 credentials grant): .mcp.json's oauth.clientId and MCP_CLIENT_SECRET, no
 browser; the worker takes a new token at each connection.
+
+-client-metadata-url URL (or MCP_CLIENT_METADATA_URL) names a Client ID
+Metadata Document you publish for your workers: an authorization server
+that supports such documents takes the URL as the client's ID instead of
+registering a client. Its redirect_uris must hold the callback above, so
+fix the port with .mcp.json's oauth.callbackPort.
 `
 
 // runMCPLogin is `worker mcp-login SERVER [flags]`.
@@ -44,15 +50,29 @@ func runMCPLogin(ctx context.Context, args []string, stderr io.Writer) error {
 		return errors.New("mcp-login: name the server first: worker mcp-login SERVER [flags]")
 	}
 	name := args[0]
-	// -client-credentials is mcp-login's own; the rest are the worker's.
+	// -client-credentials and -client-metadata-url are mcp-login's own;
+	// the rest are the worker's.
 	var workerArgs []string
 	serviceAccount := false
-	for _, a := range args[1:] {
-		if a == "-client-credentials" || a == "--client-credentials" {
+	metadataURL := os.Getenv("MCP_CLIENT_METADATA_URL")
+	rest := args[1:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch flagName, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "="); {
+		case strings.HasPrefix(a, "-") && flagName == "client-credentials":
 			serviceAccount = true
-			continue
+		case strings.HasPrefix(a, "-") && flagName == "client-metadata-url":
+			if !hasValue {
+				if i+1 == len(rest) {
+					return errors.New("mcp-login: -client-metadata-url needs the document's URL")
+				}
+				i++
+				value = rest[i]
+			}
+			metadataURL = value
+		default:
+			workerArgs = append(workerArgs, a)
 		}
-		workerArgs = append(workerArgs, a)
 	}
 	cfg, err := worker.LoadConfig(workerArgs, os.Getenv, stderr)
 	if err != nil {
@@ -63,6 +83,7 @@ func runMCPLogin(ctx context.Context, args []string, stderr io.Writer) error {
 	res, err := worker.LoginMCP(ctx, cfg, name, mcp.LoginOptions{
 		ClientSecret:      os.Getenv("MCP_CLIENT_SECRET"),
 		ClientCredentials: serviceAccount,
+		ClientMetadataURL: metadataURL,
 		Open: func(_ context.Context, authorizationURL, redirectURL string) error {
 			_, err := fmt.Fprintf(stderr, "Open this URL in a browser to sign in to MCP server %q:\n\n  %s\n\nWaiting for the redirect to %s ...\n", name, authorizationURL, redirectURL)
 			return err

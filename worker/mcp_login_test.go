@@ -63,6 +63,8 @@ func TestMCPLoginCommand(t *testing.T) {
 		"-data-dir " + dataDir:       "name the server first",
 		"wiki -mcp-config " + config: `no MCP server "wiki" in ` + config + " (servers: notes)",
 		"notes -data-dir " + dataDir: `no MCP configuration to find server "notes" in`,
+		"notes -client-metadata-url": "-client-metadata-url needs the document's URL",
+		"notes -client-metadata-url=http://fleet.example.com/c.json -data-dir " + dataDir + " -mcp-config " + config: "want an https URL with a path",
 	} {
 		err := runMCPLogin(ctx, strings.Fields(args), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -7,7 +7,9 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -39,6 +41,12 @@ type LoginOptions struct {
 	// credentials grant, SEP-1046): oauth.clientId and ClientSecret, no
 	// browser. The worker takes a new token at each connection.
 	ClientCredentials bool
+	// ClientMetadataURL is the https URL of a Client ID Metadata
+	// Document the operator publishes for their workers (SEP-991): an
+	// authorization server that supports such documents takes the URL
+	// as the client's ID instead of a registration. Its redirect_uris
+	// must hold http://localhost:PORT/callback (oauth.callbackPort).
+	ClientMetadataURL string
 }
 
 // LoginResult is what a sign-in stored and what the server then served.
@@ -70,6 +78,11 @@ func Login(ctx context.Context, server ServerConfig, store *CredentialStore, opt
 	if opts.ClientCredentials {
 		return loginClientCredentials(ctx, server, store, opts, oauth)
 	}
+	if opts.ClientMetadataURL != "" {
+		if u, err := url.Parse(opts.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+			return LoginResult{}, fmt.Errorf("client metadata document %q: want an https URL with a path (https://fleet.example.com/fenix-client.json)", opts.ClientMetadataURL)
+		}
+	}
 	callback, err := listenForCallback(oauth.CallbackPort)
 	if err != nil {
 		return LoginResult{}, fmt.Errorf("MCP server %q: %w", server.Name, err)
@@ -100,6 +113,9 @@ func Login(ctx context.Context, server ServerConfig, store *CredentialStore, opt
 			}
 			return c.TokenSource(ctx, tok), nil
 		},
+	}
+	if opts.ClientMetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: opts.ClientMetadataURL}
 	}
 	if oauth.ClientID != "" {
 		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: oauth.ClientID}

@@ -365,3 +365,37 @@ func TestAnSSEServerSignsIn(t *testing.T) {
 	assert.Contains(t, text, oauthmcp.User)
 	assert.EqualValues(t, 1, srv.Refreshes.Load())
 }
+
+// An operator who publishes a Client ID Metadata Document for their
+// workers (SEP-991) names it to the sign-in: an authorization server that
+// supports such documents gets its URL as the client's ID and nothing is
+// registered; the worker refreshes as that client.
+func TestASignInUsesTheOperatorsClientMetadataDocument(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	free, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := free.Addr().(*net.TCPAddr).Port
+	const document = "https://fleet.example.com/fenix-client.json"
+	srv.ClientMetadataDocument(document, fmt.Sprintf("http://localhost:%d/callback", port))
+	server := secureServer(t, srv.URL, fmt.Sprintf(`{"callbackPort": %d}`, port))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	_, err = mcp.Login(ctx, server, mcp.NewCredentialStore(t.TempDir()), mcp.LoginOptions{Open: oauthmcp.Browse, ClientMetadataURL: "http://fleet.example.com/fenix-client.json"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "want an https URL with a path")
+
+	store := mcp.NewCredentialStore(t.TempDir())
+	require.NoError(t, free.Close())
+	res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{Open: oauthmcp.Browse, ClientMetadataURL: document})
+	require.NoError(t, err)
+	assert.Equal(t, document, res.Credentials.ClientID)
+	assert.Zero(t, srv.Registrations.Load(), "no client registered")
+	m := signedInManager(t, server, store)
+	require.NoError(t, m.WaitReady(ctx))
+	srv.RevokeAccessTokens()
+	text, err := whoami(t, m)
+	require.NoError(t, err, "refreshed as the document's client")
+	assert.Contains(t, text, oauthmcp.User)
+	assert.EqualValues(t, 1, srv.Refreshes.Load())
+}

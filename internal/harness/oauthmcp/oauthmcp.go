@@ -127,7 +127,8 @@ func start(tb testing.TB, lifetime time.Duration, undiscoverable bool) *Server {
 	mux.HandleFunc("GET "+metadataPath, jsonBody(fmt.Sprintf(`{"issuer": %[1]q,
   "authorization_endpoint": "%[1]s/authorize", "token_endpoint": "%[1]s/token", "registration_endpoint": "%[1]s/register", "jwks_uri": "%[1]s/jwks",
   "response_types_supported": ["code"], "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
-  "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"]}`, s.Issuer)))
+  "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
+  "client_id_metadata_document_supported": true}`, s.Issuer)))
 	mux.HandleFunc("POST "+prefix+"/register", s.register)
 	mux.HandleFunc("GET "+prefix+"/authorize", s.authorize)
 	mux.HandleFunc("POST "+prefix+"/token", s.token)
@@ -180,6 +181,15 @@ func (s *Server) ServiceAccount(clientID, secret string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.services[clientID] = secret
+}
+
+// ClientMetadataDocument is a Client ID Metadata Document (SEP-991) the
+// authorization server takes as published at url with redirectURI: a
+// client whose ID is url is that client, registered by no one.
+func (s *Server) ClientMetadataDocument(url, redirectURI string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clients[url] = redirectURI
 }
 
 // AllowResource lets clients ask for tokens for resource (another
@@ -308,7 +318,14 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		code, ok := s.codes[r.PostForm.Get("code")]
 		delete(s.codes, r.PostForm.Get("code"))
 		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-		if !ok || code.client != r.PostForm.Get("client_id") || code.redirect != r.PostForm.Get("redirect_uri") ||
+		// A client names itself in the form or, as golang.org/x/oauth2
+		// does first for a client without a secret, in HTTP Basic,
+		// form-encoded (RFC 6749 section 2.3.1).
+		client := r.PostForm.Get("client_id")
+		if id, _, basic := r.BasicAuth(); basic && client == "" {
+			client, _ = url.QueryUnescape(id)
+		}
+		if !ok || code.client != client || code.redirect != r.PostForm.Get("redirect_uri") ||
 			base64.RawURLEncoding.EncodeToString(sum[:]) != code.challenge {
 			oauthError(w, http.StatusBadRequest, "invalid_grant")
 			return

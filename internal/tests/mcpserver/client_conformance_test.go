@@ -28,10 +28,6 @@ var expectedClientFailures = map[string]string{
 	// client refuse metadata whose issuer differs (the go-sdk's check).
 	"auth/metadata-var2": "suite 0.1.13's issuer lacks the tenant path",
 	"auth/metadata-var3": "suite 0.1.13's issuer lacks the tenant path",
-	// A Client ID Metadata Document is an https URL that describes the
-	// client; a worker fleet has none to offer and registers dynamically
-	// (the scenario warns).
-	"auth/basic-cimd": "no client ID metadata document",
 	// The worker cannot sign in again unattended: a 403 insufficient_scope
 	// to a tool call is reported naming the scope for the operator to add
 	// to oauth.scopes before `worker mcp-login` again.

@@ -61,9 +61,14 @@ func run() error {
 
 	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	if strings.HasPrefix(name, "auth/") {
-		// The client credentials scenarios sign in as a service account.
+		// The client credentials scenarios sign in as a service account;
+		// the others as an operator who publishes the suite's Client ID
+		// Metadata Document for their workers (-client-metadata-url),
+		// which an authorization server that supports such documents
+		// takes instead of a registration.
 		res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{ClientSecret: scenario.ClientSecret, Open: oauthmcp.Browse,
-			ClientCredentials: strings.HasPrefix(name, "auth/client-credentials")})
+			ClientCredentials: strings.HasPrefix(name, "auth/client-credentials"),
+			ClientMetadataURL: "https://conformance-test.local/client-metadata.json"})
 		if err != nil {
 			return err
 		}
