@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fenixrt/fenix/internal/readlimit"
 	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/tools/mcp"
 )
@@ -17,7 +18,7 @@ import (
 // loginTimeout bounds the wait for the operator's browser.
 const loginTimeout = 10 * time.Minute
 
-const mcpLoginUsage = `Usage: worker mcp-login SERVER [-client-credentials] [-client-metadata-url URL] [worker flags]
+const mcpLoginUsage = `Usage: worker mcp-login SERVER [-client-credentials [-client-key FILE]] [-client-metadata-url URL] [worker flags]
 
 Signs in to the remote MCP server SERVER (its key in .mcp.json) that needs
 OAuth, and stores the tokens in the worker's data directory, where the
@@ -30,7 +31,11 @@ secret is read from MCP_CLIENT_SECRET.
 
 -client-credentials signs in as a service account instead (the client
 credentials grant): .mcp.json's oauth.clientId and MCP_CLIENT_SECRET, no
-browser; the worker takes a new token at each connection.
+browser; the worker takes a new token at each connection. With
+-client-key FILE (or MCP_CLIENT_KEY_FILE) the account proves itself with
+the PEM private key in FILE instead of a secret (private_key_jwt: an EC,
+RSA or Ed25519 key whose public half the authorization server holds); the
+key is kept with the sign-in in the data directory.
 
 -client-metadata-url URL (or MCP_CLIENT_METADATA_URL) names a Client ID
 Metadata Document you publish for your workers: an authorization server
@@ -50,28 +55,42 @@ func runMCPLogin(ctx context.Context, args []string, stderr io.Writer) error {
 		return errors.New("mcp-login: name the server first: worker mcp-login SERVER [flags]")
 	}
 	name := args[0]
-	// -client-credentials and -client-metadata-url are mcp-login's own;
-	// the rest are the worker's.
+	// -client-credentials, -client-key and -client-metadata-url are
+	// mcp-login's own; the rest are the worker's.
 	var workerArgs []string
 	serviceAccount := false
-	metadataURL := os.Getenv("MCP_CLIENT_METADATA_URL")
+	metadataURL, keyFile := os.Getenv("MCP_CLIENT_METADATA_URL"), os.Getenv("MCP_CLIENT_KEY_FILE")
 	rest := args[1:]
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		switch flagName, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "="); {
 		case strings.HasPrefix(a, "-") && flagName == "client-credentials":
 			serviceAccount = true
-		case strings.HasPrefix(a, "-") && flagName == "client-metadata-url":
+		case strings.HasPrefix(a, "-") && (flagName == "client-metadata-url" || flagName == "client-key"):
 			if !hasValue {
 				if i+1 == len(rest) {
-					return errors.New("mcp-login: -client-metadata-url needs the document's URL")
+					return fmt.Errorf("mcp-login: -%s needs a value", flagName)
 				}
 				i++
 				value = rest[i]
 			}
-			metadataURL = value
+			if flagName == "client-key" {
+				keyFile = value
+			} else {
+				metadataURL = value
+			}
 		default:
 			workerArgs = append(workerArgs, a)
+		}
+	}
+	var clientKey []byte
+	if keyFile != "" {
+		if !serviceAccount {
+			return errors.New("mcp-login: -client-key is a service account's key: add -client-credentials")
+		}
+		var err error
+		if clientKey, err = readlimit.File(keyFile, 1<<20); err != nil {
+			return fmt.Errorf("mcp-login: -client-key: %w", err)
 		}
 	}
 	cfg, err := worker.LoadConfig(workerArgs, os.Getenv, stderr)
@@ -84,6 +103,7 @@ func runMCPLogin(ctx context.Context, args []string, stderr io.Writer) error {
 		ClientSecret:      os.Getenv("MCP_CLIENT_SECRET"),
 		ClientCredentials: serviceAccount,
 		ClientMetadataURL: metadataURL,
+		ClientKey:         clientKey,
 		Open: func(_ context.Context, authorizationURL, redirectURL string) error {
 			_, err := fmt.Fprintf(stderr, "Open this URL in a browser to sign in to MCP server %q:\n\n  %s\n\nWaiting for the redirect to %s ...\n", name, authorizationURL, redirectURL)
 			return err

@@ -3,6 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"io"
 	"os"
 	"path/filepath"
@@ -63,7 +68,8 @@ func TestMCPLoginCommand(t *testing.T) {
 		"-data-dir " + dataDir:       "name the server first",
 		"wiki -mcp-config " + config: `no MCP server "wiki" in ` + config + " (servers: notes)",
 		"notes -data-dir " + dataDir: `no MCP configuration to find server "notes" in`,
-		"notes -client-metadata-url": "-client-metadata-url needs the document's URL",
+		"notes -client-metadata-url": "-client-metadata-url needs a value",
+		"notes -client-key /k.pem":   "add -client-credentials",
 		"notes -client-metadata-url=http://fleet.example.com/c.json -data-dir " + dataDir + " -mcp-config " + config: "want an https URL with a path",
 	} {
 		err := runMCPLogin(ctx, strings.Fields(args), io.Discard)
@@ -91,5 +97,36 @@ func TestMCPLoginCommandForAServiceAccount(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "Open this URL") || !strings.Contains(out.String(), `Signed in to MCP server "notes" (1 tools)`) {
 		t.Fatalf("output:\n%s", out.String())
+	}
+}
+
+// `worker mcp-login SERVER -client-credentials -client-key FILE` signs in
+// a service account that proves itself with its key.
+func TestMCPLoginCommandForAServiceAccountWithAKey(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.ServiceAccountKey("fenix-fleet", &key.PublicKey)
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	keyFile, config := filepath.Join(dir, "fleet.pem"), filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte(`{"mcpServers": {"notes": {"type": "http", "url": "`+srv.URL+`", "oauth": {"clientId": "fenix-fleet"}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	args := []string{"notes", "-client-credentials", "-client-key", keyFile, "-data-dir", filepath.Join(dir, "data"), "-mcp-config", config}
+	if err := runMCPLogin(context.Background(), args, &out); err != nil {
+		t.Fatalf("mcp-login: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), `Signed in to MCP server "notes" (1 tools)`) || srv.Assertions.Load() != 1 {
+		t.Fatalf("assertions %d, output:\n%s", srv.Assertions.Load(), out.String())
 	}
 }

@@ -20,8 +20,9 @@ import (
 )
 
 // GrantClientCredentials is the Grant of a service account's sign-in:
-// the worker trades the client's ID and secret for a token at each
-// connection (the client credentials grant, SEP-1046), no user involved.
+// the worker trades the client's ID and secret (or an assertion its key
+// signs) for a token at each connection (the client credentials grant,
+// SEP-1046), no user involved.
 const GrantClientCredentials = "client_credentials"
 
 // loginClientCredentials checks a service account against server: it
@@ -32,9 +33,14 @@ func loginClientCredentials(ctx context.Context, server ServerConfig, store *Cre
 	if oauth.ClientID == "" {
 		return LoginResult{}, fmt.Errorf("MCP server %q: the client credentials grant needs the service account's ID in .mcp.json's oauth.clientId", server.Name)
 	}
-	if opts.ClientSecret == "" {
-		return LoginResult{}, fmt.Errorf("MCP server %q: the client credentials grant needs the service account's secret (MCP_CLIENT_SECRET)", server.Name)
+	switch {
+	case opts.ClientSecret == "" && len(opts.ClientKey) == 0:
+		return LoginResult{}, fmt.Errorf("MCP server %q: the client credentials grant needs the service account's secret (MCP_CLIENT_SECRET) or signing key (-client-key)", server.Name)
+	case opts.ClientSecret != "" && len(opts.ClientKey) > 0:
+		return LoginResult{}, fmt.Errorf("MCP server %q: give the service account's secret or its signing key, not both", server.Name)
 	}
+	creds := &Credentials{Server: server.Name, URL: server.URL, Grant: GrantClientCredentials, ClientID: oauth.ClientID,
+		ClientSecret: opts.ClientSecret, ClientKey: string(opts.ClientKey)}
 	asClient := opts.HTTPClient
 	if asClient == nil {
 		asClient = &http.Client{Timeout: 30 * time.Second}
@@ -43,15 +49,11 @@ func loginClientCredentials(ctx context.Context, server ServerConfig, store *Cre
 	if seen.base == nil {
 		seen.base = http.DefaultTransport
 	}
-	client, pinned := pinDiscovery(server, &http.Client{Transport: seen, Timeout: asClient.Timeout})
-	handler, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
-		Credentials: &oauthex.ClientCredentials{ClientID: oauth.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: opts.ClientSecret}},
-		HTTPClient:  client,
-	})
+	handler, pinned, err := serviceAccountHandler(server, creds, seen, asClient.Timeout)
 	if err != nil {
-		return LoginResult{}, fmt.Errorf("MCP server %q: %w", server.Name, err)
+		return LoginResult{}, err
 	}
-	tools, err := listTools(ctx, server, opts.Net, pinned.handler(handler))
+	tools, err := listTools(ctx, server, opts.Net, handler)
 	if err != nil {
 		return LoginResult{}, err
 	}
@@ -62,8 +64,7 @@ func loginClientCredentials(ctx context.Context, server ServerConfig, store *Cre
 	if len(hosts) == 0 {
 		return LoginResult{}, fmt.Errorf("MCP server %q at %s answered without asking to sign in (no 401): nothing to store", server.Name, server.URL)
 	}
-	creds := &Credentials{Server: server.Name, URL: server.URL, Grant: GrantClientCredentials, ClientID: oauth.ClientID,
-		ClientSecret: opts.ClientSecret, Issuer: issuer, AuthHosts: hosts, SignedInAt: time.Now().UTC()}
+	creds.Issuer, creds.AuthHosts, creds.SignedInAt = issuer, hosts, time.Now().UTC()
 	if err := store.Save(server, creds); err != nil {
 		return LoginResult{}, err
 	}
@@ -71,25 +72,44 @@ func loginClientCredentials(ctx context.Context, server ServerConfig, store *Cre
 }
 
 // clientCredentialsHandler is the worker's handler for a service
-// account's sign-in: the go-sdk's, held to the issuer the sign-in met
-// (a server that names another authorization server later does not get
-// the secret sent there), reaching the hosts the sign-in reached.
+// account's sign-in: held to the issuer the sign-in met (a server that
+// names another authorization server later does not get the secret sent
+// there), reaching the hosts the sign-in reached.
 func clientCredentialsHandler(server ServerConfig, creds *Credentials, base netguard.Policy) (auth.OAuthHandler, error) {
 	u, err := urlHost(server.URL)
 	if err != nil {
 		return nil, err
 	}
 	setting := "FENIX_FETCH_ALLOW (or the authorization server a sign-in reached)"
-	client, pinned := pinDiscovery(server, &http.Client{Transport: guardedTransport(base, setting, append([]string{u}, creds.AuthHosts...)...), Timeout: 30 * time.Second})
+	handler, _, err := serviceAccountHandler(server, creds, guardedTransport(base, setting, append([]string{u}, creds.AuthHosts...)...), 30*time.Second)
+	return handler, err
+}
+
+// serviceAccountHandler is the go-sdk's client credentials handler for
+// creds (its Issuer, when set, the one it must meet) reaching the
+// authorization server through transport, its discovery pinned as
+// server's oauth says, proving itself with creds' secret or, with a
+// ClientKey, a signed assertion (clientAssertion).
+func serviceAccountHandler(server ServerConfig, creds *Credentials, transport http.RoundTripper, timeout time.Duration) (auth.OAuthHandler, *pinnedMetadata, error) {
+	client, pinned := pinDiscovery(server, &http.Client{Transport: transport, Timeout: timeout})
+	secret := creds.ClientSecret
+	if creds.ClientKey != "" {
+		key, err := parseClientKey([]byte(creds.ClientKey))
+		if err != nil {
+			return nil, nil, fmt.Errorf("MCP server %q: %w", server.Name, err)
+		}
+		client.Transport = &clientAssertion{base: client.Transport, clientID: creds.ClientID, key: key, resource: server.URL}
+		secret = assertionPlaceholder
+	}
 	handler, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 		Credentials: &oauthex.ClientCredentials{ClientID: creds.ClientID, Issuer: creds.Issuer,
-			ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: creds.ClientSecret}},
+			ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: secret}},
 		HTTPClient: client,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("MCP server %q: %w", server.Name, err)
 	}
-	return pinned.handler(handler), nil
+	return pinned.handler(handler), pinned, nil
 }
 
 // authServerRecorder notes, of the requests a sign-in sends to find and

@@ -41,6 +41,11 @@ type LoginOptions struct {
 	// credentials grant, SEP-1046): oauth.clientId and ClientSecret, no
 	// browser. The worker takes a new token at each connection.
 	ClientCredentials bool
+	// ClientKey, for ClientCredentials instead of ClientSecret, is the
+	// service account's PEM private key: it signs an assertion for each
+	// token request (private_key_jwt, RFC 7523), and the worker keeps it
+	// with the sign-in in its data directory.
+	ClientKey []byte
 	// ClientMetadataURL is the https URL of a Client ID Metadata
 	// Document the operator publishes for their workers (SEP-991): an
 	// authorization server that supports such documents takes the URL

@@ -89,16 +89,19 @@ type Credentials struct {
 	URL    string `json:"url"`
 	// Grant is "" for the authorization code grant (a user's sign-in,
 	// refreshed with Token's refresh token) or GrantClientCredentials.
-	Grant        string           `json:"grant,omitempty"`
-	ClientID     string           `json:"client_id"`
-	ClientSecret string           `json:"client_secret,omitempty"`
-	AuthURL      string           `json:"auth_url"`
-	TokenURL     string           `json:"token_url"`
-	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
-	RedirectURL  string           `json:"redirect_url"`
-	Scopes       []string         `json:"scopes,omitempty"`
-	Token        *oauth2.Token    `json:"token,omitempty"`
-	SignedInAt   time.Time        `json:"signed_in_at"`
+	Grant        string `json:"grant,omitempty"`
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	// ClientKey is a service account's PEM signing key, for an
+	// authorization server that takes private_key_jwt assertions.
+	ClientKey   string           `json:"client_key,omitempty"`
+	AuthURL     string           `json:"auth_url"`
+	TokenURL    string           `json:"token_url"`
+	AuthStyle   oauth2.AuthStyle `json:"auth_style"`
+	RedirectURL string           `json:"redirect_url"`
+	Scopes      []string         `json:"scopes,omitempty"`
+	Token       *oauth2.Token    `json:"token,omitempty"`
+	SignedInAt  time.Time        `json:"signed_in_at"`
 	// Issuer and AuthHosts are, for GrantClientCredentials, the
 	// authorization server the sign-in met and the hosts it reached.
 	Issuer    string   `json:"issuer,omitempty"`

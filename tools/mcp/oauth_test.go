@@ -2,6 +2,12 @@ package mcp_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -398,4 +404,58 @@ func TestASignInUsesTheOperatorsClientMetadataDocument(t *testing.T) {
 	require.NoError(t, err, "refreshed as the document's client")
 	assert.Contains(t, text, oauthmcp.User)
 	assert.EqualValues(t, 1, srv.Refreshes.Load())
+}
+
+// A service account that proves itself with a key (private_key_jwt,
+// RFC 7523) instead of a secret: the sign-in and each worker connection
+// sign a fresh assertion for the authorization server, the key is kept
+// with the sign-in, and a key the server refuses or cannot take is named.
+func TestAServiceAccountSignsWithItsKey(t *testing.T) {
+	srv := oauthmcp.Start(t, time.Hour)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	srv.ServiceAccountKey("fenix-fleet", &key.PublicKey)
+	pemKey := func(k any) []byte {
+		der, err := x509.MarshalPKCS8PrivateKey(k)
+		require.NoError(t, err)
+		return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	}
+	server := secureServer(t, srv.URL, `{"clientId": "fenix-fleet"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	login := func(opts mcp.LoginOptions) (mcp.LoginResult, error) {
+		opts.ClientCredentials = true
+		return mcp.Login(ctx, server, mcp.NewCredentialStore(t.TempDir()), opts)
+	}
+
+	store := mcp.NewCredentialStore(t.TempDir())
+	res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{ClientCredentials: true, ClientKey: pemKey(key)})
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Tools)
+	assert.Equal(t, srv.Issuer, res.Credentials.Issuer)
+	assert.Empty(t, res.Credentials.ClientSecret)
+	assert.EqualValues(t, 1, srv.Assertions.Load())
+	m := signedInManager(t, server, store)
+	require.NoError(t, m.WaitReady(ctx))
+	text, err := whoami(t, m)
+	require.NoError(t, err)
+	assert.Contains(t, text, oauthmcp.User)
+	assert.EqualValues(t, 2, srv.Assertions.Load(), "the worker's connection signed its own")
+
+	other, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	_, err = login(mcp.LoginOptions{ClientKey: pemKey(other)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "invalid_client")
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	_, err = login(mcp.LoginOptions{ClientKey: pemKey(rsaKey)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "signs client assertions with ES256, EdDSA, not the client key's RS256")
+	_, err = login(mcp.LoginOptions{ClientKey: []byte("s3cret")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the client key is not PEM")
+	_, err = login(mcp.LoginOptions{ClientKey: pemKey(key), ClientSecret: "s3cret"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not both")
 }

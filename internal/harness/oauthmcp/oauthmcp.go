@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -65,8 +66,13 @@ type Server struct {
 	// what AllowResource adds.
 	resources map[string]bool
 	// services are service accounts' secrets by client ID (the client
-	// credentials grant, authenticated with HTTP Basic).
-	services map[string]string
+	// credentials grant, authenticated with HTTP Basic); serviceKeys
+	// their public keys, for those that sign assertions instead.
+	services       map[string]string
+	serviceKeys    map[string]any
+	usedAssertions map[string]bool
+	// Assertions counts the client assertions taken.
+	Assertions atomic.Int64
 }
 
 type codeGrant struct {
@@ -106,7 +112,7 @@ func start(tb testing.TB, lifetime time.Duration, undiscoverable bool) *Server {
 		tb.Fatal(err)
 	}
 	s := &Server{lifetime: lifetime, key: key, signer: signer, clients: map[string]string{}, codes: map[string]codeGrant{},
-		access: map[string]time.Time{}, refresh: map[string]grant{}, resources: map[string]bool{}, services: map[string]string{}}
+		access: map[string]time.Time{}, refresh: map[string]grant{}, resources: map[string]bool{}, services: map[string]string{}, serviceKeys: map[string]any{}}
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	tb.Cleanup(hs.Close)
@@ -127,7 +133,8 @@ func start(tb testing.TB, lifetime time.Duration, undiscoverable bool) *Server {
 	mux.HandleFunc("GET "+metadataPath, jsonBody(fmt.Sprintf(`{"issuer": %[1]q,
   "authorization_endpoint": "%[1]s/authorize", "token_endpoint": "%[1]s/token", "registration_endpoint": "%[1]s/register", "jwks_uri": "%[1]s/jwks",
   "response_types_supported": ["code"], "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
-  "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
+  "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "private_key_jwt"],
+  "token_endpoint_auth_signing_alg_values_supported": ["ES256", "EdDSA"],
   "client_id_metadata_document_supported": true}`, s.Issuer)))
 	mux.HandleFunc("POST "+prefix+"/register", s.register)
 	mux.HandleFunc("GET "+prefix+"/authorize", s.authorize)
@@ -181,6 +188,15 @@ func (s *Server) ServiceAccount(clientID, secret string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.services[clientID] = secret
+}
+
+// ServiceAccountKey registers a confidential client for the client
+// credentials grant that proves itself with assertions its key signs
+// (private_key_jwt): publicKey verifies them.
+func (s *Server) ServiceAccountKey(clientID string, publicKey any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.serviceKeys[clientID] = publicKey
 }
 
 // ClientMetadataDocument is a Client ID Metadata Document (SEP-991) the
@@ -341,8 +357,15 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		delete(s.refresh, r.PostForm.Get("refresh_token"))
 		s.Refreshes.Add(1)
 	case "client_credentials":
-		id, secret, ok := r.BasicAuth()
-		if want, known := s.services[id]; !ok || !known || want != secret {
+		if r.PostForm.Has("client_assertion") {
+			if err := s.checkAssertionLocked(r.PostForm); err != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client", "error_description": err.Error()})
+				return
+			}
+			s.Assertions.Add(1)
+		} else if id, secret, ok := r.BasicAuth(); !ok || s.services[id] == "" || s.services[id] != secret {
 			oauthError(w, http.StatusUnauthorized, "invalid_client")
 			return
 		}
@@ -363,6 +386,38 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.refresh[refresh] = granted
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(s.lifetime.Seconds()), "refresh_token": refresh})
+}
+
+// checkAssertionLocked verifies a private_key_jwt client assertion
+// (RFC 7523 section 2.2): signed by the client's key, issued by and for
+// the client, for this authorization server, unexpired, used once.
+func (s *Server) checkAssertionLocked(form url.Values) error {
+	if form.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+		return fmt.Errorf("client_assertion_type %q", form.Get("client_assertion_type"))
+	}
+	key, known := s.serviceKeys[form.Get("client_id")]
+	if !known {
+		return fmt.Errorf("unknown client %q", form.Get("client_id"))
+	}
+	token, err := jwt.ParseSigned(form.Get("client_assertion"), []jose.SignatureAlgorithm{jose.ES256, jose.EdDSA})
+	if err != nil {
+		return err
+	}
+	var claims jwt.Claims
+	if err := token.Claims(key, &claims); err != nil {
+		return err
+	}
+	if err := claims.Validate(jwt.Expected{Issuer: form.Get("client_id"), Subject: form.Get("client_id"), AnyAudience: jwt.Audience{s.Issuer}}); err != nil {
+		return err
+	}
+	if s.usedAssertions == nil {
+		s.usedAssertions = map[string]bool{}
+	}
+	if claims.ID == "" || s.usedAssertions[claims.ID] {
+		return fmt.Errorf("assertion ID %q missing or used before", claims.ID)
+	}
+	s.usedAssertions[claims.ID] = true
+	return nil
 }
 
 func oauthError(w http.ResponseWriter, status int, code string) {

@@ -32,9 +32,6 @@ var expectedClientFailures = map[string]string{
 	// to a tool call is reported naming the scope for the operator to add
 	// to oauth.scopes before `worker mcp-login` again.
 	"auth/scope-step-up": "step-up needs the operator's new sign-in",
-	// A service account that authenticates with a signed JWT
-	// (private_key_jwt) rather than a secret.
-	"auth/client-credentials-jwt": "private_key_jwt client authentication",
 }
 
 func TestConformanceClientScenarios(t *testing.T) {

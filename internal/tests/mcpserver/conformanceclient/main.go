@@ -40,6 +40,9 @@ func run() error {
 	var scenario struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
+		// PrivateKeyPEM is the key of a service account that signs
+		// assertions (private_key_jwt).
+		PrivateKeyPEM string `json:"private_key_pem"`
 	}
 	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
 		if err := json.Unmarshal([]byte(raw), &scenario); err != nil {
@@ -67,7 +70,7 @@ func run() error {
 		// which an authorization server that supports such documents
 		// takes instead of a registration.
 		res, err := mcp.Login(ctx, server, store, mcp.LoginOptions{ClientSecret: scenario.ClientSecret, Open: oauthmcp.Browse,
-			ClientCredentials: strings.HasPrefix(name, "auth/client-credentials"),
+			ClientCredentials: strings.HasPrefix(name, "auth/client-credentials"), ClientKey: []byte(scenario.PrivateKeyPEM),
 			ClientMetadataURL: "https://conformance-test.local/client-metadata.json"})
 		if err != nil {
 			return err
