@@ -52,6 +52,9 @@ var toolAliases = map[string]toolAlias{
 	"web_fetch":        {names: []string{"WebFetch"}, toClaude: fetchInput, fromClaude: fetchArgs, response: fetchResponse, outputText: fieldText("result")},
 	"web_search":       {names: []string{"WebSearch"}, toClaude: searchInput, fromClaude: searchArgs, response: searchResponse},
 	"spawn_subagent":   {names: []string{"Agent", "Task"}, toClaude: agentInput, fromClaude: agentArgs, response: agentResponse, outputText: agentText},
+	// The MCP resource tools take Claude Code's input as it is.
+	"list_mcp_resources": {names: []string{"ListMcpResourcesTool"}, toClaude: sameInput, fromClaude: sameInput, response: listResourcesResponse},
+	"read_mcp_resource":  {names: []string{"ReadMcpResourceTool"}, toClaude: sameInput, fromClaude: sameInput, response: readResourceResponse},
 }
 
 // ToolNames lists a Fenix tool's Claude Code names, or nil when it
@@ -74,7 +77,7 @@ func FenixToolsFor(claudeName string) []string {
 }
 
 func sortedAliasKeys() []string {
-	return []string{"exec_command", "process_exec", "spawn_subagent", "web_fetch", "web_search",
+	return []string{"exec_command", "list_mcp_resources", "process_exec", "read_mcp_resource", "spawn_subagent", "web_fetch", "web_search",
 		"workspace_edit", "workspace_list", "workspace_read", "workspace_search", "workspace_write"}
 }
 

@@ -363,3 +363,31 @@ func shellWord(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+func sameInput(args map[string]any, _ string) map[string]any {
+	return copyExcept(args)
+}
+
+// listResourcesResponse is ListMcpResourcesTool's output: the resources.
+func listResourcesResponse(raw, _ map[string]any, _ string) any {
+	return raw["resources"]
+}
+
+// readResourceResponse is ReadMcpResourceTool's output: the contents,
+// text inline (binary and stored ones by their size and reference).
+func readResourceResponse(raw, _ map[string]any, _ string) any {
+	items, _ := raw["content"].([]any)
+	contents := make([]any, 0, len(items))
+	for _, it := range items {
+		c, _ := it.(map[string]any)
+		out := map[string]any{"uri": str(c, "uri"), "mimeType": str(c, "mime_type")}
+		if text := str(c, "text"); text != "" {
+			out["text"] = text
+		}
+		if ref := str(c, "ref"); ref != "" {
+			out["ref"], out["bytes"] = ref, c["bytes"]
+		}
+		contents = append(contents, out)
+	}
+	return map[string]any{"server": str(raw, "server"), "contents": contents}
+}

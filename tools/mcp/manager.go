@@ -113,6 +113,8 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// resources are list_mcp_resources and read_mcp_resource.
+	resources map[string]tools.Definition
 }
 
 // serverSet is one configuration of the manager's servers.
@@ -144,6 +146,7 @@ func NewManager(configs []ServerConfig, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("MCP manager: %w", err)
 	}
 	m := &Manager{opts: opts}
+	m.resources = m.resourceTools()
 	set, err := m.newSet(configs, opts.Rules, nil)
 	if err != nil {
 		return nil, err
@@ -291,6 +294,9 @@ func (m *Manager) Status() []ServerStatus {
 // Tool implements tools.Source: a name under mcp__<server>__ belongs to
 // that server; when the server is down the call cannot be served.
 func (m *Manager) Tool(name string) (tools.Definition, bool, error) {
+	if d, ok := m.resources[name]; ok {
+		return d, true, nil
+	}
 	s := m.serverOf(name)
 	if s == nil {
 		if server, why, ok := m.refusedServerOf(name); ok {
@@ -323,12 +329,16 @@ func (m *Manager) ProjectResult(name string, args map[string]any, raw json.RawMe
 	return p, true, err
 }
 
-// Definitions implements tools.Source: the tools of connected servers.
+// Definitions implements tools.Source: the tools of connected servers,
+// and the resource tools while one of them offers resources.
 func (m *Manager) Definitions() []tools.Definition {
 	var out []tools.Definition
 	set := m.current()
 	for _, n := range set.order {
 		out = append(out, set.servers[n].definitions()...)
+	}
+	if len(m.resourceServers()) > 0 {
+		out = append(out, m.resources[ListResourcesTool], m.resources[ReadResourceTool])
 	}
 	return out
 }

@@ -172,6 +172,11 @@ func project(_ map[string]any, raw json.RawMessage) (tools.Projection, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return tools.Projection{}, err
 	}
+	return projectCall(r), nil
+}
+
+// projectCall is project's work on a decoded result.
+func projectCall(r CallResult) tools.Projection {
 	var parts []string
 	for _, c := range r.Content {
 		parts = append(parts, narrate(c))
@@ -206,20 +211,21 @@ func project(_ map[string]any, raw json.RawMessage) (tools.Projection, error) {
 		meta["protected_paths_changed"] = r.ProtectedPathsChanged
 		content += "\n" + strings.TrimSpace(tools.ProtectedChangeNote(r.ProtectedPathsChanged))
 	}
-	return tools.Projection{Content: content, Metadata: meta}, nil
+	return tools.Projection{Content: content, Metadata: meta}
 }
 
 func narrate(c Content) string {
 	switch c.Type {
 	case "text", "resource", "unknown":
+		if c.Type == "resource" && c.Text == "" {
+			// A binary resource (or an empty one).
+			return fmt.Sprintf("[resource %s, %s, %d bytes%s]", c.URI, c.MIMEType, c.Bytes, storedAs(c))
+		}
 		if c.Ref != "" {
 			return fmt.Sprintf("%s… [%d bytes in all, stored as %s]", c.Text, c.Bytes, c.Ref)
 		}
 		if c.Truncated {
 			return fmt.Sprintf("%s… [truncated from %d bytes]", c.Text, c.Bytes)
-		}
-		if c.Type == "resource" && c.Text == "" {
-			return fmt.Sprintf("[resource %s, %s, %d bytes%s]", c.URI, c.MIMEType, c.Bytes, storedAs(c))
 		}
 		return c.Text
 	case "resource_link":
