@@ -437,3 +437,51 @@ func TestSandboxAutoAllowsBashUnderDontAsk(t *testing.T) {
 		t.Errorf("autoAllowBashIfSandboxed false: %+v, want denied", v)
 	}
 }
+
+// A workspace root and a settings file's project are often the same
+// directory under two names (/home/me/app a link to /srv/app, the kernel
+// naming one and the worker's -hooks-file the other). Rules anchored at
+// the project ("/secrets") or at an absolute path ("//srv/app/priv") must
+// hold whichever name each side uses: they used to compare the names
+// only, so a workspace reached through the link read the denied files.
+func TestPathRulesHoldThroughASymlinkedWorkspaceRoot(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "srv", "app")
+	for _, d := range []string{"secrets", "priv", "src"} {
+		if err := os.MkdirAll(filepath.Join(real, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "home-app")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	rules := `{"permissions": {"deny": ["Read(/secrets/**)", "Edit(/secrets/**)", "Read(//` + strings.TrimPrefix(filepath.ToSlash(real), "/") + `/priv/**)"]}}`
+	for _, loadedAt := range []string{real, link} {
+		project(t, real, map[string]string{"settings.json": rules})
+		sources, err := LoadSources([]string{loadedAt}, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewPermissions(sources)
+		for _, root := range []string{real, link} {
+			for _, tc := range []struct {
+				tool, path string
+				denied     bool
+			}{
+				{"workspace_read", "secrets/key.pem", true},
+				{"workspace_write", "secrets/key.pem", true},
+				{"workspace_read", "priv/id_rsa", true},
+				{"workspace_read", "src/main.go", false},
+			} {
+				v := p.Evaluate(call(root, tc.tool, map[string]any{"path": tc.path}), false)
+				if got := v.Decision == hooks.KindDeny; got != tc.denied {
+					t.Errorf("project loaded at %s, workspace %s: %s %s = %+v, want denied %v", loadedAt, root, tc.tool, tc.path, v, tc.denied)
+				}
+				if tc.tool == "workspace_read" && p.ReadDenied(root, tc.path, nil) != tc.denied {
+					t.Errorf("project loaded at %s, workspace %s: ReadDenied(%s) = %v, want %v", loadedAt, root, tc.path, !tc.denied, tc.denied)
+				}
+			}
+		}
+	}
+}
