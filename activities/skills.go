@@ -102,12 +102,21 @@ func (a *Activities) installSkill(in RunSkillInput) (skills.Entry, error) {
 		return skills.Entry{}, err
 	}
 	defer ws.Close()
-	info, cleaned, err := ws.Stat(in.Request.SourcePath)
+	// Opened through the workspace root and installed from the handles: a
+	// source swapped for a link out of the workspace after this open is
+	// never read (Install would resolve the host path again).
+	dir, file, cleaned, err := ws.OpenSource(in.Request.SourcePath)
 	if err != nil {
 		return skills.Entry{}, err
 	}
-	if !info.IsDir() && !info.Mode().IsRegular() {
-		return skills.Entry{}, fenixerr.Validation("skill source %q is neither a directory nor an archive file", cleaned)
+	if dir != nil {
+		defer dir.Close()
+	}
+	if file != nil {
+		defer file.Close()
+		if info, err := file.Stat(); err != nil || !info.Mode().IsRegular() {
+			return skills.Entry{}, fenixerr.Validation("skill source %q is neither a directory nor an archive file", cleaned)
+		}
 	}
 	var opts []skills.InstallOption
 	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.PathFilter); ok {
@@ -117,5 +126,5 @@ func (a *Activities) installSkill(in RunSkillInput) (skills.Entry, error) {
 		}
 		opts = append(opts, skills.RefuseReadDenied(denied))
 	}
-	return a.Skills.Install(filepath.Join(ws.Dir(), filepath.FromSlash(cleaned)), opts...)
+	return a.Skills.InstallOpened(filepath.Join(ws.Dir(), filepath.FromSlash(cleaned)), skills.OpenedSource{Dir: dir, Archive: file}, opts...)
 }
