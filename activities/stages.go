@@ -160,6 +160,12 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		if ws = opened; ws != nil {
 			defer ws.Close()
 		}
+		// Hooks that run each workspace's own scripts (a fleet's settings)
+		// pin them before the agent's first act there, not at their own
+		// first run, which a call they do not match may precede.
+		if root, err := a.resolveWorkspaceRoot(in.WorkspaceRoot); err == nil {
+			a.hookRegistry().PinWorkspace(root)
+		}
 	}
 	progress := newProgressSink(ctx, in.ToolCall.CallID)
 	progress.redactor = a.Redactor
