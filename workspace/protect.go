@@ -161,7 +161,7 @@ func (w *Workspace) writableTarget(rel string) (cleaned, target string, err erro
 }
 
 // protectedSet names what is protected, for messages.
-const protectedSet = ".git at any depth, .claude/, hook settings, the scripts hooks run and MCP server configurations"
+const protectedSet = ".git at any depth, .claude/, hook settings, the scripts hooks run, MCP server configurations and the worker's own files (data directory, skills, profiles, audit log)"
 
 func protectedError(rel, target string) error {
 	if rel == target {

@@ -40,6 +40,28 @@ func protectedPaths(cfg Config, p confine.Policy) confine.Policy {
 	return p
 }
 
+// workerFiles are the worker's own paths the file tools never write,
+// wherever an operator put them (a workspace's skills/ or profiles/, an
+// audit log beside the project): the data directory, the skills and
+// profiles, and what commands may not reach (the audit files, the
+// context store, the keys). Commands are kept out of them by their
+// domain; workspace_write and workspace_edit would otherwise rewrite a
+// skill's or a profile's instructions for every later turn, or the
+// audit log.
+func workerFiles(cfg Config, commands confine.Policy) []string {
+	var files []string
+	for _, p := range append([]string{cfg.DataDir, cfg.SkillsDir, cfg.ProfilesDir}, commands.Hidden...) {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		files = append(files, p)
+	}
+	return files
+}
+
 // secretFiles are the files whose contents let a command act as the
 // worker: the payload encryption keys and the Temporal client's TLS key
 // and configuration file (which may hold an API key). With them a

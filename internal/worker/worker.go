@@ -211,7 +211,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		Redactor:             cfg.Redactor,
 		Audit:                w.audit,
 		InboxURL:             cfg.InboxURL,
-		Protected:            mcpConfigFiles(cfg),
+		Protected:            append(mcpConfigFiles(cfg), workerFiles(cfg, hostCfg.Protected)...),
 		Sessions:             sessions.NewClaimer(sessions.TemporalToucher{Client: w.client, TaskQueue: cfg.TaskQueue}, cfg.SessionIdleTimeout),
 		NetworkMemory:        sessions.NetworkMemory{Client: w.client, TaskQueue: cfg.TaskQueue, Idle: cfg.SessionIdleTimeout},
 		Assembler: &prompt.Assembler{
