@@ -146,6 +146,22 @@ func (c *judgedCall) beyondWords() string {
 	return ""
 }
 
+// cd is the "cd <dir>" a shell call's cwd argument amounts to, "" for
+// none (the workspace root).
+func (c *judgedCall) cd() string {
+	cwd := str(c.args, "cwd")
+	if cwd == "" {
+		return ""
+	}
+	if cleaned, err := workspace.Clean(cwd); err == nil {
+		if cleaned == "." {
+			return ""
+		}
+		cwd = cleaned
+	}
+	return "cd " + cwd
+}
+
 // unsafeEnv names the first variable a shell call sets, on its command
 // line or through its "env" argument, that allow rules do not look past
 // (claudeSafeEnvVars); "" for none or a call of another tool.
@@ -274,6 +290,17 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		return nil
 	}
 	var used []permissionRule
+	// A working directory other than the workspace root is the "cd" a
+	// line would start with: "./scripts/test.sh" or "npm test" there is
+	// another script than the one an allow rule names, so, as for
+	// "cd dir && ./scripts/test.sh", some allow rule must approve the cd.
+	if cd := c.cd(); cd != "" {
+		r, ok := cdRule(named, cd)
+		if !ok {
+			return nil
+		}
+		used = append(used, r)
+	}
 	for _, c := range sc.commands {
 		if c.nested {
 			continue // judged as the script of an allowed command
@@ -297,6 +324,40 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		}
 	}
 	return used
+}
+
+// cdRule is the first of the named allow rules that approves cd, the
+// "cd <dir>" a call's cwd amounts to.
+func cdRule(named []permissionRule, cd string) (permissionRule, bool) {
+	for _, r := range named {
+		if r.wholeTool() {
+			return r, true
+		}
+		pattern, prefix := bashPattern(r.rule.content)
+		if commandMatches(pattern, cd, prefix) {
+			return r, true
+		}
+	}
+	return permissionRule{}, false
+}
+
+// unapprovedCd is the "cd <dir>" a shell call's cwd amounts to when no
+// allow rule approves it, else "".
+func (p *Permissions) unapprovedCd(c *judgedCall) string {
+	cd := c.cd()
+	if cd == "" || !c.isShell() {
+		return ""
+	}
+	var named []permissionRule
+	for _, r := range p.rules {
+		if r.behavior == behaviorAllow && namesTool(r.rule.tool, c.tool) && (r.wholeTool() || specifierKnown(r.rule.tool)) {
+			named = append(named, r)
+		}
+	}
+	if _, ok := cdRule(named, cd); ok {
+		return ""
+	}
+	return cd
 }
 
 func containsRule(rules []permissionRule, r permissionRule) bool {

@@ -485,3 +485,42 @@ func TestPathRulesHoldThroughASymlinkedWorkspaceRoot(t *testing.T) {
 		}
 	}
 }
+
+// exec_command's cwd argument is the "cd" a Claude Code agent would write
+// before its command: "./scripts/test.sh" run in evil/ is the agent's own
+// evil/scripts/test.sh, and "npm test" there runs evil/package.json's
+// script. An allow rule naming the command used to approve it in any
+// working directory, where "cd evil && ./scripts/test.sh" was refused
+// under dontAsk; the cd must now be approved too.
+func TestAllowRulesApproveTheCallsWorkingDirectoryToo(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {"defaultMode": "dontAsk",
+		"allow": ["Bash(./scripts/test.sh)", "Bash(npm test)"]}}`}))
+	for _, tc := range []struct {
+		args map[string]any
+		want hooks.Kind
+	}{
+		{map[string]any{"command_line": "./scripts/test.sh"}, hooks.KindAllow},
+		{map[string]any{"command_line": "./scripts/test.sh", "cwd": "."}, hooks.KindAllow},
+		{map[string]any{"command_line": "./scripts/test.sh", "cwd": "evil"}, hooks.KindDeny},
+		{map[string]any{"command_line": "npm test", "cwd": "evil/"}, hooks.KindDeny},
+		{map[string]any{"command_line": "cd evil && ./scripts/test.sh"}, hooks.KindDeny},
+	} {
+		v := p.Evaluate(call(dir, "exec_command", tc.args), false)
+		if v.Decision != tc.want {
+			t.Errorf("%v = %+v, want %q", tc.args, v, tc.want)
+		}
+		if tc.want == hooks.KindDeny && tc.args["cwd"] != nil && !strings.Contains(v.Reason, `"cd evil"`) {
+			t.Errorf("%v: reason %q does not name the cd no rule approves", tc.args, v.Reason)
+		}
+		if v := p.Evaluate(call(dir, "process_exec", tc.args), false); v.Decision != tc.want {
+			t.Errorf("process_exec %v = %+v, want %q", tc.args, v, tc.want)
+		}
+	}
+	// A rule that approves the cd approves the call there.
+	q := NewPermissions(project(t, t.TempDir(), map[string]string{"settings.json": `{"permissions": {"defaultMode": "dontAsk",
+		"allow": ["Bash(npm test)", "Bash(cd web)"]}}`}))
+	if v := q.Evaluate(call(dir, "exec_command", map[string]any{"command_line": "npm test", "cwd": "web"}), false); v.Decision != hooks.KindAllow || !strings.Contains(v.Rule, "Bash(cd web)") {
+		t.Errorf("npm test in web with Bash(cd web) allowed = %+v, want allowed by both rules", v)
+	}
+}
