@@ -259,6 +259,7 @@ func (a *Activities) openWorkspace(root string, required bool) (*workspace.Works
 	// configuration, are never writable by tools.
 	ws.Protect(a.hookRegistry().ProtectedPaths())
 	ws.Protect(a.Protected, nil)
+	ws.Hide(a.Private)
 	return ws, nil
 }
 

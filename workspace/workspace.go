@@ -42,6 +42,9 @@ type Workspace struct {
 	// extraAbs are the absolute protected paths given to Protect, inside
 	// the workspace or not: a hard link to one is refused by inode.
 	extraAbs []string
+	// private are paths relative to the root that are neither read nor
+	// written (Hide).
+	private []string
 	// judge, when set, is asked about every file ReadFile and WriteFile
 	// open (SetJudge).
 	judge Judge
@@ -150,6 +153,9 @@ func (w *Workspace) ReadFile(rel string, maxBytes int64) (ReadResult, error) {
 	}
 	target, err := w.resolveLinks(cleaned)
 	if err != nil {
+		return ReadResult{}, err
+	}
+	if err := w.refusePrivate(cleaned, target); err != nil {
 		return ReadResult{}, err
 	}
 	if err := w.judged(AccessRead, cleaned, target); err != nil {
@@ -361,6 +367,13 @@ func (w *Workspace) OpenSource(rel string) (dir *os.Root, file *os.File, cleaned
 	cleaned, err = Clean(rel)
 	if err != nil {
 		return nil, nil, "", err
+	}
+	target, err := w.resolveLinks(cleaned)
+	if err != nil {
+		return nil, nil, cleaned, err
+	}
+	if err := w.refusePrivate(cleaned, target); err != nil {
+		return nil, nil, cleaned, err
 	}
 	info, err := w.root.Stat(cleaned)
 	if err != nil {
