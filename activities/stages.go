@@ -255,12 +255,18 @@ func (a *Activities) openWorkspace(root string, required bool) (*workspace.Works
 	if err != nil {
 		return nil, err
 	}
-	// The scripts and settings loaded hooks run, and the worker's own
-	// configuration, are never writable by tools.
+	a.guardWorkspace(ws)
+	return ws, nil
+}
+
+// guardWorkspace keeps a workspace's tools out of what is the worker's:
+// the scripts and settings loaded hooks run and the worker's own
+// configuration are never writable, its private files (data directory,
+// keys, audit files) neither readable nor writable.
+func (a *Activities) guardWorkspace(ws *workspace.Workspace) {
 	ws.Protect(a.hookRegistry().ProtectedPaths())
 	ws.Protect(a.Protected, nil)
 	ws.Hide(a.Private)
-	return ws, nil
 }
 
 // ProjectToolResultInput is ProjectToolResult's input.
