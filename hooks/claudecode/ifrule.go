@@ -27,6 +27,9 @@ type ifRule struct {
 	content string
 	// projectDir anchors "/path" patterns (the settings file's project).
 	projectDir string
+	// realProjectDir and realHome are the project and the home directory
+	// with their symlinks resolved, at load (see pathMatches).
+	realProjectDir, realHome string
 }
 
 var ruleSyntax = regexp.MustCompile(`^\s*([A-Za-z0-9_*.-]+)\s*(?:\((.*)\))?\s*$`)
@@ -36,7 +39,15 @@ func parseIfRule(text, projectDir string) (*ifRule, error) {
 	if m == nil {
 		return nil, fmt.Errorf("\"if\" %q is not a permission rule like Bash(git *) or Edit(*.ts)", text)
 	}
-	return &ifRule{text: text, tool: m[1], content: strings.TrimSpace(m[2]), projectDir: projectDir}, nil
+	r := &ifRule{text: text, tool: m[1], content: strings.TrimSpace(m[2]), projectDir: projectDir}
+	switch {
+	case strings.HasPrefix(r.content, "~/"):
+		home, _ := os.UserHomeDir()
+		r.realHome = realDir(home)
+	case strings.HasPrefix(r.content, "/") && !strings.HasPrefix(r.content, "//"):
+		r.realProjectDir = realDir(projectDir)
+	}
+	return r, nil
 }
 
 // matches reports whether a call of tool with args matches the rule. names
@@ -222,12 +233,23 @@ var patternCache sync.Map
 // /home/me/app, a link to /srv/app, holds the project /srv/app's
 // "/secrets" and "//srv/app/secrets" (Claude Code follows symlinks too).
 func (r *ifRule) pathMatches(rel, root string) bool {
+	return r.pathMatchesIn(rel, root, func() string { return realDir(root) })
+}
+
+// pathMatchesIn is pathMatches with the workspace root's resolved form
+// from realRoot, asked only when the names alone do not match (a caller
+// judging many paths in one workspace resolves it once).
+func (r *ifRule) pathMatchesIn(rel, root string, realRoot func() string) bool {
 	pattern, dirOnly := strings.CutSuffix(r.content, "/")
-	named, namedTarget := r.anchor(pattern, root, rel, false)
+	named, namedTarget := r.anchor(pattern, root, root, rel, false)
 	if pathPatternMatches(named, namedTarget, dirOnly) {
 		return true
 	}
-	real, realTarget := r.anchor(pattern, root, rel, true)
+	resolvedRoot := root
+	if root != "" {
+		resolvedRoot = realRoot()
+	}
+	real, realTarget := r.anchor(pattern, root, resolvedRoot, rel, true)
 	if real == named && realTarget == namedTarget {
 		return false
 	}
@@ -236,13 +258,12 @@ func (r *ifRule) pathMatches(rel, root string) bool {
 
 // anchor makes a rule's pattern (its trailing slash cut) absolute and
 // the path it judges too, with the directories they are anchored at as
-// named or, when real, with their symlinks resolved.
-func (r *ifRule) anchor(pattern, root, rel string, real bool) (string, string) {
-	dir := func(d string) string {
-		if real {
-			return realDir(d)
-		}
-		return d
+// named or, when real, with their symlinks resolved (the workspace root
+// as resolved is given; the project's and the home's were at load).
+func (r *ifRule) anchor(pattern, root, resolvedRoot, rel string, real bool) (string, string) {
+	base := root
+	if real {
+		base = resolvedRoot
 	}
 	switch {
 	case strings.HasPrefix(pattern, "//"):
@@ -252,27 +273,30 @@ func (r *ifRule) anchor(pattern, root, rel string, real bool) (string, string) {
 		}
 	case strings.HasPrefix(pattern, "~/"):
 		home, _ := os.UserHomeDir()
-		pattern = joinPattern(dir(home), pattern[2:])
-	case strings.HasPrefix(pattern, "/"):
-		base := r.projectDir
-		if base == "" {
-			base = root
+		if real && r.realHome != "" {
+			home = r.realHome
 		}
-		pattern = joinPattern(dir(base), pattern[1:])
+		pattern = joinPattern(home, pattern[2:])
+	case strings.HasPrefix(pattern, "/"):
+		project := r.projectDir
+		switch {
+		case project == "":
+			project = base
+		case real && r.realProjectDir != "":
+			project = r.realProjectDir
+		}
+		pattern = joinPattern(project, pattern[1:])
 	case strings.HasPrefix(pattern, "./"):
-		pattern = joinPattern(dir(root), pattern[2:])
+		pattern = joinPattern(base, pattern[2:])
 	case !strings.Contains(pattern, "/"):
-		pattern = joinPattern(dir(root), "**/"+pattern)
+		pattern = joinPattern(base, "**/"+pattern)
 	default:
-		pattern = joinPattern(dir(root), pattern)
+		pattern = joinPattern(base, pattern)
 	}
 	if rel == "" {
 		rel = "."
 	}
-	if root != "" {
-		root = dir(root)
-	}
-	return pattern, path.Clean(filepath.ToSlash(absPath(root, rel)))
+	return pattern, path.Clean(filepath.ToSlash(absPath(base, rel)))
 }
 
 // pathPatternMatches matches an absolute pattern against an absolute

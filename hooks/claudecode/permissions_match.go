@@ -103,7 +103,7 @@ func (r permissionRule) matches(c *judgedCall) (matched, uncertain bool) {
 	}
 	if c.isPath() {
 		given, resolved, ok := c.paths()
-		if r.rule.pathMatches(given, c.root) || ok && r.rule.pathMatches(resolved, c.root) {
+		if r.rule.pathMatchesIn(given, c.root, c.realRoot) || ok && r.rule.pathMatchesIn(resolved, c.root, c.realRoot) {
 			return true, false
 		}
 		return false, !ok
@@ -123,9 +123,22 @@ type judgedCall struct {
 
 	resolvedDone, resolvable bool
 	resolved                 string
+	// realRootDone and realRootDir are root with its symlinks resolved,
+	// once per call (realRoot).
+	realRootDone bool
+	realRootDir  string
 	// resolve, when set, follows a path's symlinks in an open workspace
 	// (ReadDenied's caller has one); else the workspace is opened.
 	resolve func(string) (string, error)
+}
+
+// realRoot is the workspace root with its symlinks resolved, resolved
+// once for all the rules that judge the call.
+func (c *judgedCall) realRoot() string {
+	if !c.realRootDone {
+		c.realRootDone, c.realRootDir = true, realDir(c.root)
+	}
+	return c.realRootDir
 }
 
 func (c *judgedCall) isShell() bool { return c.tool == "exec_command" || c.tool == "process_exec" }
@@ -259,7 +272,7 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		}
 		var used []permissionRule
 		for _, p := range []string{given, resolved} {
-			i := slices.IndexFunc(named, func(r permissionRule) bool { return r.rule.pathMatches(p, c.root) })
+			i := slices.IndexFunc(named, func(r permissionRule) bool { return r.rule.pathMatchesIn(p, c.root, c.realRoot) })
 			if i < 0 {
 				return nil
 			}
