@@ -223,3 +223,44 @@ func TestSkillInstallSourceSwappedForALinkOutsideIsRefused(t *testing.T) {
 		t.Errorf("the install did not copy the directory it checked: %v", err)
 	}
 }
+
+// A skill's files are read in full once installed (skills_read_file), so
+// an install must not copy the worker's private files: in a workspace of
+// the worker's home, ".config" with a SKILL.md the agent wrote there held
+// ~/.config/temporalio/temporal.toml, the Temporal API key, and the
+// install copied it where the skill's files are read.
+func TestSkillInstallDoesNotCopyTheWorkersPrivateFiles(t *testing.T) {
+	home := t.TempDir()
+	manifest := "---\nname: config\ndescription: A skill.\n---\n# Body\n"
+	for rel, body := range map[string]string{
+		".config/SKILL.md":                 manifest,
+		".config/temporalio/temporal.toml": "api_key = \"tmprl-secret\"\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(home, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(".config", filepath.Join(home, "cfg")); err != nil {
+		t.Fatal(err)
+	}
+	for _, source := range []string{".config", "cfg"} {
+		catalog, err := skills.Open(skills.Roots{Installed: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := &Activities{Hooks: hooks.NewRegistry(), DefaultWorkspaceRoot: home, Skills: catalog,
+			Private: []string{filepath.Join(home, ".config", "temporalio", "temporal.toml")}}
+		_, err = a.RunSkill(context.Background(), RunSkillInput{Mode: contract.ModeSkillsInstall, WorkspaceRoot: home,
+			Request: contract.SkillRequest{SourcePath: source}})
+		if _, ok := catalog.Lookup("config"); ok || err == nil {
+			t.Errorf("install %s copied the worker's key (err %v)", source, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "temporal.toml") {
+			t.Errorf("install %s: %v, want an error naming the private file", source, err)
+		}
+	}
+}

@@ -118,13 +118,29 @@ func (a *Activities) installSkill(in RunSkillInput) (skills.Entry, error) {
 			return skills.Entry{}, fenixerr.Validation("skill source %q is neither a directory nor an archive file", cleaned)
 		}
 	}
-	var opts []skills.InstallOption
-	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.PathFilter); ok {
-		denied := func(rel string) bool { return filter.ReadDenied(ws.Dir(), path.Join(cleaned, rel), ws.ResolveLinks) }
-		if denied(".") {
-			return skills.Entry{}, fenixerr.New(fenixerr.TypePermissionDenied, "skill source %q is denied to reads by a permission rule, so it is not installed", cleaned).WithCode("read_denied")
+	// What is read in full once installed must be readable now: not the
+	// worker's private files (in a workspace of its home), not what a
+	// Read deny rule keeps from the agent.
+	filter, _ := a.hookRegistry().PermissionPolicy().(hooks.PathFilter)
+	var refused error
+	denied := func(rel string) bool {
+		p := path.Join(cleaned, rel)
+		if err := ws.RefusePrivate(p); err != nil {
+			refused = err
+			return true
 		}
-		opts = append(opts, skills.RefuseReadDenied(denied))
+		return filter != nil && filter.ReadDenied(ws.Dir(), p, ws.ResolveLinks)
 	}
-	return a.Skills.InstallOpened(filepath.Join(ws.Dir(), filepath.FromSlash(cleaned)), skills.OpenedSource{Dir: dir, Archive: file}, opts...)
+	if denied(".") {
+		if refused != nil {
+			return skills.Entry{}, refused
+		}
+		return skills.Entry{}, fenixerr.New(fenixerr.TypePermissionDenied, "skill source %q is denied to reads by a permission rule, so it is not installed", cleaned).WithCode("read_denied")
+	}
+	opts := []skills.InstallOption{skills.RefuseReadDenied(denied)}
+	entry, err := a.Skills.InstallOpened(filepath.Join(ws.Dir(), filepath.FromSlash(cleaned)), skills.OpenedSource{Dir: dir, Archive: file}, opts...)
+	if err != nil && refused != nil {
+		return skills.Entry{}, refused
+	}
+	return entry, err
 }

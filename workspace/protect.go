@@ -88,6 +88,21 @@ func (w *Workspace) isPrivate(rel string) bool {
 	return false
 }
 
+// RefusePrivate refuses rel, with the error ReadFile gives, when it or
+// the path its symlinks lead to is private (Hide): for callers that read
+// beneath a path they opened (a skill install walking its source).
+func (w *Workspace) RefusePrivate(rel string) error {
+	cleaned, err := Clean(rel)
+	if err != nil {
+		return err
+	}
+	target, err := w.resolveLinks(cleaned)
+	if err != nil {
+		target = cleaned
+	}
+	return w.refusePrivate(cleaned, target)
+}
+
 // refusePrivate refuses reaching cleaned, which leads to target, when
 // either is private.
 func (w *Workspace) refusePrivate(cleaned, target string) error {
