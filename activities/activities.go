@@ -96,6 +96,11 @@ type Activities struct {
 	// hooks' own: the MCP configurations the worker loaded, which name the
 	// commands it launches when it starts.
 	Protected []string
+	// Private are absolute paths tools neither read nor write, where a
+	// workspace holds them (a workspace of the worker's home): the
+	// worker's data directory, keys and audit files, which commands are
+	// kept out of too.
+	Private []string
 }
 
 func (a *Activities) metrics() Recorder {

@@ -153,3 +153,114 @@ func denyRulesWorkspace(t *testing.T, files map[string]string, target, link stri
 	registry.SetPermissionPolicy(claudecode.NewPermissions(sources))
 	return ws, registry
 }
+
+// swappingFilter is a permission policy that denies nothing and, the
+// first time it is asked about swap, replaces that workspace directory
+// with a symlink to target: what a process the agent left running does
+// between the install's check of its source and the copy.
+type swappingFilter struct {
+	hooks.PermissionPolicy
+	ws, swap, target string
+	swapped          bool
+}
+
+func (f *swappingFilter) ReadDenied(_, rel string, _ func(string) (string, error)) bool {
+	if rel == f.swap && !f.swapped {
+		f.swapped = true
+		p := filepath.Join(f.ws, f.swap)
+		if err := os.Rename(p, p+".old"); err != nil {
+			panic(err)
+		}
+		if err := os.Symlink(f.target, p); err != nil {
+			panic(err)
+		}
+	}
+	return false
+}
+
+func (f *swappingFilter) WriteDenied(string, string, func(string) (string, error)) bool { return false }
+
+// A skill source checked inside the workspace and then swapped for a
+// symlink to a directory outside it must not be copied: the install used
+// to reopen the source by its host path, following the new link, and the
+// outside directory (another workspace's skill with its secrets) became a
+// skill whose files skills_read_file returns in full. The directory
+// opened and checked is the one copied.
+func TestSkillInstallSourceSwappedForALinkOutsideIsRefused(t *testing.T) {
+	ws := t.TempDir()
+	outside := t.TempDir()
+	manifest := "---\nname: %s\ndescription: A skill.\n---\n# Body\n"
+	for dir, files := range map[string]map[string]string{
+		ws:      {"skill/SKILL.md": fmt.Sprintf(manifest, "mine")},
+		outside: {"SKILL.md": fmt.Sprintf(manifest, "theirs"), "id_rsa": "PRIVATE KEY\n"},
+	} {
+		for rel, body := range files {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, rel), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	catalog, err := skills.Open(skills.Roots{Installed: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := hooks.NewRegistry()
+	filter := &swappingFilter{PermissionPolicy: claudecode.NewPermissions(nil), ws: ws, swap: "skill", target: outside}
+	registry.SetPermissionPolicy(filter)
+	a := &Activities{Hooks: registry, DefaultWorkspaceRoot: ws, Skills: catalog}
+	_, err = a.RunSkill(context.Background(), RunSkillInput{Mode: contract.ModeSkillsInstall, WorkspaceRoot: ws,
+		Request: contract.SkillRequest{SourcePath: "skill"}})
+	if !filter.swapped {
+		t.Fatal("the source was not swapped during the install")
+	}
+	if _, ok := catalog.Lookup("theirs"); ok {
+		t.Fatalf("the install copied the directory outside the workspace the swapped link leads to (err %v)", err)
+	}
+	if _, ok := catalog.Lookup("mine"); !ok || err != nil {
+		t.Errorf("the install did not copy the directory it checked: %v", err)
+	}
+}
+
+// A skill's files are read in full once installed (skills_read_file), so
+// an install must not copy the worker's private files: in a workspace of
+// the worker's home, ".config" with a SKILL.md the agent wrote there held
+// ~/.config/temporalio/temporal.toml, the Temporal API key, and the
+// install copied it where the skill's files are read.
+func TestSkillInstallDoesNotCopyTheWorkersPrivateFiles(t *testing.T) {
+	home := t.TempDir()
+	manifest := "---\nname: config\ndescription: A skill.\n---\n# Body\n"
+	for rel, body := range map[string]string{
+		".config/SKILL.md":                 manifest,
+		".config/temporalio/temporal.toml": "api_key = \"tmprl-secret\"\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(home, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(".config", filepath.Join(home, "cfg")); err != nil {
+		t.Fatal(err)
+	}
+	for _, source := range []string{".config", "cfg"} {
+		catalog, err := skills.Open(skills.Roots{Installed: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := &Activities{Hooks: hooks.NewRegistry(), DefaultWorkspaceRoot: home, Skills: catalog,
+			Private: []string{filepath.Join(home, ".config", "temporalio", "temporal.toml")}}
+		_, err = a.RunSkill(context.Background(), RunSkillInput{Mode: contract.ModeSkillsInstall, WorkspaceRoot: home,
+			Request: contract.SkillRequest{SourcePath: source}})
+		if _, ok := catalog.Lookup("config"); ok || err == nil {
+			t.Errorf("install %s copied the worker's key (err %v)", source, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "temporal.toml") {
+			t.Errorf("install %s: %v, want an error naming the private file", source, err)
+		}
+	}
+}

@@ -77,6 +77,7 @@ func (h *HookAgent) EvaluateAgent(ctx context.Context, model, prompt, root strin
 			return "", err
 		}
 		defer ws.Close()
+		a.guardWorkspace(ws)
 		env.Workspace = ws
 		a.judgeWorkspace(env, pinnedPath{})
 	}

@@ -98,3 +98,26 @@ func TestHookAgentStopsAfterItsTurns(t *testing.T) {
 		t.Error("a hook agent without a model must fail, not decide")
 	}
 }
+
+// The agent writes what an agent hook's model reads, and can ask it, in
+// that text, to read the worker's own files and quote them in its reason,
+// which reaches the agent. The hook's reads keep out of the worker's
+// private files (a workspace of the worker's home holds its data
+// directory and Temporal configuration) as the agent's own do.
+func TestHookAgentDoesNotReadTheWorkersPrivateFiles(t *testing.T) {
+	root, registry := denyRulesWorkspace(t, map[string]string{".config/temporalio/temporal.toml": "api_key = \"tmprl-secret\"\n"}, ".env", "env-link")
+	model := &turnModel{answers: []contract.Message{
+		read("r1", ".config/temporalio/temporal.toml"),
+		{Content: `{"ok": true}`},
+	}}
+	agent := &HookAgent{Model: "judge"}
+	agent.Bind(&Activities{Tools: tools.Builtin(), Model: model, Hooks: registry, Private: []string{root + "/.config/temporalio/temporal.toml"}})
+	if _, err := agent.EvaluateAgent(context.Background(), "haiku", "Review {}", root); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range model.requests[len(model.requests)-1].Messages {
+		if m.Role == contract.RoleTool && m.ToolCallID == "r1" && (!strings.Contains(m.Content, "private_path") && !strings.Contains(m.Content, "worker's own") || strings.Contains(m.Content, "tmprl")) {
+			t.Errorf("the hook's model read the worker's key: %q", m.Content)
+		}
+	}
+}

@@ -102,20 +102,45 @@ func (a *Activities) installSkill(in RunSkillInput) (skills.Entry, error) {
 		return skills.Entry{}, err
 	}
 	defer ws.Close()
-	info, cleaned, err := ws.Stat(in.Request.SourcePath)
+	// Opened through the workspace root and installed from the handles: a
+	// source swapped for a link out of the workspace after this open is
+	// never read (Install would resolve the host path again).
+	dir, file, cleaned, err := ws.OpenSource(in.Request.SourcePath)
 	if err != nil {
 		return skills.Entry{}, err
 	}
-	if !info.IsDir() && !info.Mode().IsRegular() {
-		return skills.Entry{}, fenixerr.Validation("skill source %q is neither a directory nor an archive file", cleaned)
+	if dir != nil {
+		defer dir.Close()
 	}
-	var opts []skills.InstallOption
-	if filter, ok := a.hookRegistry().PermissionPolicy().(hooks.PathFilter); ok {
-		denied := func(rel string) bool { return filter.ReadDenied(ws.Dir(), path.Join(cleaned, rel), ws.ResolveLinks) }
-		if denied(".") {
-			return skills.Entry{}, fenixerr.New(fenixerr.TypePermissionDenied, "skill source %q is denied to reads by a permission rule, so it is not installed", cleaned).WithCode("read_denied")
+	if file != nil {
+		defer file.Close()
+		if info, err := file.Stat(); err != nil || !info.Mode().IsRegular() {
+			return skills.Entry{}, fenixerr.Validation("skill source %q is neither a directory nor an archive file", cleaned)
 		}
-		opts = append(opts, skills.RefuseReadDenied(denied))
 	}
-	return a.Skills.Install(filepath.Join(ws.Dir(), filepath.FromSlash(cleaned)), opts...)
+	// What is read in full once installed must be readable now: not the
+	// worker's private files (in a workspace of its home), not what a
+	// Read deny rule keeps from the agent.
+	filter, _ := a.hookRegistry().PermissionPolicy().(hooks.PathFilter)
+	var refused error
+	denied := func(rel string) bool {
+		p := path.Join(cleaned, rel)
+		if err := ws.RefusePrivate(p); err != nil {
+			refused = err
+			return true
+		}
+		return filter != nil && filter.ReadDenied(ws.Dir(), p, ws.ResolveLinks)
+	}
+	if denied(".") {
+		if refused != nil {
+			return skills.Entry{}, refused
+		}
+		return skills.Entry{}, fenixerr.New(fenixerr.TypePermissionDenied, "skill source %q is denied to reads by a permission rule, so it is not installed", cleaned).WithCode("read_denied")
+	}
+	opts := []skills.InstallOption{skills.RefuseReadDenied(denied)}
+	entry, err := a.Skills.InstallOpened(filepath.Join(ws.Dir(), filepath.FromSlash(cleaned)), skills.OpenedSource{Dir: dir, Archive: file}, opts...)
+	if err != nil && refused != nil {
+		return skills.Entry{}, refused
+	}
+	return entry, err
 }

@@ -160,6 +160,12 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		if ws = opened; ws != nil {
 			defer ws.Close()
 		}
+		// Hooks that run each workspace's own scripts (a fleet's settings)
+		// pin them before the agent's first act there, not at their own
+		// first run, which a call they do not match may precede.
+		if root, err := a.resolveWorkspaceRoot(in.WorkspaceRoot); err == nil {
+			a.hookRegistry().PinWorkspace(root)
+		}
 	}
 	progress := newProgressSink(ctx, in.ToolCall.CallID)
 	progress.redactor = a.Redactor
@@ -249,11 +255,18 @@ func (a *Activities) openWorkspace(root string, required bool) (*workspace.Works
 	if err != nil {
 		return nil, err
 	}
-	// The scripts and settings loaded hooks run, and the worker's own
-	// configuration, are never writable by tools.
+	a.guardWorkspace(ws)
+	return ws, nil
+}
+
+// guardWorkspace keeps a workspace's tools out of what is the worker's:
+// the scripts and settings loaded hooks run and the worker's own
+// configuration are never writable, its private files (data directory,
+// keys, audit files) neither readable nor writable.
+func (a *Activities) guardWorkspace(ws *workspace.Workspace) {
 	ws.Protect(a.hookRegistry().ProtectedPaths())
 	ws.Protect(a.Protected, nil)
-	return ws, nil
+	ws.Hide(a.Private)
 }
 
 // ProjectToolResultInput is ProjectToolResult's input.

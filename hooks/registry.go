@@ -398,3 +398,29 @@ func cloneValue(v any) any {
 		return v
 	}
 }
+
+// WorkspacePinner is a hook that runs scripts it takes from each
+// workspace (a fleet's settings file naming "$CLAUDE_PROJECT_DIR"/… as
+// its guard) and pins them, per workspace, to copies the agent cannot
+// write.
+type WorkspacePinner interface {
+	// PinWorkspace pins the hook's scripts for the workspace root, once;
+	// later calls for that root do nothing.
+	PinWorkspace(root string)
+}
+
+// PinWorkspace pins, for the workspace root, the scripts of every hook
+// that takes them from the workspace, whatever its event or matcher.
+// Call it before a tool acts in the workspace: pinned at a hook's first
+// run instead, a guard would be copied from what the agent's earlier
+// calls, which the hook does not look at, wrote there.
+func (r *Registry) PinWorkspace(root string) {
+	if root == "" {
+		return
+	}
+	for _, e := range r.entries {
+		if p, ok := e.hook.(WorkspacePinner); ok {
+			p.PinWorkspace(root)
+		}
+	}
+}

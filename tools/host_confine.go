@@ -199,7 +199,8 @@ func newHookConfinement(cfg HostConfig, codePaths []string) (*confine.Confiner, 
 // off for hooks (env), so that one made later is not read:
 // PYTHONNOUSERSITE=1 without a user site, GIT_CONFIG_GLOBAL naming the
 // one user git configuration that exists (or /dev/null), a PATH without
-// its missing entries in a home. (A missing path protected by Landlock
+// its missing entries in a home and without relative entries, which name
+// the workspace the hook runs in. (A missing path protected by Landlock
 // would keep hooks from creating any entry in the home, npm's cache on a
 // first npx among them.) A missing ~/.node_modules is not covered: node
 // has no variable to turn it off.
@@ -237,12 +238,22 @@ func hookCodeGuard(path string) (readOnly []string, env map[string]string) {
 			env["GIT_CONFIG_GLOBAL"] = os.DevNull
 		}
 	}
+	// A relative entry (".", "node_modules/.bin", an empty one, which the
+	// shell reads as ".") is looked up in the directory the hook runs in,
+	// the workspace: the agent's own jq or python3 there would run in the
+	// guard's place.
 	var kept []string
 	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
 		inHome := slices.ContainsFunc(homes, func(home string) bool { return dir == home || strings.HasPrefix(dir, home+"/") })
 		if !inHome || exists(dir) {
 			kept = append(kept, dir)
 		}
+	}
+	if len(kept) == 0 {
+		kept = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
 	}
 	if joined := strings.Join(kept, string(filepath.ListSeparator)); joined != path {
 		env["PATH"] = joined

@@ -198,3 +198,45 @@ func TestHookEnvTurnsOffMissingCodePaths(t *testing.T) {
 		t.Errorf("readOnly = %v, env = %v; want the git config and user site read-only and git held to %s", readOnly, env, gitconfig)
 	}
 }
+
+// A hook runs in the workspace, so a worker PATH with a relative entry
+// (".", "node_modules/.bin", or an empty one, which the shell reads as
+// ".": a trailing ":" from PATH=$PATH:$EXTRA with EXTRA unset) ran the
+// agent's own program in the guard's place: jq, python3 or node, planted
+// in the workspace by workspace_write. The hooks' PATH leaves such
+// entries out.
+func TestHookPathLeavesOutRelativeEntries(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"guardtool", "node_modules/.bin/guardtool"} {
+		if err := os.WriteFile(filepath.Join(ws, p), []byte("#!/bin/sh\necho planted\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sys := t.TempDir()
+	if err := os.WriteFile(filepath.Join(sys, "guardtool"), []byte("#!/bin/sh\necho guard\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{".:" + sys, "node_modules/.bin:" + sys, ":" + sys, sys + "::/bin", "/usr/bin:" + sys + ":"} {
+		_, env := hookCodeGuard(path)
+		hookPath, ok := env["PATH"]
+		if !ok {
+			hookPath = path
+		}
+		for _, dir := range filepath.SplitList(hookPath) {
+			if !filepath.IsAbs(dir) {
+				t.Errorf("PATH %q: the hooks' PATH %q keeps the relative entry %q", path, hookPath, dir)
+			}
+		}
+		hook := exec.Command("/bin/sh", "-c", "guardtool")
+		hook.Dir = ws
+		hook.Env = []string{"PATH=" + hookPath}
+		got, err := hook.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(got)) != "guard" {
+			t.Errorf("PATH %q: a hook's guardtool printed %q (%v), want the system's guard", path, got, err)
+		}
+	}
+}

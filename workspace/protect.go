@@ -34,26 +34,88 @@ const gitDir = ".git"
 // inode) and paths relative to the root. The loaded hooks' scripts and
 // the worker's MCP configurations are protected this way.
 func (w *Workspace) Protect(absolute, relative []string) {
-	roots := []string{w.dir}
-	if real, err := filepath.EvalSymlinks(w.dir); err == nil && real != w.dir {
-		roots = append(roots, real)
-	}
 	w.extraAbs = append(w.extraAbs, absolute...)
-	for _, p := range absolute {
-		for _, abs := range withRealPath(p) {
-			for _, root := range roots {
-				rel, err := filepath.Rel(root, abs)
-				if err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
-					w.extra = append(w.extra, filepath.ToSlash(rel))
-				}
-			}
-		}
-	}
+	w.extra = append(w.extra, w.namesInside(absolute)...)
 	for _, p := range relative {
 		if cleaned, err := Clean(p); err == nil && cleaned != "." {
 			w.extra = append(w.extra, cleaned)
 		}
 	}
+}
+
+// Hide makes absolute paths private (the worker's data directory, its
+// keys and audit files, where a workspace holds them: a workspace of the
+// worker's home): tools neither read nor write them or anything beneath
+// them, by the path given or the one its symlinks lead to. Commands are
+// kept out of them by their domain. Names beneath them may still be
+// listed, as commands may list them.
+func (w *Workspace) Hide(absolute []string) {
+	w.Protect(absolute, nil)
+	w.private = append(w.private, w.namesInside(absolute)...)
+}
+
+// namesInside are the workspace-relative names of those absolute paths that
+// lie inside the workspace, by the path given or the one its symlinks
+// lead to, through the root as given or as its symlinks resolve.
+func (w *Workspace) namesInside(absolute []string) []string {
+	roots := []string{w.dir}
+	if real, err := filepath.EvalSymlinks(w.dir); err == nil && real != w.dir {
+		roots = append(roots, real)
+	}
+	var out []string
+	for _, p := range absolute {
+		for _, abs := range withRealPath(p) {
+			for _, root := range roots {
+				rel, err := filepath.Rel(root, abs)
+				if err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
+					out = append(out, filepath.ToSlash(rel))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// isPrivate reports whether rel (cleaned) is or lies under a path Hide
+// made private.
+func (w *Workspace) isPrivate(rel string) bool {
+	parts := strings.Split(rel, "/")
+	for _, p := range w.private {
+		if underFold(parts, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// RefusePrivate refuses rel, with the error ReadFile gives, when it or
+// the path its symlinks lead to is private (Hide): for callers that read
+// beneath a path they opened (a skill install walking its source).
+func (w *Workspace) RefusePrivate(rel string) error {
+	cleaned, err := Clean(rel)
+	if err != nil {
+		return err
+	}
+	target, err := w.resolveLinks(cleaned)
+	if err != nil {
+		target = cleaned
+	}
+	return w.refusePrivate(cleaned, target)
+}
+
+// refusePrivate refuses reaching cleaned, which leads to target, when
+// either is private.
+func (w *Workspace) refusePrivate(cleaned, target string) error {
+	for _, p := range []string{cleaned, target} {
+		if !w.isPrivate(p) {
+			continue
+		}
+		if p == cleaned {
+			return fenixerr.WorkspaceEscape("path %q is the worker's own (its data directory, keys and audit files are neither read nor written by tools)", cleaned).WithCode("private_path")
+		}
+		return fenixerr.WorkspaceEscape("path %q leads through a symlink to %q, which is the worker's own (its data directory, keys and audit files are neither read nor written by tools)", cleaned, target).WithCode("private_path")
+	}
+	return nil
 }
 
 // withRealPath is p and every name symlinks make it: /etc/fenix/mcp.json,
@@ -161,7 +223,7 @@ func (w *Workspace) writableTarget(rel string) (cleaned, target string, err erro
 }
 
 // protectedSet names what is protected, for messages.
-const protectedSet = ".git at any depth, .claude/, hook settings, the scripts hooks run and MCP server configurations"
+const protectedSet = ".git at any depth, .claude/, hook settings, the scripts hooks run, MCP server configurations and the worker's own files (data directory, skills, profiles, audit log)"
 
 func protectedError(rel, target string) error {
 	if rel == target {

@@ -42,6 +42,9 @@ type Workspace struct {
 	// extraAbs are the absolute protected paths given to Protect, inside
 	// the workspace or not: a hard link to one is refused by inode.
 	extraAbs []string
+	// private are paths relative to the root that are neither read nor
+	// written (Hide).
+	private []string
 	// judge, when set, is asked about every file ReadFile and WriteFile
 	// open (SetJudge).
 	judge Judge
@@ -150,6 +153,9 @@ func (w *Workspace) ReadFile(rel string, maxBytes int64) (ReadResult, error) {
 	}
 	target, err := w.resolveLinks(cleaned)
 	if err != nil {
+		return ReadResult{}, err
+	}
+	if err := w.refusePrivate(cleaned, target); err != nil {
 		return ReadResult{}, err
 	}
 	if err := w.judged(AccessRead, cleaned, target); err != nil {
@@ -348,6 +354,43 @@ func (w *Workspace) Stat(rel string) (fs.FileInfo, string, error) {
 		return nil, cleaned, translate(cleaned, err)
 	}
 	return info, cleaned, nil
+}
+
+// OpenSource opens rel for reading what lies there, a directory (dir,
+// itself confined like the workspace) or anything else (file, opened
+// non-blocking so a FIFO cannot hold the caller; check its type), through
+// the workspace root: symlinks are followed only inside it. A caller that
+// reads a whole tree (a skill install) reads what the handle reaches,
+// not what the name leads to later, so a source swapped for a link out
+// of the workspace after the caller judged it is never read.
+func (w *Workspace) OpenSource(rel string) (dir *os.Root, file *os.File, cleaned string, err error) {
+	cleaned, err = Clean(rel)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	target, err := w.resolveLinks(cleaned)
+	if err != nil {
+		return nil, nil, cleaned, err
+	}
+	if err := w.refusePrivate(cleaned, target); err != nil {
+		return nil, nil, cleaned, err
+	}
+	info, err := w.root.Stat(cleaned)
+	if err != nil {
+		return nil, nil, cleaned, translate(cleaned, err)
+	}
+	if info.IsDir() {
+		dir, err = w.root.OpenRoot(cleaned)
+		if err != nil {
+			return nil, nil, cleaned, translate(cleaned, err)
+		}
+		return dir, nil, cleaned, nil
+	}
+	file, err = w.root.OpenFile(cleaned, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, cleaned, translate(cleaned, err)
+	}
+	return nil, file, cleaned, nil
 }
 
 // Lstat describes a path without following a final symlink.

@@ -43,6 +43,8 @@ var DefaultInstallLimits = InstallLimits{MaxEntries: 1000, MaxBytes: 32 << 20}
 // skill.
 //
 // source is a host path; resolve workspace-relative paths before calling.
+// A source the caller has confined (an agent's workspace) is opened by
+// the caller and given to InstallOpened, so no name is resolved twice.
 func (c *Catalog) Install(source string, opts ...InstallOption) (Entry, error) {
 	if c.roots.Installed == "" {
 		return Entry{}, fenixerr.Validation("cannot install skill from %q: no installed skills root is configured", source)
@@ -51,14 +53,48 @@ func (c *Catalog) Install(source string, opts ...InstallOption) (Entry, error) {
 	if err != nil {
 		return Entry{}, fenixerr.Validation("skill source %q cannot be read: %v", source, err).WithCause(err)
 	}
+	if info.IsDir() {
+		dir, err := os.OpenRoot(source)
+		if err != nil {
+			return Entry{}, fenixerr.Validation("skill source directory %q cannot be opened: %v", source, err).WithCause(err)
+		}
+		defer dir.Close()
+		return c.InstallOpened(source, OpenedSource{Dir: dir}, opts...)
+	}
+	f, err := os.OpenFile(source, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return Entry{}, fenixerr.Validation("skill archive %q cannot be opened: %v", source, err).WithCause(err)
+	}
+	defer f.Close()
+	return c.InstallOpened(source, OpenedSource{Archive: f}, opts...)
+}
+
+// OpenedSource is a skill source already opened: a directory or an
+// archive file (.tar.gz, .tgz or .zip by its name), one of the two.
+type OpenedSource struct {
+	Dir     *os.Root
+	Archive *os.File
+}
+
+// InstallOpened is Install from a source the caller opened; source names
+// it (its kind of archive by its suffix) and in messages. What is copied
+// is what the handles reach, whatever the name leads to by now.
+func (c *Catalog) InstallOpened(source string, src OpenedSource, opts ...InstallOption) (Entry, error) {
+	if c.roots.Installed == "" {
+		return Entry{}, fenixerr.Validation("cannot install skill from %q: no installed skills root is configured", source)
+	}
 	var unpack func(*extractor) error
 	switch lower := strings.ToLower(source); {
-	case info.IsDir():
-		unpack = func(x *extractor) error { return x.copyDir(source) }
+	case src.Dir != nil:
+		unpack = func(x *extractor) error { return x.copyDir(src.Dir) }
+	case src.Archive == nil:
+		return Entry{}, fenixerr.Validation("skill source %q was not opened", source)
+	case !isRegular(src.Archive):
+		return Entry{}, fenixerr.Validation("skill source %q is neither a directory nor a regular archive file", source)
 	case strings.HasSuffix(lower, ".tar.gz") || strings.HasSuffix(lower, ".tgz"):
-		unpack = func(x *extractor) error { return x.untar(source) }
+		unpack = func(x *extractor) error { return x.untar(src.Archive) }
 	case strings.HasSuffix(lower, ".zip"):
-		unpack = func(x *extractor) error { return x.unzip(source) }
+		unpack = func(x *extractor) error { return x.unzip(src.Archive) }
 	default:
 		return Entry{}, fenixerr.Validation("skill source %q is neither a directory nor a .tar.gz, .tgz or .zip archive", source)
 	}
@@ -128,6 +164,13 @@ func (c *Catalog) Install(source string, opts ...InstallOption) (Entry, error) {
 	c.byName[e.Name] = e
 	c.byFold[strings.ToLower(e.Name)] = e
 	return e, nil
+}
+
+// isRegular reports whether an opened file is a regular file (not a FIFO,
+// a device or a directory).
+func isRegular(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode().IsRegular()
 }
 
 func collision(name string, existing Entry) error {
@@ -268,12 +311,8 @@ func (x *extractor) refuse(name, what string) error {
 	return fenixerr.Validation("skill source %q entry %q is %s; skills may contain only regular files and directories", x.source, name, what).WithCode("unsupported_entry")
 }
 
-func (x *extractor) untar(archive string) error {
-	f, err := os.Open(archive)
-	if err != nil {
-		return fenixerr.Validation("skill archive %q cannot be opened: %v", archive, err).WithCause(err)
-	}
-	defer f.Close()
+func (x *extractor) untar(f *os.File) error {
+	archive := x.source
 	gz, err := gzip.NewReader(f)
 	if err != nil {
 		return fenixerr.Validation("skill archive %q is not gzip-compressed: %v", archive, err).WithCause(err)
@@ -317,12 +356,16 @@ func (x *extractor) untar(archive string) error {
 	}
 }
 
-func (x *extractor) unzip(archive string) error {
-	zr, err := zip.OpenReader(archive)
+func (x *extractor) unzip(f *os.File) error {
+	archive := x.source
+	info, err := f.Stat()
+	if err != nil {
+		return fenixerr.Validation("skill archive %q cannot be read: %v", archive, err).WithCause(err)
+	}
+	zr, err := zip.NewReader(f, info.Size())
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return fenixerr.Validation("skill archive %q is not a readable zip: %v", archive, err).WithCause(err)
 	}
-	defer zr.Close()
 	if len(zr.File) > x.limits.MaxEntries {
 		return fenixerr.PayloadTooLarge("skill archive %q has %d entries; at most %d are installed", archive, len(zr.File), x.limits.MaxEntries)
 	}
@@ -358,12 +401,8 @@ func (x *extractor) unzipFile(name string, zf *zip.File) error {
 	return x.writeFile(name, rc, zf.Mode())
 }
 
-func (x *extractor) copyDir(dir string) error {
-	src, err := os.OpenRoot(dir)
-	if err != nil {
-		return fenixerr.Validation("skill source directory %q cannot be opened: %v", dir, err).WithCause(err)
-	}
-	defer src.Close()
+func (x *extractor) copyDir(src *os.Root) error {
+	dir := x.source
 	// The source is the agent's workspace: a directory it swaps for a
 	// FIFO during the walk must fail the install, not block it.
 	return fs.WalkDir(workspace.ListingFS(src), ".", func(p string, d fs.DirEntry, err error) error {

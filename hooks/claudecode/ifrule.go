@@ -27,6 +27,9 @@ type ifRule struct {
 	content string
 	// projectDir anchors "/path" patterns (the settings file's project).
 	projectDir string
+	// realProjectDir and realHome are the project and the home directory
+	// with their symlinks resolved, at load (see pathMatches).
+	realProjectDir, realHome string
 }
 
 var ruleSyntax = regexp.MustCompile(`^\s*([A-Za-z0-9_*.-]+)\s*(?:\((.*)\))?\s*$`)
@@ -36,7 +39,15 @@ func parseIfRule(text, projectDir string) (*ifRule, error) {
 	if m == nil {
 		return nil, fmt.Errorf("\"if\" %q is not a permission rule like Bash(git *) or Edit(*.ts)", text)
 	}
-	return &ifRule{text: text, tool: m[1], content: strings.TrimSpace(m[2]), projectDir: projectDir}, nil
+	r := &ifRule{text: text, tool: m[1], content: strings.TrimSpace(m[2]), projectDir: projectDir}
+	switch {
+	case strings.HasPrefix(r.content, "~/"):
+		home, _ := os.UserHomeDir()
+		r.realHome = realDir(home)
+	case strings.HasPrefix(r.content, "/") && !strings.HasPrefix(r.content, "//"):
+		r.realProjectDir = realDir(projectDir)
+	}
+	return r, nil
 }
 
 // matches reports whether a call of tool with args matches the rule. names
@@ -215,32 +226,82 @@ var patternCache sync.Map
 // with no slash but a trailing one matches at any depth below it, one
 // with a slash is anchored; a trailing slash matches directories only;
 // and a pattern that matches a directory covers everything beneath it.
+//
+// The directories a pattern is anchored at and the workspace root are
+// compared as named and, when a symlink on the way makes them other
+// names, as the directories they are: a workspace reached as
+// /home/me/app, a link to /srv/app, holds the project /srv/app's
+// "/secrets" and "//srv/app/secrets" (Claude Code follows symlinks too).
 func (r *ifRule) pathMatches(rel, root string) bool {
+	return r.pathMatchesIn(rel, root, func() string { return realDir(root) })
+}
+
+// pathMatchesIn is pathMatches with the workspace root's resolved form
+// from realRoot, asked only when the names alone do not match (a caller
+// judging many paths in one workspace resolves it once).
+func (r *ifRule) pathMatchesIn(rel, root string, realRoot func() string) bool {
 	pattern, dirOnly := strings.CutSuffix(r.content, "/")
+	named, namedTarget := r.anchor(pattern, root, root, rel, false)
+	if pathPatternMatches(named, namedTarget, dirOnly) {
+		return true
+	}
+	resolvedRoot := root
+	if root != "" {
+		resolvedRoot = realRoot()
+	}
+	real, realTarget := r.anchor(pattern, root, resolvedRoot, rel, true)
+	if real == named && realTarget == namedTarget {
+		return false
+	}
+	return pathPatternMatches(real, realTarget, dirOnly)
+}
+
+// anchor makes a rule's pattern (its trailing slash cut) absolute and
+// the path it judges too, with the directories they are anchored at as
+// named or, when real, with their symlinks resolved (the workspace root
+// as resolved is given; the project's and the home's were at load).
+func (r *ifRule) anchor(pattern, root, resolvedRoot, rel string, real bool) (string, string) {
+	base := root
+	if real {
+		base = resolvedRoot
+	}
 	switch {
 	case strings.HasPrefix(pattern, "//"):
 		pattern = pattern[1:]
+		if real {
+			pattern = realLiteralPrefix(pattern)
+		}
 	case strings.HasPrefix(pattern, "~/"):
 		home, _ := os.UserHomeDir()
+		if real && r.realHome != "" {
+			home = r.realHome
+		}
 		pattern = joinPattern(home, pattern[2:])
 	case strings.HasPrefix(pattern, "/"):
-		base := r.projectDir
-		if base == "" {
-			base = root
+		project := r.projectDir
+		switch {
+		case project == "":
+			project = base
+		case real && r.realProjectDir != "":
+			project = r.realProjectDir
 		}
-		pattern = joinPattern(base, pattern[1:])
+		pattern = joinPattern(project, pattern[1:])
 	case strings.HasPrefix(pattern, "./"):
-		pattern = joinPattern(root, pattern[2:])
+		pattern = joinPattern(base, pattern[2:])
 	case !strings.Contains(pattern, "/"):
-		pattern = joinPattern(root, "**/"+pattern)
+		pattern = joinPattern(base, "**/"+pattern)
 	default:
-		pattern = joinPattern(root, pattern)
+		pattern = joinPattern(base, pattern)
 	}
 	if rel == "" {
 		rel = "."
 	}
-	target := path.Clean(filepath.ToSlash(absPath(root, rel)))
-	// The path itself, then each directory above it.
+	return pattern, path.Clean(filepath.ToSlash(absPath(base, rel)))
+}
+
+// pathPatternMatches matches an absolute pattern against an absolute
+// path and each directory above it.
+func pathPatternMatches(pattern, target string, dirOnly bool) bool {
 	for p, first := target, true; ; first = false {
 		if !(dirOnly && first) || isDir(p) {
 			ok, err := doublestar.Match(pattern, p)
@@ -260,6 +321,47 @@ func (r *ifRule) pathMatches(rel, root string) bool {
 		}
 		p = parent
 	}
+}
+
+// realDir is the directory d with its symlinks resolved; where d does not
+// exist (yet), its deepest existing ancestor is resolved and the rest
+// kept. d as given when nothing resolves.
+func realDir(d string) string {
+	if d == "" {
+		return d
+	}
+	rest := ""
+	for p := filepath.Clean(d); ; {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return d
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// realLiteralPrefix resolves the symlinks of an absolute glob's leading
+// directories that hold no pattern characters: "/home/me/app/**/*.pem",
+// with /home/me/app a link to /srv/app, is "/srv/app/**/*.pem".
+func realLiteralPrefix(pattern string) string {
+	parts := strings.Split(pattern, "/")
+	n := 0
+	for n < len(parts)-1 && !strings.ContainsAny(parts[n], `*?[]{}\`) {
+		n++
+	}
+	if n <= 1 {
+		return pattern
+	}
+	prefix := strings.Join(parts[:n], "/")
+	real := realDir(prefix)
+	if real == prefix {
+		return pattern
+	}
+	return joinPattern(real, strings.Join(parts[n:], "/"))
 }
 
 // joinPattern anchors a rule's pattern at a directory, whose own name is

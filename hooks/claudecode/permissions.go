@@ -308,6 +308,8 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 		why := ""
 		if beyond := c.beyondWords(); beyond != "" {
 			why = " (" + beyond + ", so no allow rule approves it)"
+		} else if cd := p.unapprovedCd(c); cd != "" {
+			why = fmt.Sprintf(" (its cwd makes it run after %q, which no allow rule approves)", cd)
 		}
 		return hooks.PolicyVerdict{Decision: hooks.KindDeny, Rule: "defaultMode dontAsk", Source: modeSource,
 			Reason: fmt.Sprintf("%s is refused: permission mode dontAsk (%s) denies what no allow rule approves%s", call, modeSource, why)}

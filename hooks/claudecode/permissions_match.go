@@ -103,7 +103,7 @@ func (r permissionRule) matches(c *judgedCall) (matched, uncertain bool) {
 	}
 	if c.isPath() {
 		given, resolved, ok := c.paths()
-		if r.rule.pathMatches(given, c.root) || ok && r.rule.pathMatches(resolved, c.root) {
+		if r.rule.pathMatchesIn(given, c.root, c.realRoot) || ok && r.rule.pathMatchesIn(resolved, c.root, c.realRoot) {
 			return true, false
 		}
 		return false, !ok
@@ -123,9 +123,22 @@ type judgedCall struct {
 
 	resolvedDone, resolvable bool
 	resolved                 string
+	// realRootDone and realRootDir are root with its symlinks resolved,
+	// once per call (realRoot).
+	realRootDone bool
+	realRootDir  string
 	// resolve, when set, follows a path's symlinks in an open workspace
 	// (ReadDenied's caller has one); else the workspace is opened.
 	resolve func(string) (string, error)
+}
+
+// realRoot is the workspace root with its symlinks resolved, resolved
+// once for all the rules that judge the call.
+func (c *judgedCall) realRoot() string {
+	if !c.realRootDone {
+		c.realRootDone, c.realRootDir = true, realDir(c.root)
+	}
+	return c.realRootDir
 }
 
 func (c *judgedCall) isShell() bool { return c.tool == "exec_command" || c.tool == "process_exec" }
@@ -144,6 +157,22 @@ func (c *judgedCall) beyondWords() string {
 		return fmt.Sprintf("it writes its output to %s", sc.writes)
 	}
 	return ""
+}
+
+// cd is the "cd <dir>" a shell call's cwd argument amounts to, "" for
+// none (the workspace root).
+func (c *judgedCall) cd() string {
+	cwd := str(c.args, "cwd")
+	if cwd == "" {
+		return ""
+	}
+	if cleaned, err := workspace.Clean(cwd); err == nil {
+		if cleaned == "." {
+			return ""
+		}
+		cwd = cleaned
+	}
+	return "cd " + cwd
 }
 
 // unsafeEnv names the first variable a shell call sets, on its command
@@ -243,7 +272,7 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		}
 		var used []permissionRule
 		for _, p := range []string{given, resolved} {
-			i := slices.IndexFunc(named, func(r permissionRule) bool { return r.rule.pathMatches(p, c.root) })
+			i := slices.IndexFunc(named, func(r permissionRule) bool { return r.rule.pathMatchesIn(p, c.root, c.realRoot) })
 			if i < 0 {
 				return nil
 			}
@@ -274,6 +303,17 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		return nil
 	}
 	var used []permissionRule
+	// A working directory other than the workspace root is the "cd" a
+	// line would start with: "./scripts/test.sh" or "npm test" there is
+	// another script than the one an allow rule names, so, as for
+	// "cd dir && ./scripts/test.sh", some allow rule must approve the cd.
+	if cd := c.cd(); cd != "" {
+		r, ok := cdRule(named, cd)
+		if !ok {
+			return nil
+		}
+		used = append(used, r)
+	}
 	for _, c := range sc.commands {
 		if c.nested {
 			continue // judged as the script of an allowed command
@@ -297,6 +337,40 @@ func (p *Permissions) allowedBy(c *judgedCall) []permissionRule {
 		}
 	}
 	return used
+}
+
+// cdRule is the first of the named allow rules that approves cd, the
+// "cd <dir>" a call's cwd amounts to.
+func cdRule(named []permissionRule, cd string) (permissionRule, bool) {
+	for _, r := range named {
+		if r.wholeTool() {
+			return r, true
+		}
+		pattern, prefix := bashPattern(r.rule.content)
+		if commandMatches(pattern, cd, prefix) {
+			return r, true
+		}
+	}
+	return permissionRule{}, false
+}
+
+// unapprovedCd is the "cd <dir>" a shell call's cwd amounts to when no
+// allow rule approves it, else "".
+func (p *Permissions) unapprovedCd(c *judgedCall) string {
+	cd := c.cd()
+	if cd == "" || !c.isShell() {
+		return ""
+	}
+	var named []permissionRule
+	for _, r := range p.rules {
+		if r.behavior == behaviorAllow && namesTool(r.rule.tool, c.tool) && (r.wholeTool() || specifierKnown(r.rule.tool)) {
+			named = append(named, r)
+		}
+	}
+	if _, ok := cdRule(named, cd); ok {
+		return ""
+	}
+	return cd
 }
 
 func containsRule(rules []permissionRule, r permissionRule) bool {

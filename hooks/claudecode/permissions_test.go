@@ -437,3 +437,90 @@ func TestSandboxAutoAllowsBashUnderDontAsk(t *testing.T) {
 		t.Errorf("autoAllowBashIfSandboxed false: %+v, want denied", v)
 	}
 }
+
+// A workspace root and a settings file's project are often the same
+// directory under two names (/home/me/app a link to /srv/app, the kernel
+// naming one and the worker's -hooks-file the other). Rules anchored at
+// the project ("/secrets") or at an absolute path ("//srv/app/priv") must
+// hold whichever name each side uses: they used to compare the names
+// only, so a workspace reached through the link read the denied files.
+func TestPathRulesHoldThroughASymlinkedWorkspaceRoot(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "srv", "app")
+	for _, d := range []string{"secrets", "priv", "src"} {
+		if err := os.MkdirAll(filepath.Join(real, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "home-app")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	rules := `{"permissions": {"deny": ["Read(/secrets/**)", "Edit(/secrets/**)", "Read(//` + strings.TrimPrefix(filepath.ToSlash(real), "/") + `/priv/**)"]}}`
+	for _, loadedAt := range []string{real, link} {
+		project(t, real, map[string]string{"settings.json": rules})
+		sources, err := LoadSources([]string{loadedAt}, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewPermissions(sources)
+		for _, root := range []string{real, link} {
+			for _, tc := range []struct {
+				tool, path string
+				denied     bool
+			}{
+				{"workspace_read", "secrets/key.pem", true},
+				{"workspace_write", "secrets/key.pem", true},
+				{"workspace_read", "priv/id_rsa", true},
+				{"workspace_read", "src/main.go", false},
+			} {
+				v := p.Evaluate(call(root, tc.tool, map[string]any{"path": tc.path}), false)
+				if got := v.Decision == hooks.KindDeny; got != tc.denied {
+					t.Errorf("project loaded at %s, workspace %s: %s %s = %+v, want denied %v", loadedAt, root, tc.tool, tc.path, v, tc.denied)
+				}
+				if tc.tool == "workspace_read" && p.ReadDenied(root, tc.path, nil) != tc.denied {
+					t.Errorf("project loaded at %s, workspace %s: ReadDenied(%s) = %v, want %v", loadedAt, root, tc.path, !tc.denied, tc.denied)
+				}
+			}
+		}
+	}
+}
+
+// exec_command's cwd argument is the "cd" a Claude Code agent would write
+// before its command: "./scripts/test.sh" run in evil/ is the agent's own
+// evil/scripts/test.sh, and "npm test" there runs evil/package.json's
+// script. An allow rule naming the command used to approve it in any
+// working directory, where "cd evil && ./scripts/test.sh" was refused
+// under dontAsk; the cd must now be approved too.
+func TestAllowRulesApproveTheCallsWorkingDirectoryToo(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {"defaultMode": "dontAsk",
+		"allow": ["Bash(./scripts/test.sh)", "Bash(npm test)"]}}`}))
+	for _, tc := range []struct {
+		args map[string]any
+		want hooks.Kind
+	}{
+		{map[string]any{"command_line": "./scripts/test.sh"}, hooks.KindAllow},
+		{map[string]any{"command_line": "./scripts/test.sh", "cwd": "."}, hooks.KindAllow},
+		{map[string]any{"command_line": "./scripts/test.sh", "cwd": "evil"}, hooks.KindDeny},
+		{map[string]any{"command_line": "npm test", "cwd": "evil/"}, hooks.KindDeny},
+		{map[string]any{"command_line": "cd evil && ./scripts/test.sh"}, hooks.KindDeny},
+	} {
+		v := p.Evaluate(call(dir, "exec_command", tc.args), false)
+		if v.Decision != tc.want {
+			t.Errorf("%v = %+v, want %q", tc.args, v, tc.want)
+		}
+		if tc.want == hooks.KindDeny && tc.args["cwd"] != nil && !strings.Contains(v.Reason, `"cd evil"`) {
+			t.Errorf("%v: reason %q does not name the cd no rule approves", tc.args, v.Reason)
+		}
+		if v := p.Evaluate(call(dir, "process_exec", tc.args), false); v.Decision != tc.want {
+			t.Errorf("process_exec %v = %+v, want %q", tc.args, v, tc.want)
+		}
+	}
+	// A rule that approves the cd approves the call there.
+	q := NewPermissions(project(t, t.TempDir(), map[string]string{"settings.json": `{"permissions": {"defaultMode": "dontAsk",
+		"allow": ["Bash(npm test)", "Bash(cd web)"]}}`}))
+	if v := q.Evaluate(call(dir, "exec_command", map[string]any{"command_line": "npm test", "cwd": "web"}), false); v.Decision != hooks.KindAllow || !strings.Contains(v.Rule, "Bash(cd web)") {
+		t.Errorf("npm test in web with Bash(cd web) allowed = %+v, want allowed by both rules", v)
+	}
+}

@@ -154,6 +154,8 @@ func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 	}
 	for _, rel := range t.packages {
 		p.src.warn("%s: %s is linked into the pinned copy, not copied: the hooks there load their packages from it, so whoever can write it can change what they import", p.src.Path, t.packageDir(rel))
+		// The file tools at least may not: the guard imports from it.
+		p.src.Protected = appendNew(p.src.Protected, t.packageDir(rel))
 	}
 	if p.store != nil {
 		if err := p.store.put(t); err != nil {

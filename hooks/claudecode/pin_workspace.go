@@ -118,3 +118,14 @@ func (w *workspacePins) in(root string, logger *slog.Logger) *workspacePin {
 	}
 	return p
 }
+
+// PinWorkspace pins the scripts the hook takes from the workspace root
+// (see workspacePins), as its first run there would: the worker calls it
+// before any tool acts in a workspace, so a call the hook does not match
+// cannot change what it will run. A hook that takes nothing from the
+// workspace does nothing.
+func (h *ExternalHook) PinWorkspace(root string) {
+	if t, ok := h.transport.(*commandTransport); ok && t.inWorkspace != nil {
+		t.inWorkspace.in(root, h.logger)
+	}
+}

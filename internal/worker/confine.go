@@ -40,6 +40,46 @@ func protectedPaths(cfg Config, p confine.Policy) confine.Policy {
 	return p
 }
 
+// workerFiles are the worker's own paths the file tools never write,
+// wherever an operator put them (a workspace's skills/ or profiles/): the
+// skills and profiles, read-only to commands by their domain.
+// workspace_write and workspace_edit would otherwise rewrite a skill's or
+// a profile's instructions for every later turn. (The data directory,
+// audit files, context store and keys are private: privateFiles.)
+func workerFiles(cfg Config) []string {
+	var files []string
+	for _, p := range []string{cfg.SkillsDir, cfg.ProfilesDir} {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		files = append(files, p)
+	}
+	return files
+}
+
+// privateFiles are the worker's own paths the file tools neither read
+// nor write, wherever they are (a workspace of the worker's home holds
+// the default data directory and ~/.config/temporalio): the data
+// directory and what commands may not reach (the audit files, the
+// context store, the keys). A key read through workspace_read would let
+// the agent act as the worker and answer its own approvals.
+func privateFiles(cfg Config, commands confine.Policy) []string {
+	var files []string
+	for _, p := range append([]string{cfg.DataDir}, commands.Hidden...) {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		files = append(files, p)
+	}
+	return files
+}
+
 // secretFiles are the files whose contents let a command act as the
 // worker: the payload encryption keys and the Temporal client's TLS key
 // and configuration file (which may hold an API key). With them a

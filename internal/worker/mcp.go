@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/fenixrt/fenix/contextstore"
@@ -58,6 +60,63 @@ func mcpConfigFiles(cfg Config) []string {
 		files = append(files, p)
 	}
 	return files
+}
+
+// mcpServerScriptExtensions mark an argument without a slash as a script
+// a stdio server runs.
+var mcpServerScriptExtensions = []string{".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php"}
+
+// mcpServerFiles are the files the stdio servers of files launch, as the
+// worker starts them: a command named by path (relative to its .mcp.json)
+// and each argument naming a file in the server's working directory, an
+// existing regular file or a script not written yet. The worker runs them
+// again when it restarts a server (a start, the retry of one that
+// failed), outside any command sandbox: tools may not write them, as they
+// may not write the scripts hooks run. Directories given as arguments
+// (a filesystem server's root) are the server's data, not its code.
+func mcpServerFiles(cfg Config, files []mcp.ConfigFile) []string {
+	loaded, err := mcp.LoadConfigs(files, nil)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range loaded.Servers {
+		if s.Type != mcp.TransportStdio {
+			continue
+		}
+		dir := cfg.DefaultWorkspaceRoot
+		if dir == "" {
+			dir = s.Dir
+		}
+		if s.Cwd != "" {
+			dir = s.Cwd
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(s.Dir, dir)
+			}
+		}
+		if strings.Contains(s.Command, "/") {
+			p := s.Command
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(s.Dir, p)
+			}
+			out = append(out, filepath.Clean(p))
+		}
+		for _, a := range s.Args {
+			if a == "" || strings.HasPrefix(a, "-") || strings.Contains(a, "://") {
+				continue
+			}
+			p := a
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			info, err := os.Stat(p)
+			script := slices.ContainsFunc(mcpServerScriptExtensions, func(ext string) bool { return strings.HasSuffix(a, ext) })
+			if err == nil && info.Mode().IsRegular() || err != nil && script {
+				out = append(out, filepath.Clean(p))
+			}
+		}
+	}
+	return out
 }
 
 // startMCP loads the MCP server configurations and connects the servers;

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -211,7 +212,8 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		Redactor:             cfg.Redactor,
 		Audit:                w.audit,
 		InboxURL:             cfg.InboxURL,
-		Protected:            mcpConfigFiles(cfg),
+		Protected:            slices.Concat(mcpConfigFiles(cfg), mcpServerFiles(cfg, mcpFiles), workerFiles(cfg)),
+		Private:              privateFiles(cfg, hostCfg.Protected),
 		Sessions:             sessions.NewClaimer(sessions.TemporalToucher{Client: w.client, TaskQueue: cfg.TaskQueue}, cfg.SessionIdleTimeout),
 		NetworkMemory:        sessions.NetworkMemory{Client: w.client, TaskQueue: cfg.TaskQueue, Idle: cfg.SessionIdleTimeout},
 		Assembler: &prompt.Assembler{

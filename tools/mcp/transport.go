@@ -190,7 +190,7 @@ func (s *server) command() (*exec.Cmd, error) {
 		env[k] = v
 	}
 	if _, ok := env["PATH"]; !ok {
-		env["PATH"] = os.Getenv("PATH")
+		env["PATH"] = absolutePATH(os.Getenv("PATH"))
 	}
 	path, err := lookPath(s.cfg.Command, env["PATH"], s.cfg.Dir)
 	if err != nil {
@@ -222,6 +222,24 @@ func (s *server) command() (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// absolutePATH is the worker's PATH as a server gets it: without relative
+// entries (".", "node_modules/.bin", an empty one, which a shell reads as
+// "."), which would name the workspace the server runs in, where the
+// agent writes, for its program and every program it starts; the
+// system's directories when none is left.
+func absolutePATH(path string) string {
+	var kept []string
+	for _, d := range filepath.SplitList(path) {
+		if filepath.IsAbs(d) {
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) == 0 {
+		kept = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+	}
+	return strings.Join(kept, string(filepath.ListSeparator))
+}
+
 // lookPath resolves a command against the server's PATH (not the
 // worker's); a relative path with a slash is relative to the config's
 // directory.
@@ -236,8 +254,8 @@ func lookPath(command, pathList, dir string) (string, error) {
 		return command, nil
 	}
 	for _, d := range filepath.SplitList(pathList) {
-		if d == "" {
-			continue
+		if !filepath.IsAbs(d) {
+			continue // names the workspace the server runs in, or the worker's
 		}
 		candidate := filepath.Join(d, command)
 		if info, err := os.Stat(candidate); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
