@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/workflows"
 )
 
 // An MCP server that writes bytes which are not UTF-8 to stderr and exits:
@@ -40,4 +42,40 @@ func TestMCPServerWithBinaryStderrEndsWithAResult(t *testing.T) {
 	assert.Equal(t, fenixerr.TypeToolUnavailable, res.Error.ErrorType, errorType(res))
 	assert.Contains(t, res.Error.LastErrorSummary, `MCP server "broken"`)
 	assert.Contains(t, res.Error.LastErrorSummary, "bad \uFFFD news")
+}
+
+// A model answering with 10,000 tool calls: every call of a step runs in
+// parallel through its stages, so the step alone would record some 50,000
+// events (the server terminates a run at 51,200) and took minutes for
+// every few hundred calls. The answer is now refused, and the turn fails
+// with PayloadTooLargeError naming the count, in seconds.
+func TestTenThousandToolCallsInOneAnswerEndWithAResult(t *testing.T) {
+	calls := make([]any, 10000)
+	for i := range calls {
+		calls[i] = map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": "1+1"}}
+	}
+	raw, err := json.Marshal(map[string]any{"scripts": map[string]any{
+		"flood": map[string]any{"turns": []any{map[string]any{"tool_calls": calls}, map[string]any{"content": "done"}}},
+	}})
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, raw, 0o644))
+	w := startWorker(t, withScripts(t, script))
+	req := agentTurnRequest(t, "flood", map[string]any{
+		"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}}, "max_steps": 3})
+	id := req["logical_work_id"].(string)
+	run := startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, id, req)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	var res contract.Result
+	if err := run.Get(ctx, &res); err != nil {
+		why := lastTaskFailure(t, id, run.GetRunID())
+		_ = server.Client().TerminateWorkflow(context.Background(), id, run.GetRunID(), "test gave up")
+		t.Fatalf("no result: %v%s", err, why)
+	}
+	require.Equal(t, contract.StatusFailed, res.Status, errorType(res))
+	assert.Equal(t, fenixerr.TypePayloadTooLarge, res.Error.ErrorType, errorType(res))
+	assert.Equal(t, "too_many_tool_calls", res.Error.Code)
+	assert.Contains(t, res.Error.LastErrorSummary, "10000 tool calls")
+	assert.Less(t, len(history(t, run)), 200, "no call of the answer ran")
 }
