@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
@@ -78,4 +82,40 @@ func TestTenThousandToolCallsInOneAnswerEndWithAResult(t *testing.T) {
 	assert.Equal(t, "too_many_tool_calls", res.Error.Code)
 	assert.Contains(t, res.Error.LastErrorSummary, "10000 tool calls")
 	assert.Less(t, len(history(t, run)), 200, "no call of the answer ran")
+}
+
+// Input a client in another language may send: not JSON, or JSON nested
+// deeper than encoding/json reads (100,000 levels in the arguments). The
+// SDK's converter refused to decode it before the workflow ran, and the
+// run failed with an untyped "unable to decode" and no result. Each
+// workflow that takes an assignment now ends with a failed result and
+// InvalidAssignmentError.
+func TestUndecodableInputEndsWithAResult(t *testing.T) {
+	w := startWorker(t)
+	nested := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	inputs := map[string]string{
+		"truncated": `{"logical_work_id": "x", "tool_call": {"tool_name": `,
+		"nested": `{"logical_work_id":"n1","attempt_no":1,"conversation_id":"c","turn_id":"t","context_messages":[{"role":"user","content":"x"}],` +
+			`"agent_context":{"profile":"main","allowed_tool_names":["calculator"]},"tool_call":{"call_id":"c1","tool_name":"calculator","arguments":{"expression":` + nested + `}}}`,
+	}
+	for name, data := range inputs {
+		for _, wf := range []string{workflows.ExecuteAssignmentWorkflow, workflows.AgentTurnWorkflow, workflows.PrepareRoundWorkflow} {
+			id := "bounds-undecodable-" + name + "-" + wf
+			p := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)}, Data: []byte(data)}
+			run, err := server.Client().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+				ID: id, TaskQueue: w.queue, WorkflowExecutionTimeout: time.Minute}, wf, converter.NewRawValue(p))
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			var res struct {
+				Status string            `json:"status"`
+				Error  *contract.Failure `json:"error"`
+			}
+			err = run.Get(ctx, &res)
+			cancel()
+			require.NoError(t, err, "%s: no result", id)
+			require.Equal(t, contract.StatusFailed, res.Status, id)
+			require.NotNil(t, res.Error, id)
+			assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, "%s: %s", id, res.Error.LastErrorSummary)
+		}
+	}
 }
