@@ -75,7 +75,7 @@ type turnRun struct {
 
 func (t *turnRun) execute(input json.RawMessage) (contract.Result, error) {
 	req, err := contract.ParseAgentTurn(input)
-	err = t.boundIdentifiers(req.BoundIdentifiers, err)
+	err = t.boundIdentifiers(req.BoundIdentifiers, &req.Assignment, err)
 	t.req = req
 	t.gov.approvalTimeout = time.Duration(req.Approval.TimeoutSeconds) * time.Second
 	t.bindAssignment(req.Assignment)

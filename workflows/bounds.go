@@ -89,14 +89,21 @@ func (s *session) boundedInvocation(inv *contract.ToolInvocation) *contract.Tool
 }
 
 // boundIdentifiers (shapeBoundedIDs) shortens the assignment's oversized
-// identifiers before the run binds or echoes them; the error names them.
-// parseErr, the parse's own error, takes precedence.
-func (s *session) boundIdentifiers(bound func() error, parseErr error) error {
+// identifiers before the run binds or echoes them, and (shapeBoundedToolNames)
+// empties an oversized allowed_tool_names; the error names them. parseErr,
+// the parse's own error, takes precedence.
+func (s *session) boundIdentifiers(bound func() error, a *contract.Assignment, parseErr error) error {
 	if s.shape < shapeBoundedIDs {
 		return parseErr
 	}
-	if err := bound(); err != nil && parseErr == nil {
-		return err
+	err := bound()
+	if s.shape >= shapeBoundedToolNames {
+		if listErr := a.BoundAllowedToolNames(); err == nil {
+			err = listErr
+		}
 	}
-	return parseErr
+	if parseErr != nil {
+		return parseErr
+	}
+	return err
 }

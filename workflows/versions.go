@@ -122,7 +122,14 @@ const (
 	// for them (see network_permission.go).
 	shapeNetworkAsksEnd workflow.Version = 15
 
-	shapeLatest = shapeNetworkAsksEnd
+	// shapeBoundedToolNames: an agent_context.allowed_tool_names over
+	// contract.MaxAllowedToolNamesBytes as a whole ends the run with
+	// InvalidAssignmentError before any stage carries it: with regular
+	// stages the parallel calls of a step each repeated it, and their
+	// workflow task overflowed the 4 MB gRPC limit forever.
+	shapeBoundedToolNames workflow.Version = 16
+
+	shapeLatest = shapeBoundedToolNames
 )
 
 // readVersions sets what the run's versions enable. The order of the

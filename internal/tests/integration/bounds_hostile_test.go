@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/worker"
@@ -118,4 +120,86 @@ func TestUndecodableInputEndsWithAResult(t *testing.T) {
 			assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, "%s: %s", id, res.Error.LastErrorSummary)
 		}
 	}
+}
+
+// allowedToolNames pads names to about size bytes as a whole.
+func allowedToolNames(size int, names ...string) []string {
+	for i := 0; ; i++ {
+		n := 0
+		for _, s := range names {
+			n += len(s) + 1
+		}
+		next := fmt.Sprintf("padding_tool_%0100d", i)
+		if n+len(next)+1 > size {
+			return names
+		}
+		names = append(names, next)
+	}
+}
+
+// With regular stages every stage of every call carries the agent's
+// allowed_tool_names, and the calls of a step start in one workflow task:
+// 1.5 MB of names and three calls overflowed that task's 4 MB gRPC message
+// (GrpcMessageTooLarge), and the task failed forever. A list over
+// contract.MaxAllowedToolNamesBytes now ends the run with
+// InvalidAssignmentError naming it, on every workflow that takes an
+// assignment; a list at the bound with the most calls one answer may make
+// (128) completes.
+func TestOversizedAllowedToolNamesEndWithAResult(t *testing.T) {
+	calls := func(n int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": "1+1"}}
+		}
+		return out
+	}
+	raw, err := json.Marshal(map[string]any{"scripts": map[string]any{
+		"three": map[string]any{"turns": []any{map[string]any{"tool_calls": calls(3)}, map[string]any{"content": "done"}}},
+		"most":  map[string]any{"turns": []any{map[string]any{"tool_calls": calls(activities.MaxToolCallsPerAnswer)}, map[string]any{"content": "done"}}},
+	}})
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, raw, 0o644))
+	w := startWorker(t, withScripts(t, script))
+	wait := func(run client.WorkflowRun, out any) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		if err := run.Get(ctx, out); err != nil {
+			why := lastTaskFailure(t, run.GetID(), "")
+			_ = server.Client().TerminateWorkflow(context.Background(), run.GetID(), "", "test gave up")
+			t.Fatalf("%s: no result: %v%s", run.GetID(), err, why)
+		}
+	}
+
+	huge := allowedToolNames(1_500_000, "calculator")
+	turn := agentTurnRequest(t, "three", map[string]any{
+		"agent_context": map[string]any{"profile": "main", "allowed_tool_names": huge},
+		"execution":     map[string]any{"stages": "regular"},
+	})
+	var res contract.Result
+	wait(startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, turn["logical_work_id"].(string), turn), &res)
+	require.Equal(t, contract.StatusFailed, res.Status, errorType(res))
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, errorType(res))
+	assert.Contains(t, res.Error.LastErrorSummary, "agent_context.allowed_tool_names is ")
+
+	a := assignment("bounds-names-assignment", map[string]any{"call_id": "c1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1+1"}})
+	a["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": huge}
+	res = runBounded(t, w.queue, "bounds-names-assignment", a)
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, errorType(res))
+
+	delete(a, "tool_call")
+	var round contract.PreparedRound
+	wait(startWorkflow(t, w.queue, workflows.PrepareRoundWorkflow, "bounds-names-round", a), &round)
+	require.Equal(t, contract.StatusFailed, round.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, round.Error.ErrorType)
+
+	most := agentTurnRequest(t, "most", map[string]any{
+		"agent_context": map[string]any{"profile": "main", "allowed_tool_names": allowedToolNames(contract.MaxAllowedToolNamesBytes, "calculator")},
+		"execution":     map[string]any{"stages": "regular"},
+	})
+	wait(startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, most["logical_work_id"].(string), most), &res)
+	require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
+	assert.Equal(t, "done", res.Output.Content)
 }
