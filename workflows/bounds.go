@@ -72,6 +72,17 @@ func (s *session) oversizedArguments(call contract.ToolCall) error {
 		call.ToolName, call.CallID, len(raw), MaxToolArgumentBytes).WithTool(call.ToolName)}
 }
 
+// resultBudget (shapeStepResultBudget) is what each of a step's calls
+// may return when the step has several: they share
+// activities.StepResultBudget, since their stages' results reach one
+// workflow task. Zero leaves a call at its tool's own limit.
+func (t *turnRun) resultBudget(calls int) int {
+	if t.shape < shapeStepResultBudget || calls < 2 {
+		return 0
+	}
+	return activities.StepResultBudget / calls
+}
+
 // boundedCall is the call as hooks and failure payloads see it once its
 // arguments were refused as too large.
 func boundedCall(call contract.ToolCall) contract.ToolCall {

@@ -129,7 +129,15 @@ const (
 	// workflow task overflowed the 4 MB gRPC limit forever.
 	shapeBoundedToolNames workflow.Version = 16
 
-	shapeLatest = shapeBoundedToolNames
+	// shapeStepResultBudget: the calls of an agent step with several
+	// share activities.StepResultBudget for their raw results (each gets
+	// its share in ExecuteToolInput.ResultBudget; a larger result fails
+	// that call with PayloadTooLargeError, which the model sees): four
+	// parallel 1 MiB reads overflowed the workflow task's 4 MB gRPC
+	// message, and the task failed forever.
+	shapeStepResultBudget workflow.Version = 17
+
+	shapeLatest = shapeStepResultBudget
 )
 
 // readVersions sets what the run's versions enable. The order of the

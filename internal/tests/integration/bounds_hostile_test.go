@@ -203,3 +203,57 @@ func TestOversizedAllowedToolNamesEndWithAResult(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
 	assert.Equal(t, "done", res.Output.Content)
 }
+
+// The calls of one agent step run in parallel, and their stages' results
+// reach the server in one workflow task, whose gRPC message is limited to
+// 4 MB: a model reading a 1 MiB file four times at once (each read within
+// workspace_read's limit) failed that task with GrpcMessageTooLarge on
+// every retry, and the turn never ended. The calls of a step now share
+// activities.StepResultBudget: each read over its share fails with
+// PayloadTooLargeError, which the model sees, and the turn goes on; reads
+// within their shares succeed.
+func TestParallelLargeResultsEndWithAResult(t *testing.T) {
+	reads := func(n int, path string) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = map[string]any{"tool_name": "workspace_read", "arguments": map[string]any{"path": path, "max_bytes": 1 << 20}}
+		}
+		return out
+	}
+	raw, err := json.Marshal(map[string]any{"scripts": map[string]any{
+		"big":   map[string]any{"turns": []any{map[string]any{"tool_calls": reads(6, "big.txt")}, map[string]any{"content": "read big"}}},
+		"share": map[string]any{"turns": []any{map[string]any{"tool_calls": reads(6, "quarter.txt")}, map[string]any{"content": "read quarters"}}},
+	}})
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, raw, 0o644))
+	w := startWorker(t, withScripts(t, script))
+	require.NoError(t, os.WriteFile(filepath.Join(w.workspace, "big.txt"), []byte(strings.Repeat("b", 1<<20)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.workspace, "quarter.txt"), []byte(strings.Repeat("q", 256<<10)), 0o644))
+
+	for _, c := range []struct {
+		script, stages, answer string
+		failures               int
+	}{{"big", "fast", "read big", 6}, {"big", "regular", "read big", 6}, {"share", "fast", "read quarters", 0}} {
+		req := agentTurnRequest(t, c.script, map[string]any{
+			"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"workspace_read"}},
+			"execution":     map[string]any{"stages": c.stages}})
+		id := req["logical_work_id"].(string) + "-" + c.stages
+		req["logical_work_id"] = id
+		run := startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, id, req)
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		var res contract.Result
+		err := run.Get(ctx, &res)
+		cancel()
+		if err != nil {
+			why := lastTaskFailure(t, id, "")
+			_ = server.Client().TerminateWorkflow(context.Background(), id, "", "test gave up")
+			t.Fatalf("%s %s: no result: %v%s", c.script, c.stages, err, why)
+		}
+		require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
+		assert.Equal(t, c.answer, res.Output.Content)
+		encoded, err := json.Marshal(res)
+		require.NoError(t, err)
+		assert.Equal(t, c.failures, strings.Count(string(encoded), "each call may return when the model makes several calls at once"), "%s %s", c.script, c.stages)
+	}
+}
