@@ -109,6 +109,11 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, llm.ToTemporal(err)
 	}
 	resp.Message.Role = contract.RoleAssistant
+	if n := len(resp.Message.ToolCalls); n > MaxToolCallsPerAnswer {
+		return fail[CallModelResult](fenixerr.PayloadTooLarge(
+			"the model (%s) answered with %d tool calls, over the %d one step runs: each call is several stages in history, so a step that large would take hours and outgrow the server's history limit; ask for fewer calls per answer",
+			in.Model, n, MaxToolCallsPerAnswer).WithCode("too_many_tool_calls"))
+	}
 	// Repeated call IDs are renamed here too, so the transcript's
 	// assistant message names the IDs the tool results answer.
 	oversized := contract.BoundToolCalls(resp.Message.ToolCalls)
@@ -147,6 +152,15 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	}
 	return res, nil
 }
+
+// MaxToolCallsPerAnswer bounds the tool calls of one model answer. Every
+// call of a step runs in parallel through several stages, each at least
+// one history event: 10,000 calls in one answer made a step of some 50,000
+// events, past the server's 51,200-event limit (the run is terminated
+// without a result), and the workflow took minutes per few hundred of
+// them. 128 calls take about two seconds and 540 events; models
+// make a few per answer.
+const MaxToolCallsPerAnswer = 128
 
 // MaxModelResultBytes bounds CallModel's result as history records it,
 // under Temporal's 2 MiB payload limit: the server refuses a larger one

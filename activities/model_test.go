@@ -13,6 +13,7 @@ import (
 	"github.com/fenixrt/fenix/agent/llm/scripted"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools"
 )
 
@@ -54,4 +55,35 @@ func TestCallModelAnswerOnlyLeavesTheTranscriptToTheCaller(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, stored, 2)
 	assert.Equal(t, "It is 4.", stored[1].Content)
+}
+
+// A model answer with more tool calls than one step may run fails with
+// PayloadTooLargeError (too_many_tool_calls) naming the count; an answer
+// at the limit is taken.
+func TestCallModelRefusesTooManyToolCalls(t *testing.T) {
+	turn := func(n int) scripted.Turn {
+		calls := make([]scripted.ToolCall, n)
+		for i := range calls {
+			calls[i] = scripted.ToolCall{ToolName: "calculator", Arguments: map[string]any{"expression": "1+1"}}
+		}
+		return scripted.Turn{ToolCalls: calls}
+	}
+	provider, err := scripted.New(map[string]scripted.Script{
+		"many": {Turns: []scripted.Turn{turn(10000)}},
+		"max":  {Turns: []scripted.Turn{turn(MaxToolCallsPerAnswer)}},
+	})
+	require.NoError(t, err)
+	a := &Activities{Model: &llm.Router{Scripted: provider}, Tools: tools.Builtin()}
+	question := contract.MessageSet{Messages: []contract.Message{{Role: contract.RoleUser, Content: "go"}}, Count: 1}
+
+	_, err = a.CallModel(context.Background(), CallModelInput{Model: llm.ScriptedModelPrefix + "many", Prompt: question, AnswerOnly: true})
+	fe := fenixerr.FromTemporal(err)
+	require.NotNil(t, fe)
+	assert.Equal(t, fenixerr.TypePayloadTooLarge, fe.Type)
+	assert.Equal(t, "too_many_tool_calls", fe.Code)
+	assert.Contains(t, fe.Message, "10000 tool calls")
+
+	res, err := a.CallModel(context.Background(), CallModelInput{Model: llm.ScriptedModelPrefix + "max", Prompt: question, AnswerOnly: true})
+	require.NoError(t, err)
+	assert.Len(t, res.Message.ToolCalls, MaxToolCallsPerAnswer)
 }

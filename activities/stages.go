@@ -21,6 +21,15 @@ import (
 // Temporal payload (2 MiB) with room for the rest of the event.
 const MaxToolResultBytes = 1 << 20
 
+// StepResultBudget is what the raw results of one agent step's calls may
+// add up to. The calls run in parallel, and the results of their stages
+// (local activities' markers, or regular stages' inputs) reach the server
+// in one workflow task, whose gRPC message is limited to 4 MB: four
+// parallel reads of 1 MiB failed it (GrpcMessageTooLarge) on every retry
+// and the turn never ended; three did not. Each of n calls may return
+// StepResultBudget/n.
+const StepResultBudget = 2 << 20
+
 // tracePreviewBytes caps content copied into trace entries: the trace is
 // for humans and is repeated in queries and the result, the full content
 // is already in the stage result.
@@ -130,6 +139,11 @@ type ExecuteToolInput struct {
 	// SessionEnv is the session's $CLAUDE_ENV_FILE lines
 	// (tools.Env.SessionEnv).
 	SessionEnv string `json:"session_env,omitempty"`
+	// ResultBudget, when positive and under MaxToolResultBytes, is what
+	// this call's raw result may be: the calls of one agent step share
+	// StepResultBudget, since their stages' results reach one workflow
+	// task.
+	ResultBudget int `json:"result_budget,omitempty"`
 }
 
 // ExecuteToolResult is the executor's raw result.
@@ -208,6 +222,10 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	raw, redactions, err := a.Redactor.JSON(raw)
 	if err != nil {
 		return fail[ExecuteToolResult](fenixerr.Runtime("redacting the result of tool %q: %v", in.ToolCall.ToolName, err).WithTool(in.ToolCall.ToolName))
+	}
+	if in.ResultBudget > 0 && in.ResultBudget < MaxToolResultBytes && len(raw) > in.ResultBudget {
+		return fail[ExecuteToolResult](fenixerr.PayloadTooLarge("result of tool %q is %d bytes, over the %d bytes each call may return when the model makes several calls at once (they share %d bytes): ask for less per call, or make fewer calls at once",
+			in.ToolCall.ToolName, len(raw), in.ResultBudget, StepResultBudget).WithTool(in.ToolCall.ToolName).WithCode("step_result_budget"))
 	}
 	if len(raw) > MaxToolResultBytes {
 		return fail[ExecuteToolResult](fenixerr.PayloadTooLarge("result of tool %q is %d bytes, over the %d-byte limit for a stage result", in.ToolCall.ToolName, len(raw), MaxToolResultBytes).WithTool(in.ToolCall.ToolName))

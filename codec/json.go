@@ -44,3 +44,19 @@ func (jsonPayloadConverter) ToPayload(value any) (*commonpb.Payload, error) {
 		Data:     bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}),
 	}, nil
 }
+
+// FromPayload decodes as the SDK's converter does, except into a
+// json.RawMessage, which takes the payload's bytes as they are. Fenix's
+// workflows take their input as a json.RawMessage and parse it
+// themselves, so that a malformed assignment ends as a failed result with
+// InvalidAssignmentError; the SDK's converter validated the bytes first,
+// and input that is not JSON, or nested deeper than encoding/json's 10,000
+// levels (which a client in another language may send), failed the run
+// before it started, without a result or a typed error.
+func (c jsonPayloadConverter) FromPayload(payload *commonpb.Payload, valuePtr any) error {
+	if raw, ok := valuePtr.(*json.RawMessage); ok {
+		*raw = bytes.Clone(payload.GetData())
+		return nil
+	}
+	return c.JSONPayloadConverter.FromPayload(payload, valuePtr)
+}

@@ -2,8 +2,10 @@ package codec
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 )
 
@@ -45,5 +47,25 @@ func TestJSONPayloadsKeepHTMLCharacters(t *testing.T) {
 	var out result
 	if err := NewDataConverter(nil).FromPayload(old, &out); err != nil || out.Text != in.Text {
 		t.Errorf("decoding the SDK converter's payload: %+v, %v", out, err)
+	}
+}
+
+// A workflow's json.RawMessage input takes the payload's bytes as they
+// are, also when they are not JSON or nest deeper than encoding/json
+// reads: the workflow parses its input itself and ends such a run with
+// InvalidAssignmentError. Other targets decode as before.
+func TestRawMessageTakesThePayloadAsItIs(t *testing.T) {
+	dc := NewDataConverter(nil)
+	for _, data := range []string{`{"logical_work_id": `, strings.Repeat("[", 100000) + strings.Repeat("]", 100000), `{"a":1}`} {
+		p := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)}, Data: []byte(data)}
+		var raw json.RawMessage
+		if err := dc.FromPayload(p, &raw); err != nil || string(raw) != data {
+			t.Fatalf("FromPayload(%.20s…) = %.20s…, %v", data, raw, err)
+		}
+	}
+	bad := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)}, Data: []byte(`{"a":`)}
+	var m map[string]any
+	if err := dc.FromPayload(bad, &m); err == nil {
+		t.Fatal("a map still needs JSON")
 	}
 }

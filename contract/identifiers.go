@@ -27,6 +27,16 @@ const (
 	// MaxPathBytes bounds a path (workspace_root, skill paths): Linux's
 	// PATH_MAX.
 	MaxPathBytes = 4096
+	// MaxAllowedToolNamesBytes bounds agent_context.allowed_tool_names as
+	// a whole (names plus one byte each). Every stage of every call in a
+	// step may carry the list, and up to 128 calls of a step start in one
+	// workflow task: with regular stages, 1.5 MB of names and three calls
+	// overflowed the workflow task's 4 MB gRPC message, and 64 KiB of names
+	// with 128 calls did too; the task failed forever. 16 KiB is half of
+	// what 128 calls were measured to carry, and some 400 names; a server's
+	// tools are granted at once with mcp__<server>, every MCP tool with
+	// mcp__*.
+	MaxAllowedToolNamesBytes = 16 << 10
 )
 
 // boundedField is one string field of an assignment with its bound.
@@ -84,6 +94,24 @@ func (a *Assignment) boundedFields() []boundedField {
 // its size. It returns nil when every field is within its bound.
 func (a *Assignment) BoundIdentifiers() error {
 	return boundFields(a.boundedFields())
+}
+
+// BoundAllowedToolNames checks agent_context.allowed_tool_names as a whole
+// against MaxAllowedToolNamesBytes. A list over it is emptied, so the
+// failure the run ends with repeats none of it, and the error says how
+// large it was. It returns nil when the list is within its bound.
+func (a *Assignment) BoundAllowedToolNames() error {
+	names := a.AgentContext.AllowedToolNames
+	size := 0
+	for _, n := range names {
+		size += len(n) + 1
+	}
+	if size <= MaxAllowedToolNamesBytes {
+		return nil
+	}
+	a.AgentContext.AllowedToolNames = nil
+	return fmt.Errorf("assignment field(s) over their size limit: agent_context.allowed_tool_names is %d names of %d bytes (at most %d bytes): grant a server's tools with mcp__<server>, every MCP tool with mcp__*",
+		len(names), size, MaxAllowedToolNamesBytes)
 }
 
 // BoundIdentifiers is Assignment.BoundIdentifiers plus the turn's model.

@@ -1,8 +1,12 @@
 package contract
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBoundIdentifiersShortensOversizedFields(t *testing.T) {
@@ -59,4 +63,25 @@ func TestBoundToolCallsRenamesOversizedNames(t *testing.T) {
 	if calls[2].CallID != "ok" || calls[0].ToolName != "calculator" {
 		t.Errorf("names within bounds changed: %+v", calls)
 	}
+}
+
+// allowed_tool_names is bounded as a whole: within the bound it is kept
+// as it is; over it, it is emptied and the error says how large it was.
+func TestBoundAllowedToolNames(t *testing.T) {
+	names := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%063d", i) // 64 bytes with its separator
+		}
+		return out
+	}
+	a := Assignment{AgentContext: AgentContext{AllowedToolNames: names(MaxAllowedToolNamesBytes / 64)}}
+	require.NoError(t, a.BoundAllowedToolNames())
+	assert.Len(t, a.AgentContext.AllowedToolNames, MaxAllowedToolNamesBytes/64)
+
+	a.AgentContext.AllowedToolNames = names(MaxAllowedToolNamesBytes/64 + 1)
+	err := a.BoundAllowedToolNames()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("agent_context.allowed_tool_names is %d names of %d bytes", MaxAllowedToolNamesBytes/64+1, MaxAllowedToolNamesBytes+64))
+	assert.Empty(t, a.AgentContext.AllowedToolNames)
 }

@@ -208,8 +208,12 @@ type Details struct {
 // ToTemporal converts an activity error into a Temporal error. Fenix errors
 // become non-retryable application errors (Transient ones stay retryable);
 // context cancellation passes through so the SDK reports the activity as
-// canceled, not failed.
+// canceled, not failed. Its messages are valid UTF-8 (see ValidUTF8).
 func ToTemporal(err error) error {
+	return ValidUTF8(toTemporal(err))
+}
+
+func toTemporal(err error) error {
 	if err == nil {
 		return nil
 	}

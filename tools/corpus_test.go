@@ -127,6 +127,11 @@ var securityCorpus = []corpusCase{
 	{name: "memory_write traversal key", tool: "memory_write", args: args("key", "../escape", "content", "x"), check: refused(fenixerr.ErrValidation, "")},
 	{name: "exec_command cwd traversal", tool: "exec_command", args: args("command_line", "pwd", "cwd", "../"), check: escapes()},
 	{name: "process_exec absolute cwd", tool: "process_exec", args: args("command_line", "pwd", "cwd", "/tmp"), check: escapes()},
+	// A NUL byte in the line made the kernel refuse the shell's start,
+	// reported as ToolUnavailableError ("fork/exec /bin/sh: invalid
+	// argument"): the caller's bad argument read as the tool's failure.
+	{name: "exec_command NUL in the command line", tool: "exec_command", args: args("command_line", "echo a\x00b"), check: refused(fenixerr.ErrValidation, "")},
+	{name: "process_exec NUL in the command line", tool: "process_exec", args: args("command_line", "sleep 1\x00"), check: refused(fenixerr.ErrValidation, "")},
 
 	// Symlinks leading out, dangling, to system files, into protected paths.
 	{name: "read through symlinked dir outside", tool: "workspace_read", args: args("path", "outlink/sentinel.txt"), check: escapes()},

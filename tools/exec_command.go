@@ -125,9 +125,23 @@ type commandPlan struct {
 	limits  procs.Limits
 }
 
+// validCommandLine refuses a command line no process can be given: a NUL
+// byte ends a C string, and the kernel refused the shell's start, which
+// was reported as the tool being unavailable ("fork/exec /bin/sh: invalid
+// argument") instead of as the caller's bad argument.
+func validCommandLine(tool, line string) error {
+	if i := strings.IndexByte(line, 0); i >= 0 {
+		return fenixerr.Validation("command_line contains a NUL byte (at byte %d), which no shell line can hold", i).WithTool(tool)
+	}
+	return nil
+}
+
 // planCommand resolves the call's arguments against the workspace and the
 // host's exec settings.
 func planCommand(env *Env, h *Host, a ExecCommandArgs) (commandPlan, error) {
+	if err := validCommandLine(execCommandName, a.CommandLine); err != nil {
+		return commandPlan{}, err
+	}
 	p := commandPlan{commandLine: a.CommandLine}
 	var err error
 	if p.cwd, p.dir, err = resolveCwd(env, a.Cwd); err != nil {

@@ -96,6 +96,9 @@ func startService(ctx context.Context, env *Env, a ProcessExecArgs) (ProcessExec
 // launchService starts the service in the workspace under a new process
 // run ID; it returns the working directory as given and the service.
 func launchService(env *Env, h *Host, a ProcessExecArgs) (string, procs.ServiceInfo, error) {
+	if err := validCommandLine(processExecName, a.CommandLine); err != nil {
+		return "", procs.ServiceInfo{}, err
+	}
 	cwd, dir, err := resolveCwd(env, a.Cwd)
 	if err != nil {
 		return "", procs.ServiceInfo{}, err

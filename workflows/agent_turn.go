@@ -75,7 +75,7 @@ type turnRun struct {
 
 func (t *turnRun) execute(input json.RawMessage) (contract.Result, error) {
 	req, err := contract.ParseAgentTurn(input)
-	err = t.boundIdentifiers(req.BoundIdentifiers, err)
+	err = t.boundIdentifiers(req.BoundIdentifiers, &req.Assignment, err)
 	t.req = req
 	t.gov.approvalTimeout = time.Duration(req.Approval.TimeoutSeconds) * time.Second
 	t.bindAssignment(req.Assignment)
@@ -288,7 +288,7 @@ func (t *turnRun) runTools(step int, calls []contract.ToolCall) (toolBatch, erro
 		wg.Add(1)
 		workflow.Go(t.stageCtx, func(ctx workflow.Context) {
 			defer wg.Done()
-			results[i] = t.runTool(ctx, step, call)
+			results[i] = t.runTool(ctx, step, call, t.resultBudget(len(batch.calls)))
 		})
 	}
 	wg.Wait(t.ctx)
@@ -311,7 +311,7 @@ func (t *turnRun) runTools(step int, calls []contract.ToolCall) (toolBatch, erro
 
 // runTool takes one call through the governed pipeline, blocking only on
 // its own coroutine's context.
-func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall) toolResult {
+func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall, budget int) toolResult {
 	if call.ToolName == activities.SubagentToolName {
 		return t.runSubagent(ctx, step, call)
 	}
@@ -332,7 +332,7 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 	call = governed.call
 	executed, err := t.executeTool(ctx, reviewed, activities.ExecuteToolInput{ToolCall: call, WorkspaceRoot: t.req.WorkspaceRoot,
 		ConversationID: t.req.ConversationID, TurnID: t.req.TurnID, AgentProfile: t.req.AgentContext.Profile,
-		ReachedPath: governed.reachedPath, SessionEnv: t.sessionEnvFor(call.ToolName)})
+		ReachedPath: governed.reachedPath, SessionEnv: t.sessionEnvFor(call.ToolName), ResultBudget: budget})
 	if err != nil {
 		_, err = explainLostTool(call, err)
 		return t.observeFailure(ctx, step, call, err, 0)

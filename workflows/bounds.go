@@ -72,6 +72,17 @@ func (s *session) oversizedArguments(call contract.ToolCall) error {
 		call.ToolName, call.CallID, len(raw), MaxToolArgumentBytes).WithTool(call.ToolName)}
 }
 
+// resultBudget (shapeStepResultBudget) is what each of a step's calls
+// may return when the step has several: they share
+// activities.StepResultBudget, since their stages' results reach one
+// workflow task. Zero leaves a call at its tool's own limit.
+func (t *turnRun) resultBudget(calls int) int {
+	if t.shape < shapeStepResultBudget || calls < 2 {
+		return 0
+	}
+	return activities.StepResultBudget / calls
+}
+
 // boundedCall is the call as hooks and failure payloads see it once its
 // arguments were refused as too large.
 func boundedCall(call contract.ToolCall) contract.ToolCall {
@@ -89,14 +100,21 @@ func (s *session) boundedInvocation(inv *contract.ToolInvocation) *contract.Tool
 }
 
 // boundIdentifiers (shapeBoundedIDs) shortens the assignment's oversized
-// identifiers before the run binds or echoes them; the error names them.
-// parseErr, the parse's own error, takes precedence.
-func (s *session) boundIdentifiers(bound func() error, parseErr error) error {
+// identifiers before the run binds or echoes them, and (shapeBoundedToolNames)
+// empties an oversized allowed_tool_names; the error names them. parseErr,
+// the parse's own error, takes precedence.
+func (s *session) boundIdentifiers(bound func() error, a *contract.Assignment, parseErr error) error {
 	if s.shape < shapeBoundedIDs {
 		return parseErr
 	}
-	if err := bound(); err != nil && parseErr == nil {
-		return err
+	err := bound()
+	if s.shape >= shapeBoundedToolNames {
+		if listErr := a.BoundAllowedToolNames(); err == nil {
+			err = listErr
+		}
 	}
-	return parseErr
+	if parseErr != nil {
+		return parseErr
+	}
+	return err
 }

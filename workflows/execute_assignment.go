@@ -62,7 +62,7 @@ const processTool = "process_exec"
 
 func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 	a, err := contract.ParseAssignment(input)
-	err = r.boundIdentifiers(a.BoundIdentifiers, err)
+	err = r.boundIdentifiers(a.BoundIdentifiers, &a, err)
 	r.a = a
 	r.gov.approvalTimeout = time.Duration(a.Approval.TimeoutSeconds) * time.Second
 	r.bindAssignment(a)

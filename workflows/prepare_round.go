@@ -22,7 +22,7 @@ func PrepareRound(ctx workflow.Context, input json.RawMessage) (contract.Prepare
 		return contract.PreparedRound{}, err
 	}
 	a, err := contract.ParseAssignment(input)
-	err = s.boundIdentifiers(a.BoundIdentifiers, err)
+	err = s.boundIdentifiers(a.BoundIdentifiers, &a, err)
 	s.bindAssignment(a)
 	s.sessionStart()
 	if err != nil {

@@ -540,6 +540,28 @@ func builtinScenarios() []scenario {
 	shapes = append(shapes,
 		scenario{file: "mcp_elicitation_answered.json", run: elicitationScenario("replay-mcp-elicitation")},
 	)
+	// fenix-shape 16: an allowed_tool_names over
+	// contract.MaxAllowedToolNamesBytes ends the run with
+	// InvalidAssignmentError before any stage carries it.
+	manyNames := calculatorAssignment()
+	padded := []string{"calculator"}
+	for i := 0; len(padded) < 400; i++ {
+		padded = append(padded, fmt.Sprintf("padding_tool_%0100d", i))
+	}
+	manyNames["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": padded}
+	shapes = append(shapes,
+		scenario{file: "bounded_tool_names_calculator.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-bounded-tool-names-calculator", calculatorAssignment())
+		}},
+		scenario{file: "bounded_tool_names_oversized.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-bounded-tool-names-oversized", manyNames)
+		}},
+	)
+	// fenix-shape 17: the parallel calls of a step share
+	// activities.StepResultBudget (ExecuteToolInput.ResultBudget).
+	shapes = append(shapes, scenario{file: "step_result_budget_agent_turn_parallel.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-step-result-budget", agentRequest("parallel", 5))
+	}})
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),

@@ -122,7 +122,22 @@ const (
 	// for them (see network_permission.go).
 	shapeNetworkAsksEnd workflow.Version = 15
 
-	shapeLatest = shapeNetworkAsksEnd
+	// shapeBoundedToolNames: an agent_context.allowed_tool_names over
+	// contract.MaxAllowedToolNamesBytes as a whole ends the run with
+	// InvalidAssignmentError before any stage carries it: with regular
+	// stages the parallel calls of a step each repeated it, and their
+	// workflow task overflowed the 4 MB gRPC limit forever.
+	shapeBoundedToolNames workflow.Version = 16
+
+	// shapeStepResultBudget: the calls of an agent step with several
+	// share activities.StepResultBudget for their raw results (each gets
+	// its share in ExecuteToolInput.ResultBudget; a larger result fails
+	// that call with PayloadTooLargeError, which the model sees): four
+	// parallel 1 MiB reads overflowed the workflow task's 4 MB gRPC
+	// message, and the task failed forever.
+	shapeStepResultBudget workflow.Version = 17
+
+	shapeLatest = shapeStepResultBudget
 )
 
 // readVersions sets what the run's versions enable. The order of the

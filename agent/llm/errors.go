@@ -93,11 +93,11 @@ func ToTemporal(err error) error {
 	if re.StatusCode == http.StatusTooManyRequests {
 		code = CodeRateLimited
 	}
-	return temporal.NewApplicationErrorWithOptions(err.Error(), fenixerr.TypeTransient, temporal.ApplicationErrorOptions{
+	return fenixerr.ValidUTF8(temporal.NewApplicationErrorWithOptions(err.Error(), fenixerr.TypeTransient, temporal.ApplicationErrorOptions{
 		Cause:          re.Cause,
 		NextRetryDelay: re.RetryAfter,
 		Details:        []any{fenixerr.Details{Class: fenixerr.ClassRuntime, Code: code}},
-	})
+	}))
 }
 
 // HTTPFailure is a provider's error response, described in the terms every

@@ -236,7 +236,7 @@ func (w *Worker) buildTemporalWorkers() (shared, host worker.Worker) {
 	// Heartbeats are how a cancel reaches a running tool; the SDK would
 	// otherwise send them only every 80% of the heartbeat timeout.
 	opts := worker.Options{MaxHeartbeatThrottleInterval: heartbeatThrottle, DefaultHeartbeatThrottleInterval: heartbeatThrottle,
-		Interceptors:             []interceptor.WorkerInterceptor{&heartbeatInterceptor{}, &contextRunInterceptor{}},
+		Interceptors:             []interceptor.WorkerInterceptor{&validErrorsInterceptor{}, &heartbeatInterceptor{}, &contextRunInterceptor{}},
 		DeadlockDetectionTimeout: deadlockDetectionTimeout}
 	if w.cfg.Recorder != nil {
 		opts.Interceptors = append(opts.Interceptors, observability.StageInterceptor(w.cfg.Recorder))

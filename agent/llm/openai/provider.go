@@ -58,6 +58,7 @@ func New(cfg Config) (*Provider, error) {
 		option.WithBaseURL(base.String()),
 		option.WithHTTPClient(client),
 		option.WithMaxRetries(0),
+		option.WithMiddleware(limitResponses),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -110,6 +111,14 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 func (p *Provider) classify(ctx, attemptCtx context.Context, model string, resp *http.Response, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("model call to %s for model %q stopped: %w", p.name, model, ctxErr)
+	}
+	if errors.Is(err, errResponseTooLarge) {
+		status := ""
+		if resp != nil {
+			status = fmt.Sprintf(" (HTTP status %d)", resp.StatusCode)
+		}
+		return fenixerr.PayloadTooLarge("model provider %s (%s) sent a response over %d bytes for model %q%s; it was not read further",
+			p.name, p.endpoint, maxResponseBytes, model, status).WithCode("model_answer_too_large")
 	}
 	if resp != nil && resp.StatusCode >= 400 {
 		message, code := apiError(resp, err)

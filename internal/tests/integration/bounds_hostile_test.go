@@ -1,0 +1,259 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/workflows"
+)
+
+// An MCP server that writes bytes which are not UTF-8 to stderr and exits:
+// its stderr is quoted in the error of a call to its tools. That error's
+// text reached the stage's Temporal failure unchanged, which the worker
+// cannot marshal (protobuf strings are UTF-8), so the workflow task that
+// recorded the stage timed out again and again and the run never ended.
+// Now the call fails with ToolUnavailableError naming the server, its
+// stderr included.
+func TestMCPServerWithBinaryStderrEndsWithAResult(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "broken.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nprintf 'bad \\377\\376 news\\n' >&2\nexit 3\n"), 0o755))
+	raw, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"broken": map[string]any{"command": script}}})
+	require.NoError(t, err)
+	cfg := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(cfg, raw, 0o644))
+	w := startWorker(t, func(c *worker.Config) { c.MCPConfig = cfg; c.MCPStartWait = 5 * time.Second })
+	require.Eventually(t, func() bool { return mcpStatus(w, "broken").LastError != "" }, 10*time.Second, 20*time.Millisecond)
+
+	id := "bounds-mcp-binary-stderr"
+	res := runBounded(t, w.queue, id, assignment(id, map[string]any{"call_id": "c1", "tool_name": "mcp__broken__t",
+		"arguments": map[string]any{}}, "mcp__broken"))
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeToolUnavailable, res.Error.ErrorType, errorType(res))
+	assert.Contains(t, res.Error.LastErrorSummary, `MCP server "broken"`)
+	assert.Contains(t, res.Error.LastErrorSummary, "bad \uFFFD news")
+}
+
+// A model answering with 10,000 tool calls: every call of a step runs in
+// parallel through its stages, so the step alone would record some 50,000
+// events (the server terminates a run at 51,200) and took minutes for
+// every few hundred calls. The answer is now refused, and the turn fails
+// with PayloadTooLargeError naming the count, in seconds.
+func TestTenThousandToolCallsInOneAnswerEndWithAResult(t *testing.T) {
+	calls := make([]any, 10000)
+	for i := range calls {
+		calls[i] = map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": "1+1"}}
+	}
+	raw, err := json.Marshal(map[string]any{"scripts": map[string]any{
+		"flood": map[string]any{"turns": []any{map[string]any{"tool_calls": calls}, map[string]any{"content": "done"}}},
+	}})
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, raw, 0o644))
+	w := startWorker(t, withScripts(t, script))
+	req := agentTurnRequest(t, "flood", map[string]any{
+		"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}}, "max_steps": 3})
+	id := req["logical_work_id"].(string)
+	run := startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, id, req)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	var res contract.Result
+	if err := run.Get(ctx, &res); err != nil {
+		why := lastTaskFailure(t, id, run.GetRunID())
+		_ = server.Client().TerminateWorkflow(context.Background(), id, run.GetRunID(), "test gave up")
+		t.Fatalf("no result: %v%s", err, why)
+	}
+	require.Equal(t, contract.StatusFailed, res.Status, errorType(res))
+	assert.Equal(t, fenixerr.TypePayloadTooLarge, res.Error.ErrorType, errorType(res))
+	assert.Equal(t, "too_many_tool_calls", res.Error.Code)
+	assert.Contains(t, res.Error.LastErrorSummary, "10000 tool calls")
+	assert.Less(t, len(history(t, run)), 200, "no call of the answer ran")
+}
+
+// Input a client in another language may send: not JSON, or JSON nested
+// deeper than encoding/json reads (100,000 levels in the arguments). The
+// SDK's converter refused to decode it before the workflow ran, and the
+// run failed with an untyped "unable to decode" and no result. Each
+// workflow that takes an assignment now ends with a failed result and
+// InvalidAssignmentError.
+func TestUndecodableInputEndsWithAResult(t *testing.T) {
+	w := startWorker(t)
+	nested := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	inputs := map[string]string{
+		"truncated": `{"logical_work_id": "x", "tool_call": {"tool_name": `,
+		"nested": `{"logical_work_id":"n1","attempt_no":1,"conversation_id":"c","turn_id":"t","context_messages":[{"role":"user","content":"x"}],` +
+			`"agent_context":{"profile":"main","allowed_tool_names":["calculator"]},"tool_call":{"call_id":"c1","tool_name":"calculator","arguments":{"expression":` + nested + `}}}`,
+	}
+	for name, data := range inputs {
+		for _, wf := range []string{workflows.ExecuteAssignmentWorkflow, workflows.AgentTurnWorkflow, workflows.PrepareRoundWorkflow} {
+			id := "bounds-undecodable-" + name + "-" + wf
+			p := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)}, Data: []byte(data)}
+			run, err := server.Client().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+				ID: id, TaskQueue: w.queue, WorkflowExecutionTimeout: time.Minute}, wf, converter.NewRawValue(p))
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			var res struct {
+				Status string            `json:"status"`
+				Error  *contract.Failure `json:"error"`
+			}
+			err = run.Get(ctx, &res)
+			cancel()
+			require.NoError(t, err, "%s: no result", id)
+			require.Equal(t, contract.StatusFailed, res.Status, id)
+			require.NotNil(t, res.Error, id)
+			assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, "%s: %s", id, res.Error.LastErrorSummary)
+		}
+	}
+}
+
+// allowedToolNames pads names to about size bytes as a whole.
+func allowedToolNames(size int, names ...string) []string {
+	for i := 0; ; i++ {
+		n := 0
+		for _, s := range names {
+			n += len(s) + 1
+		}
+		next := fmt.Sprintf("padding_tool_%0100d", i)
+		if n+len(next)+1 > size {
+			return names
+		}
+		names = append(names, next)
+	}
+}
+
+// With regular stages every stage of every call carries the agent's
+// allowed_tool_names, and the calls of a step start in one workflow task:
+// 1.5 MB of names and three calls overflowed that task's 4 MB gRPC message
+// (GrpcMessageTooLarge), and the task failed forever. A list over
+// contract.MaxAllowedToolNamesBytes now ends the run with
+// InvalidAssignmentError naming it, on every workflow that takes an
+// assignment; a list at the bound with the most calls one answer may make
+// (128) completes.
+func TestOversizedAllowedToolNamesEndWithAResult(t *testing.T) {
+	calls := func(n int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": "1+1"}}
+		}
+		return out
+	}
+	raw, err := json.Marshal(map[string]any{"scripts": map[string]any{
+		"three": map[string]any{"turns": []any{map[string]any{"tool_calls": calls(3)}, map[string]any{"content": "done"}}},
+		"most":  map[string]any{"turns": []any{map[string]any{"tool_calls": calls(activities.MaxToolCallsPerAnswer)}, map[string]any{"content": "done"}}},
+	}})
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, raw, 0o644))
+	w := startWorker(t, withScripts(t, script))
+	wait := func(run client.WorkflowRun, out any) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		if err := run.Get(ctx, out); err != nil {
+			why := lastTaskFailure(t, run.GetID(), "")
+			_ = server.Client().TerminateWorkflow(context.Background(), run.GetID(), "", "test gave up")
+			t.Fatalf("%s: no result: %v%s", run.GetID(), err, why)
+		}
+	}
+
+	huge := allowedToolNames(1_500_000, "calculator")
+	turn := agentTurnRequest(t, "three", map[string]any{
+		"agent_context": map[string]any{"profile": "main", "allowed_tool_names": huge},
+		"execution":     map[string]any{"stages": "regular"},
+	})
+	var res contract.Result
+	wait(startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, turn["logical_work_id"].(string), turn), &res)
+	require.Equal(t, contract.StatusFailed, res.Status, errorType(res))
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, errorType(res))
+	assert.Contains(t, res.Error.LastErrorSummary, "agent_context.allowed_tool_names is ")
+
+	a := assignment("bounds-names-assignment", map[string]any{"call_id": "c1", "tool_name": "calculator", "arguments": map[string]any{"expression": "1+1"}})
+	a["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": huge}
+	res = runBounded(t, w.queue, "bounds-names-assignment", a)
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, errorType(res))
+
+	delete(a, "tool_call")
+	var round contract.PreparedRound
+	wait(startWorkflow(t, w.queue, workflows.PrepareRoundWorkflow, "bounds-names-round", a), &round)
+	require.Equal(t, contract.StatusFailed, round.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, round.Error.ErrorType)
+
+	most := agentTurnRequest(t, "most", map[string]any{
+		"agent_context": map[string]any{"profile": "main", "allowed_tool_names": allowedToolNames(contract.MaxAllowedToolNamesBytes, "calculator")},
+		"execution":     map[string]any{"stages": "regular"},
+	})
+	wait(startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, most["logical_work_id"].(string), most), &res)
+	require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
+	assert.Equal(t, "done", res.Output.Content)
+}
+
+// The calls of one agent step run in parallel, and their stages' results
+// reach the server in one workflow task, whose gRPC message is limited to
+// 4 MB: a model reading a 1 MiB file four times at once (each read within
+// workspace_read's limit) failed that task with GrpcMessageTooLarge on
+// every retry, and the turn never ended. The calls of a step now share
+// activities.StepResultBudget: each read over its share fails with
+// PayloadTooLargeError, which the model sees, and the turn goes on; reads
+// within their shares succeed.
+func TestParallelLargeResultsEndWithAResult(t *testing.T) {
+	reads := func(n int, path string) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = map[string]any{"tool_name": "workspace_read", "arguments": map[string]any{"path": path, "max_bytes": 1 << 20}}
+		}
+		return out
+	}
+	raw, err := json.Marshal(map[string]any{"scripts": map[string]any{
+		"big":   map[string]any{"turns": []any{map[string]any{"tool_calls": reads(6, "big.txt")}, map[string]any{"content": "read big"}}},
+		"share": map[string]any{"turns": []any{map[string]any{"tool_calls": reads(6, "quarter.txt")}, map[string]any{"content": "read quarters"}}},
+	}})
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, raw, 0o644))
+	w := startWorker(t, withScripts(t, script))
+	require.NoError(t, os.WriteFile(filepath.Join(w.workspace, "big.txt"), []byte(strings.Repeat("b", 1<<20)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.workspace, "quarter.txt"), []byte(strings.Repeat("q", 256<<10)), 0o644))
+
+	for _, c := range []struct {
+		script, stages, answer string
+		failures               int
+	}{{"big", "fast", "read big", 6}, {"big", "regular", "read big", 6}, {"share", "fast", "read quarters", 0}} {
+		req := agentTurnRequest(t, c.script, map[string]any{
+			"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"workspace_read"}},
+			"execution":     map[string]any{"stages": c.stages}})
+		id := req["logical_work_id"].(string) + "-" + c.stages
+		req["logical_work_id"] = id
+		run := startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, id, req)
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		var res contract.Result
+		err := run.Get(ctx, &res)
+		cancel()
+		if err != nil {
+			why := lastTaskFailure(t, id, "")
+			_ = server.Client().TerminateWorkflow(context.Background(), id, "", "test gave up")
+			t.Fatalf("%s %s: no result: %v%s", c.script, c.stages, err, why)
+		}
+		require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
+		assert.Equal(t, c.answer, res.Output.Content)
+		encoded, err := json.Marshal(res)
+		require.NoError(t, err)
+		assert.Equal(t, c.failures, strings.Count(string(encoded), "each call may return when the model makes several calls at once"), "%s %s", c.script, c.stages)
+	}
+}
