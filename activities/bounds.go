@@ -16,7 +16,25 @@ const (
 	maxHookContextBytes = 64 << 10
 	// maxHookReasonBytes bounds a block, deny, halt or error reason.
 	maxHookReasonBytes = 8 << 10
+	// StepHookContextBudget is what the hook context of one agent step's
+	// calls may add up to, per tool stage (PreToolUse, PostToolUse,
+	// PostToolUseFailure). The calls run in parallel and their stages'
+	// results reach the server in one workflow task, whose gRPC message
+	// is limited to 4 MB: a PreToolUse hook adding its 64 KiB to 32
+	// parallel calls failed that task on every retry and the turn never
+	// ended. Each of n calls gets StepHookContextBudget/n (the whole
+	// maxHookContextBytes up to four calls).
+	StepHookContextBudget = 256 << 10
 )
+
+// contextLimit is a stage's context bound under a step's budget (see
+// hooks.PreToolUseEvent.ContextBudget).
+func contextLimit(budget int) int {
+	if budget > 0 && budget < maxHookContextBytes {
+		return budget
+	}
+	return maxHookContextBytes
+}
 
 func boundText(s *string, max int) { *s = contract.TruncateText(*s, max) }
 
@@ -33,22 +51,22 @@ func boundDecisions(ds []hooks.HookDecision) {
 	}
 }
 
-func boundSummary(s *hooks.Summary) {
-	boundText(&s.AdditionalContext, maxHookContextBytes)
+func boundSummary(s *hooks.Summary, contextBudget int) {
+	boundText(&s.AdditionalContext, contextLimit(contextBudget))
 	boundHalt(s.Halt)
 	boundDecisions(s.Decisions)
 }
 
 // boundPreToolUse also drops the arguments the workflow already has:
 // FinalArgs is read only when a hook changed them.
-func boundPreToolUse(r *hooks.PreToolUseResult) {
+func boundPreToolUse(r *hooks.PreToolUseResult, contextBudget int) {
 	if !r.ArgsMutated {
 		r.FinalArgs = nil
 	} else {
 		r.Action.UpdatedArgs = nil
 	}
-	boundText(&r.AdditionalContext, maxHookContextBytes)
-	boundText(&r.Action.AdditionalContext, maxHookContextBytes)
+	boundText(&r.AdditionalContext, contextLimit(contextBudget))
+	boundText(&r.Action.AdditionalContext, contextLimit(contextBudget))
 	boundText(&r.Action.Reason, maxHookReasonBytes)
 	boundHalt(r.Action.Halt)
 	boundHalt(r.Halt)
@@ -63,11 +81,11 @@ func boundPermissionRequest(r *hooks.PermissionRequestResult) {
 
 // boundPostToolUse also drops FinalContent when no hook changed it: the
 // workflow then keeps the content it passed in.
-func boundPostToolUse(r *hooks.PostToolUseResult) {
+func boundPostToolUse(r *hooks.PostToolUseResult, contextBudget int) {
 	if !r.Mutated {
 		r.FinalContent = ""
 	}
-	boundText(&r.AdditionalContext, maxHookContextBytes)
+	boundText(&r.AdditionalContext, contextLimit(contextBudget))
 	boundHalt(r.Halt)
 	boundDecisions(r.Decisions)
 }

@@ -77,3 +77,38 @@ func TestHookStageResultsAreBounded(t *testing.T) {
 		t.Errorf("blocked = %v with a %d-byte reason", blocked.Result.Blocked(), len(blocked.Result.Action.Reason))
 	}
 }
+
+// The calls of one agent step share StepHookContextBudget: a stage given
+// its share in the event's ContextBudget cuts its context to it, and one
+// without keeps the stage's own bound.
+func TestHookContextKeepsToTheStepsShare(t *testing.T) {
+	r := hooks.NewRegistry()
+	r.Add(bigHook{name: "one"})
+	a := &Activities{Hooks: r, DefaultWorkspaceRoot: t.TempDir()}
+	ctx := context.Background()
+	share := StepHookContextBudget / 32
+	within := func(s string, limit int) bool {
+		return strings.Contains(s, "[truncated by Fenix: ") && len(s) <= limit+64
+	}
+	pre, err := a.RunPreToolUseHooks(ctx, hooks.PreToolUseEvent{ToolName: "calculator", CallID: "c", ContextBudget: share})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !within(pre.Result.AdditionalContext, share) || !within(pre.Result.Action.AdditionalContext, share) {
+		t.Errorf("PreToolUse context %d and %d bytes, want at most the share %d", len(pre.Result.AdditionalContext), len(pre.Result.Action.AdditionalContext), share)
+	}
+	post, err := a.RunPostToolUseHooks(ctx, hooks.PostToolUseEvent{ToolName: "calculator", CallID: "c", Content: "4", ContextBudget: share})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !within(post.Result.AdditionalContext, share) {
+		t.Errorf("PostToolUse context %d bytes, want at most the share %d", len(post.Result.AdditionalContext), share)
+	}
+	alone, err := a.RunPreToolUseHooks(ctx, hooks.PreToolUseEvent{ToolName: "calculator", CallID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !within(alone.Result.AdditionalContext, maxHookContextBytes) || len(alone.Result.AdditionalContext) < maxHookContextBytes {
+		t.Errorf("a call alone got %d bytes of context, want the stage's %d", len(alone.Result.AdditionalContext), maxHookContextBytes)
+	}
+}

@@ -233,7 +233,11 @@ func (a *Activities) RunLifecycleHooks(ctx context.Context, in LifecycleHooksInp
 		return fail[HookSummaryResult](fenixerr.Transient(err))
 	}
 	a.recordDecisions(ev, sum.Decisions)
-	boundSummary(&sum)
+	contextBudget := 0
+	if in.PostToolUseFailure != nil {
+		contextBudget = in.PostToolUseFailure.ContextBudget
+	}
+	boundSummary(&sum, contextBudget)
 	trace := summaryTrace(ev, sum)
 	if in.SessionScope != hooks.ScopeAll {
 		trace.Fields["session_scope"] = string(in.SessionScope)
@@ -307,7 +311,7 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 	registry := a.hookRegistry()
 	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
 	res := registry.RunPreToolUse(ctx, ev)
-	boundPreToolUse(&res)
+	boundPreToolUse(&res, ev.ContextBudget)
 	a.recordDecisions(hooks.EventPreToolUse, res.Decisions)
 	trace := contract.Trace(StagePreToolUse,
 		"tool_name", ev.ToolName,
@@ -406,7 +410,7 @@ func (a *Activities) RunPostToolUseHooks(ctx context.Context, ev hooks.PostToolU
 		// than hand on a result nothing recorded.
 		return fail[PostToolUseHooksResult](fenixerr.Transient(err))
 	}
-	boundPostToolUse(&res)
+	boundPostToolUse(&res, ev.ContextBudget)
 	a.recordDecisions(hooks.EventPostToolUse, res.Decisions)
 	trace := contract.Trace(StagePostToolUse,
 		"tool_name", ev.ToolName,

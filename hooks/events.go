@@ -202,6 +202,11 @@ type PreToolUseEvent struct {
 	// the one cancellation source builtin.CancellationHook reads.
 	Cancelled    bool   `json:"cancelled,omitempty"`
 	CancelReason string `json:"cancel_reason,omitempty"`
+	// ContextBudget, when positive, is what the stage's additional
+	// context for the model may be: the parallel calls of an agent step
+	// share one budget, since their stages' results reach one workflow
+	// task. Zero leaves the stage's own bound.
+	ContextBudget int `json:"context_budget,omitempty"`
 	// ReadOnly says the tool only reads: it changes nothing in the
 	// workspace, on the host or elsewhere (tools.Spec.ReadOnly). The
 	// worker sets it from its own tool registry, never from the
@@ -225,6 +230,11 @@ type PostToolUseEvent struct {
 	// Status is the tool's own status, "completed" unless it says otherwise.
 	Status string `json:"status,omitempty"`
 	Step   int    `json:"step,omitempty"`
+	// ContextBudget, when positive, is what the stage's additional
+	// context for the model may be: the parallel calls of an agent step
+	// share one budget, since their stages' results reach one workflow
+	// task. Zero leaves the stage's own bound.
+	ContextBudget int `json:"context_budget,omitempty"`
 }
 
 // PostToolUseFailureEvent fires when a tool call failed instead of
@@ -241,6 +251,11 @@ type PostToolUseFailureEvent struct {
 	Step         int            `json:"step,omitempty"`
 	// IsInterrupt marks a call that failed because the run was cancelled.
 	IsInterrupt bool `json:"is_interrupt,omitempty"`
+	// ContextBudget, when positive, is what the stage's additional
+	// context for the model may be: the parallel calls of an agent step
+	// share one budget, since their stages' results reach one workflow
+	// task. Zero leaves the stage's own bound.
+	ContextBudget int `json:"context_budget,omitempty"`
 }
 
 // Refused reports that the tool never ran: a PreToolUse hook blocked the

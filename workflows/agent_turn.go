@@ -282,6 +282,8 @@ func (t *turnRun) runTools(step int, calls []contract.ToolCall) (toolBatch, erro
 	}
 	t.uniqueCallIDs(step, batch.calls)
 	modelIDs := t.runUniqueCallIDs(step, batch.calls)
+	t.stepCalls = len(batch.calls)
+	defer func() { t.stepCalls = 0 }()
 	wg := workflow.NewWaitGroup(t.ctx)
 	for i := range batch.calls {
 		call := batch.calls[i]

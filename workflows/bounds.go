@@ -83,6 +83,16 @@ func (t *turnRun) resultBudget(calls int) int {
 	return activities.StepResultBudget / calls
 }
 
+// hookContextBudget (shapeStepHookContext) is the share of the step's
+// activities.StepHookContextBudget each of its calls' tool hook stages
+// may give the model. Zero leaves a stage at its own bound.
+func (s *session) hookContextBudget() int {
+	if s.shape < shapeStepHookContext || s.stepCalls < 2 {
+		return 0
+	}
+	return activities.StepHookContextBudget / s.stepCalls
+}
+
 // boundedCall is the call as hooks and failure payloads see it once its
 // arguments were refused as too large.
 func boundedCall(call contract.ToolCall) contract.ToolCall {

@@ -562,6 +562,12 @@ func builtinScenarios() []scenario {
 	shapes = append(shapes, scenario{file: "step_result_budget_agent_turn_parallel.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-step-result-budget", agentRequest("parallel", 5))
 	}})
+	// fenix-shape 18: the parallel calls of a step share
+	// activities.StepHookContextBudget (the tool hook events'
+	// ContextBudget).
+	shapes = append(shapes, scenario{file: "step_hook_context_agent_turn_parallel.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-step-hook-context", agentRequest("parallel", 5))
+	}})
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),

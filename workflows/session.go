@@ -74,6 +74,9 @@ type session struct {
 	pendingAttrs []attrUpdate
 	// shape is the run's fenix-shape version (0 for runs from before it).
 	shape workflow.Version
+	// stepCalls is how many calls the agent step in progress runs in
+	// parallel (0 outside one): they share the step's budgets.
+	stepCalls int
 	// mode is where this run's stages run; defaultMode is the mode when
 	// the assignment does not choose (it depends on the workflow version).
 	mode        stageMode

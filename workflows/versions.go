@@ -137,7 +137,15 @@ const (
 	// message, and the task failed forever.
 	shapeStepResultBudget workflow.Version = 17
 
-	shapeLatest = shapeStepResultBudget
+	// shapeStepHookContext: the calls of an agent step with several share
+	// activities.StepHookContextBudget for the additional context their
+	// PreToolUse, PostToolUse and PostToolUseFailure hooks give the model
+	// (each stage's event carries its share in ContextBudget): a hook
+	// adding 64 KiB to 32 parallel calls overflowed the workflow task's
+	// 4 MB gRPC message, and the task failed forever.
+	shapeStepHookContext workflow.Version = 18
+
+	shapeLatest = shapeStepHookContext
 )
 
 // readVersions sets what the run's versions enable. The order of the

@@ -24,8 +24,8 @@ func TestLinkedHookPackagesAreNotWritableByTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, body := range map[string]string{
-		filepath.Join(pkg, "index.js"):       "module.exports = ['rm'];\n",
-		filepath.Join(hooksDir, "guard.js"):  "const deny = require('denylist');\n",
+		filepath.Join(pkg, "index.js"):      "module.exports = ['rm'];\n",
+		filepath.Join(hooksDir, "guard.js"): "const deny = require('denylist');\n",
 		filepath.Join(project, "README.md"): "# project\n",
 	} {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {

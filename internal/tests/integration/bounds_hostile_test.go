@@ -257,3 +257,55 @@ func TestParallelLargeResultsEndWithAResult(t *testing.T) {
 		assert.Equal(t, c.failures, strings.Count(string(encoded), "each call may return when the model makes several calls at once"), "%s %s", c.script, c.stages)
 	}
 }
+
+// Hooks add context for the model to every call of a step, and the
+// step's calls run in parallel: their stages' results reach the server in
+// one workflow task, whose gRPC message is limited to 4 MB. A PreToolUse
+// hook adding its 64 KiB of context to 32 parallel calls failed that task
+// with GrpcMessageTooLarge on every retry and the turn never ended. The
+// calls of a step now share activities.StepHookContextBudget: each call's
+// hook context is cut to its share, with a marker the model sees.
+func TestParallelHookContextEndsWithAResult(t *testing.T) {
+	calls := make([]any, 32)
+	for i := range calls {
+		calls[i] = map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": fmt.Sprintf("%d + 1", i)}}
+	}
+	raw, err := json.Marshal(map[string]any{"scripts": map[string]any{
+		"many": map[string]any{"turns": []any{map[string]any{"tool_calls": calls}, map[string]any{"content": "counted"}}},
+	}})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "scripts.json")
+	require.NoError(t, os.WriteFile(script, raw, 0o644))
+	// A user's hook that explains the project to the model before every
+	// calculation, at length.
+	hook := filepath.Join(dir, "explain.sh")
+	require.NoError(t, os.WriteFile(hook, []byte(`#!/bin/sh
+cat >/dev/null
+context=$(head -c 65000 /dev/zero | tr '\0' 'x')
+printf '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "%s"}}' "$context"
+`), 0o755))
+	settings := filepath.Join(dir, "settings.json")
+	require.NoError(t, os.WriteFile(settings, []byte(`{"hooks": {"PreToolUse": [{"matcher": "calculator", "hooks": [{"type": "command", "command": "`+hook+`"}]}]}}`), 0o644))
+	w := startWorker(t, withScripts(t, script), withHooksFile(settings))
+
+	for _, stages := range []string{"fast", "regular"} {
+		req := agentTurnRequest(t, "many", map[string]any{
+			"agent_context": map[string]any{"profile": "main", "allowed_tool_names": []string{"calculator"}},
+			"execution":     map[string]any{"stages": stages}})
+		id := req["logical_work_id"].(string) + "-hooks-" + stages
+		req["logical_work_id"] = id
+		run := startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, id, req)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		var res contract.Result
+		err := run.Get(ctx, &res)
+		cancel()
+		if err != nil {
+			why := lastTaskFailure(t, id, "")
+			_ = server.Client().TerminateWorkflow(context.Background(), id, "", "test gave up")
+			t.Fatalf("%s: no result: %v%s", stages, err, why)
+		}
+		require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
+		assert.Equal(t, "counted", res.Output.Content, stages)
+	}
+}
