@@ -1,7 +1,10 @@
 package activities
 
 import (
+	"encoding/json"
+
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
 )
 
@@ -25,6 +28,11 @@ const (
 	// ended. Each of n calls gets StepHookContextBudget/n (the whole
 	// maxHookContextBytes up to four calls).
 	StepHookContextBudget = 256 << 10
+	// StepArgumentBudget is what the arguments PreToolUse hooks rewrote
+	// may add up to over one agent step's calls, for the same reason:
+	// each of n calls' rewritten arguments may encode to
+	// StepArgumentBudget/n.
+	StepArgumentBudget = 1 << 20
 )
 
 // contextLimit is a stage's context bound under a step's budget (see
@@ -81,9 +89,11 @@ func boundPermissionRequest(r *hooks.PermissionRequestResult) {
 
 // boundPostToolUse also drops FinalContent when no hook changed it: the
 // workflow then keeps the content it passed in.
-func boundPostToolUse(r *hooks.PostToolUseResult, contextBudget int) {
+func boundPostToolUse(r *hooks.PostToolUseResult, contextBudget, resultBudget int) {
 	if !r.Mutated {
 		r.FinalContent = ""
+	} else if resultBudget > 0 {
+		boundText(&r.FinalContent, resultBudget)
 	}
 	boundText(&r.AdditionalContext, contextLimit(contextBudget))
 	boundHalt(r.Halt)
@@ -113,4 +123,18 @@ func boundPostToolBatch(r *hooks.PostToolBatchResult) {
 func boundPermissionDenied(r *hooks.PermissionDeniedResult) {
 	boundText(&r.AdditionalContext, maxHookContextBytes)
 	boundDecisions(r.Decisions)
+}
+
+// checkRewrittenArgs refuses arguments a PreToolUse hook rewrote past the
+// call's share of StepArgumentBudget (ev.ArgsBudget).
+func checkRewrittenArgs(ev hooks.PreToolUseEvent, r hooks.PreToolUseResult) error {
+	if ev.ArgsBudget <= 0 || !r.ArgsMutated {
+		return nil
+	}
+	raw, err := json.Marshal(r.FinalArgs)
+	if err != nil || len(raw) <= ev.ArgsBudget {
+		return nil
+	}
+	return fenixerr.PayloadTooLarge("the arguments PreToolUse hooks rewrote for tool %q are %d bytes, over the %d bytes each call's may be when the model makes several calls at once (they share %d bytes)",
+		ev.ToolName, len(raw), ev.ArgsBudget, StepArgumentBudget).WithTool(ev.ToolName).WithCode("step_argument_budget")
 }

@@ -112,3 +112,41 @@ func TestHookContextKeepsToTheStepsShare(t *testing.T) {
 		t.Errorf("a call alone got %d bytes of context, want the stage's %d", len(alone.Result.AdditionalContext), maxHookContextBytes)
 	}
 }
+
+// rewritingHook rewrites every call's arguments and output to size bytes.
+type rewritingHook struct {
+	hooks.Base
+	size int
+}
+
+func (rewritingHook) Name() string { return "rewriter" }
+
+func (h rewritingHook) PreToolUse(context.Context, hooks.PreToolUseEvent) (hooks.PreToolUseAction, error) {
+	return hooks.MutateInput(map[string]any{"expression": strings.Repeat("1", h.size)}, ""), nil
+}
+
+func (h rewritingHook) PostToolUse(context.Context, hooks.PostToolUseEvent) (hooks.PostToolUseAction, error) {
+	return hooks.MutateOutput(strings.Repeat("o", h.size)), nil
+}
+
+// What hooks rewrite keeps to the call's share of the step too: rewritten
+// arguments over it fail the call naming the budget, rewritten output is
+// cut to it; a call alone keeps what the hook wrote.
+func TestRewrittenCallsKeepToTheStepsShare(t *testing.T) {
+	r := hooks.NewRegistry()
+	r.Add(rewritingHook{size: 100 << 10})
+	a := &Activities{Hooks: r, DefaultWorkspaceRoot: t.TempDir()}
+	ctx := context.Background()
+	_, err := a.RunPreToolUseHooks(ctx, hooks.PreToolUseEvent{ToolName: "calculator", CallID: "c", ArgsBudget: StepArgumentBudget / 32})
+	if err == nil || !strings.Contains(err.Error(), "over the 32768 bytes each call's may be") {
+		t.Errorf("rewritten arguments over the share: %v", err)
+	}
+	if _, err := a.RunPreToolUseHooks(ctx, hooks.PreToolUseEvent{ToolName: "calculator", CallID: "c"}); err != nil {
+		t.Errorf("a call alone: %v", err)
+	}
+	share := StepResultBudget / 32
+	post, err := a.RunPostToolUseHooks(ctx, hooks.PostToolUseEvent{ToolName: "calculator", CallID: "c", Content: "4", ResultBudget: share})
+	if err != nil || !post.Result.Mutated || len(post.Result.FinalContent) > share+64 || !strings.Contains(post.Result.FinalContent, "[truncated by Fenix: ") {
+		t.Errorf("rewritten output over the share: %d bytes, %v", len(post.Result.FinalContent), err)
+	}
+}

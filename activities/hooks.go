@@ -311,6 +311,9 @@ func (a *Activities) RunPreToolUseHooks(ctx context.Context, ev hooks.PreToolUse
 	registry := a.hookRegistry()
 	fingerprint := registry.PolicyFingerprint(ev.AllowedToolNames)
 	res := registry.RunPreToolUse(ctx, ev)
+	if err := checkRewrittenArgs(ev, res); err != nil {
+		return fail[PreToolUseHooksResult](err)
+	}
 	boundPreToolUse(&res, ev.ContextBudget)
 	a.recordDecisions(hooks.EventPreToolUse, res.Decisions)
 	trace := contract.Trace(StagePreToolUse,
@@ -410,7 +413,7 @@ func (a *Activities) RunPostToolUseHooks(ctx context.Context, ev hooks.PostToolU
 		// than hand on a result nothing recorded.
 		return fail[PostToolUseHooksResult](fenixerr.Transient(err))
 	}
-	boundPostToolUse(&res, ev.ContextBudget)
+	boundPostToolUse(&res, ev.ContextBudget, ev.ResultBudget)
 	a.recordDecisions(hooks.EventPostToolUse, res.Decisions)
 	trace := contract.Trace(StagePostToolUse,
 		"tool_name", ev.ToolName,

@@ -207,6 +207,9 @@ type PreToolUseEvent struct {
 	// share one budget, since their stages' results reach one workflow
 	// task. Zero leaves the stage's own bound.
 	ContextBudget int `json:"context_budget,omitempty"`
+	// ArgsBudget, likewise, is what arguments a hook rewrote may encode
+	// to; rewritten ones over it fail the call.
+	ArgsBudget int `json:"args_budget,omitempty"`
 	// ReadOnly says the tool only reads: it changes nothing in the
 	// workspace, on the host or elsewhere (tools.Spec.ReadOnly). The
 	// worker sets it from its own tool registry, never from the
@@ -235,6 +238,9 @@ type PostToolUseEvent struct {
 	// share one budget, since their stages' results reach one workflow
 	// task. Zero leaves the stage's own bound.
 	ContextBudget int `json:"context_budget,omitempty"`
+	// ResultBudget, likewise, is what output a hook rewrote may be; it is
+	// cut to it.
+	ResultBudget int `json:"result_budget,omitempty"`
 }
 
 // PostToolUseFailureEvent fires when a tool call failed instead of

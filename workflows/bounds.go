@@ -83,14 +83,13 @@ func (t *turnRun) resultBudget(calls int) int {
 	return activities.StepResultBudget / calls
 }
 
-// hookContextBudget (shapeStepHookContext) is the share of the step's
-// activities.StepHookContextBudget each of its calls' tool hook stages
-// may give the model. Zero leaves a stage at its own bound.
-func (s *session) hookContextBudget() int {
+// stepShare (shapeStepHookContext) is each of the step's calls' share of
+// a budget the step's calls split, or 0 outside a step of several.
+func (s *session) stepShare(budget int) int {
 	if s.shape < shapeStepHookContext || s.stepCalls < 2 {
 		return 0
 	}
-	return activities.StepHookContextBudget / s.stepCalls
+	return budget / s.stepCalls
 }
 
 // boundedCall is the call as hooks and failure payloads see it once its

@@ -272,7 +272,8 @@ func (s *session) toolFailed(ctx workflow.Context, call contract.ToolCall, err e
 		fe = fenixerr.New(fenixerr.TypeCanceled, "tool call canceled: %s", s.cancelReason)
 	}
 	ev := hooks.PostToolUseFailureEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID,
-		ToolInput: call.Arguments, DurationMS: durationMs, ErrorType: fe.Type, ErrorMessage: fe.Message, Step: step, ContextBudget: s.hookContextBudget()}
+		ToolInput: call.Arguments, DurationMS: durationMs, ErrorType: fe.Type, ErrorMessage: fe.Message, Step: step,
+		ContextBudget: s.stepShare(activities.StepHookContextBudget)}
 	if s.gov.claudeHooks {
 		ev.IsInterrupt = fe.Type == fenixerr.TypeCanceled
 	}
@@ -303,7 +304,8 @@ func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, s
 	pre, err := runRepeatable[activities.PreToolUseHooksResult](ctx, s, activities.StagePreToolUse,
 		stageOptions("PreToolUse: "+call.ToolName, hookStageTimeout), acts.RunPreToolUseHooks,
 		hooks.PreToolUseEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID,
-			ToolInput: call.Arguments, Step: step, Cancelled: s.cancelled, CancelReason: s.cancelReason, ContextBudget: s.hookContextBudget()})
+			ToolInput: call.Arguments, Step: step, Cancelled: s.cancelled, CancelReason: s.cancelReason,
+			ContextBudget: s.stepShare(activities.StepHookContextBudget), ArgsBudget: s.stepShare(activities.StepArgumentBudget)})
 	if err != nil {
 		return governedCall{}, err
 	}
@@ -443,7 +445,8 @@ func (s *session) postToolUse(ctx workflow.Context, call contract.ToolCall, subs
 		return content, "", nil
 	}
 	ev := hooks.PostToolUseEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID, ToolInput: call.Arguments,
-		Content: content, RawResult: raw, DurationMS: durationMs, Status: contract.StatusCompleted, Step: step, ContextBudget: s.hookContextBudget()}
+		Content: content, RawResult: raw, DurationMS: durationMs, Status: contract.StatusCompleted, Step: step,
+		ContextBudget: s.stepShare(activities.StepHookContextBudget), ResultBudget: s.stepShare(activities.StepResultBudget)}
 	if !subs.Has(hooks.EventPostToolUse) {
 		_, _ = s.gov.metrics.PostToolUse(context.Background(), ev)
 		return content, "", nil

@@ -140,9 +140,11 @@ const (
 	// shapeStepHookContext: the calls of an agent step with several share
 	// activities.StepHookContextBudget for the additional context their
 	// PreToolUse, PostToolUse and PostToolUseFailure hooks give the model
-	// (each stage's event carries its share in ContextBudget): a hook
-	// adding 64 KiB to 32 parallel calls overflowed the workflow task's
-	// 4 MB gRPC message, and the task failed forever.
+	// (each stage's event carries its share in ContextBudget), and
+	// StepArgumentBudget and StepResultBudget for the arguments and
+	// output hooks rewrite (ArgsBudget, ResultBudget): a hook adding
+	// 64 KiB to 32 parallel calls overflowed the workflow task's 4 MB
+	// gRPC message, and the task failed forever.
 	shapeStepHookContext workflow.Version = 18
 
 	shapeLatest = shapeStepHookContext
