@@ -54,6 +54,8 @@ type Host struct {
 	// they run unconfined. hookEnv goes with it (HookEnv).
 	hooks   *confine.Confiner
 	hookEnv map[string]string
+	// plainHookEnv is HookEnv where hooks run unconfined.
+	plainHookEnv map[string]string
 	// settingsEnv is the settings files' "env" for commands
 	// (SetCommandEnv); nil for none.
 	settingsEnv atomic.Pointer[map[string]string]
@@ -172,7 +174,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		go h.proxyServer.Serve(listener)
 	}
 	codePaths, hookEnv := hookCodeGuard(os.Getenv("PATH"))
-	h.hookEnv = hookEnv
+	h.hookEnv, h.plainHookEnv = hookEnv, plainHookEnv(os.Getenv("PATH"))
 	if h.hooks, err = newHookConfinement(cfg, codePaths); err != nil {
 		h.Close()
 		return nil, err
@@ -189,13 +191,17 @@ func (h *Host) HookConfiner() *confine.Confiner {
 	return h.hooks
 }
 
-// HookEnv are the variables every hook gets from the worker where hooks
-// are confined: they turn off the code paths of the worker's home that
+// HookEnv are the variables every hook gets from the worker. Where hooks
+// are confined they turn off the code paths of the worker's home that
 // did not exist when the hooks were confined (see hookCodeGuard), so a
-// hook cannot plant one for the next. Nil where hooks run unconfined.
+// hook cannot plant one for the next; everywhere the PATH has no
+// relative entries, which would look programs up in the workspace.
 func (h *Host) HookEnv() map[string]string {
-	if h.HookConfiner() == nil {
+	if h == nil {
 		return nil
+	}
+	if h.HookConfiner() == nil {
+		return h.plainHookEnv
 	}
 	return h.hookEnv
 }

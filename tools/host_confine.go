@@ -242,23 +242,39 @@ func hookCodeGuard(path string) (readOnly []string, env map[string]string) {
 	// shell reads as ".") is looked up in the directory the hook runs in,
 	// the workspace: the agent's own jq or python3 there would run in the
 	// guard's place.
+	if joined := hookPATH(path, func(dir string) bool {
+		inHome := slices.ContainsFunc(homes, func(home string) bool { return dir == home || strings.HasPrefix(dir, home+"/") })
+		return !inHome || exists(dir)
+	}); joined != path {
+		env["PATH"] = joined
+	}
+	return readOnly, env
+}
+
+// hookPATH is path as hooks get it: its absolute entries that keep says
+// to keep (relative ones never), or the system's directories when none
+// is left.
+func hookPATH(path string, keep func(dir string) bool) string {
 	var kept []string
 	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		inHome := slices.ContainsFunc(homes, func(home string) bool { return dir == home || strings.HasPrefix(dir, home+"/") })
-		if !inHome || exists(dir) {
+		if filepath.IsAbs(dir) && keep(dir) {
 			kept = append(kept, dir)
 		}
 	}
 	if len(kept) == 0 {
 		kept = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
 	}
-	if joined := strings.Join(kept, string(filepath.ListSeparator)); joined != path {
-		env["PATH"] = joined
+	return strings.Join(kept, string(filepath.ListSeparator))
+}
+
+// plainHookEnv is what hooks get from the worker where they run
+// unconfined: a PATH without relative entries, the one change of
+// hookCodeGuard's that needs no confinement to hold.
+func plainHookEnv(path string) map[string]string {
+	if joined := hookPATH(path, func(string) bool { return true }); joined != path {
+		return map[string]string{"PATH": joined}
 	}
-	return readOnly, env
+	return nil
 }
 
 // workerHomes are the worker's home directories ($HOME, and its

@@ -221,22 +221,31 @@ func TestHookPathLeavesOutRelativeEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{".:" + sys, "node_modules/.bin:" + sys, ":" + sys, sys + "::/bin", "/usr/bin:" + sys + ":"} {
-		_, env := hookCodeGuard(path)
-		hookPath, ok := env["PATH"]
-		if !ok {
-			hookPath = path
+		_, confined := hookCodeGuard(path)
+		// Where hooks run unconfined (plainHookEnv) as where they are
+		// confined (hookCodeGuard).
+		for _, env := range []map[string]string{confined, plainHookEnv(path)} {
+			checkHookPath(t, ws, path, env)
 		}
-		for _, dir := range filepath.SplitList(hookPath) {
-			if !filepath.IsAbs(dir) {
-				t.Errorf("PATH %q: the hooks' PATH %q keeps the relative entry %q", path, hookPath, dir)
-			}
+	}
+}
+
+func checkHookPath(t *testing.T, ws, path string, env map[string]string) {
+	t.Helper()
+	hookPath, ok := env["PATH"]
+	if !ok {
+		hookPath = path
+	}
+	for _, dir := range filepath.SplitList(hookPath) {
+		if !filepath.IsAbs(dir) {
+			t.Errorf("PATH %q: the hooks' PATH %q keeps the relative entry %q", path, hookPath, dir)
 		}
-		hook := exec.Command("/bin/sh", "-c", "guardtool")
-		hook.Dir = ws
-		hook.Env = []string{"PATH=" + hookPath}
-		got, err := hook.CombinedOutput()
-		if err != nil || strings.TrimSpace(string(got)) != "guard" {
-			t.Errorf("PATH %q: a hook's guardtool printed %q (%v), want the system's guard", path, got, err)
-		}
+	}
+	hook := exec.Command("/bin/sh", "-c", "guardtool")
+	hook.Dir = ws
+	hook.Env = []string{"PATH=" + hookPath}
+	got, err := hook.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(got)) != "guard" {
+		t.Errorf("PATH %q: a hook's guardtool printed %q (%v), want the system's guard", path, got, err)
 	}
 }

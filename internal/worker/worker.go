@@ -428,8 +428,9 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 			Snapshot:      from,
 			WorkspacePins: pins,
 		}
+		loadOpts.HookEnv = host.HookEnv()
 		if c := host.HookConfiner(); c != nil {
-			loadOpts.Launcher, loadOpts.HookEnv = c, host.HookEnv()
+			loadOpts.Launcher = c
 		}
 		if cfg.Model != nil {
 			loadOpts.Prompt = llm.HookPromptEvaluator{Provider: cfg.Model, Model: cfg.HookModel}
