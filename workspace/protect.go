@@ -49,9 +49,19 @@ func (w *Workspace) Protect(absolute, relative []string) {
 // them, by the path given or the one its symlinks lead to. Commands are
 // kept out of them by their domain. Names beneath them may still be
 // listed, as commands may list them.
+//
+// Their changes are not reported (ProtectedState leaves them out): the
+// worker writes them itself, its audit log on every call.
 func (w *Workspace) Hide(absolute []string) {
 	w.Protect(absolute, nil)
-	w.private = append(w.private, w.namesInside(absolute)...)
+	names := w.namesInside(absolute)
+	w.private = append(w.private, names...)
+	if w.unwatched == nil {
+		w.unwatched = map[string]bool{}
+	}
+	for _, p := range slices.Concat(absolute, names) {
+		w.unwatched[p] = true
+	}
 }
 
 // namesInside are the workspace-relative names of those absolute paths that

@@ -46,7 +46,9 @@ type ProtectedState map[string]fileState
 func (w *Workspace) ProtectedState() ProtectedState {
 	s := ProtectedState{}
 	for _, rel := range append(append(slices.Clone(watchedFiles), w.extra...), watchedDirs...) {
-		s[rel] = w.stateOf(rel)
+		if !w.unwatched[rel] {
+			s[rel] = w.stateOf(rel)
+		}
 	}
 	for _, dir := range watchedDirs {
 		entries, err := os.ReadDir(filepath.Join(w.dir, dir))
@@ -62,8 +64,8 @@ func (w *Workspace) ProtectedState() ProtectedState {
 		}
 	}
 	for _, abs := range w.extraAbs {
-		if w.inside(abs) {
-			continue // recorded by its relative name, which Protect kept
+		if w.inside(abs) || w.unwatched[abs] {
+			continue // recorded by its relative name, which Protect kept, or private
 		}
 		info, err := os.Lstat(abs)
 		s[abs] = stateFromInfo(info, err, func() string { t, _ := os.Readlink(abs); return t })

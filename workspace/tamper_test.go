@@ -44,6 +44,42 @@ func TestProtectedStateFindsWhatChanged(t *testing.T) {
 	}
 }
 
+// The worker's private files inside a workspace (its audit log, which it
+// writes on every call) are refused to tools but their changes are the
+// worker's own, not reported; a protected file's still are.
+func TestPrivateFilesChangesAreNotReported(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	outside := filepath.Join(t.TempDir(), "audit.db-wal")
+	for _, p := range []string{filepath.Join(data, "audit.db-wal"), filepath.Join(dir, "policy.json"), outside} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Protect([]string{filepath.Join(dir, "policy.json")}, nil)
+	w.Hide([]string{data, outside})
+	before := w.ProtectedState()
+	for _, p := range []string{filepath.Join(data, "audit.db-wal"), filepath.Join(data, "audit.db-shm"), outside, filepath.Join(dir, "policy.json")} {
+		if err := os.WriteFile(p, []byte("written by the worker"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := before.Changed(w.ProtectedState()); !slices.Equal(got, []string{"policy.json"}) {
+		t.Fatalf("changed = %q, want only the protected policy.json", got)
+	}
+	if _, err := w.WriteFile("data/audit.db-wal", []byte("forged"), 1<<20); err == nil {
+		t.Fatal("a tool wrote the worker's audit log")
+	}
+}
+
 // BenchmarkProtectedState is what exec_command adds to every call, twice.
 func BenchmarkProtectedState(b *testing.B) {
 	dir := b.TempDir()

@@ -45,6 +45,9 @@ type Workspace struct {
 	// private are paths relative to the root that are neither read nor
 	// written (Hide).
 	private []string
+	// unwatched are the absolute and relative names Hide made private:
+	// ProtectedState leaves them out.
+	unwatched map[string]bool
 	// judge, when set, is asked about every file ReadFile and WriteFile
 	// open (SetJudge).
 	judge Judge

@@ -517,11 +517,13 @@ func (w *Worker) Start() error {
 func (w *Worker) Stop() {
 	w.hostWorker.Stop()
 	w.shared.Stop()
-	if err := w.Host.Close(); err != nil {
-		w.cfg.Logger.Warn("stopping host processes failed", "error", err)
-	}
+	// The MCP servers first: their stdio processes start through the
+	// host's confinement, which must not close under a server starting.
 	if w.mcp != nil {
 		w.mcp.Close()
+	}
+	if err := w.Host.Close(); err != nil {
+		w.cfg.Logger.Warn("stopping host processes failed", "error", err)
 	}
 	w.stopContextGC()
 	w.stopTranscriptSweep()
