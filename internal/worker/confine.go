@@ -47,17 +47,7 @@ func protectedPaths(cfg Config, p confine.Policy) confine.Policy {
 // a profile's instructions for every later turn. (The data directory,
 // audit files, context store and keys are private: privateFiles.)
 func workerFiles(cfg Config) []string {
-	var files []string
-	for _, p := range []string{cfg.SkillsDir, cfg.ProfilesDir} {
-		if p == "" {
-			continue
-		}
-		if abs, err := filepath.Abs(p); err == nil {
-			p = abs
-		}
-		files = append(files, p)
-	}
-	return files
+	return absolutePaths(cfg.SkillsDir, cfg.ProfilesDir)
 }
 
 // privateFiles are the worker's own paths the file tools neither read
@@ -67,17 +57,22 @@ func workerFiles(cfg Config) []string {
 // context store, the keys). A key read through workspace_read would let
 // the agent act as the worker and answer its own approvals.
 func privateFiles(cfg Config, commands confine.Policy) []string {
-	var files []string
-	for _, p := range append([]string{cfg.DataDir}, commands.Hidden...) {
+	return absolutePaths(append([]string{cfg.DataDir}, commands.Hidden...)...)
+}
+
+// absolutePaths are paths made absolute, the empty ones left out.
+func absolutePaths(paths ...string) []string {
+	var out []string
+	for _, p := range paths {
 		if p == "" {
 			continue
 		}
 		if abs, err := filepath.Abs(p); err == nil {
 			p = abs
 		}
-		files = append(files, p)
+		out = append(out, p)
 	}
-	return files
+	return out
 }
 
 // secretFiles are the files whose contents let a command act as the
