@@ -81,7 +81,9 @@ func TestWorkerSIGKILLDuringLocalToolRerunsItAtMostOnceMore(t *testing.T) {
 		"call_id": "call-lookup", "tool_name": "test_slow_lookup", "arguments": map[string]any{"log": "lookups.log", "hold": "hold"},
 	}, "test_slow_lookup"))
 	require.NoError(t, err)
-	waitForFile(t, filepath.Join(spec.workspace, "lookups.log"), 60*time.Second)
+	// The line, not the file: killed between the tool's create and its
+	// write, the log would hold the rerun's line alone.
+	waitForLine(t, filepath.Join(spec.workspace, "lookups.log"), 60*time.Second)
 	killedAt := time.Now()
 	first.kill(t)
 	require.NoError(t, os.Remove(hold))
@@ -114,6 +116,15 @@ func waitForFile(t *testing.T, path string, limit time.Duration) {
 		_, err := os.Stat(path)
 		return err == nil
 	}, limit, 20*time.Millisecond, "%s never appeared", path)
+}
+
+// waitForLine waits until path holds a whole line.
+func waitForLine(t *testing.T, path string, limit time.Duration) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(path)
+		return err == nil && strings.Contains(string(data), "\n")
+	}, limit, 20*time.Millisecond, "%s never held a line", path)
 }
 
 func countLines(t *testing.T, path string) int {
