@@ -240,16 +240,7 @@ func TestParallelLargeResultsEndWithAResult(t *testing.T) {
 			"execution":     map[string]any{"stages": c.stages}})
 		id := req["logical_work_id"].(string) + "-" + c.stages
 		req["logical_work_id"] = id
-		run := startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, id, req)
-		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-		var res contract.Result
-		err := run.Get(ctx, &res)
-		cancel()
-		if err != nil {
-			why := lastTaskFailure(t, id, "")
-			_ = server.Client().TerminateWorkflow(context.Background(), id, "", "test gave up")
-			t.Fatalf("%s %s: no result: %v%s", c.script, c.stages, err, why)
-		}
+		res := turnResult(t, w.queue, id, req, 40*time.Second)
 		require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
 		assert.Equal(t, c.answer, res.Output.Content)
 		encoded, err := json.Marshal(res)
@@ -295,17 +286,25 @@ printf '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContex
 			"execution":     map[string]any{"stages": stages}})
 		id := req["logical_work_id"].(string) + "-hooks-" + stages
 		req["logical_work_id"] = id
-		run := startWorkflow(t, w.queue, workflows.AgentTurnWorkflow, id, req)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		var res contract.Result
-		err := run.Get(ctx, &res)
-		cancel()
-		if err != nil {
-			why := lastTaskFailure(t, id, "")
-			_ = server.Client().TerminateWorkflow(context.Background(), id, "", "test gave up")
-			t.Fatalf("%s: no result: %v%s", stages, err, why)
-		}
+		res := turnResult(t, w.queue, id, req, 60*time.Second)
 		require.Equal(t, contract.StatusCompleted, res.Status, errorType(res))
 		assert.Equal(t, "counted", res.Output.Content, stages)
 	}
+}
+
+// turnResult runs the AgentTurn req as id and waits up to limit for its
+// result; a run that never ends fails the test naming why (its last
+// workflow task failure) and is terminated.
+func turnResult(t *testing.T, queue, id string, req map[string]any, limit time.Duration) contract.Result {
+	t.Helper()
+	run := startWorkflow(t, queue, workflows.AgentTurnWorkflow, id, req)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var res contract.Result
+	if err := run.Get(ctx, &res); err != nil {
+		why := lastTaskFailure(t, id, "")
+		_ = server.Client().TerminateWorkflow(context.Background(), id, "", "test gave up")
+		t.Fatalf("%s: no result: %v%s", id, err, why)
+	}
+	return res
 }
