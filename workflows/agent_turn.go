@@ -290,7 +290,7 @@ func (t *turnRun) runTools(step int, calls []contract.ToolCall) (toolBatch, erro
 		wg.Add(1)
 		workflow.Go(t.stageCtx, func(ctx workflow.Context) {
 			defer wg.Done()
-			results[i] = t.runTool(ctx, step, call, t.resultBudget(len(batch.calls)))
+			results[i] = t.runTool(ctx, step, call, t.stepShare(activities.StepResultBudget, shapeStepResultBudget))
 		})
 	}
 	wg.Wait(t.ctx)

@@ -3,6 +3,8 @@ package workflows
 import (
 	"encoding/json"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
@@ -72,21 +74,13 @@ func (s *session) oversizedArguments(call contract.ToolCall) error {
 		call.ToolName, call.CallID, len(raw), MaxToolArgumentBytes).WithTool(call.ToolName)}
 }
 
-// resultBudget (shapeStepResultBudget) is what each of a step's calls
-// may return when the step has several: they share
-// activities.StepResultBudget, since their stages' results reach one
-// workflow task. Zero leaves a call at its tool's own limit.
-func (t *turnRun) resultBudget(calls int) int {
-	if t.shape < shapeStepResultBudget || calls < 2 {
-		return 0
-	}
-	return activities.StepResultBudget / calls
-}
-
-// stepShare (shapeStepHookContext) is each of the step's calls' share of
-// a budget the step's calls split, or 0 outside a step of several.
-func (s *session) stepShare(budget int) int {
-	if s.shape < shapeStepHookContext || s.stepCalls < 2 {
+// stepShare is each of an agent step's calls' share of a budget the
+// step's calls split, since their stages' results reach one workflow
+// task; 0 (a stage's own bound) outside a step of several, or in a run
+// whose shape is before since (shapeStepResultBudget for results,
+// shapeStepHookContext for what hooks add and rewrite).
+func (s *session) stepShare(budget int, since workflow.Version) int {
+	if s.shape < since || s.stepCalls < 2 {
 		return 0
 	}
 	return budget / s.stepCalls

@@ -273,7 +273,7 @@ func (s *session) toolFailed(ctx workflow.Context, call contract.ToolCall, err e
 	}
 	ev := hooks.PostToolUseFailureEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID,
 		ToolInput: call.Arguments, DurationMS: durationMs, ErrorType: fe.Type, ErrorMessage: fe.Message, Step: step,
-		ContextBudget: s.stepShare(activities.StepHookContextBudget)}
+		ContextBudget: s.stepShare(activities.StepHookContextBudget, shapeStepHookContext)}
 	if s.gov.claudeHooks {
 		ev.IsInterrupt = fe.Type == fenixerr.TypeCanceled
 	}
@@ -305,7 +305,7 @@ func (s *session) governToolCall(ctx workflow.Context, call contract.ToolCall, s
 		stageOptions("PreToolUse: "+call.ToolName, hookStageTimeout), acts.RunPreToolUseHooks,
 		hooks.PreToolUseEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID,
 			ToolInput: call.Arguments, Step: step, Cancelled: s.cancelled, CancelReason: s.cancelReason,
-			ContextBudget: s.stepShare(activities.StepHookContextBudget), ArgsBudget: s.stepShare(activities.StepArgumentBudget)})
+			ContextBudget: s.stepShare(activities.StepHookContextBudget, shapeStepHookContext), ArgsBudget: s.stepShare(activities.StepArgumentBudget, shapeStepHookContext)})
 	if err != nil {
 		return governedCall{}, err
 	}
@@ -446,7 +446,7 @@ func (s *session) postToolUse(ctx workflow.Context, call contract.ToolCall, subs
 	}
 	ev := hooks.PostToolUseEvent{Session: s.hookSession(), ToolName: call.ToolName, CallID: call.CallID, ToolInput: call.Arguments,
 		Content: content, RawResult: raw, DurationMS: durationMs, Status: contract.StatusCompleted, Step: step,
-		ContextBudget: s.stepShare(activities.StepHookContextBudget), ResultBudget: s.stepShare(activities.StepResultBudget)}
+		ContextBudget: s.stepShare(activities.StepHookContextBudget, shapeStepHookContext), ResultBudget: s.stepShare(activities.StepResultBudget, shapeStepHookContext)}
 	if !subs.Has(hooks.EventPostToolUse) {
 		_, _ = s.gov.metrics.PostToolUse(context.Background(), ev)
 		return content, "", nil

@@ -42,17 +42,16 @@ type toolAlias struct {
 // (calculator, memory_*, process_list, …) keep their Fenix names and
 // shapes in both dialects, like MCP tools do in Claude Code.
 var toolAliases = map[string]toolAlias{
-	"exec_command":     {names: []string{"Bash"}, toClaude: bashInput(false), fromClaude: bashArgs, response: bashResponse, outputText: bashText},
-	"process_exec":     {names: []string{"Bash"}, toClaude: bashInput(true), fromClaude: processArgs, response: processResponse, outputText: bashText},
-	"workspace_read":   {names: []string{"Read"}, toClaude: readInput, fromClaude: readArgs, response: readResponse, outputText: readText},
-	"workspace_write":  {names: []string{"Write"}, toClaude: writeInput, fromClaude: writeArgs, response: writeResponse},
-	"workspace_edit":   {names: []string{"Edit", "MultiEdit"}, toClaude: editInput, fromClaude: editArgs, response: editResponse},
-	"workspace_list":   {names: []string{"Glob"}, toClaude: globInput, fromClaude: globArgs, response: globResponse},
-	"workspace_search": {names: []string{"Grep"}, toClaude: grepInput, fromClaude: grepArgs, response: grepResponse},
-	"web_fetch":        {names: []string{"WebFetch"}, toClaude: fetchInput, fromClaude: fetchArgs, response: fetchResponse, outputText: fieldText("result")},
-	"web_search":       {names: []string{"WebSearch"}, toClaude: searchInput, fromClaude: searchArgs, response: searchResponse},
-	"spawn_subagent":   {names: []string{"Agent", "Task"}, toClaude: agentInput, fromClaude: agentArgs, response: agentResponse, outputText: agentText},
-	// The MCP resource tools take Claude Code's input as it is.
+	"exec_command":       {names: []string{"Bash"}, toClaude: bashInput(false), fromClaude: bashArgs, response: bashResponse, outputText: bashText},
+	"process_exec":       {names: []string{"Bash"}, toClaude: bashInput(true), fromClaude: processArgs, response: processResponse, outputText: bashText},
+	"workspace_read":     {names: []string{"Read"}, toClaude: readInput, fromClaude: readArgs, response: readResponse, outputText: readText},
+	"workspace_write":    {names: []string{"Write"}, toClaude: writeInput, fromClaude: writeArgs, response: writeResponse},
+	"workspace_edit":     {names: []string{"Edit", "MultiEdit"}, toClaude: editInput, fromClaude: editArgs, response: editResponse},
+	"workspace_list":     {names: []string{"Glob"}, toClaude: globInput, fromClaude: globArgs, response: globResponse},
+	"workspace_search":   {names: []string{"Grep"}, toClaude: grepInput, fromClaude: grepArgs, response: grepResponse},
+	"web_fetch":          {names: []string{"WebFetch"}, toClaude: fetchInput, fromClaude: fetchArgs, response: fetchResponse, outputText: fieldText("result")},
+	"web_search":         {names: []string{"WebSearch"}, toClaude: sameInput, fromClaude: sameInput, response: searchResponse},
+	"spawn_subagent":     {names: []string{"Agent", "Task"}, toClaude: agentInput, fromClaude: agentArgs, response: agentResponse, outputText: agentText},
 	"list_mcp_resources": {names: []string{"ListMcpResourcesTool"}, toClaude: sameInput, fromClaude: sameInput, response: listResourcesResponse},
 	"read_mcp_resource":  {names: []string{"ReadMcpResourceTool"}, toClaude: sameInput, fromClaude: sameInput, response: readResourceResponse},
 }

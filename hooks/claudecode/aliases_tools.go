@@ -271,14 +271,8 @@ func fieldText(key string) func(any) string {
 	}
 }
 
-func searchInput(args map[string]any, _ string) map[string]any {
-	return copyExcept(args)
-}
-
-func searchArgs(in map[string]any, _ string) map[string]any {
-	return copyExcept(in)
-}
-
+// sameInput is the input of a tool whose Claude Code shape is Fenix's
+// (WebSearch, the MCP resource tools), copied.
 func searchResponse(raw, _ map[string]any, _ string) any {
 	return map[string]any{"query": str(raw, "query"), "results": raw["results"]}
 }

@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -120,8 +119,14 @@ func (c *clientAssertion) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := c.base.RoundTrip(req)
-	if err == nil && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && isAuthServerMetadata(req.URL.Path) {
-		c.noteMetadata(resp)
+	if err != nil {
+		return resp, err
+	}
+	meta, ok, err := sniffMetadata(req, resp)
+	if ok {
+		c.mu.Lock()
+		c.issuer, c.algs = meta.Issuer, meta.SigningAlgs
+		c.mu.Unlock()
 	}
 	return resp, err
 }
@@ -166,28 +171,4 @@ func (c *clientAssertion) sign(req *http.Request, form url.Values) (*http.Reques
 	signed.ContentLength = int64(len(encoded))
 	signed.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(encoded)), nil }
 	return signed, nil
-}
-
-func isAuthServerMetadata(path string) bool {
-	return strings.Contains(path, oauthMetadataPath) || strings.Contains(path, openIDMetadataPath)
-}
-
-// noteMetadata keeps the issuer and signing algorithms of resp, leaving
-// its body for the caller.
-func (c *clientAssertion) noteMetadata(resp *http.Response) {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil {
-		return
-	}
-	var meta struct {
-		Issuer string   `json:"issuer"`
-		Algs   []string `json:"token_endpoint_auth_signing_alg_values_supported"`
-	}
-	if json.Unmarshal(body, &meta) == nil && meta.Issuer != "" {
-		c.mu.Lock()
-		c.issuer, c.algs = meta.Issuer, meta.Algs
-		c.mu.Unlock()
-	}
 }

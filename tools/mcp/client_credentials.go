@@ -1,14 +1,10 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -132,20 +128,12 @@ func (r *authServerRecorder) RoundTrip(req *http.Request) (*http.Response, error
 	if host := req.URL.Hostname(); !slices.Contains(r.hosts, host) {
 		r.hosts = append(r.hosts, host)
 	}
-	isMetadata := strings.Contains(req.URL.Path, "/.well-known/oauth-authorization-server") || strings.Contains(req.URL.Path, "/.well-known/openid-configuration")
-	if req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && isMetadata {
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		var meta struct {
-			Issuer string `json:"issuer"`
-		}
-		if json.Unmarshal(body, &meta) == nil && meta.Issuer != "" {
-			r.issuer = meta.Issuer
-		}
+	meta, ok, err := sniffMetadata(req, resp)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		r.issuer = meta.Issuer
 	}
 	return resp, nil
 }

@@ -189,3 +189,31 @@ func (h challengeWithoutMetadata) Authorize(ctx context.Context, req *http.Reque
 	}
 	return h.OAuthHandler.Authorize(ctx, req, resp)
 }
+
+// seenMetadata is what a sign-in notes of the authorization server's
+// metadata as discovery reads it.
+type seenMetadata struct {
+	Issuer      string   `json:"issuer"`
+	SigningAlgs []string `json:"token_endpoint_auth_signing_alg_values_supported"`
+}
+
+// sniffMetadata returns what resp says when it is discovery's successful
+// read of an authorization server's metadata (RFC 8414 or OpenID), and
+// leaves resp's body for the caller; ok is false for any other response.
+func sniffMetadata(req *http.Request, resp *http.Response) (meta seenMetadata, ok bool, err error) {
+	path := req.URL.Path
+	isMetadata := strings.Contains(path, oauthMetadataPath) || strings.Contains(path, openIDMetadataPath)
+	if req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || !isMetadata {
+		return seenMetadata{}, false, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return seenMetadata{}, false, err
+	}
+	if json.Unmarshal(body, &meta) != nil || meta.Issuer == "" {
+		return seenMetadata{}, false, nil
+	}
+	return meta, true, nil
+}
