@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fenixrt/fenix/contract"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 )
@@ -67,5 +68,44 @@ func TestRawMessageTakesThePayloadAsItIs(t *testing.T) {
 	var m map[string]any
 	if err := dc.FromPayload(bad, &m); err == nil {
 		t.Fatal("a map still needs JSON")
+	}
+}
+
+// Whatever its encoding, a payload reaches a json.RawMessage input: JSON
+// sent as binary/plain bytes or json/protobuf text as it is, binary/null
+// as nothing, and one no converter reads as contract.UnreadableInput, for
+// the workflow to end the run with InvalidAssignmentError. Other targets
+// still fail on an encoding nothing reads.
+func TestEveryEncodingReachesARawMessageInput(t *testing.T) {
+	dc := NewDataConverter(nil)
+	payload := func(encoding, data string) *commonpb.Payload {
+		p := &commonpb.Payload{Metadata: map[string][]byte{}, Data: []byte(data)}
+		if encoding != "-" {
+			p.Metadata[converter.MetadataEncoding] = []byte(encoding)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		encoding, data, want string
+	}{
+		{"binary/plain", `{"a":1}`, `{"a":1}`},
+		{"json/protobuf", `{"a":1}`, `{"a":1}`},
+		{"binary/null", "", ""},
+		{"binary/protobuf", "\x0a\x01a", string(contract.UnreadableInput("binary/protobuf"))},
+		{"binary/encrypted", "\x01\x02", string(contract.UnreadableInput("binary/encrypted"))},
+		{"-", `{"a":1}`, string(contract.UnreadableInput(""))},
+	} {
+		var raw json.RawMessage
+		if err := dc.FromPayloads(&commonpb.Payloads{Payloads: []*commonpb.Payload{payload(c.encoding, c.data)}}, &raw); err != nil || string(raw) != c.want {
+			t.Errorf("%s: FromPayloads = %q, %v; want %q", c.encoding, raw, err, c.want)
+		}
+	}
+	var m map[string]any
+	if err := dc.FromPayload(payload("binary/protobuf", "\x0a\x01a"), &m); err == nil {
+		t.Error("a map from binary/protobuf decoded")
+	}
+	var rv converter.RawValue
+	if err := dc.FromPayloads(&commonpb.Payloads{Payloads: []*commonpb.Payload{payload("binary/protobuf", "x")}}, &rv); err != nil || string(rv.Payload().GetData()) != "x" {
+		t.Errorf("RawValue: %v", err)
 	}
 }

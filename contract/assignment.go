@@ -178,6 +178,9 @@ type Assignment struct {
 // missing required fields are not.
 func ParseAssignment(raw []byte) (Assignment, error) {
 	var a Assignment
+	if err := checkReadable(raw, "assignment"); err != nil {
+		return a, err
+	}
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return a, fmt.Errorf("assignment is empty: expected a JSON object with logical_work_id, conversation_id and turn_id")
 	}
@@ -362,6 +365,9 @@ type TurnContinuation struct {
 // ParseAgentTurn decodes and validates an AgentTurn request.
 func ParseAgentTurn(raw []byte) (AgentTurnRequest, error) {
 	var r AgentTurnRequest
+	if err := checkReadable(raw, "agent turn request"); err != nil {
+		return r, err
+	}
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return r, fmt.Errorf("agent turn request is empty")
 	}

@@ -87,23 +87,38 @@ func TestTenThousandToolCallsInOneAnswerEndWithAResult(t *testing.T) {
 }
 
 // Input a client in another language may send: not JSON, or JSON nested
-// deeper than encoding/json reads (100,000 levels in the arguments). The
-// SDK's converter refused to decode it before the workflow ran, and the
-// run failed with an untyped "unable to decode" and no result. Each
-// workflow that takes an assignment now ends with a failed result and
-// InvalidAssignmentError.
+// deeper than encoding/json reads (100,000 levels in the arguments), or in
+// an encoding no converter of the worker's reads (binary/protobuf, a
+// client's encryption, no metadata). The SDK's converter refused to decode
+// it before the workflow ran, and the run failed its first task on every
+// attempt, with no result. Each workflow that takes an assignment now ends
+// with a failed result and InvalidAssignmentError, naming the encoding
+// where that is what is wrong; JSON sent as binary/plain bytes is read.
 func TestUndecodableInputEndsWithAResult(t *testing.T) {
 	w := startWorker(t)
 	nested := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
-	inputs := map[string]string{
-		"truncated": `{"logical_work_id": "x", "tool_call": {"tool_name": `,
-		"nested": `{"logical_work_id":"n1","attempt_no":1,"conversation_id":"c","turn_id":"t","context_messages":[{"role":"user","content":"x"}],` +
-			`"agent_context":{"profile":"main","allowed_tool_names":["calculator"]},"tool_call":{"call_id":"c1","tool_name":"calculator","arguments":{"expression":` + nested + `}}}`,
+	calculator := `{"logical_work_id":"b1","attempt_no":1,"conversation_id":"c","turn_id":"t","context_messages":[{"role":"user","content":"x"}],` +
+		`"agent_context":{"profile":"main","allowed_tool_names":["calculator"]},"tool_call":{"call_id":"c1","tool_name":"calculator","arguments":{"expression":"6*7"}}}`
+	inputs := []struct {
+		name, encoding, data string
+		// summary is in the error; "" for a run that completes.
+		summary string
+	}{
+		{"truncated", converter.MetadataEncodingJSON, `{"logical_work_id": "x", "tool_call": {"tool_name": `, "not valid JSON"},
+		{"nested", converter.MetadataEncodingJSON, `{"logical_work_id":"n1","attempt_no":1,"conversation_id":"c","turn_id":"t","context_messages":[{"role":"user","content":"x"}],` +
+			`"agent_context":{"profile":"main","allowed_tool_names":["calculator"]},"tool_call":{"call_id":"c1","tool_name":"calculator","arguments":{"expression":` + nested + `}}}`, "not valid JSON"},
+		{"protobuf", converter.MetadataEncodingProto, "\x0a\x02b1", `"binary/protobuf"`},
+		{"encrypted", "binary/encrypted", "\x01\x02\x03", "FENIX_CODEC_KEY"},
+		{"no-encoding", "", calculator, "no encoding metadata"},
+		{"bytes", converter.MetadataEncodingBinary, calculator, ""},
 	}
-	for name, data := range inputs {
+	for _, in := range inputs {
 		for _, wf := range []string{workflows.ExecuteAssignmentWorkflow, workflows.AgentTurnWorkflow, workflows.PrepareRoundWorkflow} {
-			id := "bounds-undecodable-" + name + "-" + wf
-			p := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)}, Data: []byte(data)}
+			id := "bounds-undecodable-" + in.name + "-" + wf
+			p := &commonpb.Payload{Metadata: map[string][]byte{}, Data: []byte(in.data)}
+			if in.encoding != "" {
+				p.Metadata[converter.MetadataEncoding] = []byte(in.encoding)
+			}
 			run, err := server.Client().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
 				ID: id, TaskQueue: w.queue, WorkflowExecutionTimeout: time.Minute}, wf, converter.NewRawValue(p))
 			require.NoError(t, err)
@@ -115,9 +130,18 @@ func TestUndecodableInputEndsWithAResult(t *testing.T) {
 			err = run.Get(ctx, &res)
 			cancel()
 			require.NoError(t, err, "%s: no result", id)
+			if in.summary == "" {
+				if wf == workflows.AgentTurnWorkflow && res.Error != nil { // a turn without a model fails further on
+					assert.NotEqual(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, "%s: %s", id, res.Error.LastErrorSummary)
+				} else {
+					assert.Equal(t, contract.StatusCompleted, res.Status, "%s: %+v", id, res.Error)
+				}
+				continue
+			}
 			require.Equal(t, contract.StatusFailed, res.Status, id)
 			require.NotNil(t, res.Error, id)
 			assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType, "%s: %s", id, res.Error.LastErrorSummary)
+			assert.Contains(t, res.Error.LastErrorSummary, in.summary, id)
 		}
 	}
 }
