@@ -31,26 +31,27 @@ func (c *Confiner) identify(user, password string) netguard.Asker {
 	return c.askers.by[password]
 }
 
-// StartInGroupAsking is StartInGroup for a command whose proxies ask ask
-// about a host its policy neither allows nor denies; the credential lives
-// until release.
-func (c *Confiner) StartInGroupAsking(cmd *exec.Cmd, workspace, group string, ask netguard.Asker) (release func(), err error) {
-	if ask == nil || c.network == nil || !c.network.Ask {
-		return c.StartInGroup(cmd, workspace, group)
+// StartCommand is StartInGroup for an agent's command (exec_command,
+// process_exec) with the options o: its read-only paths, and the Asker its
+// proxies ask about a host its policy neither allows nor denies (the
+// credential naming it lives until release).
+func (c *Confiner) StartCommand(cmd *exec.Cmd, o CommandOptions) (release func(), err error) {
+	if o.Ask == nil || c.network == nil || !c.network.Ask {
+		return c.startInGroup(cmd, o.Workspace, o.Group, "", o.ReadOnly)
 	}
 	credential := rand.Text()
 	c.askers.mu.Lock()
 	if c.askers.by == nil {
 		c.askers.by = map[string]netguard.Asker{}
 	}
-	c.askers.by[credential] = ask
+	c.askers.by[credential] = o.Ask
 	c.askers.mu.Unlock()
 	forget := func() {
 		c.askers.mu.Lock()
 		delete(c.askers.by, credential)
 		c.askers.mu.Unlock()
 	}
-	inner, err := c.startInGroup(cmd, workspace, group, credential)
+	inner, err := c.startInGroup(cmd, o.Workspace, o.Group, credential, o.ReadOnly)
 	if err != nil {
 		forget()
 		return nil, err

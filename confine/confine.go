@@ -67,6 +67,25 @@ func ParseMode(s string) (Mode, error) {
 // commands.
 var ErrUnavailable = errors.New("the kernel has no usable Landlock (ABI 2 or later, Linux 5.19+)")
 
+// CommandOptions are how one of an agent's commands starts (see
+// Confiner.StartCommand).
+type CommandOptions struct {
+	// Workspace is the command's workspace, which it always reaches.
+	Workspace string
+	// Group is the command's signal group (see Confiner.StartInGroup).
+	Group string
+	// Ask, when set, is asked about a host the network policy neither
+	// allows nor denies, instead of refusing it.
+	Ask netguard.Asker
+	// ReadOnly are paths relative to Workspace that the command reads but
+	// cannot write, replace or remove — the project's hook settings and
+	// scripts, its MCP configuration, git's hooks and config — where the
+	// worker may give it a mount namespace of its own (a root worker; see
+	// Confiner.ReadOnlyUnavailable). Elsewhere they are only as
+	// Policy protects them.
+	ReadOnly []string
+}
+
 // Policy names what commands may not reach. Its paths are protected
 // also inside a command's workspace (the command then cannot add entries
 // to the workspace's root: a workspace that holds the worker's data
@@ -134,7 +153,7 @@ type Network struct {
 	// workspace's namespace refused: the worker logs them, so the log
 	// keeps what commands tried.
 	OnRefused func(workspace string, refusal error)
-	// Ask lets a command started with an Asker (StartInGroupAsking) have
+	// Ask lets a command started with an Asker (StartCommand) have
 	// its proxies ask about a destination Dial neither allows nor denies
 	// instead of refusing it, as Claude Code asks its user (and refuses
 	// under its dontAsk mode).

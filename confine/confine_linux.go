@@ -67,13 +67,16 @@ type Confiner struct {
 	// get a network namespace here (see netns_linux.go).
 	network *Network
 	noNetns error
-	netMu   sync.Mutex
-	nets    map[string]*network // by workspace ("" for none)
+	// noMountns, when set, is why commands cannot get a mount namespace
+	// with read-only paths in their workspace (see mountns_linux.go).
+	noMountns error
+	netMu     sync.Mutex
+	nets      map[string]*network // by workspace ("" for none)
 	// noUnixFilter, when set, is why a network-sandboxed command may
 	// still create Unix sockets although its Network does not allow them.
 	noUnixFilter error
 	// askers name the Askers of commands started with one
-	// (StartInGroupAsking).
+	// (StartCommand).
 	askers askers
 	// ports holds commands to proxies on the worker's loopback with
 	// Landlock's TCP rules where there is no namespace (netport_linux.go);
@@ -171,6 +174,7 @@ func New(p Policy) (*Confiner, error) {
 		c.scoped = unix.LANDLOCK_SCOPE_SIGNAL
 	}
 	c.noPrlimitFilter = probePrlimitFilter()
+	c.noMountns = probeMountns()
 	if p.Network != nil {
 		c.network = p.Network
 		if len(p.Unreachable) > 0 {
@@ -226,6 +230,10 @@ func (c *Confiner) NetworkUnavailable() error {
 	return fmt.Errorf("%w; nor can Landlock hold commands to the proxies: %w", c.noNetns, c.noPorts)
 }
 
+// ReadOnlyUnavailable is why CommandOptions.ReadOnly cannot be held to
+// here, or nil when it can.
+func (c *Confiner) ReadOnlyUnavailable() error { return c.noMountns }
+
 // NetworkPerWorkspace reports whether commands run in their workspace's
 // network namespace: a service's port is then its workspace's, not the
 // host's.
@@ -251,12 +259,12 @@ func (c *Confiner) PrlimitFiltered() bool { return c.noPrlimitFilter == nil }
 // reaped: a parent-death signal (SysProcAttr.Pdeathsig) fires when the
 // thread that started a process ends, not the process.
 func (c *Confiner) Start(cmd *exec.Cmd, workspace string) (release func(), err error) {
-	return c.start(cmd, workspace, "")
+	return c.start(cmd, workspace, "", nil)
 }
 
-// start is Start with the command's proxy credential (see
-// StartInGroupAsking).
-func (c *Confiner) start(cmd *exec.Cmd, workspace, credential string) (release func(), err error) {
+// start is Start with the command's proxy credential and read-only paths
+// (see StartCommand).
+func (c *Confiner) start(cmd *exec.Cmd, workspace, credential string, readOnly []string) (release func(), err error) {
 	if err := c.fenceOff(cmd); err != nil {
 		return nil, err
 	}
@@ -271,7 +279,7 @@ func (c *Confiner) start(cmd *exec.Cmd, workspace, credential string) (release f
 		// so no other goroutine ever runs in the domain (or in the
 		// workspace's network namespace).
 		runtime.LockOSThread()
-		err := c.confineThread(rs, netns)
+		err := c.confineThread(rs, netns, realWorkspace(workspace), readOnly)
 		if err == nil {
 			c.pointAtProxies(cmd, netns, credential)
 			err = cmd.Start()
@@ -347,12 +355,17 @@ func (c *Confiner) domainFor(workspace string) (*ruleset, *network, error) {
 }
 
 // confineThread puts the calling (locked, single-use) thread into rs's
-// domain and, when n is not nil, n's network namespace; it ends the
-// thread's use of rs (see rulesetFor) either way.
-func (c *Confiner) confineThread(rs *ruleset, n *network) error {
+// domain, when n is not nil n's network namespace, and where it can a
+// mount namespace in which readOnly (relative to workspace) is read-only;
+// it ends the thread's use of rs (see rulesetFor) either way.
+func (c *Confiner) confineThread(rs *ruleset, n *network, workspace string, readOnly []string) error {
 	var err error
 	if n != nil {
 		err = n.join()
+	}
+	if err == nil && c.noMountns == nil {
+		// Before the domain, which may not mount.
+		err = bindReadOnly(workspace, readOnly)
 	}
 	if err == nil {
 		err = c.restrictThread(rs)

@@ -6,8 +6,6 @@ import (
 	"context"
 	"net"
 	"os/exec"
-
-	"github.com/fenixrt/fenix/netguard"
 )
 
 // Confiner is Linux-only; elsewhere New always fails.
@@ -30,9 +28,13 @@ func (c *Confiner) StartInGroup(cmd *exec.Cmd, workspace, _ string) (func(), err
 }
 func (c *Confiner) NetworkUnavailable() error { return nil }
 
-// StartInGroupAsking is Start: there are no sandbox proxies here.
-func (c *Confiner) StartInGroupAsking(cmd *exec.Cmd, workspace, _ string, _ netguard.Asker) (func(), error) {
-	return c.Start(cmd, workspace)
+// ReadOnlyUnavailable says there are no mount namespaces here.
+func (c *Confiner) ReadOnlyUnavailable() error { return ErrUnavailable }
+
+// StartCommand is Start: there are no sandbox proxies or mount
+// namespaces here.
+func (c *Confiner) StartCommand(cmd *exec.Cmd, o CommandOptions) (func(), error) {
+	return c.Start(cmd, o.Workspace)
 }
 
 // DialIn is a plain dial: there are no network namespaces here.

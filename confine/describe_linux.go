@@ -33,6 +33,11 @@ func (c *Confiner) String() string {
 	if c.boundCaps {
 		others += "; capabilities: at most " + keptCapabilityNames()
 	}
+	if c.noMountns == nil {
+		others += "; in the workspace: what governs the agent read-only (a mount namespace per command)"
+	} else {
+		others += "; in the workspace: what governs the agent changed only reported (" + c.noMountns.Error() + ")"
+	}
 	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s; %s",
 		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")), others)
 	if len(c.writable) > 0 {

@@ -3,6 +3,7 @@ package confine
 import (
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 )
 
@@ -28,11 +29,14 @@ import (
 // out of its reach, never the other way round.
 
 // launcherKey names a group's launcher: the workspace, the network
-// namespace (nil: none) and the group.
+// namespace (nil: none), the group and the read-only paths (NUL-separated;
+// a launcher's mounts are made once, so a command given others, after a
+// `git init` made .git/config, gets a launcher, and a domain, of its own).
 type launcherKey struct {
 	workspace string
 	net       *network
 	group     string
+	readOnly  string
 }
 
 // launcher is a locked thread in a group's domain that starts the group's
@@ -57,12 +61,12 @@ type launchRequest struct {
 // and commands), and none can signal anything else. An empty group is
 // Start.
 func (c *Confiner) StartInGroup(cmd *exec.Cmd, workspace, group string) (release func(), err error) {
-	return c.startInGroup(cmd, workspace, group, "")
+	return c.startInGroup(cmd, workspace, group, "", nil)
 }
 
-func (c *Confiner) startInGroup(cmd *exec.Cmd, workspace, group, credential string) (release func(), err error) {
+func (c *Confiner) startInGroup(cmd *exec.Cmd, workspace, group, credential string, readOnly []string) (release func(), err error) {
 	if group == "" {
-		return c.start(cmd, workspace, credential)
+		return c.start(cmd, workspace, credential, readOnly)
 	}
 	if err := c.fenceOff(cmd); err != nil {
 		return nil, err
@@ -71,7 +75,11 @@ func (c *Confiner) startInGroup(cmd *exec.Cmd, workspace, group, credential stri
 	if err != nil {
 		return nil, err
 	}
-	l, err := c.launcherFor(launcherKey{workspace: realWorkspace(workspace), net: netns, group: group}, rs)
+	key := launcherKey{workspace: realWorkspace(workspace), net: netns, group: group}
+	if c.noMountns == nil {
+		key.readOnly = strings.Join(readOnly, "\x00")
+	}
+	l, err := c.launcherFor(key, rs)
 	if err != nil {
 		if netns != nil {
 			c.releaseNetwork(netns)
@@ -113,7 +121,11 @@ func (c *Confiner) launcherFor(key launcherKey, rs *ruleset) (*launcher, error) 
 		// Never unlocked: the thread ends with the goroutine, so no other
 		// goroutine ever runs in the domain.
 		runtime.LockOSThread()
-		err := c.confineThread(rs, key.net)
+		var readOnly []string
+		if key.readOnly != "" {
+			readOnly = strings.Split(key.readOnly, "\x00")
+		}
+		err := c.confineThread(rs, key.net, key.workspace, readOnly)
 		confined <- err
 		if err != nil {
 			return

@@ -1,0 +1,175 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// What governs an agent inside its own workspace — the project's hook
+// settings and scripts, the MCP configuration, git's hooks and config —
+// cannot be cut out of a Landlock domain without costing the workspace's
+// root its new entries (see the package comment), so a command that
+// rewrote it was only reported (workspace.ProtectedState). A hook that
+// later runs git in the workspace then ran the command's code outside its
+// sandbox: a core.fsmonitor in .git/config, a .git/hooks/post-checkout.
+//
+// Where the worker may make mount namespaces (CAP_SYS_ADMIN: a root
+// worker, as for network namespaces), a command given read-only paths
+// (CommandOptions.ReadOnly) starts from a thread in a mount namespace of
+// its own, where each of them is bound read-only onto itself: the command
+// reads them and cannot write, replace or remove them. The workspace's
+// root and every directory between it and a read-only path are bound onto
+// themselves too (writable): a mount point cannot be renamed or removed,
+// so `mv .git .git-old && mkdir .git` cannot swap in a repository whose
+// config the command wrote, nor a renamed workspace a fresh one. Mounts
+// made in the namespace do not propagate back (MS_SLAVE); the worker's
+// and its hooks' view is unchanged.
+//
+// A path that does not exist is not protected (a mount needs something to
+// mount on), nor is the name of a symbolic link: its target is protected
+// where it lies in the workspace, and the link's change is reported.
+
+// probeMountns reports why commands cannot get a mount namespace, or nil.
+func probeMountns() error {
+	done := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread ends with the goroutine.
+		runtime.LockOSThread()
+		done <- enterMountns()
+	}()
+	return <-done
+}
+
+// enterMountns moves the calling (locked, single-use) thread into a mount
+// namespace of its own whose mounts do not propagate back.
+func enterMountns() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("unshare(CLONE_NEWNS): %w (read-only paths in a command's workspace need a root worker)", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+		return fmt.Errorf("making the command's mounts private: %w", err)
+	}
+	return nil
+}
+
+// bindReadOnly moves the calling (locked, single-use) thread into a mount
+// namespace of its own where the paths readOnly names relative to
+// workspace are read-only (see above). Paths that do not exist, or lead
+// out of the workspace, are left alone.
+func bindReadOnly(workspace string, readOnly []string) error {
+	if len(readOnly) == 0 || workspace == "" {
+		return nil
+	}
+	realRoot, targets, err := readOnlyTargets(workspace, readOnly)
+	if err != nil || len(targets) == 0 {
+		return err
+	}
+	pins := []string{}
+	for _, t := range targets {
+		for dir := filepath.Dir(t); dir != "."; dir = filepath.Dir(dir) {
+			pins = append(pins, dir)
+		}
+	}
+	slices.Sort(pins) // a directory before those in it
+	pins = slices.Compact(pins)
+	if err := enterMountns(); err != nil {
+		return err
+	}
+	// Each mount is made on a name opened in the namespace after the mounts
+	// above it: a descriptor opened earlier names the object beneath them.
+	if err := bindAt(unix.AT_FDCWD, realRoot, 0); err != nil {
+		return fmt.Errorf("protecting workspace %s: pinning it: %w", workspace, err)
+	}
+	root, err := unix.Open(realRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("protecting workspace %s: %w", workspace, err)
+	}
+	defer unix.Close(root)
+	for _, dir := range pins {
+		if err := bindAt(root, dir, 0); err != nil {
+			return fmt.Errorf("protecting workspace %s: pinning %s: %w", workspace, dir, err)
+		}
+	}
+	for _, t := range targets {
+		if err := bindAt(root, t, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+			return fmt.Errorf("protecting workspace %s: making %s read-only: %w", workspace, t, err)
+		}
+	}
+	return nil
+}
+
+// readOnlyTargets resolves each of readOnly in workspace, following
+// symbolic links that stay in it, to a path relative to the workspace's
+// real root; a path that does not exist or leads out is left out.
+func readOnlyTargets(workspace string, readOnly []string) (realRoot string, targets []string, err error) {
+	root, err := unix.Open(workspace, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, fmt.Errorf("protecting workspace %s: %w", workspace, err)
+	}
+	defer unix.Close(root)
+	if realRoot, err = os.Readlink(fdPath(root)); err != nil {
+		return "", nil, fmt.Errorf("protecting workspace %s: %w", workspace, err)
+	}
+	for _, rel := range readOnly {
+		fd, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP) {
+				continue
+			}
+			return "", nil, fmt.Errorf("protecting %s in workspace %s: %w", rel, workspace, err)
+		}
+		real, err := os.Readlink(fdPath(fd))
+		unix.Close(fd)
+		if err != nil {
+			return "", nil, fmt.Errorf("protecting %s in workspace %s: %w", rel, workspace, err)
+		}
+		inside, err := filepath.Rel(realRoot, real)
+		if err != nil || inside == "." || inside == ".." || strings.HasPrefix(inside, "../") {
+			continue
+		}
+		targets = append(targets, inside)
+	}
+	slices.Sort(targets)
+	return realRoot, slices.Compact(targets), nil
+}
+
+// bindAt binds name (relative to dirfd, with no symbolic link on the way)
+// onto itself, then sets the mount attributes attrs on the new mount
+// (MOUNT_ATTR_*), keeping the others it has (a noexec stays noexec).
+func bindAt(dirfd int, name string, attrs uint64) error {
+	open := func() (int, error) {
+		if dirfd == unix.AT_FDCWD {
+			return unix.Open(name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		}
+		return unix.Openat2(dirfd, name, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	}
+	fd, err := open()
+	if err != nil {
+		return err
+	}
+	err = unix.Mount(fdPath(fd), fdPath(fd), "", unix.MS_BIND|unix.MS_REC, "")
+	unix.Close(fd)
+	if err != nil || attrs == 0 {
+		return err
+	}
+	// Opened again: the name now leads into the new mount, which must
+	// change, not the one it was made on.
+	if fd, err = open(); err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attrs})
+}
+
+// fdPath names an open file by its descriptor, for the calling thread.
+func fdPath(fd int) string {
+	return "/proc/thread-self/fd/" + strconv.Itoa(fd)
+}

@@ -1,0 +1,131 @@
+//go:build linux
+
+package confine
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// shWith runs script confined in workspace through StartCommand with the
+// read-only paths readOnly, in group ("" for a domain of its own).
+func shWith(t *testing.T, c *Confiner, workspace, group string, readOnly []string, script string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = workspace
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	release, err := c.StartCommand(cmd, CommandOptions{Workspace: workspace, Group: group, ReadOnly: readOnly})
+	require.NoError(t, err)
+	err = cmd.Wait()
+	release()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), out.String()
+	}
+	require.NoError(t, err)
+	return 0, out.String()
+}
+
+// A command wrote .git/config or .git/hooks, the project's hook settings
+// and the MCP configuration; a hook that later ran git in the workspace
+// ran what it wrote, outside its sandbox. In a mount namespace of its own
+// it reads them and cannot write, replace or remove them, nor rename a
+// directory that holds them (to swap in one of its own), nor the
+// workspace; everything else in the workspace, git's own writes among
+// them, works as before, and nothing changes for the worker.
+func TestCommandsCannotRewriteWhatGovernsTheAgent(t *testing.T) {
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}})
+	if err := c.ReadOnlyUnavailable(); err != nil {
+		t.Skipf("no mount namespaces here: %v", err)
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git here")
+	}
+	ws := l.ws
+	run := func(args ...string) {
+		out, err := exec.Command(git, append([]string{"-C", ws}, args...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	run("init", "-q")
+	require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git", "hooks")))
+	files := map[string]string{
+		".claude/settings.json":       `{"permissions":{"deny":["Bash(rm *)"]}}`,
+		".claude/hooks/guard.sh":      "#!/bin/sh\nexit 2\n",
+		".mcp.json":                   `{"mcpServers":{}}`,
+		"servers/notes.sh":            "#!/bin/sh\necho notes\n",
+		"src/main.go":                 "package main\n",
+		"linked-claude/settings.json": "{}",
+	}
+	for rel, content := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, rel), []byte(content), 0o644))
+	}
+	gitConfig, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755)) // as CommandReadOnly makes it
+	readOnly := []string{".claude", ".fenix/hooks.json", ".mcp.json", ".git/hooks", ".git/config", ".git/commondir", ".git/config.worktree", "servers/notes.sh", "missing/file"}
+
+	for _, attack := range []string{
+		`echo '[core] fsmonitor = /tmp/x' >> .git/config`,
+		`printf '#!/bin/sh\ntouch /tmp/pwned\n' > .git/hooks/post-checkout`,
+		`rm -rf .git/hooks`,
+		`mv .git/config .git/config.old`,
+		`echo '{}' > .claude/settings.json`,
+		`rm -rf .claude`,
+		`mv .claude claude-old`,
+		`mv .git git-old`,
+		`echo '{"mcpServers":{"evil":{"command":"sh"}}}' > .mcp.json`,
+		`rm .mcp.json`,
+		`echo 'touch /tmp/pwned' >> servers/notes.sh`,
+		`mv servers servers-old && mkdir servers`,
+		`cd .. && mv ws ws-old`,
+		`ln -f .git/config hard && echo x >> hard`,
+	} {
+		code, out := shWith(t, c, ws, "", readOnly, attack)
+		assert.NotZero(t, code, "%s: allowed (%s)", attack, out)
+	}
+	for rel, content := range files {
+		got, err := os.ReadFile(filepath.Join(ws, rel))
+		if assert.NoError(t, err, rel) {
+			assert.Equal(t, content, string(got), rel)
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+	require.NoError(t, err)
+	assert.Equal(t, string(gitConfig), string(got))
+	entries, err := os.ReadDir(filepath.Join(ws, ".git", "hooks"))
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+
+	// What the agent does with its project works: files anywhere else,
+	// new entries in the root, git's commits.
+	code, out := shWith(t, c, ws, "conversation-1", readOnly, `set -e
+echo more >> src/main.go; echo new > new.txt; mkdir -p build/out; rm -rf build
+cat .claude/settings.json .git/config >/dev/null
+git add -A && git -c user.name=agent -c user.email=agent@example.com commit -qm work && git log --oneline | wc -l`)
+	require.Zero(t, code, out)
+	assert.Equal(t, "1\n", out)
+
+	// A symbolic link that stays in the workspace protects its target.
+	require.NoError(t, os.RemoveAll(filepath.Join(ws, ".claude")))
+	require.NoError(t, os.Symlink("linked-claude", filepath.Join(ws, ".claude")))
+	code, out = shWith(t, c, ws, "", readOnly, `echo x > linked-claude/settings.json`)
+	assert.NotZero(t, code, out)
+
+	// The worker's own view is untouched: it writes them as before.
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, os.Rename(filepath.Join(ws, "servers"), filepath.Join(ws, "servers-moved")))
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	assert.NotContains(t, string(mounts), ws)
+}
