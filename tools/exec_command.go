@@ -86,8 +86,14 @@ func executeCommand(ctx context.Context, env *Env, a ExecCommandArgs) (ExecComma
 	if err != nil {
 		return ExecCommandResult{}, err
 	}
+	conf, err := h.commandConfinement(execCommandName)
+	if err != nil {
+		return ExecCommandResult{}, err
+	}
+	// Before the state is taken: listing them may make .git/hooks.
+	readOnly := conf.readOnly(env.Workspace)
 	protectedBefore := env.Workspace.ProtectedState()
-	rec, proc, err := startCommandRun(env, h, plan)
+	rec, proc, err := startCommandRun(env, h, plan, conf, readOnly)
 	if err != nil {
 		return ExecCommandResult{}, err
 	}
@@ -165,14 +171,10 @@ func planCommand(env *Env, h *Host, a ExecCommandArgs) (commandPlan, error) {
 // startCommandRun mints the run's ID and starts the command. The run is on
 // disk, as running, before the command runs: if the worker dies, the next
 // one on this data directory reaps it.
-func startCommandRun(env *Env, h *Host, p commandPlan) (procs.CommandRun, *procs.Process, error) {
+func startCommandRun(env *Env, h *Host, p commandPlan, conf *commandConfinement, readOnly []string) (procs.CommandRun, *procs.Process, error) {
 	id, err := NewResourceID(ResourceCommandRun, h.ID)
 	if err != nil {
 		return procs.CommandRun{}, nil, fenixerr.Runtime("minting a command run ID: %v", err)
-	}
-	conf, err := h.commandConfinement(execCommandName)
-	if err != nil {
-		return procs.CommandRun{}, nil, err
 	}
 	var rec procs.CommandRun
 	proc, err := procs.Start(procs.Spec{
@@ -184,6 +186,7 @@ func startCommandRun(env *Env, h *Host, p commandPlan) (procs.CommandRun, *procs
 		User:        h.cfg.CommandUser,
 		Confiner:    conf.confiner,
 		Workspace:   env.Workspace.Dir(),
+		ReadOnly:    readOnly,
 		SignalGroup: env.ConversationID,
 		NetworkAsk:  env.AskNetwork,
 		KeepBytes:   h.cfg.Exec.KeepBytes,

@@ -350,11 +350,12 @@ func TestExecCommandOrphanedByLostContactIsRecordedAsWorkerLost(t *testing.T) {
 	}
 }
 
-// A shell is not confined like the workspace tools: what a command does
-// to the protected paths (settings, hook scripts, MCP configurations, git
-// config and hooks, a hook script outside the workspace) is reported in
-// its result, its metadata and its text, and nothing is reported for a
-// command that leaves them alone.
+// What a command does to the protected paths (settings, hook scripts, MCP
+// configurations, git config and hooks, a hook script outside the
+// workspace) is reported in its result, its metadata and its text, and
+// nothing is reported for a command that leaves them alone. Where the
+// host holds them read-only to commands (a root worker), only what the
+// command could still do is: create a missing one, write one outside.
 func TestExecCommandReportsChangesToProtectedPaths(t *testing.T) {
 	r := newRig(t)
 	r.write(t, ".claude/settings.json", `{"permissions":{"deny":["Bash(rm *)"]}}`)
@@ -377,6 +378,15 @@ func TestExecCommandReportsChangesToProtectedPaths(t *testing.T) {
 		`echo '{"mcpServers":{}}' > .mcp.json; echo 'exit 0' > ` + outsideGuard})
 	res := decode[ExecCommandResult](t, raw)
 	want := []string{".claude/hooks/guard.sh", ".claude/settings.json", ".git/hooks", ".git/hooks/pre-commit", ".mcp.json", outsideGuard}
+	if r.host.confinement.Load().holdsReadOnly() {
+		// Those that existed were read-only to the command; what it could
+		// still do is create one (.mcp.json) and write outside.
+		want = []string{".mcp.json", outsideGuard}
+		settings, err := os.ReadFile(filepath.Join(r.ws.Dir(), ".claude", "settings.json"))
+		if err != nil || string(settings) != `{"permissions":{"deny":["Bash(rm *)"]}}` {
+			t.Errorf("settings = %q, %v", settings, err)
+		}
+	}
 	slices.Sort(want)
 	if !slices.Equal(res.ProtectedPathsChanged, want) {
 		t.Errorf("protected_paths_changed = %q, want %q", res.ProtectedPathsChanged, want)

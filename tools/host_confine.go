@@ -14,6 +14,7 @@ import (
 	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/proctree"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // commandConfinement is how the host's commands are confined.
@@ -383,6 +384,22 @@ func (h *Host) CommandsSandboxed() bool {
 func (h *Host) CommandsConfined() bool {
 	conf := h.confinement.Load()
 	return conf != nil && conf.confiner != nil
+}
+
+// readOnly is what a command in ws may not write (Spec.ReadOnly), where
+// its confiner can hold it to that: the list costs a stat of .git and
+// is not made for an unconfined command.
+func (conf *commandConfinement) readOnly(ws *workspace.Workspace) []string {
+	if !conf.holdsReadOnly() {
+		return nil
+	}
+	return ws.CommandReadOnly()
+}
+
+// holdsReadOnly reports whether commands are held to their workspace's
+// read-only paths here.
+func (conf *commandConfinement) holdsReadOnly() bool {
+	return conf.confiner != nil && conf.confiner.ReadOnlyUnavailable() == nil
 }
 
 // commandConfinement is the confinement for a command about to start,

@@ -132,6 +132,7 @@ func launchService(env *Env, h *Host, a ProcessExecArgs) (string, procs.ServiceI
 		User:           h.cfg.CommandUser,
 		Confiner:       conf.confiner,
 		Workspace:      env.Workspace.Dir(),
+		ReadOnly:       conf.readOnly(env.Workspace),
 		Prelude:        commandPrelude(env.SessionEnv, extra),
 		CallID:         env.CallID,
 		ConversationID: env.ConversationID,

@@ -94,9 +94,13 @@ type Spec struct {
 	Workspace   string
 	SignalGroup string
 	// NetworkAsk, when set, is asked about a host the sandbox's network
-	// policy neither allows nor denies (confine.Confiner.StartInGroupAsking)
+	// policy neither allows nor denies (confine.Confiner.StartCommand)
 	// instead of refusing it.
 	NetworkAsk netguard.Asker
+	// ReadOnly are paths relative to Workspace that the command may read
+	// but not write, replace or remove, where the Confiner can hold it to
+	// that (confine.CommandOptions.ReadOnly): what governs the agent.
+	ReadOnly []string
 	// BeforeRun, when set, is called once the shell exists, its limits are
 	// in place and its group identity is known, but before the command
 	// line runs: a registry records the run here, so nothing runs that a
@@ -219,7 +223,7 @@ func Start(spec Spec) (*Process, error) {
 // called once the shell was reaped.
 func startShell(cmd *exec.Cmd, spec Spec) (release func(), err error) {
 	if spec.Confiner != nil {
-		return spec.Confiner.StartInGroupAsking(cmd, spec.Workspace, spec.SignalGroup, spec.NetworkAsk)
+		return spec.Confiner.StartCommand(cmd, confine.CommandOptions{Workspace: spec.Workspace, Group: spec.SignalGroup, Ask: spec.NetworkAsk, ReadOnly: spec.ReadOnly})
 	}
 	return func() {}, cmd.Start()
 }

@@ -51,10 +51,11 @@ type ServiceSpec struct {
 	User *User
 	// Prelude is run before CommandLine in its shell (Spec.Prelude).
 	Prelude string
-	// Confiner and Workspace confine the service (Spec.Confiner); its
-	// ConversationID is its SignalGroup.
+	// Confiner, Workspace and ReadOnly confine the service (Spec.Confiner,
+	// Spec.ReadOnly); its ConversationID is its SignalGroup.
 	Confiner       *confine.Confiner
 	Workspace      string
+	ReadOnly       []string
 	CallID         string
 	ConversationID string
 	// NetworkAsk is Spec.NetworkAsk: the call that started the service
@@ -286,6 +287,7 @@ func (m *Services) Start(spec ServiceSpec) (ServiceInfo, error) {
 		User:          spec.User,
 		Confiner:      spec.Confiner,
 		Workspace:     spec.Workspace,
+		ReadOnly:      spec.ReadOnly,
 		SignalGroup:   spec.ConversationID,
 		NetworkAsk:    spec.NetworkAsk,
 		KeepBytes:     m.cfg.KeepBytes,

@@ -17,12 +17,13 @@ import (
 	"github.com/fenixrt/fenix/tools"
 )
 
-// An agent that rewrites its project's .claude/settings.json and adds a
-// server to .mcp.json — through exec_command, on the dev server — gains
-// nothing when the worker restarts: the new worker runs the policy
-// accepted before and logs what differs. SIGHUP (ReloadHooks) accepts the
-// files on disk, which the next start then runs; -accept-policy-change
-// accepts them at a start.
+// An agent cannot rewrite its project's .claude/settings.json nor add a
+// server to .mcp.json through exec_command, where its commands hold them
+// read-only (a root worker). Where they do not, or when they change on
+// disk otherwise (a checkout, an editor), a restart gains the change
+// nothing: the new worker runs the policy accepted before and logs what
+// differs. SIGHUP (ReloadHooks) accepts the files on disk, which the next
+// start then runs; -accept-policy-change accepts them at a start.
 func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 	project := filepath.Join(t.TempDir(), "project")
 	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude", "hooks"), 0o755))
@@ -61,6 +62,9 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 		res, _ := runAssignment(t, queue, a)
 		return res
 	}
+	// change changes the project as a command of a worker that cannot hold
+	// its governing files read-only could.
+	change := func(t *testing.T, script string) { shellIn(t, project, script) }
 	rmGuarded := func(t *testing.T, when string) bool {
 		t.Helper()
 		require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
@@ -86,10 +90,17 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 
 	w, _ := start(t, false)
 	require.True(t, rmGuarded(t, "first start"))
-	res := exec(t, `printf '{"permissions": {"allow": ["Bash(*)"]}}' > .claude/settings.json && `+
-		`printf '{"mcpServers": {"planted": {"command": "/bin/true"}}}' > .mcp.json`)
+	rewrite := `printf '{"permissions": {"allow": ["Bash(*)"]}}' > .claude/settings.json && ` +
+		`printf '{"mcpServers": {"planted": {"command": "/bin/true"}}}' > .mcp.json`
+	res := exec(t, rewrite)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
-	assert.Contains(t, res.Output.Content, "It changed protected paths")
+	if os.Geteuid() == 0 {
+		assert.Contains(t, res.Output.Content, "Read-only file system")
+		assert.NotContains(t, res.Output.Content, "It changed protected paths")
+		change(t, rewrite)
+	} else {
+		assert.Contains(t, res.Output.Content, "It changed protected paths")
+	}
 	require.True(t, rmGuarded(t, "after the rewrite, same worker"))
 	w.Stop()
 
@@ -118,8 +129,7 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 
 	// The agent puts a guard back (any change will do); the operator
 	// accepts it at the start.
-	res = exec(t, `printf '%s' '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}]}]}}' > .claude/settings.json`)
-	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	change(t, `printf '%s' '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}]}]}}' > .claude/settings.json`)
 	w.Stop()
 	w, logs = start(t, true)
 	assert.True(t, rmGuarded(t, "started with -accept-policy-change"))
@@ -129,8 +139,7 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 	// Sparse settings of a gigabyte (the largest file a command may
 	// write, RLIMIT_FSIZE) were read whole by the next start; now they do
 	// not load, and the accepted guard keeps serving.
-	res = exec(t, `truncate -s 1G .claude/settings.json`)
-	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	change(t, `truncate -s 1G .claude/settings.json`)
 	w.Stop()
 	w, logs = start(t, false)
 	assert.True(t, rmGuarded(t, "restarted after the settings grew to a gigabyte"))
@@ -139,8 +148,7 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 
 	// A named pipe in their place held the next start forever, waiting
 	// for a writer; now it is refused at once.
-	res = exec(t, `rm .claude/settings.json && mkfifo .claude/settings.json`)
-	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	change(t, `rm .claude/settings.json && mkfifo .claude/settings.json`)
 	w.Stop()
 	w, logs = start(t, false)
 	t.Cleanup(w.Stop)

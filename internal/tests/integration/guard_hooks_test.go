@@ -98,6 +98,25 @@ func TestHookScriptsAreWorkerOwned(t *testing.T) {
 		t.Helper()
 		return run(t, "exec_command", map[string]any{"command_line": command})
 	}
+	// tamper runs command through exec_command. Where commands hold what
+	// governs the agent read-only (a root worker) it is refused, and then
+	// run outside, as a command of a worker that cannot hold them could:
+	// the pinned guard must not care either way.
+	tamper := func(t *testing.T, command, changed string) {
+		t.Helper()
+		res := exec(t, command)
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		require.NotNil(t, res.Output)
+		if os.Geteuid() != 0 {
+			// What the shell did to the guard is in the result the
+			// kernel and the audit get.
+			assert.Contains(t, res.Output.Content, "It changed protected paths ("+changed+")")
+			return
+		}
+		assert.NotContains(t, res.Output.Content, "It changed protected paths", command)
+		assert.Regexp(t, "Read-only file system|Device or resource busy", res.Output.Content, command)
+		shellIn(t, project, command)
+	}
 	requireBlocked := func(t *testing.T, when string) string {
 		t.Helper()
 		require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
@@ -126,18 +145,12 @@ func TestHookScriptsAreWorkerOwned(t *testing.T) {
 	})
 	t.Run("overwrite the guard and its helper through exec_command", func(t *testing.T) {
 		for _, f := range []string{"guard.sh", "lib.sh"} {
-			res := exec(t, "echo x > .claude/hooks/"+f)
-			require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
-			// The shell is not confined; what it did to the guard is
-			// in the result the kernel and the audit get.
-			require.NotNil(t, res.Output)
-			assert.Contains(t, res.Output.Content, "It changed protected paths (.claude/hooks/"+f+")")
+			tamper(t, "echo x > .claude/hooks/"+f, ".claude/hooks/"+f)
 		}
 		assert.Equal(t, fingerprint, requireBlocked(t, "after overwriting the guard"))
 	})
 	t.Run("move .claude away", func(t *testing.T) {
-		res := exec(t, "mv .claude .claude2")
-		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		tamper(t, "mv .claude .claude2", ".claude")
 		assert.Equal(t, fingerprint, requireBlocked(t, "after mv .claude .claude2"))
 		_, err := w.ReloadHooks()
 		require.Error(t, err, "a reload without the settings file fails and keeps the loaded policy")

@@ -74,6 +74,17 @@ func writeClaudeProject(t *testing.T, dir string, scripts map[string]string, set
 	return dir
 }
 
+// shellIn runs script with /bin/sh in dir, outside any worker: what
+// someone else does to a project, or a command of a worker that cannot
+// confine it.
+func shellIn(t *testing.T, dir, script string) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
 func auditCount(t *testing.T, store audit.Store, sessionID, event string) int {
 	n, err := store.Count(context.Background(), audit.Filter{SessionID: sessionID, Event: event})
 	require.NoError(t, err)

@@ -1,0 +1,80 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/confine"
+	"github.com/fenixrt/fenix/contract"
+)
+
+// Hooks run git in the project, as teams' hooks do (a guard that looks at
+// `git status` before letting a command through). A sandboxed command
+// could not write outside the workspace, but it could write the
+// workspace's .git/config: a core.fsmonitor there is run by the next
+// `git status`, the hook's, outside the sandbox — its command wrote
+// where the sandbox refused the agent's own. Commands now start in a
+// mount namespace where what governs the agent (git's hooks and config,
+// .claude, .mcp.json) is read-only, so the config is never written and
+// the hook's git runs only git; the agent's git commits still work.
+func TestSandboxedCommandsCannotPlantCodeForTheHooksGit(t *testing.T) {
+	if confine.ABIVersion() < 2 {
+		t.Skip("the kernel has no Landlock ABI 2")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("read-only paths in a command's workspace need a root worker")
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git here")
+	}
+	outside := t.TempDir()
+	marker := filepath.Join(outside, "planted-code-ran")
+	project := writeClaudeProject(t, "", map[string]string{"git-guard.sh": `#!/bin/sh
+cat >/dev/null
+cd "$CLAUDE_PROJECT_DIR" || exit 0
+if git status --porcelain | grep -q '^ M secrets/'; then
+  echo "secrets/ has uncommitted changes: commit or revert them first" >&2; exit 2
+fi
+exit 0
+`}, `{"sandbox": {"enabled": true}, "hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/git-guard.sh"}]}
+]}}`)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", "project"}} {
+		out, err := exec.Command(git, append([]string{"-C", project}, args...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	w := startWorker(t, inProject(project))
+	run := commandRunner(w, project, "git-plant")
+
+	// The sandbox holds: the agent cannot write outside on its own.
+	res := run(t, "exec_command", "touch "+marker+" || echo refused")
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "refused")
+
+	plant := fmt.Sprintf(`printf '#!/bin/sh\ntouch %s\n' > fsmonitor.sh; chmod +x fsmonitor.sh
+git config core.fsmonitor "$PWD/fsmonitor.sh" 2>&1 || echo config-refused
+printf '#!/bin/sh\ntouch %s\n' > .git/hooks/post-commit 2>&1 || echo hooks-refused
+echo '{}' > .claude/settings.json 2>&1 || echo settings-refused`, marker, marker)
+	res = run(t, "exec_command", plant)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	for _, refused := range []string{"config-refused", "hooks-refused", "settings-refused"} {
+		assert.Contains(t, res.Output.Content, refused)
+	}
+
+	// The next call's guard runs git status; the agent's own commit works.
+	res = run(t, "exec_command", "echo work > work.txt && git add work.txt && git -c user.name=agent -c user.email=agent@example.com commit -qm work && git log --oneline | wc -l")
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "2")
+	assert.NoFileExists(t, marker, "the hook's git ran the agent's code")
+	config, err := os.ReadFile(filepath.Join(project, ".git", "config"))
+	require.NoError(t, err)
+	assert.False(t, strings.Contains(string(config), "fsmonitor"), "%s", config)
+}
