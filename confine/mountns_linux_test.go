@@ -129,3 +129,46 @@ git add -A && git -c user.name=agent -c user.email=agent@example.com commit -qm 
 	require.NoError(t, err)
 	assert.NotContains(t, string(mounts), ws)
 }
+
+// What the read-only paths cost a command: a mount namespace and a bind
+// mount for each path and each directory leading to one, against the
+// same command without them.
+func BenchmarkStartCommandReadOnly(b *testing.B) {
+	root := b.TempDir()
+	ws := filepath.Join(root, "ws")
+	for _, d := range []string{".git/hooks", ".claude/hooks", "state"} {
+		require.NoError(b, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	for _, f := range []string{".git/config", ".claude/settings.json", ".mcp.json"} {
+		require.NoError(b, os.WriteFile(filepath.Join(ws, f), []byte("{}"), 0o644))
+	}
+	c, err := New(Policy{Hidden: []string{filepath.Join(root, "state")}})
+	if errors.Is(err, ErrUnavailable) {
+		b.Skip(err)
+	}
+	require.NoError(b, err)
+	defer c.Close()
+	if err := c.ReadOnlyUnavailable(); err != nil {
+		b.Skip(err)
+	}
+	readOnly := []string{".claude", ".fenix/hooks.json", ".mcp.json", ".git/hooks", ".git/config", ".git/commondir", ".git/config.worktree"}
+	for _, bc := range []struct {
+		name     string
+		readOnly []string
+	}{{"none", nil}, {"governing", readOnly}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				cmd.Dir = ws
+				release, err := c.StartCommand(cmd, CommandOptions{Workspace: ws, ReadOnly: bc.readOnly})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+				release()
+			}
+		})
+	}
+}

@@ -375,13 +375,14 @@ func TestExecCommandReportsChangesToProtectedPaths(t *testing.T) {
 
 	p, raw = r.mustCall(t, "exec_command", map[string]any{"command_line": `echo '{}' > .claude/settings.json; printf 'exit 0\n' > .claude/hooks/guard.sh; ` +
 		`printf '#!/bin/sh\n' > .git/hooks/pre-commit 2>/dev/null || { mkdir -p .git/hooks && printf '#!/bin/sh\n' > .git/hooks/pre-commit; }; ` +
-		`echo '{"mcpServers":{}}' > .mcp.json; echo 'exit 0' > ` + outsideGuard})
+		`echo '{"mcpServers":{}}' > .mcp.json; echo evil > .git/commondir; echo 'exit 0' > ` + outsideGuard})
 	res := decode[ExecCommandResult](t, raw)
-	want := []string{".claude/hooks/guard.sh", ".claude/settings.json", ".git/hooks", ".git/hooks/pre-commit", ".mcp.json", outsideGuard}
+	want := []string{".claude/hooks/guard.sh", ".claude/settings.json", ".git/commondir", ".git/hooks", ".git/hooks/pre-commit", ".mcp.json", outsideGuard}
 	if r.host.confinement.Load().holdsReadOnly() {
 		// Those that existed were read-only to the command; what it could
-		// still do is create one (.mcp.json) and write outside.
-		want = []string{".mcp.json", outsideGuard}
+		// still do is create one (.mcp.json, .git/commondir) and write
+		// outside.
+		want = []string{".git/commondir", ".mcp.json", outsideGuard}
 		settings, err := os.ReadFile(filepath.Join(r.ws.Dir(), ".claude", "settings.json"))
 		if err != nil || string(settings) != `{"permissions":{"deny":["Bash(rm *)"]}}` {
 			t.Errorf("settings = %q, %v", settings, err)

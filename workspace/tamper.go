@@ -16,6 +16,7 @@ import (
 // are what ProtectedState records.
 var watchedFiles = []string{
 	".claude/settings.json", ".claude/settings.local.json", ".fenix/hooks.json", ".mcp.json", ".git/config",
+	".git/commondir", ".git/config.worktree",
 }
 
 // watchedDirs are listed one level deep: a new hook script appears there.
