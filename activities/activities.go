@@ -94,8 +94,11 @@ type Activities struct {
 	InboxURL string
 	// Protected are further absolute paths tools never write, beside the
 	// hooks' own: the MCP configurations the worker loaded, which name the
-	// commands it launches when it starts.
+	// commands it launches when it starts, and the scripts those launch.
 	Protected []string
+	// LiveProtected, when set and loaded, overrides Protected: a reload
+	// (SIGHUP) that adds MCP servers protects what they launch at once.
+	LiveProtected *atomic.Pointer[[]string]
 	// Private are absolute paths tools neither read nor write, where a
 	// workspace holds them (a workspace of the worker's home): the
 	// worker's data directory, keys and audit files, which commands are

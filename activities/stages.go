@@ -283,8 +283,19 @@ func (a *Activities) openWorkspace(root string, required bool) (*workspace.Works
 // keys, audit files) neither readable nor writable.
 func (a *Activities) guardWorkspace(ws *workspace.Workspace) {
 	ws.Protect(a.hookRegistry().ProtectedPaths())
-	ws.Protect(a.Protected, nil)
+	ws.Protect(a.protectedPaths(), nil)
 	ws.Hide(a.Private)
+}
+
+// protectedPaths is LiveProtected's list where one is loaded, else
+// Protected.
+func (a *Activities) protectedPaths() []string {
+	if a.LiveProtected != nil {
+		if p := a.LiveProtected.Load(); p != nil {
+			return *p
+		}
+	}
+	return a.Protected
 }
 
 // ProjectToolResultInput is ProjectToolResult's input.

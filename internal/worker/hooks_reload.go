@@ -42,6 +42,15 @@ func hookScriptStore(cfg Config) (*claudecode.ScriptStore, error) {
 
 // liveHooks publishes the registry the activities read, so ReloadHooks
 // can replace it while they run.
+// liveProtected stores what the tools never write besides the hooks'
+// files, for the MCP configuration files read: the configurations, the
+// scripts their stdio servers launch and the worker's files.
+func (w *Worker) liveProtected(mcpFiles []mcp.ConfigFile) *atomic.Pointer[[]string] {
+	p := slices.Concat(mcpConfigFiles(w.cfg), mcpServerFiles(w.cfg, mcpFiles), workerFiles(w.cfg))
+	w.protected.Store(&p)
+	return &w.protected
+}
+
 func (w *Worker) liveHooks(r *hooks.Registry) *atomic.Pointer[hooks.Registry] {
 	w.hooks.Store(r)
 	w.cfg.Logger.Info("hook policy loaded", "policy_fingerprint", r.PolicyFingerprint(nil), "sources", len(r.Sources()))
@@ -79,6 +88,7 @@ func (w *Worker) ReloadHooks() (fingerprint string, err error) {
 	if err := w.usePinBook(book); err != nil {
 		w.cfg.Logger.Error("the reloaded policy's workspace pins are not recorded; a restart pins them again from the workspaces", "error", err)
 	}
+	w.liveProtected(mcpFiles)
 	r := loaded.registry
 	old := w.hooks.Swap(r)
 	w.policyHeld.Store(false)

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +69,10 @@ type Worker struct {
 	hookAgent *activities.HookAgent
 	contextGC *periodic
 	hooks     atomic.Pointer[hooks.Registry]
+	// protected is what the tools never write besides the hooks' files:
+	// the MCP configurations, the scripts their servers launch, the
+	// worker's files; a reload replaces it.
+	protected atomic.Pointer[[]string]
 	// policyHeld is set while the worker runs the accepted policy, not
 	// the one on disk (see acceptedPolicyFile).
 	policyHeld atomic.Bool
@@ -212,7 +215,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		Redactor:             cfg.Redactor,
 		Audit:                w.audit,
 		InboxURL:             cfg.InboxURL,
-		Protected:            slices.Concat(mcpConfigFiles(cfg), mcpServerFiles(cfg, mcpFiles), workerFiles(cfg)),
+		LiveProtected:        w.liveProtected(mcpFiles),
 		Private:              privateFiles(cfg, hostCfg.Protected),
 		Sessions:             sessions.NewClaimer(sessions.TemporalToucher{Client: w.client, TaskQueue: cfg.TaskQueue}, cfg.SessionIdleTimeout),
 		NetworkMemory:        sessions.NetworkMemory{Client: w.client, TaskQueue: cfg.TaskQueue, Idle: cfg.SessionIdleTimeout},

@@ -19,7 +19,8 @@ import (
 // mcp/db.py" with db.py not written yet) were the agent's to rewrite, and
 // the worker ran the agent's code, outside any command sandbox, the next
 // time it started the server (a restart, or the retry of a server that
-// failed). They are protected like the scripts hooks run.
+// failed). They are protected like the scripts hooks run, those of a
+// server a SIGHUP adds at once.
 func TestMCPServerScriptsAreProtectedOnDevServer(t *testing.T) {
 	const script = "#!/bin/sh\nexit 1\n"
 	w := startWorker(t, func(c *worker.Config) {
@@ -56,4 +57,23 @@ func TestMCPServerScriptsAreProtectedOnDevServer(t *testing.T) {
 	res, _ := runAssignment(t, w.queue, assignment("docs", map[string]any{"call_id": "docs", "tool_name": "workspace_write",
 		"arguments": map[string]any{"path": "docs/index.md", "content": "fine"}}, writeTools...))
 	assert.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+
+	// A server the operator adds with a SIGHUP has its script protected
+	// at once, not from the next start.
+	late := filepath.Join(w.workspace, "servers", "late.sh")
+	require.NoError(t, os.WriteFile(late, []byte(script), 0o755))
+	config := filepath.Join(w.workspace, "conf", "mcp.json")
+	require.NoError(t, os.WriteFile(config, []byte(`{"mcpServers": {
+		"notes": {"command": "sh", "args": ["servers/notes.sh"]},
+		"late": {"command": "sh", "args": ["servers/late.sh"]}}}`), 0o644))
+	_, err := w.ReloadHooks()
+	require.NoError(t, err)
+	res, _ = runAssignment(t, w.queue, assignment("late", map[string]any{"call_id": "late", "tool_name": "workspace_write",
+		"arguments": map[string]any{"path": "servers/late.sh", "content": "#!/bin/sh\ntouch /tmp/pwned\n"}}, writeTools...))
+	if assert.Equal(t, contract.StatusFailed, res.Status) {
+		assert.Equal(t, "protected_path", res.Error.Code, res.Error.LastErrorSummary)
+	}
+	b, err := os.ReadFile(late)
+	require.NoError(t, err)
+	assert.Equal(t, script, string(b))
 }
