@@ -1,6 +1,8 @@
 package contract
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -151,4 +153,24 @@ func oversizedPlaceholder(s string) string {
 		cut--
 	}
 	return fmt.Sprintf("%s…(%d bytes)", strings.ToValidUTF8(s[:cut], "\uFFFD"), len(s))
+}
+
+// ChildID is the identifier a subagent's run takes from its parent's
+// (logical_work_id, turn_id) and the call that spawned it: parent/callID,
+// while that fits MaxIDBytes. Longer, it keeps as much of the parent's as
+// fits before a digest of the whole, so nested subagents of a kernel
+// whose identifiers are long still get valid, distinct and stable ones
+// (the child of a parent of 250 bytes ended with InvalidAssignmentError).
+func ChildID(parent, callID string) string {
+	id := parent + "/" + callID
+	if len(id) <= MaxIDBytes {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	digest := "/~" + hex.EncodeToString(sum[:12])
+	keep := MaxIDBytes - len(digest)
+	for keep > 0 && !utf8.RuneStart(id[keep]) {
+		keep--
+	}
+	return id[:keep] + digest
 }

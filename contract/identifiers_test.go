@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +85,26 @@ func TestBoundAllowedToolNames(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("agent_context.allowed_tool_names is %d names of %d bytes", MaxAllowedToolNamesBytes/64+1, MaxAllowedToolNamesBytes+64))
 	assert.Empty(t, a.AgentContext.AllowedToolNames)
+}
+
+// A child's identifier is parent/call while it fits; longer, it stays
+// within MaxIDBytes, valid UTF-8, stable and distinct per call, keeping
+// the parent's prefix readable.
+func TestChildIDFitsTheBound(t *testing.T) {
+	if got := ChildID("work-1", "call_9"); got != "work-1/call_9" {
+		t.Errorf("ChildID = %q", got)
+	}
+	long := strings.Repeat("é", 124) // 248 bytes
+	a, b := ChildID(long, "call_1"), ChildID(long, "call_2")
+	for _, id := range []string{a, b} {
+		if len(id) > MaxIDBytes || !utf8.ValidString(id) || !strings.HasPrefix(id, long[:200]) {
+			t.Errorf("ChildID = %q (%d bytes)", id, len(id))
+		}
+	}
+	if a == b || a != ChildID(long, "call_1") {
+		t.Errorf("not distinct or not stable: %q %q", a, b)
+	}
+	if nested := ChildID(a, "call_3"); len(nested) > MaxIDBytes || nested == a {
+		t.Errorf("nested ChildID = %q", nested)
+	}
 }

@@ -536,10 +536,10 @@ func (t *turnRun) childRequest(call contract.ToolCall, args activities.SubagentA
 	}
 	return contract.AgentTurnRequest{
 		Assignment: contract.Assignment{
-			LogicalWorkID:   parent.LogicalWorkID + "/" + call.CallID,
+			LogicalWorkID:   contract.ChildID(parent.LogicalWorkID, call.CallID),
 			AttemptNo:       parent.AttemptNo,
 			ConversationID:  parent.ConversationID,
-			TurnID:          parent.TurnID + "/" + call.CallID,
+			TurnID:          contract.ChildID(parent.TurnID, call.CallID),
 			ContextMessages: []contract.Message{{Role: contract.RoleUser, Content: args.Task}},
 			AgentContext: contract.AgentContext{Profile: args.Profile, IsSubagent: true,
 				AllowedToolNames: args.AllowedToolNames, SubagentDepth: parent.AgentContext.SubagentDepth + 1,

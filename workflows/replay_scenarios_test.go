@@ -568,6 +568,14 @@ func builtinScenarios() []scenario {
 	shapes = append(shapes, scenario{file: "step_hook_context_agent_turn_parallel.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
 		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-step-hook-context", agentRequest("parallel", 5))
 	}})
+	// A subagent of a parent whose identifiers are near contract.MaxIDBytes
+	// gets identifiers within it (contract.ChildID).
+	shapes = append(shapes, scenario{file: "child_ids_agent_turn_subagent.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		req := agentRequest("delegating", 5)
+		req["logical_work_id"] = "replay-child-ids-" + strings.Repeat("l", 230)
+		req["turn_id"] = "turn-" + strings.Repeat("t", 245)
+		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-child-ids", req)
+	}})
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),

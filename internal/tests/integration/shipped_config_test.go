@@ -46,7 +46,8 @@ func shippedDynamicConfig(t *testing.T) []string {
 // of 1000: a subagent's ID (its parent's logical_work_id and the model's
 // call ID) over it failed the parent's workflow task with
 // BadStartChildExecutionAttributes, again on every retry, and the turn
-// never ended.
+// never ended; the child itself, given identifiers over MaxIDBytes, ended
+// with InvalidAssignmentError.
 func TestLongestIdentifiersFitTheShippedServerConfig(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -112,6 +113,9 @@ func TestLongestIdentifiersFitTheShippedServerConfig(t *testing.T) {
 	require.NotEmpty(t, childID)
 	var child contract.Result
 	require.NoError(t, srv.Client().GetWorkflow(ctx, childID, "").Get(getCtx, &child))
-	t.Logf("subagent: %s %s", child.Status, errorType(child))
-	assert.NotEmpty(t, child.Status)
+	// Its identifiers, its parent's and the call's, fit contract.MaxIDBytes
+	// (contract.ChildID); they were the two joined, 513 bytes, and the
+	// child ended with InvalidAssignmentError.
+	require.Equal(t, contract.StatusCompleted, child.Status, errorType(child))
+	assert.Equal(t, "42", child.Output.Content)
 }
