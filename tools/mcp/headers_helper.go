@@ -44,11 +44,7 @@ func (s *server) helperHeaders(ctx context.Context) (map[string]string, error) {
 	// What it leaves running must not hold the wait on its stdout; its
 	// cgroup ends it after.
 	cmd.WaitDelay = time.Second
-	workspace := s.m.opts.WorkDir
-	if workspace == "" {
-		workspace = s.cfg.Dir
-	}
-	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}, launcher: s.m.opts.Launcher, workspace: workspace}
+	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}, launcher: s.m.opts.Launcher, workspace: s.workspace()}
 	if err := p.start(); err != nil {
 		return nil, fmt.Errorf("%s could not start: %w", where, err)
 	}

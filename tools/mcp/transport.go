@@ -89,11 +89,7 @@ func (s *server) innerTransport(ctx context.Context) (sdk.Transport, *process, e
 	if err != nil {
 		return nil, nil, err
 	}
-	workspace := s.m.opts.WorkDir
-	if workspace == "" {
-		workspace = cmd.Dir
-	}
-	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}, launcher: s.m.opts.Launcher, workspace: workspace}
+	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}, launcher: s.m.opts.Launcher, workspace: s.workspace()}
 	return &commandTransport{proc: p, terminate: 2 * time.Second, where: fmt.Sprintf("from MCP server %q by Fenix", s.cfg.Name), logger: s.logger()}, p, nil
 }
 
@@ -196,10 +192,7 @@ func (s *server) command() (*exec.Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("command %q: %w", s.cfg.Command, err)
 	}
-	dir := s.m.opts.WorkDir
-	if dir == "" {
-		dir = s.cfg.Dir
-	}
+	dir := s.workspace()
 	if s.cfg.Cwd != "" {
 		dir = s.cfg.Cwd
 		if !filepath.IsAbs(dir) {

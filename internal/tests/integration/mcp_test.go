@@ -340,3 +340,39 @@ func TestPolicyDiffReplaysMCPCalls(t *testing.T) {
 	assert.Equal(t, "mcp__everything__echo", report.Changes[0].Tool, out)
 	assert.Equal(t, 1, report.Summary.Unchanged, out)
 }
+
+// Claude Code answers a server's roots/list with the directory it works
+// in, and the official filesystem server takes its allowed directories
+// from a client's roots: a project's .mcp.json that names no directory
+// works under Claude Code in the project. Fenix offered no roots, so the
+// server had nothing to serve ("Server cannot operate: No allowed
+// directories available"); it now gives the worker's workspace, and the
+// server reads there and nowhere else.
+func TestFilesystemServerWorksInTheWorkspaceItsRootsName(t *testing.T) {
+	servers := mcpservers.Require(t)
+	project := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(project, "notes.txt"), []byte("ship on friday\n"), 0o644))
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	require.NoError(t, os.WriteFile(outside, []byte("not yours\n"), 0o644))
+	raw, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"files": map[string]any{"command": "node", "args": []string{servers.Entry("server-filesystem")}},
+	}})
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), raw, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{}`), 0o644))
+	w := startWorker(t, inProject(project))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, w.MCP().WaitReady(ctx))
+
+	res, _ := runAssignment(t, w.queue, mcpCall("roots-dirs", "mcp__files__list_allowed_directories", map[string]any{}, "mcp__files"))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	real, err := filepath.EvalSymlinks(project)
+	require.NoError(t, err)
+	assert.Contains(t, res.Output.Content, real)
+	res, _ = runAssignment(t, w.queue, mcpCall("roots-read", "mcp__files__read_text_file", map[string]any{"path": filepath.Join(project, "notes.txt")}, "mcp__files"))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "ship on friday")
+	res, _ = runAssignment(t, w.queue, mcpCall("roots-outside", "mcp__files__read_text_file", map[string]any{"path": outside}, "mcp__files"))
+	assert.NotContains(t, fmt.Sprintf("%+v %+v", res.Output, res.Error), "not yours")
+}
