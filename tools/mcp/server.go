@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,29 +122,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// workspace is the directory the server works for: the worker's default
-// workspace, else its configuration file's directory. A stdio server
-// starts there (unless its cwd says otherwise) and is confined with it.
-func (s *server) workspace() string {
-	if s.m.opts.WorkDir != "" {
-		return s.m.opts.WorkDir
-	}
-	return s.cfg.Dir
-}
-
-// roots answer the server's roots/list, as Claude Code answers it with
-// the directory it was launched in: the workspace. A filesystem server
-// given no directory in its arguments works there (it had none to serve),
-// and one given others is held to it, as under Claude Code.
-func (s *server) roots() []*sdk.Root {
-	dir := s.workspace()
-	if dir == "" {
-		return nil
-	}
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}
-	return []*sdk.Root{{URI: u.String(), Name: filepath.Base(dir)}}
-}
-
 // connect starts the transport, initializes the session and lists the
 // tools; the session is installed only when all three succeed.
 func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
@@ -158,9 +133,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		return nil, err
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "fenix", Version: "1"}, &sdk.ClientOptions{
-		// Roots without listChanged: the workspace is the server's for
-		// its life.
-		Capabilities:       &sdk.ClientCapabilities{Elicitation: elicitCapabilities, RootsV2: &sdk.RootCapabilities{}},
+		Capabilities:       withRoots(&sdk.ClientCapabilities{Elicitation: elicitCapabilities}),
 		ElicitationHandler: s.elicit,
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			s.listChanges.Add(1)
@@ -174,7 +147,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 			}
 		},
 	})
-	client.AddRoots(s.roots()...)
+	s.offerRoots(client)
 	cctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
 	defer cancel()
 	session, err := client.Connect(cctx, transport, nil)
