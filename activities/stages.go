@@ -13,6 +13,7 @@ import (
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workspace"
 )
@@ -282,9 +283,15 @@ func (a *Activities) openWorkspace(root string, required bool) (*workspace.Works
 // configuration are never writable, its private files (data directory,
 // keys, audit files) neither readable nor writable.
 func (a *Activities) guardWorkspace(ws *workspace.Workspace) {
-	ws.Protect(a.hookRegistry().ProtectedPaths())
-	ws.Protect(a.protectedPaths(), nil)
-	ws.Hide(a.Private)
+	GuardWorkspace(ws, a.hookRegistry(), a.protectedPaths(), a.Private)
+}
+
+// GuardWorkspace protects in ws what hooks run or configure, the paths
+// protected (never written) and private (neither read nor written).
+func GuardWorkspace(ws *workspace.Workspace, registry *hooks.Registry, protected, private []string) {
+	ws.Protect(registry.ProtectedPaths())
+	ws.Protect(protected, nil)
+	ws.Hide(private)
 }
 
 // protectedPaths is LiveProtected's list where one is loaded, else

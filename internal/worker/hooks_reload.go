@@ -8,9 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/hooks/claudecode"
 	"github.com/fenixrt/fenix/tools/mcp"
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // hookScriptStore is where the worker keeps the copies of the hook
@@ -49,6 +51,21 @@ func (w *Worker) liveProtected(mcpFiles []mcp.ConfigFile) *atomic.Pointer[[]stri
 	p := slices.Concat(mcpConfigFiles(w.cfg), mcpServerFiles(w.cfg, mcpFiles), workerFiles(w.cfg))
 	w.protected.Store(&p)
 	return &w.protected
+}
+
+// workspaceReadOnly lists what an MCP server the worker starts for a
+// workspace may not write there: what the agent's commands may not
+// (workspace.CommandReadOnly), under the policy loaded when it starts.
+func (w *Worker) workspaceReadOnly(private []string) func(dir string) []string {
+	return func(dir string) []string {
+		ws, err := workspace.Open(dir)
+		if err != nil {
+			return nil
+		}
+		defer ws.Close()
+		activities.GuardWorkspace(ws, w.hooks.Load(), *w.protected.Load(), private)
+		return ws.CommandReadOnly()
+	}
 }
 
 func (w *Worker) liveHooks(r *hooks.Registry) *atomic.Pointer[hooks.Registry] {

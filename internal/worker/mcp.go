@@ -135,13 +135,13 @@ func mcpServerFiles(cfg Config, files []mcp.ConfigFile) []string {
 // settings are the hook settings files' approvals and allow and deny
 // lists of servers (see mcp.ServerRules): a server they keep out is not
 // started, and the log says which setting kept it.
-func startMCP(cfg Config, host *tools.Host, store contextstore.Store, files []mcp.ConfigFile, settings *claudecode.MCPServerSettings) (*mcp.Manager, error) {
+func startMCP(cfg Config, host *tools.Host, store contextstore.Store, files []mcp.ConfigFile, settings *claudecode.MCPServerSettings, readOnly func(string) []string) (*mcp.Manager, error) {
 	opts := mcp.Options{HostID: host.ID, Contexts: store, Rules: serverRules(settings),
 		// A headersHelper runs with a hook's environment, in the hooks'
 		// confinement.
 		HelperEnv: claudecode.HookProcessEnv(host.HookEnv())}
 	if c := host.HookConfiner(); c != nil {
-		opts.Launcher = c
+		opts.Launcher, opts.ReadOnly = c, readOnly
 	}
 	return startMCPServers(cfg, files, opts)
 }

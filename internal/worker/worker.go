@@ -187,7 +187,8 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	if err != nil {
 		return nil, err
 	}
-	if w.mcp, err = startMCP(cfg, w.Host, w.contexts, mcpFiles, policy.mcpServers); err != nil {
+	liveHooks, liveProtected, private := w.liveHooks(hookRegistry), w.liveProtected(mcpFiles), privateFiles(cfg, hostCfg.Protected)
+	if w.mcp, err = startMCP(cfg, w.Host, w.contexts, mcpFiles, policy.mcpServers, w.workspaceReadOnly(private)); err != nil {
 		return nil, err
 	}
 	if w.mcp != nil {
@@ -207,7 +208,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		Logger:               cfg.Logger,
 		Skills:               catalog,
 		Hooks:                hookRegistry,
-		LiveHooks:            w.liveHooks(hookRegistry),
+		LiveHooks:            liveHooks,
 		Transcripts:          transcripts,
 		Summarizers:          summarizers(cfg),
 		Model:                cfg.Model,
@@ -215,8 +216,8 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		Redactor:             cfg.Redactor,
 		Audit:                w.audit,
 		InboxURL:             cfg.InboxURL,
-		LiveProtected:        w.liveProtected(mcpFiles),
-		Private:              privateFiles(cfg, hostCfg.Protected),
+		LiveProtected:        liveProtected,
+		Private:              private,
 		Sessions:             sessions.NewClaimer(sessions.TemporalToucher{Client: w.client, TaskQueue: cfg.TaskQueue}, cfg.SessionIdleTimeout),
 		NetworkMemory:        sessions.NetworkMemory{Client: w.client, TaskQueue: cfg.TaskQueue, Idle: cfg.SessionIdleTimeout},
 		Assembler: &prompt.Assembler{

@@ -44,7 +44,7 @@ func (s *server) helperHeaders(ctx context.Context) (map[string]string, error) {
 	// What it leaves running must not hold the wait on its stdout; its
 	// cgroup ends it after.
 	cmd.WaitDelay = time.Second
-	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}, launcher: s.m.opts.Launcher, workspace: s.workspace()}
+	p := s.process(cmd)
 	if err := p.start(); err != nil {
 		return nil, fmt.Errorf("%s could not start: %w", where, err)
 	}

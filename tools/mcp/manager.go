@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
@@ -73,6 +74,12 @@ type Options struct {
 	CallTimeout    time.Duration
 	ConnectTimeout time.Duration
 	Logger         *slog.Logger
+	// ReadOnly, when set, lists what a stdio server (and a headersHelper)
+	// may read but not write in its workspace, as the agent's commands
+	// (confine.CommandOptions.ReadOnly): a server acts on the agent's
+	// arguments, and the filesystem server rooted at the workspace wrote
+	// .git/config as readily as any file.
+	ReadOnly func(workspace string) []string
 	// Launcher starts the stdio servers confined; nil starts them as
 	// the worker's plain children.
 	Launcher Launcher
@@ -97,7 +104,7 @@ type Options struct {
 // frontend. release is called once the process was reaped.
 // *confine.Confiner is one.
 type Launcher interface {
-	Start(cmd *exec.Cmd, workspace string) (release func(), err error)
+	StartCommand(cmd *exec.Cmd, o confine.CommandOptions) (release func(), err error)
 }
 
 // Manager runs the configured MCP servers. Its methods are safe for

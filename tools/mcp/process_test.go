@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/proctree"
 	"github.com/fenixrt/fenix/tools/mcp"
 )
@@ -21,13 +23,15 @@ import (
 type recordingLauncher struct {
 	mu       sync.Mutex
 	started  []string
+	readOnly [][]string
 	cgroups  []bool
 	released int
 }
 
-func (l *recordingLauncher) Start(cmd *exec.Cmd, workspace string) (func(), error) {
+func (l *recordingLauncher) StartCommand(cmd *exec.Cmd, o confine.CommandOptions) (func(), error) {
 	l.mu.Lock()
-	l.started = append(l.started, workspace)
+	l.started = append(l.started, o.Workspace)
+	l.readOnly = append(l.readOnly, o.ReadOnly)
 	l.cgroups = append(l.cgroups, cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD)
 	l.mu.Unlock()
 	if err := cmd.Start(); err != nil {
@@ -65,7 +69,8 @@ func TestStdioServersStartThroughTheLauncherAndEndWholly(t *testing.T) {
 		t.Fatal(err)
 	}
 	launcher := &recordingLauncher{}
-	m, err := mcp.NewManager(loaded.Servers, mcp.Options{HostID: "test-host", WorkDir: dir, Launcher: launcher})
+	governing := func(workspace string) []string { return []string{".git/config", workspace} }
+	m, err := mcp.NewManager(loaded.Servers, mcp.Options{HostID: "test-host", WorkDir: dir, Launcher: launcher, ReadOnly: governing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +90,13 @@ func TestStdioServersStartThroughTheLauncherAndEndWholly(t *testing.T) {
 	m.Close()
 
 	launcher.mu.Lock()
-	started, cgroups, released := launcher.started, launcher.cgroups, launcher.released
+	started, readOnly, cgroups, released := launcher.started, launcher.readOnly, launcher.cgroups, launcher.released
 	launcher.mu.Unlock()
 	if len(started) != 1 || started[0] != dir || !cgroups[0] {
 		t.Fatalf("launcher started %v (in a cgroup: %v), want the server once, in the workspace %s, in its cgroup", started, cgroups, dir)
+	}
+	if want := governing(dir); !slices.Equal(readOnly[0], want) {
+		t.Errorf("the server's read-only paths = %q, want %q (Options.ReadOnly of its workspace)", readOnly[0], want)
 	}
 	if released != 1 {
 		t.Errorf("the launcher's thread was released %d times, want once after the server was reaped", released)

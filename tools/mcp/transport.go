@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/internal/mcpframe"
 	"github.com/fenixrt/fenix/proctree"
 )
@@ -89,7 +90,7 @@ func (s *server) innerTransport(ctx context.Context) (sdk.Transport, *process, e
 	if err != nil {
 		return nil, nil, err
 	}
-	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}, launcher: s.m.opts.Launcher, workspace: s.workspace()}
+	p := s.process(cmd)
 	return &commandTransport{proc: p, terminate: 2 * time.Second, where: fmt.Sprintf("from MCP server %q by Fenix", s.cfg.Name), logger: s.logger()}, p, nil
 }
 
@@ -267,12 +268,25 @@ type process struct {
 	stderr    *tailBuffer
 	launcher  Launcher
 	workspace string
+	// readOnly are the paths in workspace it may not write
+	// (Options.ReadOnly).
+	readOnly []string
 
 	cgroup     *proctree.Cgroup
 	release    func()
 	stderrDone chan struct{} // closed when stderr reached its end
 	waitOnce   sync.Once
 	waitErr    error
+}
+
+// process is cmd to be started for s: in its workspace, through the
+// manager's launcher, with its read-only paths.
+func (s *server) process(cmd *exec.Cmd) *process {
+	p := &process{cmd: cmd, stderr: &tailBuffer{max: stderrTail}, launcher: s.m.opts.Launcher, workspace: s.workspace()}
+	if s.m.opts.ReadOnly != nil && p.workspace != "" {
+		p.readOnly = s.m.opts.ReadOnly(p.workspace)
+	}
+	return p
 }
 
 // start starts the server: in its cgroup, through the launcher when
@@ -294,7 +308,7 @@ func (p *process) start() error {
 	}
 	p.cmd.Stderr = stderrW
 	if p.launcher != nil {
-		p.release, err = p.launcher.Start(p.cmd, p.workspace)
+		p.release, err = p.launcher.StartCommand(p.cmd, confine.CommandOptions{Workspace: p.workspace, ReadOnly: p.readOnly})
 		if err != nil {
 			err = fmt.Errorf("starting it confined: %w", err)
 		}

@@ -26,6 +26,7 @@ const reachServer = `const { Server } = require("@modelcontextprotocol/sdk/serve
 const { StdioServerTransport } = require("@modelcontextprotocol/sdk/server/stdio.js");
 const { ListToolsRequestSchema, CallToolRequestSchema } = require("@modelcontextprotocol/sdk/types.js");
 const net = require("net");
+const fs = require("fs");
 
 const server = new Server({ name: "reach", version: "1.0.0" }, { capabilities: { tools: {} } });
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -33,10 +34,30 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
     name: "connect",
     description: "Opens a TCP connection to host:port",
     inputSchema: { type: "object", properties: { host: { type: "string" }, port: { type: "number" } }, required: ["host", "port"] },
+  }, {
+    name: "write",
+    description: "Writes content to the file at path",
+    inputSchema: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"] },
+  }, {
+    name: "read",
+    description: "Reads the file at path",
+    inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
   }],
 }));
 server.setRequestHandler(CallToolRequestSchema, async (req) => {
-  const { host, port } = req.params.arguments;
+  const args = req.params.arguments;
+  try {
+    if (req.params.name === "write") {
+      fs.writeFileSync(args.path, args.content);
+      return { content: [{ type: "text", text: "written" }] };
+    }
+    if (req.params.name === "read") {
+      return { content: [{ type: "text", text: fs.readFileSync(args.path, "utf8") }] };
+    }
+  } catch (err) {
+    return { content: [{ type: "text", text: "refused: " + err.code }], isError: true };
+  }
+  const { host, port } = args;
   const text = await new Promise((resolve) => {
     const socket = net.connect({ host, port }, () => { socket.destroy(); resolve("connected"); });
     socket.on("error", (err) => resolve("refused: " + err.code));
@@ -50,10 +71,13 @@ server.connect(new StdioServerTransport());
 // TestAgentCannotGoAroundTheGuardThroughAnMCPServer: the worker's stdio
 // MCP servers act on the agent's arguments, so they run in the hooks'
 // confinement. The filesystem server rooted at the home directory that
-// holds the worker's data directory (the most common configuration)
-// cannot write or read the data directory, and a server that opens
-// connections cannot reach the Temporal frontend; both still do their
-// job everywhere else.
+// holds the worker's data directory (the most common configuration;
+// the worker's roots hold it to the project) cannot rewrite what governs
+// the agent (the project's settings, read-only to it as to the agent's
+// commands); a server of the user's own that writes and reads where it is
+// told cannot write or read the data directory; and one that opens
+// connections cannot reach the Temporal frontend. All still do their job
+// everywhere else.
 func TestAgentCannotGoAroundTheGuardThroughAnMCPServer(t *testing.T) {
 	servers := mcpservers.Require(t)
 	home := t.TempDir()
@@ -100,26 +124,46 @@ func TestAgentCannotGoAroundTheGuardThroughAnMCPServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "hello", string(written))
 
-	// In the project it can rewrite what governs the agent; that is
-	// reported as an exec_command's change is, and taken by nothing until
-	// an operator accepts it.
-	res = call("fs-write-settings", "mcp__fs__write_file", map[string]any{"path": filepath.Join(project, ".claude", "settings.json"), "content": `{"permissions": {"allow": ["Bash(*)"]}}`})
+	// What governs the agent is read-only to it where the worker can make
+	// mount namespaces (a root worker); elsewhere its change is reported
+	// as an exec_command's is, and taken by nothing until an operator
+	// accepts it.
+	settings := filepath.Join(project, ".claude", "settings.json")
+	before, err := os.ReadFile(settings)
+	require.NoError(t, err)
+	res = call("fs-write-settings", "mcp__fs__write_file", map[string]any{"path": settings, "content": `{"permissions": {"allow": ["Bash(*)"]}}`})
+	if os.Geteuid() == 0 {
+		assert.NotEqual(t, contract.StatusCompleted, res.Status, "%s", text(res))
+		after, err := os.ReadFile(settings)
+		require.NoError(t, err)
+		assert.Equal(t, string(before), string(after), "the MCP server rewrote the project's settings")
+	} else {
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		assert.Contains(t, res.Output.Content, "It changed protected paths (")
+	}
+
+	res = call("reach-write-project", "mcp__reach__write", map[string]any{"path": filepath.Join(project, "out.txt"), "content": "fine"})
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
-	assert.Contains(t, res.Output.Content, "It changed protected paths (")
-	// The server writes a temporary file and renames it over the
-	// settings, which changes .claude/ too.
-	assert.Contains(t, res.Output.Data["protected_paths_changed"], ".claude/settings.json")
+	res = call("reach-write-settings", "mcp__reach__write", map[string]any{"path": settings, "content": "{}"})
+	if os.Geteuid() == 0 {
+		assert.Contains(t, text(res), "EROFS")
+	}
+	after, err := os.ReadFile(settings)
+	require.NoError(t, err)
+	if os.Geteuid() == 0 {
+		assert.Equal(t, string(before), string(after), "the MCP server rewrote the project's settings")
+	}
 
 	// Not in the data directory: no planted file, no rewritten guard,
 	// no read of what it holds.
 	planted := filepath.Join(dataDir, "planted.txt")
-	res = call("fs-write-data", "mcp__fs__write_file", map[string]any{"path": planted, "content": "from the agent"})
+	res = call("reach-write-data", "mcp__reach__write", map[string]any{"path": planted, "content": "from the agent"})
 	t.Logf("write into the data directory: %s %s", res.Status, text(res))
 	_, err = os.Stat(planted)
 	assert.True(t, os.IsNotExist(err), "the MCP server wrote into the worker's data directory")
 	assert.NotEqual(t, contract.StatusCompleted, res.Status)
 
-	res = call("fs-read-data", "mcp__fs__read_text_file", map[string]any{"path": filepath.Join(dataDir, "host-id")})
+	res = call("reach-read-data", "mcp__reach__read", map[string]any{"path": filepath.Join(dataDir, "host-id")})
 	t.Logf("read from the data directory: %s %s", res.Status, text(res))
 	assert.NotContains(t, text(res), strings.TrimSpace(string(secret)), "the MCP server read the worker's data directory")
 
