@@ -175,11 +175,41 @@ type Boundary struct {
 	Temp string
 	// Writable are further paths, absolute or relative to the workspace.
 	Writable []string
-	// DenyRead and DenyWrite are hidden and read-only like Policy's
-	// paths, but only outside the command's workspace: inside it a rule
-	// cut around them would stop the command adding files to its
-	// workspace's root, which Claude Code's sandbox does not.
+	// DenyRead and DenyWrite are hidden and read-only, absolute or
+	// relative to the workspace. Outside the command's workspace they are
+	// cut out of its domain like Policy's paths; inside it a rule cut
+	// around them would stop the command adding files to its workspace's
+	// root, which Claude Code's sandbox does not, so there the command's
+	// mount namespace holds them (as CommandOptions.ReadOnly, a DenyRead
+	// path with nothing readable mounted on it), where the worker can
+	// make one.
 	DenyRead, DenyWrite []string
+}
+
+// inWorkspace are the boundary's deny lists as they apply inside
+// workspace (real, free of symlinks), relative to it: its relative paths,
+// and the absolute ones that lie in it.
+func (b *Boundary) inWorkspace(workspace string) (denyRead, denyWrite []string) {
+	if b == nil || workspace == "" {
+		return nil, nil
+	}
+	rel := func(paths []string) []string {
+		var out []string
+		for _, p := range paths {
+			if !filepath.IsAbs(p) {
+				out = append(out, filepath.Clean(p))
+				continue
+			}
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				p = real
+			}
+			if r, err := filepath.Rel(workspace, p); err == nil && r != "." && r != ".." && !strings.HasPrefix(r, "../") {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	return rel(b.DenyRead), rel(b.DenyWrite)
 }
 
 // writable is what the boundary lets a command in workspace write.
@@ -288,6 +318,9 @@ func (p Policy) normalize() ([]protected, error) {
 	}
 	for _, l := range lists {
 		for _, path := range l.paths {
+			if l.outsideWorkspace && !filepath.IsAbs(path) {
+				continue // each workspace's own (Boundary.inWorkspace)
+			}
 			if err := add(path, l.readOnly, l.outsideWorkspace); err != nil {
 				return nil, err
 			}

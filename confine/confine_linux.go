@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -365,7 +366,8 @@ func (c *Confiner) confineThread(rs *ruleset, n *network, workspace string, read
 	}
 	if err == nil && c.noMountns == nil {
 		// Before the domain, which may not mount.
-		err = bindReadOnly(workspace, readOnly)
+		denyRead, denyWrite := c.boundary.inWorkspace(workspace)
+		err = holdInWorkspace(workspace, append(slices.Clone(readOnly), denyWrite...), denyRead)
 	}
 	if err == nil {
 		err = c.restrictThread(rs)

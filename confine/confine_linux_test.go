@@ -157,8 +157,9 @@ func TestEntriesAddedLaterAreReached(t *testing.T) {
 
 // A workspace inside the state is the command's. The worker's paths are
 // protected inside a workspace too (that workspace then gets no new
-// entries in its root); a Boundary's deny lists only outside it, as
-// Claude Code's sandbox leaves the workspace to the command.
+// entries in its root); a Boundary's deny lists inside it only where the
+// command gets a mount namespace (a root worker), which holds them without
+// costing the root its new entries.
 func TestWorkspacesAndProtectedPathsNested(t *testing.T) {
 	l := newLayout(t)
 	inner := filepath.Join(l.state, "workspaces", "w1")
@@ -172,8 +173,17 @@ func TestWorkspacesAndProtectedPathsNested(t *testing.T) {
 	code, out = sh(t, c, inner, "cat "+l.audit)
 	assert.NotZero(t, code, "the rest of the state stays hidden: %s", out)
 
-	code, out = sh(t, c, l.ws, "echo x > new-file && echo y > .private/file")
-	assert.Zero(t, code, "a deny list inside the workspace is left out: %s", out)
+	if c.ReadOnlyUnavailable() != nil {
+		code, out = sh(t, c, l.ws, "echo x > new-file && echo y > .private/file")
+		assert.Zero(t, code, "a deny list inside the workspace is left out: %s", out)
+	} else {
+		require.NoError(t, os.WriteFile(filepath.Join(private, "file"), []byte("s3cret-token\n"), 0o644))
+		code, out = sh(t, c, l.ws, "echo x > new-file")
+		assert.Zero(t, code, "the workspace's root takes new entries: %s", out)
+		code, out = sh(t, c, l.ws, "cat .private/file || ls -A .private; echo z > .private/other")
+		assert.NotZero(t, code, "a deny list inside the workspace is held: %s", out)
+		assert.NotContains(t, out, "s3cret-token", "read through the deny list")
+	}
 	code, out = sh(t, c, l.other, "cat "+filepath.Join(private, "file"))
 	assert.NotZero(t, code, "from another workspace it is hidden: %s", out)
 

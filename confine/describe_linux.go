@@ -33,9 +33,12 @@ func (c *Confiner) String() string {
 	if c.boundCaps {
 		others += "; capabilities: at most " + keptCapabilityNames()
 	}
-	if c.noMountns == nil {
-		others += "; in the workspace: what governs the agent read-only (a mount namespace per command)"
-	} else {
+	switch {
+	case c.noMountns == nil:
+		others += "; in the workspace: what governs the agent read-only, and the sandbox's deny lists held (a mount namespace per command)"
+	case c.boundary != nil && len(c.boundary.DenyRead)+len(c.boundary.DenyWrite) > 0:
+		others += "; in the workspace: what governs the agent changed only reported, and the sandbox's deny lists not applied (" + c.noMountns.Error() + ")"
+	default:
 		others += "; in the workspace: what governs the agent changed only reported (" + c.noMountns.Error() + ")"
 	}
 	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s; %s",

@@ -60,20 +60,26 @@ func enterMountns() error {
 	return nil
 }
 
-// bindReadOnly moves the calling (locked, single-use) thread into a mount
-// namespace of its own where the paths readOnly names relative to
-// workspace are read-only (see above). Paths that do not exist, or lead
-// out of the workspace, are left alone.
-func bindReadOnly(workspace string, readOnly []string) error {
-	if len(readOnly) == 0 || workspace == "" {
+// holdInWorkspace moves the calling (locked, single-use) thread into a
+// mount namespace of its own where the paths readOnly names relative to
+// workspace are read-only (see above) and those hidden names have
+// nothing readable in their place: an empty directory, a file that cannot
+// be opened (a sandbox's denyRead inside the workspace). Paths that do
+// not exist, or lead out of the workspace, are left alone.
+func holdInWorkspace(workspace string, readOnly, hidden []string) error {
+	if len(readOnly)+len(hidden) == 0 || workspace == "" {
 		return nil
 	}
-	realRoot, targets, err := readOnlyTargets(workspace, readOnly)
-	if err != nil || len(targets) == 0 {
+	realRoot, targets, err := resolveInWorkspace(workspace, readOnly)
+	if err != nil {
+		return err
+	}
+	_, veiled, err := resolveInWorkspace(workspace, hidden)
+	if err != nil || len(targets)+len(veiled) == 0 {
 		return err
 	}
 	pins := []string{}
-	for _, t := range targets {
+	for _, t := range append(slices.Clone(targets), veiled...) {
 		for dir := filepath.Dir(t); dir != "."; dir = filepath.Dir(dir) {
 			pins = append(pins, dir)
 		}
@@ -103,13 +109,45 @@ func bindReadOnly(workspace string, readOnly []string) error {
 			return fmt.Errorf("protecting workspace %s: making %s read-only: %w", workspace, t, err)
 		}
 	}
+	for _, t := range veiled {
+		if err := veilAt(root, t); err != nil {
+			return fmt.Errorf("protecting workspace %s: hiding %s: %w", workspace, t, err)
+		}
+	}
 	return nil
 }
 
-// readOnlyTargets resolves each of readOnly in workspace, following
+// veilAt puts nothing readable in name's place (relative to dirfd, with no
+// symbolic link on the way): an empty read-only tmpfs on a directory, the
+// null device on a file, on a mount that refuses to open devices.
+func veilAt(dirfd int, name string) error {
+	fd, err := unix.Openat2(dirfd, name, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return unix.Mount("tmpfs", fdPath(fd), "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
+	}
+	if err := unix.Mount("/dev/null", fdPath(fd), "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	veiled, err := unix.Openat2(dirfd, name, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return err
+	}
+	defer unix.Close(veiled)
+	return unix.MountSetattr(veiled, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC})
+}
+
+// resolveInWorkspace resolves each of paths in workspace, following
 // symbolic links that stay in it, to a path relative to the workspace's
 // real root; a path that does not exist or leads out is left out.
-func readOnlyTargets(workspace string, readOnly []string) (realRoot string, targets []string, err error) {
+func resolveInWorkspace(workspace string, paths []string) (realRoot string, targets []string, err error) {
 	root, err := unix.Open(workspace, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", nil, fmt.Errorf("protecting workspace %s: %w", workspace, err)
@@ -118,7 +156,7 @@ func readOnlyTargets(workspace string, readOnly []string) (realRoot string, targ
 	if realRoot, err = os.Readlink(fdPath(root)); err != nil {
 		return "", nil, fmt.Errorf("protecting workspace %s: %w", workspace, err)
 	}
-	for _, rel := range readOnly {
+	for _, rel := range paths {
 		fd, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS})
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP) {

@@ -172,3 +172,43 @@ func BenchmarkStartCommandReadOnly(b *testing.B) {
 		})
 	}
 }
+
+// Claude Code's sandbox holds its deny lists inside the project too: a
+// settings file's denyRead ".env" is unreadable to the commands it
+// sandboxes, and denyWrite "config/prod.yaml" read-only. Landlock could
+// not (a rule cut around them costs the workspace's root its new
+// entries), so Fenix skipped them; the command's mount namespace holds
+// them now, relative ones in every workspace and absolute ones in theirs.
+func TestSandboxDenyListsHoldInsideTheWorkspace(t *testing.T) {
+	l := newLayout(t)
+	ws := l.ws
+	files := map[string]string{".env": "API_KEY=s3cret-env", "secrets/key": "s3cret-key", "config/prod-key": "s3cret-prod",
+		"config/prod.yaml": "replicas: 3\n", "config/dev.yaml": "replicas: 1\n"}
+	for rel, content := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, rel), []byte(content), 0o644))
+	}
+	c := newConfiner(t, Policy{Hidden: []string{l.state}, Boundary: &Boundary{Writable: []string{"/tmp"},
+		DenyRead:  []string{".env", "secrets", filepath.Join(ws, "config", "prod-key"), "missing"},
+		DenyWrite: []string{"config/prod.yaml"}}})
+	if err := c.ReadOnlyUnavailable(); err != nil {
+		t.Skipf("no mount namespaces here: %v", err)
+	}
+	for _, attack := range []string{"cat .env", "cat secrets/key", "cat config/prod-key", "ls -A secrets | grep -q key",
+		"echo x >> config/prod.yaml", "rm .env", "mv secrets s2", "cp .env copy && cat copy"} {
+		code, out := shWith(t, c, ws, "", nil, attack)
+		assert.NotZero(t, code, "%s: allowed (%s)", attack, out)
+		assert.NotContains(t, out, "s3cret", attack)
+	}
+	code, out := shWith(t, c, ws, "", nil, "cat config/prod.yaml config/dev.yaml && echo 'replicas: 2' > config/dev.yaml && echo new > notes.txt")
+	require.Zero(t, code, out)
+	assert.Equal(t, "replicas: 3\nreplicas: 1\n", out)
+	for rel, content := range files {
+		if rel == "config/dev.yaml" {
+			continue
+		}
+		got, err := os.ReadFile(filepath.Join(ws, rel))
+		require.NoError(t, err)
+		assert.Equal(t, content, string(got), rel)
+	}
+}

@@ -29,7 +29,7 @@ type Sandbox struct {
 	// AllowWrite, DenyWrite and DenyRead are sandbox.filesystem's lists,
 	// resolved: "//x" is /x, "~/x" is in the home directory, "/x" is in
 	// the project (the directory holding .claude/), and other paths are
-	// relative to the command's workspace (AllowWrite only).
+	// relative to the command's workspace.
 	AllowWrite, DenyWrite, DenyRead []string
 	// AllowedDomains and DeniedDomains are sandbox.network's lists: with
 	// the sandbox on, a command reaches other hosts only through proxies
@@ -95,25 +95,28 @@ func (src *Source) parseSandbox(raw json.RawMessage) error {
 		return nil
 	}
 	sb := &Sandbox{Enabled: true, FailIfUnavailable: s.FailIfUnavailable, AutoAllowBash: s.AutoAllowBash == nil || *s.AutoAllowBash}
-	resolve := func(list string, paths []string, relativeOK bool) []string {
+	// A relative path is each command's workspace's: the deny lists' are
+	// held inside it by a mount namespace of the command's own where the
+	// worker can make one (confine.Boundary).
+	resolve := func(list string, paths []string) []string {
 		var out []string
 		for _, p := range paths {
 			if strings.ContainsAny(p, "*?[") {
 				src.warn("%s: sandbox.filesystem.%s %q is a pattern; Fenix applies paths, so it is skipped", src.Path, list, p)
 				continue
 			}
-			abs, ok := src.sandboxPath(p)
-			if !ok && !relativeOK {
-				src.warn("%s: sandbox.filesystem.%s %q is relative to the workspace, where Fenix cannot take a path away from a command without taking the workspace's root with it; it is skipped (name it from the project, \"/%s\", to protect it in other workspaces)", src.Path, list, p, strings.TrimPrefix(p, "./"))
+			path, abs := src.sandboxPath(p)
+			if !abs && (path == "." || path == ".." || strings.HasPrefix(path, "../")) {
+				src.warn("%s: sandbox.filesystem.%s %q is the workspace or leads out of it; it is skipped", src.Path, list, p)
 				continue
 			}
-			out = append(out, abs)
+			out = append(out, path)
 		}
 		return out
 	}
-	sb.AllowWrite = resolve("allowWrite", s.Filesystem.AllowWrite, true)
-	sb.DenyWrite = resolve("denyWrite", s.Filesystem.DenyWrite, false)
-	sb.DenyRead = resolve("denyRead", s.Filesystem.DenyRead, false)
+	sb.AllowWrite = resolve("allowWrite", s.Filesystem.AllowWrite)
+	sb.DenyWrite = resolve("denyWrite", s.Filesystem.DenyWrite)
+	sb.DenyRead = resolve("denyRead", s.Filesystem.DenyRead)
 	if err := src.parseSandboxNetwork(sb, s.Network); err != nil {
 		return err
 	}

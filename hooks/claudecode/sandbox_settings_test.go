@@ -23,19 +23,19 @@ func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
 	  "network": {"allowedDomains": ["github.com", "*.npmjs.org:443", "*.com"], "deniedDomains": ["evil.npmjs.org"], "allowLocalBinding": true, "allowUnixSockets": ["/var/run/docker.sock"]},
 	  "filesystem": {
 	    "allowWrite": ["//var/cache/build", "~/.kube", "/generated", "out"],
-	    "denyWrite": ["//etc/app", "./local-only"],
+	    "denyWrite": ["//etc/app", "./local-only", "../elsewhere"],
 	    "denyRead": ["~/.aws/credentials", "//home/**/secrets"]}}}`)
 	src, err := LoadSource(path, LoadOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, src.Sandbox)
 	assert.Equal(t, []string{"/var/cache/build", filepath.Join(home, ".kube"), filepath.Join(project, "generated"), "out"}, src.Sandbox.AllowWrite)
-	assert.Equal(t, []string{"/etc/app"}, src.Sandbox.DenyWrite)
+	assert.Equal(t, []string{"/etc/app", "local-only"}, src.Sandbox.DenyWrite, "a relative path is each workspace's")
 	assert.Equal(t, []string{filepath.Join(home, ".aws", "credentials")}, src.Sandbox.DenyRead)
 	warnings := strings.Join(src.Warnings, "\n")
 	assert.Equal(t, "github.com *.npmjs.org:443", fmt.Sprint(src.Sandbox.AllowedDomains[0], " ", src.Sandbox.AllowedDomains[1]))
 	assert.Len(t, src.Sandbox.AllowedDomains, 2, "the too broad *.com is skipped")
 	for _, want := range []string{"sandbox.network.allowLocalBinding is not acted on", "sandbox.network.allowUnixSockets is not acted on: as in Claude Code on Linux", `sandbox.network.allowedDomains: domain "*.com"`,
-		`denyWrite "./local-only" is relative to the workspace`, `denyRead "//home/**/secrets" is a pattern`} {
+		`denyWrite "../elsewhere" is the workspace or leads out of it`, `denyRead "//home/**/secrets" is a pattern`} {
 		assert.Contains(t, warnings, want)
 	}
 	assert.NotContains(t, warnings, `settings key "sandbox"`)
@@ -54,9 +54,9 @@ func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
 	policy, fail, from := CommandPolicy(sources)
 	require.NotNil(t, policy.Boundary)
 	assert.Equal(t, []string{"/srv/shared", "/var/cache/build", filepath.Join(home, ".kube"), filepath.Join(project, "generated"), "out"}, policy.Boundary.Writable)
-	assert.Equal(t, []string{"/etc/app"}, policy.Boundary.DenyWrite)
+	assert.Equal(t, []string{"/etc/app", "local-only"}, policy.Boundary.DenyWrite)
 	assert.Equal(t, []string{filepath.Join(home, ".aws", "credentials")}, policy.Boundary.DenyRead)
-	assert.Empty(t, policy.Hidden, "the sandbox's lists apply outside the workspace only")
+	assert.Empty(t, policy.Hidden, "the sandbox's lists are the Boundary's, which holds them inside a workspace by other means")
 	assert.True(t, fail)
 	assert.Equal(t, []string{user, path}, from)
 	require.NotNil(t, policy.Network, "with the sandbox on, commands reach only the allowed domains")

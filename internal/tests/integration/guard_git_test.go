@@ -78,3 +78,41 @@ echo '{}' > .claude/settings.json 2>&1 || echo settings-refused`, marker, marker
 	require.NoError(t, err)
 	assert.False(t, strings.Contains(string(config), "fsmonitor"), "%s", config)
 }
+
+// A project's sandbox settings deny reads of its .env and writes to its
+// production config, as teams write them for Claude Code, whose sandbox
+// holds them inside the project. Fenix skipped deny paths inside the
+// workspace with a warning; the commands' mount namespace holds them now,
+// and the rest of the project is the agent's as before.
+func TestSandboxDenyListsHoldInTheProject(t *testing.T) {
+	if confine.ABIVersion() < 2 {
+		t.Skip("the kernel has no Landlock ABI 2")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("deny lists inside a command's workspace need a root worker")
+	}
+	project := writeClaudeProject(t, "", nil, `{"sandbox": {"enabled": true,
+  "filesystem": {"denyRead": [".env", "/deploy/keys"], "denyWrite": ["config/prod.yaml"]}}}`)
+	files := map[string]string{".env": "STRIPE_KEY=sk_live_s3cret\n", "deploy/keys/id_ed25519": "s3cret-key\n", "config/prod.yaml": "replicas: 3\n"}
+	for rel, content := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(project, rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(project, rel), []byte(content), 0o644))
+	}
+	w := startWorker(t, inProject(project))
+	run := commandRunner(w, project, "deny-lists")
+	for _, attack := range []string{"cat .env", "cat deploy/keys/id_ed25519", "echo 'replicas: 0' > config/prod.yaml", "rm .env"} {
+		res := run(t, "exec_command", attack+" && echo ESCAPED || echo refused")
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		assert.Contains(t, res.Output.Content, "refused", attack)
+		assert.NotContains(t, res.Output.Content, "ESCAPED", attack)
+		assert.NotContains(t, res.Output.Content, "s3cret", attack)
+	}
+	res := run(t, "exec_command", "cat config/prod.yaml && echo ok > notes.txt && cat notes.txt")
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "replicas: 3\nok")
+	for rel, content := range files {
+		got, err := os.ReadFile(filepath.Join(project, rel))
+		require.NoError(t, err)
+		assert.Equal(t, content, string(got), rel)
+	}
+}
