@@ -75,23 +75,10 @@ func sh(t *testing.T, c *Confiner, workspace, script string) (int, string) {
 	return shIn(t, c, workspace, "", script)
 }
 
-// shIn is sh through StartInGroup.
+// shIn is sh in group (StartInGroup's).
 func shIn(t *testing.T, c *Confiner, workspace, group, script string) (int, string) {
 	t.Helper()
-	cmd := exec.Command("/bin/sh", "-c", script)
-	cmd.Dir = workspace
-	out := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = out, out
-	release, err := c.StartInGroup(cmd, workspace, group)
-	require.NoError(t, err)
-	err = cmd.Wait()
-	release()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode(), out.String()
-	}
-	require.NoError(t, err)
-	return 0, out.String()
+	return shWith(t, c, workspace, group, nil, script)
 }
 
 func TestCommandsCannotReachHiddenPaths(t *testing.T) {
