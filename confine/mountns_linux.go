@@ -33,9 +33,15 @@ import (
 // made in the namespace do not propagate back (MS_SLAVE); the worker's
 // and its hooks' view is unchanged.
 //
+// A sandbox's deny lists inside the workspace (Boundary.inWorkspace) are
+// held the same way: a denyWrite path read-only, a denyRead one with
+// nothing readable mounted on it.
+//
 // A path that does not exist is not protected (a mount needs something to
 // mount on), nor is the name of a symbolic link: its target is protected
-// where it lies in the workspace, and the link's change is reported.
+// where it lies in the workspace, and the link's change is reported. A
+// path that changes between being resolved and being mounted on fails
+// the command's start rather than leave it unheld.
 
 // probeMountns reports why commands cannot get a mount namespace, or nil.
 func probeMountns() error {
