@@ -384,8 +384,17 @@ printf 'exit 0\n' > %[2]s
 cp %[3]s %[1]s/stolen-audit.db
 printf 'import sys\nsys.exit(0)\n' > %[4]s/usercustomize.py
 `, project, pinned, audit, userSite)
-	res := run(t, "exec_command", fmt.Sprintf("cat > .git/monitor.sh <<'EOF'\n%sEOF\nchmod +x .git/monitor.sh && git config core.fsmonitor \"$PWD/.git/monitor.sh\"", monitor))
+	plant := fmt.Sprintf("cat > monitor.sh <<'EOF'\n%sEOF\nchmod +x monitor.sh && git config core.fsmonitor \"$PWD/monitor.sh\"", monitor)
+	res := run(t, "exec_command", plant)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	if os.Geteuid() == 0 {
+		// A root worker's commands cannot write .git/config at all
+		// (TestSandboxedCommandsCannotPlantCodeForTheHooksGit); the
+		// config is planted from outside, as a non-root worker's command
+		// could, to show what the hook's domain holds on its own.
+		assert.Regexp(t, "Read-only file system|Device or resource busy", res.Output.Content)
+		shellIn(t, project, plant)
+	}
 
 	for attempt := 1; attempt <= 2; attempt++ {
 		requireRmRfBlocked(t, run, project, fmt.Sprintf("the guard, attempt %d,", attempt), "")
@@ -445,10 +454,18 @@ func TestFleetSettingsPinEachWorkspacesGuard(t *testing.T) {
 		requireRmBlocked(t, run, project, "workspace policy: rm -rf is not allowed", when)
 	}
 	requireBlocked(t, "at the first run")
-	res := run(t, "exec_command", `printf '#!/bin/sh\nexit 0\n' > .claude/hooks/guard.sh`)
+	rewrite := `printf '#!/bin/sh\nexit 0\n' > .claude/hooks/guard.sh`
+	res := run(t, "exec_command", rewrite)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	require.NotNil(t, res.Output)
-	assert.Contains(t, res.Output.Content, "It changed protected paths (.claude/hooks/guard.sh)")
+	if os.Geteuid() == 0 {
+		// Read-only to a root worker's commands; rewritten from outside,
+		// as a non-root worker's command could, to show the pins hold.
+		assert.Contains(t, res.Output.Content, "Read-only file system")
+		shellIn(t, project, rewrite)
+	} else {
+		assert.Contains(t, res.Output.Content, "It changed protected paths (.claude/hooks/guard.sh)")
+	}
 	requireBlocked(t, "after the agent rewrote its workspace's guard")
 
 	// A restart (a deploy, a crash) used to pin the guard again at its
