@@ -3,6 +3,7 @@ package claudecode
 import (
 	"maps"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -38,7 +39,28 @@ func hookEnv(environ []string, worker, settings, event map[string]string) []stri
 	for k, v := range event {
 		merged[k] = v
 	}
+	withoutFSMonitor(merged)
 	return envList(merged)
+}
+
+// withoutFSMonitor turns git's core.fsmonitor off for every git a hook
+// runs, after the configuration the hook's environment already gives
+// (GIT_CONFIG_COUNT). A fsmonitor is a program git runs on `git status`,
+// named by a repository's config: an agent that cannot write the
+// workspace's .git/config (its commands hold it read-only) can still make
+// a repository of its own in a subdirectory and add it to the index, and
+// the hook's `git status` in the workspace then runs one in it too, with
+// that repository's config — outside the agent's sandbox. The setting
+// reaches those runs (git passes GIT_CONFIG_COUNT to submodules); it only
+// costs a repository using a real fsmonitor some speed.
+func withoutFSMonitor(env map[string]string) {
+	n := 0
+	if c, err := strconv.Atoi(env["GIT_CONFIG_COUNT"]); err == nil && c > 0 {
+		n = c
+	}
+	env["GIT_CONFIG_KEY_"+strconv.Itoa(n)] = "core.fsmonitor"
+	env["GIT_CONFIG_VALUE_"+strconv.Itoa(n)] = "false"
+	env["GIT_CONFIG_COUNT"] = strconv.Itoa(n + 1)
 }
 
 // HookProcessEnv is the environment of a process the worker starts for

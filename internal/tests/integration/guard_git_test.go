@@ -23,7 +23,9 @@ import (
 // where the sandbox refused the agent's own. Commands now start in a
 // mount namespace where what governs the agent (git's hooks and config,
 // .claude, .mcp.json) is read-only, so the config is never written and
-// the hook's git runs only git; the agent's git commits still work.
+// the hook's git runs only git, also where the agent made a repository of
+// its own (the hooks' git runs with core.fsmonitor off); the agent's git
+// commits still work.
 func TestSandboxedCommandsCannotPlantCodeForTheHooksGit(t *testing.T) {
 	if confine.ABIVersion() < 2 {
 		t.Skip("the kernel has no Landlock ABI 2")
@@ -68,6 +70,19 @@ echo '{}' > .claude/settings.json 2>&1 || echo settings-refused`, marker, marker
 	for _, refused := range []string{"config-refused", "hooks-refused", "settings-refused"} {
 		assert.Contains(t, res.Output.Content, refused)
 	}
+
+	// A repository of the agent's own in a subdirectory, added to the
+	// index: the guard's git status in the workspace runs git status in
+	// it too, with its config, whose fsmonitor the hooks' git ignores.
+	embedded := fmt.Sprintf(`mkdir -p vendor/tool && cd vendor/tool && git init -q && echo x > x && git add x &&
+git -c user.name=a -c user.email=a@example.com commit -qm x &&
+printf '#!/bin/sh
+touch %s
+' > fsmonitor.sh && chmod +x fsmonitor.sh && git config core.fsmonitor "$PWD/fsmonitor.sh" &&
+cd ../.. && git add vendor/tool 2>/dev/null && echo embedded`, marker)
+	res = run(t, "exec_command", embedded)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	require.Contains(t, res.Output.Content, "embedded")
 
 	// The next call's guard runs git status; the agent's own commit works.
 	res = run(t, "exec_command", "echo work > work.txt && git add work.txt && git -c user.name=agent -c user.email=agent@example.com commit -qm work && git log --oneline | wc -l")

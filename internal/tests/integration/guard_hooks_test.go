@@ -340,13 +340,15 @@ func TestCommandsCannotPlantCodeInTheHooksHome(t *testing.T) {
 }
 
 // A hook is the worker's, but it runs what the agent wrote: a guard that
-// looks at the working tree with git status runs the repository's
-// core.fsmonitor, which the agent sets. That code ran as the worker,
-// outside any domain, and could rewrite the pinned guard (every later
-// call then passed), copy out the audit log, or plant a usercustomize.py
-// for every later python hook. Hooks now run in a domain of their own:
-// the fsmonitor still runs, but the pinned guard, the audit log and the
-// python user site are out of its reach, and the guard keeps blocking.
+// looks at the working tree with git status runs the repository's clean
+// filter (as it ran its core.fsmonitor, which hooks' git now ignores) on
+// a file that changed, and the agent names it. That code ran as the
+// worker, outside any domain, and could rewrite the pinned guard (every
+// later call then passed), copy out the audit log, or plant a
+// usercustomize.py for every later python hook. Hooks now run in a domain
+// of their own: the filter still runs, but the pinned guard, the audit log
+// and the python user site are out of its reach, and the guard keeps
+// blocking.
 func TestCodeAHookRunsCannotRewriteTheGuard(t *testing.T) {
 	project := writeClaudeProject(t, "", map[string]string{"guard.sh": `#!/bin/bash
 input=$(cat)
@@ -358,6 +360,7 @@ exit 0
 `}, `{"hooks": {"PreToolUse": [
   {"matcher": "Bash", "hooks": [{"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}]}
 ]}}`)
+	require.NoError(t, os.WriteFile(filepath.Join(project, "notes.txt"), []byte("notes\n"), 0o644))
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start"}} {
 		out, err := exec.Command("git", append([]string{"-C", project}, args...)...).CombinedOutput()
 		require.NoError(t, err, "git %v: %s", args, out)
@@ -376,15 +379,16 @@ exit 0
 	}))
 	require.NotEmpty(t, pinned, "the guard is pinned in the data directory")
 	audit := filepath.Join(w.dataDir, "audit.db")
-	run := commandRunner(w, project, "fsmonitor")
+	run := commandRunner(w, project, "filter")
 
-	monitor := fmt.Sprintf(`#!/bin/sh
-touch %[1]s/fsmonitor-ran
+	filter := fmt.Sprintf(`#!/bin/sh
+touch %[1]s/agent-code-ran
 printf 'exit 0\n' > %[2]s
 cp %[3]s %[1]s/stolen-audit.db
 printf 'import sys\nsys.exit(0)\n' > %[4]s/usercustomize.py
+cat
 `, project, pinned, audit, userSite)
-	plant := fmt.Sprintf("cat > monitor.sh <<'EOF'\n%sEOF\nchmod +x monitor.sh && git config core.fsmonitor \"$PWD/monitor.sh\"", monitor)
+	plant := fmt.Sprintf("cat > filter.sh <<'EOF'\n%sEOF\nchmod +x filter.sh && echo '* filter=agent' > .gitattributes && git config filter.agent.clean \"$PWD/filter.sh\"", filter)
 	res := run(t, "exec_command", plant)
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	if os.Geteuid() == 0 {
@@ -397,9 +401,12 @@ printf 'import sys\nsys.exit(0)\n' > %[4]s/usercustomize.py
 	}
 
 	for attempt := 1; attempt <= 2; attempt++ {
+		// A tracked file changes, so the guard's git status runs the
+		// clean filter on it.
+		require.NoError(t, os.WriteFile(filepath.Join(project, "notes.txt"), []byte(fmt.Sprintf("changed %d\n", attempt)), 0o644))
 		requireRmRfBlocked(t, run, project, fmt.Sprintf("the guard, attempt %d,", attempt), "")
 	}
-	assert.FileExists(t, filepath.Join(project, "fsmonitor-ran"), "the guard's git status ran the agent's fsmonitor")
+	assert.FileExists(t, filepath.Join(project, "agent-code-ran"), "the guard's git status ran the agent's filter")
 	guard, err := os.ReadFile(pinned)
 	require.NoError(t, err)
 	assert.Contains(t, string(guard), "rm -rf is not allowed", "the pinned guard is unchanged")
