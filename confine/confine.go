@@ -77,12 +77,13 @@ type CommandOptions struct {
 	// Ask, when set, is asked about a host the network policy neither
 	// allows nor denies, instead of refusing it.
 	Ask netguard.Asker
-	// ReadOnly are paths relative to Workspace that the command reads but
-	// cannot write, replace or remove — the project's hook settings and
-	// scripts, its MCP configuration, git's hooks and config — where the
-	// worker may give it a mount namespace of its own (a root worker; see
-	// Confiner.ReadOnlyUnavailable). Elsewhere they are only as
-	// Policy protects them.
+	// ReadOnly are paths, relative to Workspace or absolute (a linked
+	// worktree's repository), that the command reads but cannot write,
+	// replace or remove — the project's hook settings and scripts, its
+	// MCP configuration, git's hooks and config — where the worker may
+	// give it a mount namespace of its own (a root worker; see
+	// Confiner.ReadOnlyUnavailable). Elsewhere they are only as Policy
+	// protects them.
 	ReadOnly []string
 }
 

@@ -67,8 +67,9 @@ func enterMountns() error {
 }
 
 // holdInWorkspace moves the calling (locked, single-use) thread into a
-// mount namespace of its own where the paths readOnly names relative to
-// workspace are read-only (see above) and those hidden names have
+// mount namespace of its own where the paths readOnly names, relative to
+// workspace or absolute (a linked worktree's repository), are read-only
+// (see above) and those hidden names have
 // nothing readable in their place: an empty directory, a file that cannot
 // be opened (a sandbox's denyRead inside the workspace). Paths that do
 // not exist, or lead out of the workspace, are left alone.
@@ -76,12 +77,22 @@ func holdInWorkspace(workspace string, readOnly, hidden []string) error {
 	if len(readOnly)+len(hidden) == 0 || workspace == "" {
 		return nil
 	}
-	realRoot, targets, err := resolveInWorkspace(workspace, readOnly)
+	var relative, absolute []string
+	for _, p := range readOnly {
+		if filepath.IsAbs(p) {
+			absolute = append(absolute, p)
+		} else {
+			relative = append(relative, p)
+		}
+	}
+	realRoot, targets, err := resolveInWorkspace(workspace, relative)
 	if err != nil {
 		return err
 	}
+	outside, inside := resolveOutside(realRoot, absolute)
+	targets = append(targets, inside...)
 	_, veiled, err := resolveInWorkspace(workspace, hidden)
-	if err != nil || len(targets)+len(veiled) == 0 {
+	if err != nil || len(targets)+len(veiled)+len(outside) == 0 {
 		return err
 	}
 	pins := []string{}
@@ -94,6 +105,21 @@ func holdInWorkspace(workspace string, readOnly, hidden []string) error {
 	pins = slices.Compact(pins)
 	if err := enterMountns(); err != nil {
 		return err
+	}
+	// Outside the workspace (a linked worktree's repository): every
+	// directory leading to a path is pinned first, from the top, so that
+	// none of them can be renamed to swap in another.
+	var outsidePins []string
+	for _, t := range outside {
+		for dir := filepath.Dir(t); dir != "/"; dir = filepath.Dir(dir) {
+			outsidePins = append(outsidePins, dir)
+		}
+	}
+	slices.Sort(outsidePins)
+	for _, dir := range slices.Compact(outsidePins) {
+		if err := bindAt(unix.AT_FDCWD, dir, 0); err != nil {
+			return fmt.Errorf("protecting workspace %s: pinning %s: %w", workspace, dir, err)
+		}
 	}
 	// Each mount is made on a name opened in the namespace after the mounts
 	// above it: a descriptor opened earlier names the object beneath them.
@@ -120,7 +146,38 @@ func holdInWorkspace(workspace string, readOnly, hidden []string) error {
 			return fmt.Errorf("protecting workspace %s: hiding %s: %w", workspace, t, err)
 		}
 	}
+	for _, t := range outside {
+		if err := bindAt(unix.AT_FDCWD, t, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+			return fmt.Errorf("protecting workspace %s: making %s read-only: %w", workspace, t, err)
+		}
+	}
 	return nil
+}
+
+// resolveOutside resolves absolute paths, following symbolic links, to
+// real ones: those outside the workspace at realRoot, and those inside it
+// relative to it. A path that does not exist is left out.
+func resolveOutside(realRoot string, paths []string) (outside, inside []string) {
+	for _, p := range paths {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		real, err := os.Readlink(fdPath(fd))
+		unix.Close(fd)
+		if err != nil || real == "/" {
+			continue
+		}
+		if rel, err := filepath.Rel(realRoot, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			if rel != "." {
+				inside = append(inside, rel)
+			}
+			continue
+		}
+		outside = append(outside, real)
+	}
+	slices.Sort(outside)
+	return slices.Compact(outside), inside
 }
 
 // veilAt puts nothing readable in name's place (relative to dirfd, with no

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/workspace"
 )
 
 // shWith runs script confined in workspace through StartCommand with the
@@ -211,4 +213,56 @@ func TestSandboxDenyListsHoldInsideTheWorkspace(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, content, string(got), rel)
 	}
+}
+
+// A workspace that is a linked worktree (an agent platform's worktree per
+// task) has a .git file naming the repository's git directory, outside
+// the workspace, whose config and hooks its git reads and the main
+// checkout's commits run. Without a write boundary a command could
+// rewrite them, or rename the repository's .git to swap in another; they
+// are read-only to it, and its own commits still work.
+func TestLinkedWorktreesRepositoryIsReadOnlyToCommands(t *testing.T) {
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}})
+	if err := c.ReadOnlyUnavailable(); err != nil {
+		t.Skipf("no mount namespaces here: %v", err)
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git here")
+	}
+	repo := filepath.Join(l.other, "repo")
+	wt := filepath.Join(l.root, "task-1")
+	for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "start"},
+		{"-C", repo, "worktree", "add", "-q", wt}} {
+		out, err := exec.Command(git, args...).CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	ws, err := workspace.Open(wt)
+	require.NoError(t, err)
+	defer ws.Close()
+	readOnly := ws.CommandReadOnly()
+	assert.Contains(t, readOnly, filepath.Join(repo, ".git", "config"))
+	config, err := os.ReadFile(filepath.Join(repo, ".git", "config"))
+	require.NoError(t, err)
+
+	for _, attack := range []string{
+		"git config core.fsmonitor /tmp/x",
+		"echo '[core] fsmonitor = /tmp/x' >> " + filepath.Join(repo, ".git", "config"),
+		"printf '#!/bin/sh\\n' > " + filepath.Join(repo, ".git", "hooks", "post-commit"),
+		"echo /tmp > " + filepath.Join(repo, ".git", "worktrees", "task-1", "commondir"),
+		"mv " + filepath.Join(repo, ".git") + " " + filepath.Join(repo, "git-old"),
+		"echo 'gitdir: /tmp/evil' > .git",
+	} {
+		code, out := shWith(t, c, wt, "", readOnly, attack)
+		assert.NotZero(t, code, "%s: allowed (%s)", attack, out)
+	}
+	got, err := os.ReadFile(filepath.Join(repo, ".git", "config"))
+	require.NoError(t, err)
+	assert.Equal(t, string(config), string(got))
+	assert.NoFileExists(t, filepath.Join(repo, ".git", "hooks", "post-commit"))
+
+	code, out := shWith(t, c, wt, "", readOnly, "echo work > work.txt && git add work.txt && git -c user.name=agent -c user.email=agent@example.com commit -qm work && git log --oneline | wc -l")
+	require.Zero(t, code, out)
+	assert.Equal(t, "2\n", out)
 }

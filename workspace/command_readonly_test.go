@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -42,7 +43,37 @@ func TestCommandReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w2.Close()
-	if got := w2.CommandReadOnly(); !slices.Contains(got, ".git") || slices.Contains(got, ".git/config") {
-		t.Errorf("a .git file: CommandReadOnly() = %q", got)
+	if got := w2.CommandReadOnly(); !slices.Contains(got, ".git") || slices.Contains(got, ".git/config") ||
+		!slices.Contains(got, "/srv/repo/.git/worktrees/x/config") {
+		t.Errorf("a .git file: CommandReadOnly() = %q, want the git directory it names", got)
+	}
+
+	// A linked worktree's git directory and its common directory, one
+	// named relative to the other; a FIFO for commondir holds nothing up.
+	repo := t.TempDir()
+	gitdir := filepath.Join(repo, ".git", "worktrees", "y")
+	if err := os.MkdirAll(gitdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(worktree, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got = w2.CommandReadOnly()
+	for _, want := range []string{filepath.Join(gitdir, "commondir"), filepath.Join(repo, ".git", "config"), filepath.Join(repo, ".git", "hooks")} {
+		if !slices.Contains(got, want) {
+			t.Errorf("a linked worktree: CommandReadOnly() = %q, want %s", got, want)
+		}
+	}
+	if err := os.Remove(filepath.Join(gitdir, "commondir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(gitdir, "commondir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := w2.CommandReadOnly(); slices.Contains(got, filepath.Join(repo, ".git", "config")) {
+		t.Errorf("a FIFO commondir was read: %q", got)
 	}
 }
