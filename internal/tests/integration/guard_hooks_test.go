@@ -401,9 +401,11 @@ cat
 	}
 
 	for attempt := 1; attempt <= 2; attempt++ {
-		// A tracked file changes, so the guard's git status runs the
-		// clean filter on it.
-		require.NoError(t, os.WriteFile(filepath.Join(project, "notes.txt"), []byte(fmt.Sprintf("changed %d\n", attempt)), 0o644))
+		// A tracked file's time changes, its size not: the guard's git
+		// status must read it, through the clean filter, to tell.
+		notes := filepath.Join(project, "notes.txt")
+		at := time.Now().Add(time.Duration(attempt) * time.Hour)
+		require.NoError(t, os.Chtimes(notes, at, at))
 		requireRmRfBlocked(t, run, project, fmt.Sprintf("the guard, attempt %d,", attempt), "")
 	}
 	assert.FileExists(t, filepath.Join(project, "agent-code-ran"), "the guard's git status ran the agent's filter")
