@@ -36,14 +36,10 @@ func shWith(t *testing.T, c *Confiner, workspace, group string, readOnly []strin
 	return 0, out.String()
 }
 
-// A command wrote .git/config or .git/hooks, the project's hook settings
-// and the MCP configuration; a hook that later ran git in the workspace
-// ran what it wrote, outside its sandbox. In a mount namespace of its own
-// it reads them and cannot write, replace or remove them, nor rename a
-// directory that holds them (to swap in one of its own), nor the
-// workspace; everything else in the workspace, git's own writes among
-// them, works as before, and nothing changes for the worker.
-func TestCommandsCannotRewriteWhatGovernsTheAgent(t *testing.T) {
+// gitRig is a layout, a confiner hiding its state that can make mount
+// namespaces, and git; the test skips without either.
+func gitRig(t *testing.T) (layout, *Confiner, string) {
+	t.Helper()
 	l := newLayout(t)
 	c := newConfiner(t, Policy{Hidden: []string{l.state}})
 	if err := c.ReadOnlyUnavailable(); err != nil {
@@ -53,6 +49,18 @@ func TestCommandsCannotRewriteWhatGovernsTheAgent(t *testing.T) {
 	if err != nil {
 		t.Skip("no git here")
 	}
+	return l, c, git
+}
+
+// A command wrote .git/config or .git/hooks, the project's hook settings
+// and the MCP configuration; a hook that later ran git in the workspace
+// ran what it wrote, outside its sandbox. In a mount namespace of its own
+// it reads them and cannot write, replace or remove them, nor rename a
+// directory that holds them (to swap in one of its own), nor the
+// workspace; everything else in the workspace, git's own writes among
+// them, works as before, and nothing changes for the worker.
+func TestCommandsCannotRewriteWhatGovernsTheAgent(t *testing.T) {
+	l, c, git := gitRig(t)
 	ws := l.ws
 	run := func(args ...string) {
 		out, err := exec.Command(git, append([]string{"-C", ws}, args...)...).CombinedOutput()
@@ -222,15 +230,7 @@ func TestSandboxDenyListsHoldInsideTheWorkspace(t *testing.T) {
 // rewrite them, or rename the repository's .git to swap in another; they
 // are read-only to it, and its own commits still work.
 func TestLinkedWorktreesRepositoryIsReadOnlyToCommands(t *testing.T) {
-	l := newLayout(t)
-	c := newConfiner(t, Policy{Hidden: []string{l.state}})
-	if err := c.ReadOnlyUnavailable(); err != nil {
-		t.Skipf("no mount namespaces here: %v", err)
-	}
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("no git here")
-	}
+	l, c, git := gitRig(t)
 	repo := filepath.Join(l.other, "repo")
 	wt := filepath.Join(l.root, "task-1")
 	for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "start"},
