@@ -46,3 +46,12 @@ func GroupStopped(pgid int) bool { return false }
 
 // Stopped is unknown off Linux.
 func (c *Cgroup) Stopped() bool { return false }
+
+// PreferOOMKill is unavailable off Linux.
+func PreferOOMKill(pid int) error { return ErrUnavailable }
+
+// OOMKills is unknown off Linux.
+func OOMKills() int64 { return -1 }
+
+// OOMKills is unknown off Linux.
+func (c *Cgroup) OOMKills() int64 { return -1 }

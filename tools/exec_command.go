@@ -403,6 +403,10 @@ func ProtectedChangeNote(paths []string) string {
 		strings.Join(paths, ", "))
 }
 
+// outOfMemoryExplanation is what the model reads of a command the
+// kernel's out-of-memory killer ended.
+const outOfMemoryExplanation = "It was killed by the kernel because memory ran out while it ran: it or something it started needed more memory than the host could give."
+
 func killExplanation(reason string, timeoutSeconds int, maxOutput int64, maxProcs int) string {
 	switch reason {
 	case procs.ReasonTimeout:
@@ -419,6 +423,8 @@ func killExplanation(reason string, timeoutSeconds int, maxOutput int64, maxProc
 		return "It was killed because the worker running it was lost or lost contact with Temporal."
 	case procs.ReasonStopped:
 		return "It was stopped."
+	case procs.ReasonOutOfMemory:
+		return outOfMemoryExplanation
 	}
 	return ""
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/hooks"
+	"github.com/fenixrt/fenix/proctree"
 )
 
 // maxCommandOutput caps what is kept of a command hook's stdout and stderr.
@@ -145,6 +146,9 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 		runErr = cmd.Start()
 	}
 	if runErr == nil {
+		// A hook, like a command, goes before the worker when memory runs
+		// out (what it started in its first instant keeps the default).
+		_ = proctree.PreferOOMKill(cmd.Process.Pid)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		runErr, expired = waitWithin(done, h.timeout, tree)

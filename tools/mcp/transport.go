@@ -321,6 +321,8 @@ func (p *process) start() error {
 		p.cleanUp()
 		return err
 	}
+	// A server goes before the worker when memory runs out.
+	_ = proctree.PreferOOMKill(p.cmd.Process.Pid)
 	p.stderrDone = make(chan struct{})
 	go func() {
 		_, _ = io.Copy(p.stderr, stderrR)

@@ -23,6 +23,11 @@ const (
 	ReasonOutputLimit  = "output_limit"
 	ReasonProcessLimit = "process_limit"
 	ReasonShutdown     = "shutdown"
+	// ReasonOutOfMemory is the kernel's, not Fenix's: the command ended
+	// by SIGKILL (its shell, or its last command with status 137) while
+	// the out-of-memory killer killed a process of its cgroup or, where
+	// its cgroup has no memory controller, of the host.
+	ReasonOutOfMemory = "out_of_memory"
 )
 
 // Shell runs every command line.
@@ -115,7 +120,8 @@ type Exit struct {
 	// shells report it.
 	Code   int    `json:"code"`
 	Signal string `json:"signal,omitempty"`
-	// Reason says why Fenix stopped it; empty when it exited on its own.
+	// Reason says why Fenix stopped it, or ReasonOutOfMemory; empty when
+	// it exited on its own.
 	Reason    string    `json:"reason,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
@@ -140,8 +146,11 @@ type Process struct {
 
 	mu     sync.Mutex
 	reason string
-	reaped bool // once set, the group ID may be reused: never signal it again
-	exit   Exit
+	// oomKillsAtStart is the host's out-of-memory kill count when the
+	// command was let past its gate (proctree.OOMKills).
+	oomKillsAtStart int64
+	reaped          bool // once set, the group ID may be reused: never signal it again
+	exit            Exit
 
 	done chan struct{}
 }
@@ -311,6 +320,10 @@ func (f *startFiles) closeChildEnds() {
 // the gate (userGateScript): prlimit on another user's process needs
 // CAP_SYS_RESOURCE.
 func (p *Process) guard() error {
+	// The command, not the worker, is what the kernel kills first when
+	// memory runs out; best effort, since only a missing /proc fails it.
+	_ = proctree.PreferOOMKill(p.pid)
+	p.oomKillsAtStart = proctree.OOMKills()
 	if p.spec.User == nil {
 		if err := applyLimits(p.pid, p.spec.Limits); err != nil {
 			return fmt.Errorf("applying resource limits: %w", err)
@@ -502,7 +515,9 @@ func (p *Process) supervise(outR, errR *os.File, readers *sync.WaitGroup) {
 		errR.Close()
 	}
 	p.log.Close()
+	oomKills := int64(-1)
 	if p.cgroup != nil {
+		oomKills = p.cgroup.OOMKills()
 		p.cgroup.Close()
 	}
 
@@ -515,9 +530,24 @@ func (p *Process) supervise(outR, errR *os.File, readers *sync.WaitGroup) {
 	}
 	p.mu.Lock()
 	exit.Reason = p.reason
+	if exit.Reason == "" && exit.Code == 128+int(syscall.SIGKILL) && p.killedForMemory(oomKills) {
+		exit.Reason = ReasonOutOfMemory
+	}
 	p.exit = exit
 	p.mu.Unlock()
 	close(p.done)
+}
+
+// killedForMemory says whether the out-of-memory killer ran during the
+// command: in its cgroup when that counts (cgroupKills >= 0), else on the
+// host, where another process's kill in the same moment would be taken
+// for the command's (the command did die of SIGKILL from outside Fenix).
+func (p *Process) killedForMemory(cgroupKills int64) bool {
+	if cgroupKills >= 0 {
+		return cgroupKills > 0
+	}
+	now := proctree.OOMKills()
+	return p.oomKillsAtStart >= 0 && now > p.oomKillsAtStart
 }
 
 // killLeftBehind kills whatever the exited leader left behind and waits

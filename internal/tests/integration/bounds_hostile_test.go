@@ -19,6 +19,7 @@ import (
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/harness/memcg"
 	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -331,4 +332,44 @@ func turnResult(t *testing.T, queue, id string, req map[string]any, limit time.D
 		t.Fatalf("%s: no result: %v%s", id, err, why)
 	}
 	return res
+}
+
+// A command that takes more memory than there is ends with a result that
+// says why, and the worker goes on serving: the kernel's out-of-memory
+// killer takes the command (which starts with the highest oom_score_adj),
+// not the worker. The test stands in for a host out of memory with a
+// memory cgroup of 32 MiB, into which it moves the command's shell
+// before the command asks for 256 MiB.
+func TestACommandOutOfMemoryEndsWithAResult(t *testing.T) {
+	cg := memcg.Limited(t, 32<<20)
+	w := startWorker(t)
+	run := commandRunner(w, w.workspace, "oom")
+	done := make(chan contract.Result, 1)
+	go func() {
+		done <- run(t, "exec_command", "cat /proc/self/oom_score_adj; echo $$ > shell.pid; while [ ! -e go ]; do sleep 0.05; done; exec dd if=/dev/zero of=/dev/null bs=256M count=1")
+	}()
+	pidFile := filepath.Join(w.workspace, "shell.pid")
+	require.Eventually(t, func() bool {
+		raw, err := os.ReadFile(pidFile)
+		return err == nil && strings.HasSuffix(string(raw), "\n")
+	}, 30*time.Second, 20*time.Millisecond, "the command started")
+	pid, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(memcg.Procs(cg), pid, 0))
+	require.NoError(t, os.WriteFile(filepath.Join(w.workspace, "go"), nil, 0o644))
+
+	var res contract.Result
+	select {
+	case res = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the call did not end")
+	}
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "1000", "the command's oom_score_adj")
+	assert.Contains(t, res.Output.Content, "killed by the kernel because memory ran out")
+	assert.Equal(t, "out_of_memory", res.Output.Data["reason"], "%v", res.Output.Data)
+
+	after := run(t, "exec_command", "echo still serving")
+	require.Equal(t, contract.StatusCompleted, after.Status, "%+v", after.Error)
+	assert.Contains(t, after.Output.Content, "still serving")
 }
