@@ -10,12 +10,13 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/tools"
 )
 
 // Agent-turn stage names.
 const (
-	StageCallModel      = "call_model"
+	StageCallModel      = hooks.StageCallModel
 	StageAppendMessages = "append_messages"
 )
 

@@ -367,6 +367,9 @@ type ErrorEvent struct {
 	CallID       string         `json:"call_id,omitempty"`
 }
 
+// StageCallModel is ErrorEvent.Stage of a failed model call.
+const StageCallModel = "call_model"
+
 // NewErrorEvent classifies err with fenixerr and describes it for hooks.
 func NewErrorEvent(s Session, stage string, err error) ErrorEvent {
 	fe := fenixerr.As(err)

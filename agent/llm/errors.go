@@ -15,18 +15,14 @@ import (
 )
 
 // Error codes set on ModelProviderError beyond fenixerr's default
-// "model_provider_error".
+// "model_provider_error" (see fenixerr's model codes).
 const (
-	// CodeContextLengthExceeded: the transcript does not fit the model's
-	// context window. Retrying is useless; compacting first may help.
-	CodeContextLengthExceeded = "context_length_exceeded"
-	// CodeInsufficientQuota: the account is out of credit. OpenAI sends it
-	// as HTTP 429, but waiting does not fix it, so it is not retryable.
-	CodeInsufficientQuota = "insufficient_quota"
-	// CodeRateLimited is the Temporal error detail code of a retryable 429.
-	CodeRateLimited = "rate_limited"
-	// CodeProviderUnavailable is the detail code of other retryable failures.
-	CodeProviderUnavailable = "model_provider_unavailable"
+	CodeContextLengthExceeded = fenixerr.CodeContextLengthExceeded
+	CodeInsufficientQuota     = fenixerr.CodeInsufficientQuota
+	CodeRateLimited           = fenixerr.CodeRateLimited
+	CodeProviderUnavailable   = fenixerr.CodeProviderUnavailable
+	CodeAuthenticationFailed  = fenixerr.CodeAuthenticationFailed
+	CodeInvalidRequest        = fenixerr.CodeInvalidRequest
 )
 
 // RetryableError is a failed attempt that a later attempt may fix: the
@@ -134,6 +130,10 @@ func (f HTTPFailure) Err() error {
 		err.WithCode(CodeContextLengthExceeded)
 	case f.quotaExhausted():
 		err.WithCode(CodeInsufficientQuota)
+	case f.StatusCode == http.StatusUnauthorized || f.StatusCode == http.StatusForbidden:
+		err.WithCode(CodeAuthenticationFailed)
+	case f.StatusCode >= 400 && f.StatusCode < 500:
+		err.WithCode(CodeInvalidRequest)
 	}
 	return err
 }

@@ -129,12 +129,13 @@ func TestHTTPFailureClassification(t *testing.T) {
 		{408, "", "", true, ""},
 		{500, "", "boom", true, ""},
 		{503, "", "overloaded", true, ""},
-		{400, "invalid_request_error", "Invalid 'messages'", false, "model_provider_error"},
+		{400, "invalid_request_error", "Invalid 'messages'", false, llm.CodeInvalidRequest},
 		{400, "context_length_exceeded", "too long", false, llm.CodeContextLengthExceeded},
 		{400, "BadRequestError", "This model's maximum context length is 4096 tokens", false, llm.CodeContextLengthExceeded},
 		{400, "exceed_context_size_error", "the request exceeds the available context size", false, llm.CodeContextLengthExceeded},
-		{401, "invalid_api_key", "Incorrect API key provided", false, "model_provider_error"},
-		{404, "model_not_found", "The model does not exist", false, "model_provider_error"},
+		{401, "invalid_api_key", "Incorrect API key provided", false, llm.CodeAuthenticationFailed},
+		{403, "", "Project does not have access", false, llm.CodeAuthenticationFailed},
+		{404, "model_not_found", "The model does not exist", false, llm.CodeInvalidRequest},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d %s", tt.status, tt.code), func(t *testing.T) {

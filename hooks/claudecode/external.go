@@ -34,6 +34,9 @@ const (
 type eventSpec struct {
 	event hooks.Event
 	scope agentScope
+	// modelFailure narrows EventError to a failed model call, which ends
+	// the turn: Claude Code's StopFailure.
+	modelFailure bool
 }
 
 // settingsEvents are the event names both dialects share.
@@ -51,6 +54,7 @@ var settingsEvents = map[string]eventSpec{
 	"ElicitationResult":  {event: hooks.EventElicitationResult},
 	"SubagentStart":      {event: hooks.EventSubagentStart},
 	"Stop":               {event: hooks.EventStop, scope: mainAgents},
+	"StopFailure":        {event: hooks.EventError, scope: mainAgents, modelFailure: true},
 	"PreCompact":         {event: hooks.EventPreCompact},
 	"PostCompact":        {event: hooks.EventPostCompact},
 	"SessionEnd":         {event: hooks.EventSessionStop},

@@ -37,6 +37,10 @@ func (h *ExternalHook) Applies(ev hooks.Event, payload any) bool {
 		return h.matchesSubject(e.ServerName, true)
 	case hooks.ElicitationResultEvent:
 		return h.matchesSubject(e.ServerName, true)
+	case hooks.ErrorEvent:
+		if h.spec.modelFailure && !h.hearsOfFailure(e) {
+			return false
+		}
 	case hooks.StopEvent:
 		switch {
 		case h.spec.scope == mainAgents && e.IsSubagent, h.spec.scope == subagents && !e.IsSubagent:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
 )
 
@@ -80,6 +81,15 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 			"tokens_before": e.TokensBefore, "tokens_after": e.TokensAfter}
 	case hooks.ErrorEvent:
 		s = e.Session
+		if h.spec.modelFailure {
+			if !h.hearsOfFailure(e) {
+				return hooks.Feedback{}, nil
+			}
+			in = h.input(s)
+			in["error"], in["error_details"] = subject, e.ErrorMessage
+			in["last_assistant_message"] = "API Error: " + e.ErrorMessage
+			break
+		}
 		in = h.input(s)
 		in["stage"], in["error_type"], in["error"] = e.Stage, e.ErrorType, e.ErrorMessage
 		if e.ToolName != "" {
@@ -99,11 +109,11 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 	if err != nil {
 		return hooks.Feedback{SessionEnv: v.sessionEnv}, errors.Join(err, envErr)
 	}
-	switch ev {
-	case hooks.EventNotification:
+	switch {
+	case ev == hooks.EventNotification, h.spec.modelFailure:
 		// Output, exit code and stderr are ignored, as in Claude Code.
 		return hooks.Feedback{}, nil
-	case hooks.EventPostToolUseFailure:
+	case ev == hooks.EventPostToolUseFailure:
 		return hooks.Feedback{AdditionalContext: strings.Join(h.feedbackToModel(v), "\n"), Halt: v.halt()}, nil
 	}
 	contexts := v.contexts()
@@ -154,11 +164,43 @@ func (h *ExternalHook) feedbackSubject(event any) (ev hooks.Event, subject strin
 	case hooks.PostCompactEvent:
 		return hooks.EventPostCompact, e.Trigger, true, true
 	case hooks.ErrorEvent:
+		if h.spec.modelFailure {
+			return hooks.EventError, apiErrorName(e.ErrorCode), true, true
+		}
 		return hooks.EventError, e.ErrorType, true, true
 	case hooks.NotificationEvent:
 		return hooks.EventNotification, e.NotificationType, true, true
 	}
 	return "", "", false, false
+}
+
+// hearsOfFailure says whether a StopFailure hook hears of an error: a
+// failed model call of a main agent (a subagent's ends in its parent's
+// tool result), not a step limit or a cancel, which also end at the model
+// stage.
+func (h *ExternalHook) hearsOfFailure(e hooks.ErrorEvent) bool {
+	if e.Stage != hooks.StageCallModel || (h.spec.scope == mainAgents && e.IsSubagent) {
+		return false
+	}
+	return e.ErrorType == fenixerr.TypeModelProvider || e.ErrorType == fenixerr.TypeTransient
+}
+
+// apiErrorName is Claude Code's StopFailure "error" for a failed model
+// call's code.
+func apiErrorName(code string) string {
+	switch code {
+	case fenixerr.CodeRateLimited:
+		return "rate_limit"
+	case fenixerr.CodeAuthenticationFailed:
+		return "authentication_failed"
+	case fenixerr.CodeInsufficientQuota:
+		return "billing_error"
+	case fenixerr.CodeInvalidRequest, fenixerr.CodeContextLengthExceeded:
+		return "invalid_request"
+	case fenixerr.CodeProviderUnavailable:
+		return "server_error"
+	}
+	return "unknown"
 }
 
 func (h *ExternalHook) OnSessionStart(ctx context.Context, ev hooks.SessionStartEvent) error {

@@ -181,7 +181,7 @@ var (
 
 // claudeOnlyEvents are Claude Code events Fenix does not fire.
 var claudeOnlyEvents = map[string]string{
-	"Setup": "there is no CLI --init", "StopFailure": "model errors fire Error", "TeammateIdle": "there are no agent teams",
+	"Setup": "there is no CLI --init", "TeammateIdle": "there are no agent teams",
 	"TaskCreated": "there are no agent teams", "TaskCompleted": "there are no agent teams",
 	"ConfigChange": "settings load once at worker start", "CwdChanged": "sessions do not change directory",
 	"FileChanged": "there is no file watcher", "DirectoryAdded": "there are no added directories",

@@ -239,3 +239,41 @@ func TestClaudeCodeStopAndPromptHooksGovernAgentTurn(t *testing.T) {
 	_, called := traceEntry(res, "call_model")
 	assert.False(t, called)
 }
+
+// A project's StopFailure hook, as a team writes one to page someone when
+// the model's API fails, runs when a turn ends on a failed model call,
+// with Claude Code's fields; it used to be skipped with a warning.
+func TestClaudeCodeStopFailureHookHearsOfAFailedModelCall(t *testing.T) {
+	project := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "hooks", "page.sh"),
+		[]byte("#!/bin/sh\ncat > \"$CLAUDE_PROJECT_DIR/paged.json\"\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"hooks": {"StopFailure": [
+	  {"matcher": "authentication_failed|billing_error", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/page.sh"}]}
+	]}}`), 0o644))
+	script := filepath.Join(t.TempDir(), "scripts.json")
+	require.NoError(t, os.WriteFile(script, []byte(`{"scripts": {"badkey": {"turns": [
+	  {"error": {"status": 401, "message": "Incorrect API key provided"}}
+	]}}}`), 0o644))
+	w := startWorker(t, withScripts(t, script), func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	res := runTurn(t, w.queue, agentTurnRequest(t, "badkey", map[string]any{
+		"workspace_root":   project,
+		"context_messages": []map[string]any{{"role": "user", "content": "What is 2 + 2?"}},
+	}))
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeModelProvider, res.Error.ErrorType)
+	assert.Equal(t, fenixerr.CodeAuthenticationFailed, res.Error.Code)
+
+	raw, err := os.ReadFile(filepath.Join(project, "paged.json"))
+	require.NoError(t, err, "the StopFailure hook ran")
+	var in map[string]any
+	require.NoError(t, json.Unmarshal(raw, &in))
+	assert.Equal(t, "StopFailure", in["hook_event_name"])
+	assert.Equal(t, "authentication_failed", in["error"])
+	assert.Contains(t, in["error_details"], "Incorrect API key provided")
+	assert.Contains(t, in["last_assistant_message"], "API Error: ")
+	assert.Equal(t, project, in["cwd"])
+}
