@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"reflect"
 
@@ -252,6 +253,9 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput)
 		})
 		t := summaryTrace(hooks.EventPreCompact, pre)
 		out.PreCompact = &t
+		if pre.Blocked != "" {
+			return a.compactionBlocked(ctx, out, messages, limit, in.Strategy, decision, pre.Blocked)
+		}
 	}
 
 	if in.Strategy == compaction.StrategySummary && decision.Compact {
@@ -297,6 +301,23 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactContextInput)
 		}
 		out.PostCompact = &post
 	}
+	return out, nil
+}
+
+// compactionBlocked is CompactContext's result when a PreCompact hook
+// refused the compaction: as in Claude Code, the conversation goes on
+// uncompacted (and a model call it no longer fits fails as such).
+func (a *Activities) compactionBlocked(ctx context.Context, out CompactContextResult, messages []contract.Message, limit int, strategy string, d compaction.Decision, blocked string) (CompactContextResult, error) {
+	packed, err := contextstore.Pack(ctx, a.Contexts, messages, limit)
+	if err != nil {
+		return fail[CompactContextResult](err)
+	}
+	out.Messages = packed
+	out.EstimatedTokenCount = d.EstimatedTokens
+	out.Trace = contract.Trace(compaction.TraceHook,
+		"compacted", false, "strategy", cmp.Or(strategy, compaction.StrategySandwich), "blocked_by", blocked,
+		"reason", d.Reason, "threshold", d.Threshold,
+		"estimated_tokens_before", d.EstimatedTokens, "message_count_before", len(messages))
 	return out, nil
 }
 

@@ -265,6 +265,9 @@ func summaryTrace(ev hooks.Event, sum hooks.Summary) contract.TraceEntry {
 		e.Fields["hook_errors"] = err.Error()
 	}
 	addContextAndHalt(e, sum.AdditionalContext, sum.Halt)
+	if sum.Blocked != "" {
+		e.Fields["blocked"] = sum.Blocked
+	}
 	return e
 }
 

@@ -206,4 +206,7 @@ type Feedback struct {
 	// SessionEnv is what a SessionStart hook wrote to $CLAUDE_ENV_FILE
 	// for the session's later shell commands (see JoinSessionEnv).
 	SessionEnv string `json:"session_env,omitempty"`
+	// Block is a hook's reason to refuse what the event announces; only
+	// PreCompact's compaction can be refused (it is then left out).
+	Block string `json:"block,omitempty"`
 }

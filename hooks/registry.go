@@ -108,6 +108,9 @@ type Summary struct {
 	// in hook order (JoinSessionEnv); on a SessionStart stage's result,
 	// the session environment the run's commands get from then on.
 	SessionEnv string `json:"session_env,omitempty"`
+	// Blocked is the first hook's refusal of what the event announces
+	// (PreCompact: the compaction), naming the hook.
+	Blocked string `json:"blocked,omitempty"`
 }
 
 // Err joins the errors of the hooks that failed, each naming its hook, or
@@ -293,6 +296,12 @@ func (r *Registry) runAll(ctx context.Context, ev Event, payload any, call func(
 		fb, d := run.get(i)
 		d.Kind = KindRan
 		notes := collected.take(e.name, fb.AdditionalContext, fb.Halt)
+		if fb.Block != "" {
+			notes = append(notes, "block: "+fb.Block)
+			if s.Blocked == "" {
+				s.Blocked = fmt.Sprintf("hook %q: %s", e.name, fb.Block)
+			}
+		}
 		if fb.SessionEnv != "" {
 			if joined, err := JoinSessionEnv(env, fb.SessionEnv); err != nil {
 				d.Error = strings.TrimPrefix(d.Error+"; ", "; ") + fmt.Sprintf("its CLAUDE_ENV_FILE is not applied: with the hooks before it, %v", err)

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,8 +121,16 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 	if ev == hooks.EventSessionStart && v.plainText != "" && !v.exit2 {
 		contexts = append(contexts, v.plainText)
 	}
-	return hooks.Feedback{AdditionalContext: strings.Join(contexts, "\n"), Halt: v.halt(), SessionEnv: v.sessionEnv},
-		errors.Join(h.cannotBlock(v), envErr)
+	fb := hooks.Feedback{AdditionalContext: strings.Join(contexts, "\n"), Halt: v.halt(), SessionEnv: v.sessionEnv}
+	if ev == hooks.EventPreCompact {
+		// Claude Code skips a compaction a PreCompact hook blocks (exit 2
+		// or decision "block") and goes on uncompacted.
+		if blocked, reason := v.topBlock(); blocked || v.exit2 {
+			fb.Block = cmp.Or(v.blockReason(reason), "blocked by "+h.name)
+		}
+		return fb, envErr
+	}
+	return fb, errors.Join(h.cannotBlock(v), envErr)
 }
 
 // sessionEnvErr names the hook whose $CLAUDE_ENV_FILE was not applied.

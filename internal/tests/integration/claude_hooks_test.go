@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/workflows"
 )
 
 // claudeProject copies the Claude Code fixtures (our own python3 and bash
@@ -276,4 +278,60 @@ func TestClaudeCodeStopFailureHookHearsOfAFailedModelCall(t *testing.T) {
 	assert.Contains(t, in["error_details"], "Incorrect API key provided")
 	assert.Contains(t, in["last_assistant_message"], "API Error: ")
 	assert.Equal(t, project, in["cwd"])
+}
+
+// A project's PreCompact hook that blocks (exit 2, or decision "block")
+// keeps the conversation uncompacted, as Claude Code skips an automatic
+// compaction a hook blocks: a team that must keep the whole transcript
+// for review says so once. Before, the block was reported as a hook error
+// and the compaction ran anyway.
+func TestClaudeCodePreCompactHookCanBlockCompaction(t *testing.T) {
+	project := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "hooks", "keep.sh"), []byte(`#!/bin/sh
+if grep -q '"trigger":"auto"' && [ -e "$CLAUDE_PROJECT_DIR/keep-transcript" ]; then
+  echo "the transcript is kept whole for review" >&2
+  exit 2
+fi
+`), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"hooks": {"PreCompact": [
+	  {"matcher": "auto", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/keep.sh"}]}
+	]}}`), 0o644))
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	round := func(id string) contract.PreparedRound {
+		a := assignment(id, nil)
+		delete(a, "tool_call")
+		a["workspace_root"] = project
+		a["context_messages"] = []map[string]any{
+			{"role": "user", "content": "first question with many words in it"},
+			{"role": "assistant", "content": "first answer with many words in it"},
+			{"role": "user", "content": "second question"},
+			{"role": "assistant", "content": "second answer"},
+		}
+		a["budget_hints"] = map[string]any{"advisory_hints": map[string]any{"recommended_compaction_threshold": 10}}
+		var res contract.PreparedRound
+		require.NoError(t, startWorkflow(t, w.queue, workflows.PrepareRoundWorkflow, id, a).Get(context.Background(), &res))
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		return res
+	}
+
+	res := round("it-precompact-allowed")
+	assert.True(t, res.Compacted, "the hook lets compaction run")
+
+	require.NoError(t, os.WriteFile(filepath.Join(project, "keep-transcript"), nil, 0o644))
+	res = round("it-precompact-blocked")
+	assert.False(t, res.Compacted)
+	assert.Len(t, res.Messages, 5, "the whole conversation, after the system prompt")
+	compact, ok := traceEntry(contract.Result{Trace: res.Trace}, "compact_context")
+	require.True(t, ok)
+	assert.Contains(t, compact.Get("blocked_by"), "the transcript is kept whole for review")
+	pre, ok := traceEntry(contract.Result{Trace: res.Trace}, "pre_compact")
+	require.True(t, ok)
+	assert.Empty(t, pre.Get("hook_errors"), "a block is the hook's answer, not its failure")
+	assert.Contains(t, pre.Get("blocked"), "the transcript is kept whole for review")
+	_, post := traceEntry(contract.Result{Trace: res.Trace}, "post_compact")
+	assert.False(t, post)
 }
