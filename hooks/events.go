@@ -39,6 +39,9 @@ const (
 	EventNotification Event = "notification"
 	// EventPermissionDenied fires after a permission request was denied.
 	EventPermissionDenied Event = "permission_denied"
+	// EventConfigChange fires when an operator's reload would change a
+	// hook settings file, outside any run; hooks may refuse the change.
+	EventConfigChange Event = "config_change"
 )
 
 // AllEvents lists every event in lifecycle order.
@@ -47,6 +50,7 @@ var AllEvents = []Event{
 	EventNotification, EventPermissionDenied, EventPostToolUse, EventPostToolUseFailure,
 	EventPostToolBatch, EventStepComplete, EventSubagentStart, EventSubagentStop,
 	EventPreCompact, EventPostCompact, EventStop, EventError, EventSessionStop,
+	EventConfigChange,
 }
 
 // Permission modes of Session.PermissionMode, Claude Code's words. Fenix
@@ -365,6 +369,28 @@ type ErrorEvent struct {
 	Retryable    bool           `json:"retryable,omitempty"`
 	ToolName     string         `json:"tool_name,omitempty"`
 	CallID       string         `json:"call_id,omitempty"`
+}
+
+// Sources of ConfigChangeEvent, Claude Code's words.
+const (
+	ConfigUserSettings    = "user_settings"
+	ConfigProjectSettings = "project_settings"
+	ConfigLocalSettings   = "local_settings"
+	// ConfigPolicySettings (managed settings) cannot be refused.
+	ConfigPolicySettings = "policy_settings"
+)
+
+// ConfigChangeEvent fires, outside any run, when an operator's reload
+// (SIGHUP) would change, create or remove a hook settings file: the
+// hooks of the policy in force hear of it before it is accepted, and a
+// refusal (Summary.Blocked) keeps that policy. Session names the file's
+// project as the workspace.
+type ConfigChangeEvent struct {
+	Session
+	Source   string `json:"source"`
+	FilePath string `json:"file_path"`
+	// Change is "created", "removed" or "changed".
+	Change string `json:"change"`
 }
 
 // StageCallModel is ErrorEvent.Stage of a failed model call.

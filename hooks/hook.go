@@ -30,6 +30,7 @@ type AgentHook interface {
 	PostToolBatch(ctx context.Context, ev PostToolBatchEvent) (BatchAction, error)
 	OnNotification(ctx context.Context, ev NotificationEvent) error
 	PermissionDenied(ctx context.Context, ev PermissionDeniedEvent) (DeniedAction, error)
+	OnConfigChange(ctx context.Context, ev ConfigChangeEvent) error
 }
 
 // FeedbackHook is implemented by hooks whose answer to a fire-and-forget
@@ -103,6 +104,8 @@ func (Base) PostToolBatch(context.Context, PostToolBatchEvent) (BatchAction, err
 }
 
 func (Base) OnNotification(context.Context, NotificationEvent) error { return nil }
+
+func (Base) OnConfigChange(context.Context, ConfigChangeEvent) error { return nil }
 
 func (Base) PermissionDenied(context.Context, PermissionDeniedEvent) (DeniedAction, error) {
 	return DeniedAction{}, nil

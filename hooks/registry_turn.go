@@ -211,6 +211,12 @@ func (r *Registry) RunNotification(ctx context.Context, ev NotificationEvent) Su
 	return r.runAll(ctx, EventNotification, ev, func(h AgentHook) error { return h.OnNotification(ctx, ev) })
 }
 
+// RunConfigChange asks every hook about a settings file an operator's
+// reload would change; Summary.Blocked is the first refusal.
+func (r *Registry) RunConfigChange(ctx context.Context, ev ConfigChangeEvent) Summary {
+	return r.runAll(ctx, EventConfigChange, ev, func(h AgentHook) error { return h.OnConfigChange(ctx, ev) })
+}
+
 func kindOr(k, def Kind) Kind {
 	if k == "" {
 		return def

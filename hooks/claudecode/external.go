@@ -56,6 +56,7 @@ var settingsEvents = map[string]eventSpec{
 	"Stop":               {event: hooks.EventStop, scope: mainAgents},
 	"StopFailure":        {event: hooks.EventError, scope: mainAgents, modelFailure: true},
 	"PreCompact":         {event: hooks.EventPreCompact},
+	"ConfigChange":       {event: hooks.EventConfigChange},
 	"PostCompact":        {event: hooks.EventPostCompact},
 	"SessionEnd":         {event: hooks.EventSessionStop},
 	// Fenix extensions; Claude Code has no such events.

@@ -101,6 +101,13 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 		s = e.Session
 		in = h.input(s)
 		in["message"], in["title"], in["notification_type"] = e.Message, e.Title, e.NotificationType
+	case hooks.ConfigChangeEvent:
+		s = e.Session
+		in = h.input(s)
+		in["source"], in["file_path"] = e.Source, e.FilePath
+		if h.dialect == DialectFenix {
+			in["change"] = e.Change
+		}
 	}
 	if ev != hooks.EventPostToolUseFailure && !h.matchesSubject(subject, hasSubject) {
 		return hooks.Feedback{}, nil
@@ -122,9 +129,10 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 		contexts = append(contexts, v.plainText)
 	}
 	fb := hooks.Feedback{AdditionalContext: strings.Join(contexts, "\n"), Halt: v.halt(), SessionEnv: v.sessionEnv}
-	if ev == hooks.EventPreCompact {
+	if ev == hooks.EventPreCompact || ev == hooks.EventConfigChange {
 		// Claude Code skips a compaction a PreCompact hook blocks (exit 2
-		// or decision "block") and goes on uncompacted.
+		// or decision "block") and goes on uncompacted, and keeps the
+		// settings a ConfigChange hook blocks.
 		if blocked, reason := v.topBlock(); blocked || v.exit2 {
 			fb.Block = cmp.Or(v.blockReason(reason), "blocked by "+h.name)
 		}
@@ -179,6 +187,8 @@ func (h *ExternalHook) feedbackSubject(event any) (ev hooks.Event, subject strin
 		return hooks.EventError, e.ErrorType, true, true
 	case hooks.NotificationEvent:
 		return hooks.EventNotification, e.NotificationType, true, true
+	case hooks.ConfigChangeEvent:
+		return hooks.EventConfigChange, e.Source, true, true
 	}
 	return "", "", false, false
 }
@@ -258,6 +268,11 @@ func (h *ExternalHook) OnError(ctx context.Context, ev hooks.ErrorEvent) error {
 }
 
 func (h *ExternalHook) OnNotification(ctx context.Context, ev hooks.NotificationEvent) error {
+	_, err := h.Feedback(ctx, ev)
+	return err
+}
+
+func (h *ExternalHook) OnConfigChange(ctx context.Context, ev hooks.ConfigChangeEvent) error {
 	_, err := h.Feedback(ctx, ev)
 	return err
 }

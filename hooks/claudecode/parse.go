@@ -183,7 +183,7 @@ var (
 var claudeOnlyEvents = map[string]string{
 	"Setup": "there is no CLI --init", "TeammateIdle": "there are no agent teams",
 	"TaskCreated": "there are no agent teams", "TaskCompleted": "there are no agent teams",
-	"ConfigChange": "settings load once at worker start", "CwdChanged": "sessions do not change directory",
+	"CwdChanged":  "sessions do not change directory",
 	"FileChanged": "there is no file watcher", "DirectoryAdded": "there are no added directories",
 	"InstructionsLoaded": "prompt sections come from the assignment", "UserPromptExpansion": "there are no slash commands",
 	"WorktreeCreate": "there are no worktrees", "WorktreeRemove": "there are no worktrees",

@@ -110,7 +110,7 @@ func TestSettingsFullOfUnusedEventsAndKeysLoadWithWarnings(t *testing.T) {
 	  "statusLine": {"type": "command", "command": "status.sh"},
 	  "hooks": {
 	    "Setup": [{"matcher": "init", "hooks": [{"type": "command", "command": "npm ci"}]}],
-	    "ConfigChange": [{"hooks": [{"type": "command", "command": "echo changed"}]}],
+	    "CwdChanged": [{"hooks": [{"type": "command", "command": "echo changed"}]}],
 	    "FancyFutureEvent": [{"hooks": [{"type": "command", "command": "echo future"}]}],
 	    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo ctx", "statusMessage": "Thinking", "once": true}]}],
 	    "Notification": [{"matcher": "permission_prompt|idle_prompt", "hooks": [{"type": "command", "command": "notify.sh", "async": true}]}],
@@ -141,7 +141,7 @@ func TestSettingsFullOfUnusedEventsAndKeysLoadWithWarnings(t *testing.T) {
 	}
 	joined := strings.Join(src.Warnings, "\n")
 	for _, want := range []string{
-		`Claude Code event "Setup" is not fired`, `Claude Code event "ConfigChange" is not fired`,
+		`Claude Code event "Setup" is not fired`, `Claude Code event "CwdChanged" is not fired`,
 		`unknown event "FancyFutureEvent"`, `"statusMessage" is ignored`, `"once" is ignored`,
 		`prompt handler skipped: this worker has no model to evaluate it`, `mcp_tool handler skipped: this worker has no MCP servers configured`, `agent handler skipped: nothing here can evaluate it`,
 		`unknown handler field "sparkle"`, `unknown matcher-group field "description"`,

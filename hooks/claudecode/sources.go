@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"cmp"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
@@ -115,6 +116,27 @@ func sourceKindOf(path string) (SourceKind, HookPaths) {
 		return SourcePlugin, paths
 	}
 	return SourceFile, paths
+}
+
+// ConfigChangeSource is what Claude Code's ConfigChange calls a settings
+// file (hooks.ConfigUserSettings, …) and the directory its hooks run in
+// (its project, else its own directory); "" for a plugin's hooks, which
+// Claude Code's ConfigChange does not cover. home is the user's home,
+// whose .claude/settings.json is the user's settings.
+func ConfigChangeSource(path, home string) (source, dir string) {
+	kind, paths := sourceKindOf(path)
+	dir = cmp.Or(paths.ProjectDir, paths.Dir)
+	switch {
+	case filepath.Base(path) == "managed-settings.json":
+		return hooks.ConfigPolicySettings, paths.Dir
+	case kind == SourceLocal:
+		return hooks.ConfigLocalSettings, dir
+	case kind == SourceProject && home != "" && paths.ProjectDir == filepath.Clean(home):
+		return hooks.ConfigUserSettings, dir
+	case kind == SourcePlugin:
+		return "", dir
+	}
+	return hooks.ConfigProjectSettings, dir
 }
 
 // pluginName is the plugin's manifest name, else its directory's name.

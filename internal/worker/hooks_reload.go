@@ -1,7 +1,9 @@
 package worker
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -91,6 +93,9 @@ func (w *Worker) ReloadHooks() (fingerprint string, err error) {
 	book := w.newPinBook(nil)
 	loaded, mcpFiles, err := w.loadPolicy(nil, book)
 	if err == nil {
+		err = w.askConfigChange(loaded.snapshot)
+	}
+	if err == nil {
 		err = w.reloadMCP(mcpFiles, loaded.mcpServers)
 	}
 	if err != nil {
@@ -155,3 +160,50 @@ func (w *Worker) reloadMCP(files []mcp.ConfigFile, settings *claudecode.MCPServe
 	}
 	return nil
 }
+
+// askConfigChange runs the ConfigChange hooks of the policy in force for
+// each hook settings file the reload would create, change or remove (as
+// Claude Code runs them when a settings file changes in a session): an
+// audit hook hears of it, and a refusal (exit 2 or decision "block")
+// keeps the policy in force, as Claude Code keeps the settings, naming
+// the hook, the file and the reason. Managed settings cannot be refused;
+// a refusal is logged. Without a record of the accepted policy (no data
+// directory) there is nothing to compare and no hook runs.
+func (w *Worker) askConfigChange(now claudecode.Snapshot) error {
+	accepted, err := readAcceptedPolicy(w.cfg.DataDir)
+	if err != nil || accepted == nil || w.cfg.DataDir == "" {
+		return err
+	}
+	registry := w.hooks.Load()
+	home, _ := os.UserHomeDir()
+	ctx, cancel := context.WithTimeout(context.Background(), configChangeTimeout)
+	defer cancel()
+	for _, c := range accepted.Hooks.Changes(now) {
+		if !slices.Contains([]string{"created", "changed", "removed"}, c.What) {
+			continue
+		}
+		source, dir := claudecode.ConfigChangeSource(c.Path, home)
+		if source == "" {
+			continue
+		}
+		sum := registry.RunConfigChange(ctx, hooks.ConfigChangeEvent{
+			Session: hooks.Session{WorkspaceRoot: dir}, Source: source, FilePath: c.Path, Change: c.What})
+		if err := sum.Err(); err != nil {
+			w.cfg.Logger.Warn("a ConfigChange hook failed", "file", c.Path, "error", err)
+		}
+		if len(sum.Decisions) > 0 {
+			w.cfg.Logger.Info("ConfigChange hooks ran", "file", c.Path, "source", source, "change", c.What, "blocked", sum.Blocked)
+		}
+		switch {
+		case sum.Blocked == "":
+		case source == hooks.ConfigPolicySettings:
+			w.cfg.Logger.Warn("a ConfigChange hook asked to keep managed settings, which cannot be refused", "file", c.Path, "refusal", sum.Blocked)
+		default:
+			return fmt.Errorf("%s (%s, %s) was refused by ConfigChange %s", c.Path, source, c.What, sum.Blocked)
+		}
+	}
+	return nil
+}
+
+// configChangeTimeout bounds a reload's ConfigChange hooks together.
+const configChangeTimeout = 5 * time.Minute

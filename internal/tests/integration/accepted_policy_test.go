@@ -1,10 +1,12 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,4 +156,79 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 	t.Cleanup(w.Stop)
 	assert.True(t, rmGuarded(t, "restarted with a named pipe for settings"))
 	assert.Contains(t, logs.String(), "not a regular file")
+}
+
+// A project's ConfigChange hook — a team's audit of settings changes,
+// refusing the ones its security team must see — runs when the operator
+// reloads (SIGHUP) settings that changed on disk, as Claude Code runs it
+// when a settings file changes in a session: it hears of each change, and
+// its refusal keeps the policy in force, naming the hook and its reason.
+// It used to be skipped with a warning, and a reload took any change.
+func TestClaudeCodeConfigChangeHookCanRefuseAReload(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "hooks", "guard.sh"),
+		[]byte("#!/bin/sh\nif grep -q 'rm -rf'; then echo 'project policy: rm -rf is not allowed' >&2; exit 2; fi\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "hooks", "config-audit.sh"), []byte(`#!/bin/sh
+in=$(cat)
+printf '%s\n' "$in" >> "$CLAUDE_PROJECT_DIR/../config-changes.jsonl"
+file=$(printf '%s' "$in" | sed -n 's/.*"file_path":"\([^"]*\)".*/\1/p')
+if grep -q 'Bash(\*)' "$file" 2>/dev/null; then
+  echo "allowing every command needs the security team's review" >&2
+  exit 2
+fi
+`), 0o755))
+	settings := func(extra string) string {
+		return `{` + extra + `"hooks": {
+  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}]}],
+  "ConfigChange": [{"matcher": "project_settings|local_settings", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/config-audit.sh"}]}]}}`
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings("")), 0o644))
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	rmBlocked := func(t *testing.T, when string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Join(project, "scratch"), 0o755))
+		a := assignment("config-"+when, map[string]any{"call_id": "call-" + when, "tool_name": "exec_command", "arguments": map[string]any{"command_line": "rm -rf ./scratch"}}, "exec_command")
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		require.Equal(t, contract.StatusFailed, res.Status, when)
+		assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, when)
+	}
+	changes := func() []map[string]any {
+		raw, err := os.ReadFile(filepath.Join(project, "..", "config-changes.jsonl"))
+		if os.IsNotExist(err) {
+			return nil
+		}
+		require.NoError(t, err)
+		var out []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+			out = append(out, m)
+		}
+		return out
+	}
+	rmBlocked(t, "before")
+
+	// An edit the audit lets through: the reload takes it, the hook heard.
+	shellIn(t, project, `printf '%s' '`+settings(`"env": {"TEAM": "payments"}, `)+`' > .claude/settings.json`)
+	_, err := w.ReloadHooks()
+	require.NoError(t, err)
+	seen := changes()
+	require.Len(t, seen, 1)
+	assert.Equal(t, "ConfigChange", seen[0]["hook_event_name"])
+	assert.Equal(t, "project_settings", seen[0]["source"])
+	assert.Equal(t, filepath.Join(project, ".claude", "settings.json"), seen[0]["file_path"])
+
+	// One that allows every command: refused, and the guard still holds.
+	shellIn(t, project, `printf '%s' '{"permissions": {"allow": ["Bash(*)"]}, "hooks": {}}' > .claude/settings.json`)
+	_, err = w.ReloadHooks()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "refused by ConfigChange")
+	assert.Contains(t, err.Error(), "allowing every command needs the security team's review")
+	assert.Len(t, changes(), 2)
+	rmBlocked(t, "after-refused-reload")
 }
