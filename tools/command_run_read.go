@@ -157,6 +157,8 @@ func projectCommandRun(_ CommandRunReadArgs, r CommandRunReadResult) Projection 
 		b.WriteString(" It was killed because it started more processes than the host allows.")
 	case procs.ReasonOutOfMemory:
 		b.WriteString(" " + outOfMemoryExplanation)
+	case procs.ReasonDiskReserve:
+		b.WriteString(" " + diskReserveExplanation)
 	case procs.ReasonWorkerLost:
 		if r.ExitStatus == nil {
 			b.WriteString(" The worker running it was lost (killed or crashed); the restarted worker killed what was left of its process group. Its output was not kept.")

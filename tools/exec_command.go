@@ -407,6 +407,10 @@ func ProtectedChangeNote(paths []string) string {
 // kernel's out-of-memory killer ended.
 const outOfMemoryExplanation = "It was killed by the kernel because memory ran out while it ran: it or something it started needed more memory than the host could give."
 
+// diskReserveExplanation is what the model reads of a command killed for
+// filling its disk.
+const diskReserveExplanation = "It was killed because the disk it wrote to (its workspace's or its temporary directory's) ran nearly full: the host keeps free space for its own records and other work."
+
 func killExplanation(reason string, timeoutSeconds int, maxOutput int64, maxProcs int) string {
 	switch reason {
 	case procs.ReasonTimeout:
@@ -425,6 +429,8 @@ func killExplanation(reason string, timeoutSeconds int, maxOutput int64, maxProc
 		return "It was stopped."
 	case procs.ReasonOutOfMemory:
 		return outOfMemoryExplanation
+	case procs.ReasonDiskReserve:
+		return diskReserveExplanation
 	}
 	return ""
 }

@@ -28,7 +28,8 @@ type ExecConfig struct {
 	KeepBytes   int
 	ResultBytes int
 	// Limits per command. Defaults: 256 processes, 1 GiB files, 1024 open
-	// files, 64 MiB of output, CPU seconds equal to the command's timeout.
+	// files, 64 MiB of output, 1 GiB of its disks kept free, CPU seconds
+	// equal to the command's timeout.
 	Limits procs.Limits
 	// KeepRuns finished runs stay readable with command_run_read
 	// (default 500).
@@ -41,8 +42,9 @@ type ServiceConfig struct {
 	KeepBytes   int           // output kept in memory per service, default 256 KiB
 	LogMaxBytes int64         // log file cap per service, default 16 MiB
 	KillGrace   time.Duration // default 2s
-	// Limits per service. Defaults: 256 processes, 1 GiB files, no output
-	// kill (services log forever; the log file is capped instead).
+	// Limits per service. Defaults: 256 processes, 1 GiB files, 1 GiB of
+	// its disks kept free, no output kill (services log forever; the log
+	// file is capped instead).
 	Limits procs.Limits
 }
 
@@ -299,6 +301,9 @@ func applyLimitDefaults(l *procs.Limits) {
 	}
 	if l.MaxFileBytes == 0 {
 		l.MaxFileBytes = 1 << 30
+	}
+	if l.DiskReserveBytes == 0 {
+		l.DiskReserveBytes = 1 << 30
 	}
 	if l.MaxOpenFiles == 0 {
 		l.MaxOpenFiles = 1024

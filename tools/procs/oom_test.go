@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fenixrt/fenix/internal/harness/memcg"
+	"github.com/fenixrt/fenix/internal/harness/scarce"
 )
 
 // The kernel picks a command, not the worker, when memory runs out: its
@@ -30,12 +30,12 @@ func TestCommandsAreTheFirstToGoWhenMemoryRunsOut(t *testing.T) {
 // last command, died of SIGKILL while the kernel killed for memory. The
 // command moves itself into a memory cgroup of 32 MiB and asks for 256.
 func TestACommandKilledForMemorySaysSo(t *testing.T) {
-	cg := memcg.Limited(t, 32<<20)
-	line := "echo $$ > " + memcg.Procs(cg) + " && dd if=/dev/zero of=/dev/null bs=256M count=1 2>/dev/null; echo after $?"
+	cg := scarce.Memory(t, 32<<20)
+	line := "echo $$ > " + scarce.Procs(cg) + " && dd if=/dev/zero of=/dev/null bs=256M count=1 2>/dev/null; echo after $?"
 	_, exit, _ := run(t, Spec{CommandLine: line}, 30*time.Second)
 	// dd dies; the shell goes on and reports its status (137), then exits 0.
 	require.Equal(t, 0, exit.Code, "the shell itself was not the victim")
-	_, exit, _ = run(t, Spec{CommandLine: "echo $$ > " + memcg.Procs(cg) + " && exec dd if=/dev/zero of=/dev/null bs=256M count=1"}, 30*time.Second)
+	_, exit, _ = run(t, Spec{CommandLine: "echo $$ > " + scarce.Procs(cg) + " && exec dd if=/dev/zero of=/dev/null bs=256M count=1"}, 30*time.Second)
 	assert.Equal(t, 137, exit.Code)
 	assert.Equal(t, ReasonOutOfMemory, exit.Reason)
 

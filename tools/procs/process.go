@@ -62,6 +62,11 @@ type Limits struct {
 	MaxMemoryBytes int64
 	// MaxOutputBytes kills the group once stdout and stderr together exceed it.
 	MaxOutputBytes int64
+	// DiskReserveBytes kills the group once the filesystem of its working
+	// directory or of its TMPDIR has less free space than this (or than
+	// half of what it had at the start, where that was less): a command
+	// cannot fill the disk the worker, its audit log and the host need.
+	DiskReserveBytes int64
 }
 
 // Spec describes one command.
@@ -79,8 +84,8 @@ type Spec struct {
 	// LogPath, when set, also receives all output, up to LogMaxBytes.
 	LogPath     string
 	LogMaxBytes int64
-	// WatchInterval is how often the process-count watchdog samples the
-	// group (default 50ms).
+	// WatchInterval is how often the watchdog samples the group's process
+	// count and its disks' free space (default 50ms).
 	WatchInterval time.Duration
 	// User, when set, is who the command runs as (its uid and gid, no
 	// supplementary groups); else it runs as the worker.
@@ -363,8 +368,8 @@ func (p *Process) openGate(f *startFiles) {
 		go p.pump(f.errR, p.stderr, &readers)
 	}
 	go p.supervise(f.outR, f.errR, &readers)
-	if p.spec.Limits.MaxProcesses > 0 {
-		go p.watchProcessCount()
+	if disks := diskWatches(p.spec); p.spec.Limits.MaxProcesses > 0 || len(disks) > 0 {
+		go p.watchLimits(disks)
 	}
 	if _, err := io.WriteString(f.gateW, "go\n"); err != nil {
 		p.Kill(ReasonStopped)
@@ -579,7 +584,10 @@ func (p *Process) processCount() int {
 	return groupSize(p.pid, false)
 }
 
-func (p *Process) watchProcessCount() {
+// watchLimits samples what the kernel does not bound for a group: its
+// process count (beyond RLIMIT_NPROC, which counts the user's) and the
+// free space of the disks it writes to.
+func (p *Process) watchLimits(disks []diskWatch) {
 	ticker := time.NewTicker(p.spec.WatchInterval)
 	defer ticker.Stop()
 	for {
@@ -587,8 +595,11 @@ func (p *Process) watchProcessCount() {
 		case <-p.done:
 			return
 		case <-ticker.C:
-			if n := p.processCount(); n > p.spec.Limits.MaxProcesses {
+			if max := p.spec.Limits.MaxProcesses; max > 0 && p.processCount() > max {
 				p.Kill(ReasonProcessLimit)
+			}
+			if belowFloor(disks) {
+				p.Kill(ReasonDiskReserve)
 			}
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
-	"github.com/fenixrt/fenix/internal/harness/memcg"
+	"github.com/fenixrt/fenix/internal/harness/scarce"
 	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -341,7 +341,7 @@ func turnResult(t *testing.T, queue, id string, req map[string]any, limit time.D
 // memory cgroup of 32 MiB, into which it moves the command's shell
 // before the command asks for 256 MiB.
 func TestACommandOutOfMemoryEndsWithAResult(t *testing.T) {
-	cg := memcg.Limited(t, 32<<20)
+	cg := scarce.Memory(t, 32<<20)
 	w := startWorker(t)
 	run := commandRunner(w, w.workspace, "oom")
 	done := make(chan contract.Result, 1)
@@ -355,7 +355,7 @@ func TestACommandOutOfMemoryEndsWithAResult(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "the command started")
 	pid, err := os.ReadFile(pidFile)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(memcg.Procs(cg), pid, 0))
+	require.NoError(t, os.WriteFile(scarce.Procs(cg), pid, 0))
 	require.NoError(t, os.WriteFile(filepath.Join(w.workspace, "go"), nil, 0o644))
 
 	var res contract.Result
@@ -370,6 +370,25 @@ func TestACommandOutOfMemoryEndsWithAResult(t *testing.T) {
 	assert.Equal(t, "out_of_memory", res.Output.Data["reason"], "%v", res.Output.Data)
 
 	after := run(t, "exec_command", "echo still serving")
+	require.Equal(t, contract.StatusCompleted, after.Status, "%+v", after.Error)
+	assert.Contains(t, after.Output.Content, "still serving")
+}
+
+// A command that fills the disk its workspace is on is stopped before the
+// disk is full, and its call says why; the worker's next call runs. The
+// test's workspace is a 64 MiB filesystem, of which the host keeps half
+// (its reserve, 1 GiB, is more than the disk has).
+func TestACommandFillingItsDiskEndsWithAResult(t *testing.T) {
+	disk := scarce.Disk(t, "64m")
+	w := startWorker(t, func(c *worker.Config) { c.DefaultWorkspaceRoot = disk })
+	run := commandRunner(w, disk, "fill")
+	res := run(t, "exec_command", `i=0; while [ $i -lt 60 ]; do head -c 1048576 /dev/zero >> fill || exit 3; i=$((i+1)); done; echo filled`)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Equal(t, "disk_reserve", res.Output.Data["reason"], "%v", res.Output.Data)
+	assert.Contains(t, res.Output.Content, "the disk it wrote to")
+	assert.NotContains(t, res.Output.Content, "filled")
+
+	after := run(t, "exec_command", "rm fill && echo still serving")
 	require.Equal(t, contract.StatusCompleted, after.Status, "%+v", after.Error)
 	assert.Contains(t, after.Output.Content, "still serving")
 }

@@ -1,8 +1,8 @@
-// Package memcg gives a test a place where memory runs out: a cgroup v1
-// memory cgroup with a small limit, into which a test moves a process to
-// have the kernel's out-of-memory killer end it, without touching the
-// memory of the rest of the host.
-package memcg
+// Package scarce gives a test places where a resource runs out without
+// touching the rest of the host's: a memory cgroup with a small limit, into
+// which a test moves a process to have the kernel's out-of-memory killer
+// end it, and a small filesystem to fill.
+package scarce
 
 import (
 	"os"
@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
-// Limited makes a memory cgroup below the test process's own, limited to
+// Memory makes a memory cgroup below the test process's own, limited to
 // limit bytes and no swap, and removes it when the test ends (once the
 // processes moved there are gone). It skips the test without root or a
 // cgroup v1 memory hierarchy. Write a pid to Procs(dir) to move it in.
-func Limited(t *testing.T, limit int64) string {
+func Memory(t *testing.T, limit int64) string {
 	t.Helper()
 	raw, err := os.ReadFile("/proc/self/cgroup")
 	require.NoError(t, err)
@@ -50,3 +51,17 @@ func Limited(t *testing.T, limit int64) string {
 
 // Procs is the file a process's pid is written to to move it into dir.
 func Procs(dir string) string { return filepath.Join(dir, "cgroup.procs") }
+
+// Disk mounts a tmpfs of size (mount's syntax: "64m") on a directory of
+// the test's, unmounted when it ends; root only.
+func Disk(t *testing.T, size string) string {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a small filesystem")
+	}
+	dir := filepath.Join(t.TempDir(), "disk")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size))
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
+}
