@@ -1,6 +1,7 @@
 package procs
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -20,8 +21,8 @@ type diskWatch struct {
 	floor uint64
 }
 
-// diskWatches lists the filesystems of the command's working directory
-// and its TMPDIR, each once, with their floors: the reserve, or half of
+// diskWatches lists the filesystems of the command's working directory,
+// its TMPDIR, its log and Spec.KeepFree, each once, with their floors: the reserve, or half of
 // what was free at the start where less than the reserve was (a disk
 // already nearly full leaves the command half the rest, rather than
 // killing every command at once).
@@ -30,7 +31,10 @@ func diskWatches(spec Spec) []diskWatch {
 	if reserve <= 0 {
 		return nil
 	}
-	dirs := []string{spec.Dir}
+	dirs := append([]string{spec.Dir}, spec.KeepFree...)
+	if spec.LogPath != "" {
+		dirs = append(dirs, filepath.Dir(spec.LogPath))
+	}
 	for _, kv := range spec.Env {
 		if tmp, ok := strings.CutPrefix(kv, "TMPDIR="); ok && tmp != "" {
 			dirs = append(dirs, tmp)

@@ -84,6 +84,10 @@ type Spec struct {
 	// LogPath, when set, also receives all output, up to LogMaxBytes.
 	LogPath     string
 	LogMaxBytes int64
+	// KeepFree are directories on whose filesystems the command must leave
+	// Limits.DiskReserveBytes free besides its own and its TMPDIR's and
+	// log's: the worker's data directory, where its run records go.
+	KeepFree []string
 	// WatchInterval is how often the watchdog samples the group's process
 	// count and its disks' free space (default 50ms).
 	WatchInterval time.Duration
