@@ -148,6 +148,9 @@ func (m *Manager) start(ctx context.Context, spec OpenSpec) (*Session, error) {
 	c := chromedp.FromContext(tab)
 	if p := c.Browser.Process(); p != nil {
 		s.pid = p.Pid
+		// The browser, like a command, goes before the worker when memory
+		// runs out (what it started before this keeps its own score).
+		_ = proctree.PreferOOMKill(p.Pid)
 		exited := make(chan struct{})
 		s.browserExited = exited
 		go func() {
