@@ -9,9 +9,9 @@ import (
 )
 
 // ReasonDiskReserve: the command was killed because a filesystem it
-// writes to (its working directory's, its TMPDIR's) ran below what the
-// host keeps free (Limits.DiskReserveBytes), so the worker's own records,
-// the audit log and anything else on that disk can still be written.
+// writes to (see diskWatches) ran below what the host keeps free
+// (Limits.DiskReserveBytes), so the worker's own records, the audit log
+// and anything else on that disk can still be written.
 const ReasonDiskReserve = "disk_reserve"
 
 // diskWatch is one filesystem a command may fill and the free space it
@@ -22,10 +22,10 @@ type diskWatch struct {
 }
 
 // diskWatches lists the filesystems of the command's working directory,
-// its TMPDIR, its log and Spec.KeepFree, each once, with their floors: the reserve, or half of
-// what was free at the start where less than the reserve was (a disk
-// already nearly full leaves the command half the rest, rather than
-// killing every command at once).
+// its TMPDIR, its log and Spec.KeepFree, each once, with their floors:
+// the reserve, or half of what was free at the start where less than the
+// reserve was (a disk already nearly full leaves the command half the
+// rest, rather than killing every command at once).
 func diskWatches(spec Spec) []diskWatch {
 	reserve := spec.Limits.DiskReserveBytes
 	if reserve <= 0 {

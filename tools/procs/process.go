@@ -62,10 +62,11 @@ type Limits struct {
 	MaxMemoryBytes int64
 	// MaxOutputBytes kills the group once stdout and stderr together exceed it.
 	MaxOutputBytes int64
-	// DiskReserveBytes kills the group once the filesystem of its working
-	// directory or of its TMPDIR has less free space than this (or than
-	// half of what it had at the start, where that was less): a command
-	// cannot fill the disk the worker, its audit log and the host need.
+	// DiskReserveBytes kills the group once a filesystem it writes to
+	// (its working directory's, its TMPDIR's, Spec.KeepFree's) has less
+	// free space than this (or than half of what it had at the start,
+	// where that was less): a command cannot fill the disk the worker,
+	// its audit log and the host need.
 	DiskReserveBytes int64
 }
 
@@ -129,8 +130,8 @@ type Exit struct {
 	// shells report it.
 	Code   int    `json:"code"`
 	Signal string `json:"signal,omitempty"`
-	// Reason says why Fenix stopped it, or ReasonOutOfMemory; empty when
-	// it exited on its own.
+	// Reason says why Fenix stopped it (a limit, a cancel), or that the
+	// kernel did (ReasonOutOfMemory); empty when it exited on its own.
 	Reason    string    `json:"reason,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
