@@ -23,11 +23,6 @@ const (
 	ReasonOutputLimit  = "output_limit"
 	ReasonProcessLimit = "process_limit"
 	ReasonShutdown     = "shutdown"
-	// ReasonOutOfMemory is the kernel's, not Fenix's: the command ended
-	// by SIGKILL (its shell, or its last command with status 137) while
-	// the out-of-memory killer killed a process of its cgroup or, where
-	// its cgroup has no memory controller, of the host.
-	ReasonOutOfMemory = "out_of_memory"
 )
 
 // Shell runs every command line.
@@ -546,18 +541,6 @@ func (p *Process) supervise(outR, errR *os.File, readers *sync.WaitGroup) {
 	p.exit = exit
 	p.mu.Unlock()
 	close(p.done)
-}
-
-// killedForMemory says whether the out-of-memory killer ran during the
-// command: in its cgroup when that counts (cgroupKills >= 0), else on the
-// host, where another process's kill in the same moment would be taken
-// for the command's (the command did die of SIGKILL from outside Fenix).
-func (p *Process) killedForMemory(cgroupKills int64) bool {
-	if cgroupKills >= 0 {
-		return cgroupKills > 0
-	}
-	now := proctree.OOMKills()
-	return p.oomKillsAtStart >= 0 && now > p.oomKillsAtStart
 }
 
 // killLeftBehind kills whatever the exited leader left behind and waits
