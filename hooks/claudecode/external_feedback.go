@@ -114,8 +114,14 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 	}
 	v, err := h.exchange(ctx, s, in)
 	envErr := h.sessionEnvErr(v)
+	refusable := ev == hooks.EventPreCompact || ev == hooks.EventConfigChange
 	if err != nil {
-		return hooks.Feedback{SessionEnv: v.sessionEnv}, errors.Join(err, envErr)
+		fb := hooks.Feedback{SessionEnv: v.sessionEnv}
+		if refusable && h.FailClosed() {
+			// A guard that fails closed refuses what it could not judge.
+			fb.Block = fmt.Sprintf("it failed and fails closed: %v", err)
+		}
+		return fb, errors.Join(err, envErr)
 	}
 	switch {
 	case ev == hooks.EventNotification, h.spec.modelFailure:
@@ -129,7 +135,7 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 		contexts = append(contexts, v.plainText)
 	}
 	fb := hooks.Feedback{AdditionalContext: strings.Join(contexts, "\n"), Halt: v.halt(), SessionEnv: v.sessionEnv}
-	if ev == hooks.EventPreCompact || ev == hooks.EventConfigChange {
+	if refusable {
 		// Claude Code skips a compaction a PreCompact hook blocks (exit 2
 		// or decision "block") and goes on uncompacted, and keeps the
 		// settings a ConfigChange hook blocks.

@@ -26,3 +26,20 @@ func TestPreCompactHooksCanRefuseTheCompaction(t *testing.T) {
 		assert.Equal(t, c.want, sum.Blocked, c.name)
 	}
 }
+
+// A PreCompact hook that fails closed (onFailure: block) and cannot run
+// refuses the compaction, as it would refuse a tool call; one that fails
+// open lets it run, with its error recorded.
+func TestAFailClosedPreCompactHookThatFailsRefuses(t *testing.T) {
+	dir := t.TempDir()
+	for _, failClosed := range []bool{true, false} {
+		r := hooks.NewRegistry()
+		r.Add(newCommandHook(t, cmdHook{Event: "PreCompact", Name: "keeper", Command: writeScript(t, dir, "crash.sh", `echo boom >&2; exit 1`), FailClosed: failClosed, Dialect: DialectClaude}))
+		sum := r.RunPreCompact(context.Background(), hooks.PreCompactEvent{Session: hooks.Session{WorkspaceRoot: dir}, Trigger: hooks.CompactAuto})
+		if failClosed {
+			assert.Contains(t, sum.Blocked, `hook "keeper": it failed and fails closed`)
+		} else {
+			assert.Empty(t, sum.Blocked)
+		}
+	}
+}
