@@ -207,6 +207,7 @@ type Feedback struct {
 	// for the session's later shell commands (see JoinSessionEnv).
 	SessionEnv string `json:"session_env,omitempty"`
 	// Block is a hook's reason to refuse what the event announces; only
-	// PreCompact's compaction can be refused (it is then left out).
+	// PreCompact's compaction (then left out) and ConfigChange's reload
+	// (then not made) can be refused.
 	Block string `json:"block,omitempty"`
 }

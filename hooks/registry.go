@@ -109,7 +109,8 @@ type Summary struct {
 	// the session environment the run's commands get from then on.
 	SessionEnv string `json:"session_env,omitempty"`
 	// Blocked is the first hook's refusal of what the event announces
-	// (PreCompact: the compaction), naming the hook.
+	// (PreCompact: the compaction; ConfigChange: the reload), naming the
+	// hook.
 	Blocked string `json:"blocked,omitempty"`
 }
 
