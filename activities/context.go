@@ -314,10 +314,11 @@ func (a *Activities) compactionBlocked(ctx context.Context, out CompactContextRe
 	}
 	out.Messages = packed
 	out.EstimatedTokenCount = d.EstimatedTokens
-	out.Trace = contract.Trace(compaction.TraceHook,
-		"compacted", false, "strategy", cmp.Or(strategy, compaction.StrategySandwich), "blocked_by", blocked,
-		"reason", d.Reason, "threshold", d.Threshold,
-		"estimated_tokens_before", d.EstimatedTokens, "message_count_before", len(messages))
+	out.Trace = compaction.Result{Strategy: cmp.Or(strategy, compaction.StrategySandwich), Reason: d.Reason, Threshold: d.Threshold,
+		MessageCountBefore: len(messages), MessageCountAfter: len(messages),
+		EstimatedTokensBefore: d.EstimatedTokens, EstimatedTokensAfter: d.EstimatedTokens,
+		Estimator: a.estimator().Name()}.Trace()
+	out.Trace.Fields["blocked_by"] = blocked
 	return out, nil
 }
 

@@ -170,8 +170,11 @@ func (w *Worker) reloadMCP(files []mcp.ConfigFile, settings *claudecode.MCPServe
 // a refusal is logged. Without a record of the accepted policy (no data
 // directory) there is nothing to compare and no hook runs.
 func (w *Worker) askConfigChange(now claudecode.Snapshot) error {
+	if w.cfg.DataDir == "" {
+		return nil
+	}
 	accepted, err := readAcceptedPolicy(w.cfg.DataDir)
-	if err != nil || accepted == nil || w.cfg.DataDir == "" {
+	if err != nil || accepted == nil {
 		return err
 	}
 	registry := w.hooks.Load()
