@@ -135,7 +135,7 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	case err != nil:
 		return nil, internalError("%v", err)
 	}
-	return toResult(res, run), nil
+	return g.toResult(ctx, res, run), nil
 }
 
 // internalError is a JSON-RPC internal error (-32603): the spec's
@@ -468,11 +468,11 @@ func describeReport(r contract.Report) string {
 // projector's data as structuredContent); failed and canceled are
 // isError results whose text is the pipeline's reason (a blocking hook's
 // reason, a denial, a validation error).
-func toResult(res contract.Result, run client.WorkflowRun) *mcp.CallToolResult {
+func (g *Gateway) toResult(ctx context.Context, res contract.Result, run client.WorkflowRun) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{Meta: mcp.Meta{MetaWorkflowID: run.GetID(), MetaRunID: run.GetRunID(), MetaStatus: res.Status}}
 	switch {
 	case res.Status == contract.StatusCompleted && res.Output != nil:
-		out.Content = []mcp.Content{&mcp.TextContent{Text: res.Output.Content}}
+		out.Content = append([]mcp.Content{&mcp.TextContent{Text: res.Output.Content}}, g.attachments(ctx, run.GetID(), res.Output.Data)...)
 		if len(res.Output.Data) > 0 {
 			out.StructuredContent = res.Output.Data
 		}

@@ -76,6 +76,15 @@ type Config struct {
 	// 30 s); changes reach clients as notifications/tools/list_changed.
 	RefreshInterval time.Duration
 	Logger          *slog.Logger
+	// Contexts, when set, is the workers' context store (FENIX_CONTEXT_STORE,
+	// or the data directory of a worker on this host): a result's
+	// attachments (images, audio, resources a tool returned) are read from
+	// it and sent to the client as MCP content. Without it the client gets
+	// the narrative's line naming each.
+	Contexts BlobReader
+	// MaxAttachmentBytes bounds the attachment bytes one result carries to
+	// the client (default DefaultMaxAttachmentBytes).
+	MaxAttachmentBytes int
 	// Version is reported in serverInfo.
 	Version string
 }
@@ -152,6 +161,9 @@ func newGateway(cfg Config) (*Gateway, error) {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	if cfg.MaxAttachmentBytes <= 0 {
+		cfg.MaxAttachmentBytes = DefaultMaxAttachmentBytes
 	}
 	switch cfg.ElicitApproval {
 	case "":

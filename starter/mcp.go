@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/mcpserver"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -50,14 +53,25 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 		return exitFailed, err
 	}
 	defer conn.Close()
+	contexts, err := gatewayContexts(ctx)
+	if err != nil {
+		return exitFailed, err
+	}
+	if closer, ok := contexts.(interface{ Close() }); ok {
+		defer closer.Close()
+	}
 	g, err := mcpserver.New(ctx, mcpserver.Config{
 		Client: conn.Client, TaskQueue: *taskQueue, Allow: splitList(*allow), WorkspaceRoot: *workspace,
 		Profile: *profile, Conversation: *conversation, ApprovalTimeout: *approvalTimeout, ElicitApproval: *elicit, Logger: logger,
+		Contexts: contexts,
 	})
 	if err != nil {
 		return exitFailed, err
 	}
 	go g.KeepFresh(ctx)
+	if contexts == nil {
+		fmt.Fprintf(c.stderr, "fenix mcp: no context store found: tools' images, audio and resources are named, not sent (set %s, or FENIX_DATA_DIR to the worker's data directory)\n", contextstore.Setting)
+	}
 	if *httpAddr == "" {
 		fmt.Fprintf(c.stderr, "fenix mcp: serving %d tools over stdio (task queue %s)\n", len(g.Tools()), *taskQueue)
 		return exitOK, g.ServeStdio(ctx, os.Stdin, os.Stdout)
@@ -88,4 +102,24 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 	}
 	fmt.Fprintf(c.stderr, "fenix mcp: serving %d tools at http://%s%s (HTTP+SSE clients: http://%[2]s%[4]s) (task queue %[5]s)\n", len(g.Tools()), ln.Addr(), mcpserver.Path, mcpserver.SSEPath, *taskQueue)
 	return exitOK, g.ServeHTTP(ctx, ln, opts)
+}
+
+// gatewayContexts opens the workers' context store, from which the
+// gateway reads the images, audio and resources tools return: the one
+// FENIX_CONTEXT_STORE or FENIX_DATA_DIR names (a store that does not open
+// is an error), else the default data directory's of a worker on this
+// host when it has one. Nil (attachments named, not sent) otherwise.
+func gatewayContexts(ctx context.Context) (contextstore.Store, error) {
+	spec, dataDir := os.Getenv(contextstore.Setting), os.Getenv("FENIX_DATA_DIR")
+	if spec == "" && dataDir == "" {
+		dataDir = worker.DefaultDataDir(os.Getenv)
+		if st, err := os.Stat(filepath.Join(dataDir, "contexts")); err != nil || !st.IsDir() {
+			return nil, nil
+		}
+	}
+	store, err := contextstore.Open(ctx, spec, contextstore.Options{DataDir: dataDir})
+	if err != nil {
+		return nil, fmt.Errorf("the context store tools' attachments are read from: %w", err)
+	}
+	return store, nil
 }

@@ -89,7 +89,8 @@ func projectBrowserScreenshot(_ BrowserScreenshotArgs, r BrowserScreenshotResult
 	}
 	return Projection{
 		Content: fmt.Sprintf("Took a %dx%d screenshot of %s (%s PNG, stored as %s).%s", r.Width, r.Height, r.describe(), byteSize(int64(r.Bytes)), r.Ref, clipped),
-		Metadata: r.metadata(map[string]any{"ref": r.Ref, "media_type": r.MediaType, "bytes": r.Bytes,
+		Metadata: Attach(r.metadata(map[string]any{"ref": r.Ref, "media_type": r.MediaType, "bytes": r.Bytes,
 			"width": r.Width, "height": r.Height, "full_page": r.FullPage, "clipped": r.Clipped}),
+			Attachment{Type: AttachmentImage, MIMEType: r.MediaType, Ref: r.Ref, Bytes: r.Bytes}),
 	}
 }

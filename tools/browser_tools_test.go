@@ -84,6 +84,10 @@ func TestBrowserToolsProjectAndClassify(t *testing.T) {
 	if png := blobs.blobs[ref]; len(png) < 8 || string(png[1:4]) != "PNG" || p.Metadata["width"] != 1280 {
 		t.Fatalf("screenshot %v: %d bytes stored under %q", p.Metadata, len(png), ref)
 	}
+	if attached, err := AttachmentsOf(p.Metadata); err != nil || len(attached) != 1 ||
+		attached[0] != (Attachment{Type: AttachmentImage, MIMEType: "image/png", Ref: ref, Bytes: len(blobs.blobs[ref])}) {
+		t.Fatalf("attachments = %+v, %v, want the screenshot, which an MCP client of the gateway gets as an image", attached, err)
+	}
 
 	p, _, err = r.call(t, "browser_list", map[string]any{})
 	if err != nil {

@@ -275,7 +275,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	var workspaceBases, redactPatterns string
 	var noRedact bool
 	fs.StringVar(&cfg.TaskQueue, "task-queue", env.or("FENIX_TASK_QUEUE", workflows.DefaultTaskQueue), "shared task queue (env FENIX_TASK_QUEUE)")
-	fs.StringVar(&cfg.DataDir, "data-dir", env.or("FENIX_DATA_DIR", defaultDataDir(getenv)), "directory for the context store, host ID and host-local state (env FENIX_DATA_DIR)")
+	fs.StringVar(&cfg.DataDir, "data-dir", env.or("FENIX_DATA_DIR", DefaultDataDir(getenv)), "directory for the context store, host ID and host-local state (env FENIX_DATA_DIR)")
 	fs.StringVar(&cfg.DefaultWorkspaceRoot, "workspace-root", getenv("FENIX_WORKSPACE_ROOT"), "default workspace root for assignments without workspace_root (env FENIX_WORKSPACE_ROOT)")
 	fs.StringVar(&workspaceBases, "workspace-bases", getenv(workspace.BasesSetting), "directories (separated by \":\") every assignment's workspace_root must resolve inside, symlinks followed (env FENIX_WORKSPACE_BASES; default: the workspace root)")
 	fs.StringVar(&cfg.HostID, "host-id", getenv("FENIX_HOST_ID"), "override the persisted host ID (env FENIX_HOST_ID)")
@@ -416,8 +416,9 @@ func (e *envReader) count(key string, def int) int {
 	return n
 }
 
-// defaultDataDir follows the XDG base directory spec for state.
-func defaultDataDir(getenv func(string) string) string {
+// DefaultDataDir is the data directory a worker uses when FENIX_DATA_DIR
+// and -data-dir are unset: the XDG base directory spec's place for state.
+func DefaultDataDir(getenv func(string) string) string {
 	if dir := getenv("XDG_STATE_HOME"); dir != "" {
 		return filepath.Join(dir, "fenix")
 	}

@@ -220,6 +220,27 @@ func TestRealServersThroughTheRegistry(t *testing.T) {
 		if data, err := store.Get(context.Background(), refs[0]); err != nil || !strings.HasPrefix(string(data), "\x89PNG") {
 			t.Fatalf("stored image: %v (%d bytes)", err, len(data))
 		}
+		attached, err := tools.AttachmentsOf(p.Metadata)
+		if err != nil || len(attached) != 1 || attached[0] != (tools.Attachment{Type: tools.AttachmentImage, MIMEType: "image/png", Ref: refs[0], Bytes: attached[0].Bytes}) || attached[0].Bytes == 0 {
+			t.Fatalf("attachments = %+v, %v, want the stored image", attached, err)
+		}
+	})
+	t.Run("a binary resource is an attachment, a short text one is not", func(t *testing.T) {
+		p, err := call(t, reg, "mcp__everything__get-resource-reference", map[string]any{"resourceType": "Blob", "resourceId": 2}, "mcp__everything")
+		if err != nil {
+			t.Fatal(err)
+		}
+		attached, err := tools.AttachmentsOf(p.Metadata)
+		if err != nil || len(attached) != 1 || attached[0].Type != tools.AttachmentResource || attached[0].Text || !strings.HasPrefix(attached[0].URI, "demo://resource/") {
+			t.Fatalf("attachments = %+v, %v (%q), want the blob resource", attached, err, p.Content)
+		}
+		p, err = call(t, reg, "mcp__everything__get-resource-reference", map[string]any{"resourceType": "Text", "resourceId": 1}, "mcp__everything")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if attached, _ := tools.AttachmentsOf(p.Metadata); len(attached) != 0 || !strings.Contains(p.Content, "Resource 1") {
+			t.Fatalf("attachments = %+v (%q), want the text inline and nothing attached", attached, p.Content)
+		}
 	})
 	t.Run("resource links", func(t *testing.T) {
 		p, err := call(t, reg, "mcp__everything__get-resource-links", map[string]any{"count": 2}, "mcp__everything")

@@ -200,6 +200,7 @@ func projectCall(r CallResult) tools.Projection {
 	if refs := storedRefs(r.Content); len(refs) > 0 {
 		meta["context_refs"] = refs
 	}
+	tools.Attach(meta, attachments(r.Content)...)
 	if r.Annotations != nil {
 		meta["annotations"] = r.Annotations
 	}
@@ -247,6 +248,26 @@ func storedAs(c Content) string {
 		return ""
 	}
 	return ", stored as " + c.Ref
+}
+
+// attachments are the stored items an MCP client of Fenix's gateway gets
+// back whole: images, audio and resources (a text resource only when it
+// was too long to keep inline; a short one is in the narrative).
+func attachments(items []Content) []tools.Attachment {
+	var out []tools.Attachment
+	for _, c := range items {
+		if c.Ref == "" {
+			continue
+		}
+		switch c.Type {
+		case "image", "audio":
+			out = append(out, tools.Attachment{Type: c.Type, MIMEType: c.MIMEType, Ref: c.Ref, Bytes: c.Bytes})
+		case "resource":
+			// textItem leaves a preview in Text; binaryItem leaves none.
+			out = append(out, tools.Attachment{Type: tools.AttachmentResource, MIMEType: c.MIMEType, URI: c.URI, Text: c.Text != "", Ref: c.Ref, Bytes: c.Bytes})
+		}
+	}
+	return out
 }
 
 func storedRefs(items []Content) []string {

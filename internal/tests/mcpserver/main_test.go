@@ -142,6 +142,8 @@ type testWorker struct {
 	*worker.Worker
 	queue     string
 	workspace string
+	// dataDir is the worker's data directory (its context store).
+	dataDir string
 }
 
 func startWorker(t testing.TB, extra ...tools.Definition) *testWorker {
@@ -172,7 +174,7 @@ func startWorkerWith(t testing.TB, configure func(*worker.Config), extra ...tool
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return &testWorker{Worker: w, queue: queue, workspace: ws}
+	return &testWorker{Worker: w, queue: queue, workspace: ws, dataDir: cfg.DataDir}
 }
 
 // writeHooks: a fail-closed guard blocks any workspace_read that mentions
@@ -291,8 +293,16 @@ func (d *driver) next(timeout time.Duration, kinds ...string) event {
 // callResult is a tools/call result as the driver prints it.
 type callResult struct {
 	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Data     []byte `json:"data"` // base64 on the wire
+		MIMEType string `json:"mimeType"`
+		Resource *struct {
+			URI      string `json:"uri"`
+			MIMEType string `json:"mimeType"`
+			Text     string `json:"text"`
+			Blob     []byte `json:"blob"`
+		} `json:"resource"`
 	} `json:"content"`
 	StructuredContent map[string]any `json:"structuredContent"`
 	IsError           bool           `json:"isError"`

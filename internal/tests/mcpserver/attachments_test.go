@@ -1,0 +1,95 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/internal/harness/mcpservers"
+	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/mcpserver"
+)
+
+// The image an MCP server behind Fenix returns (the "everything" server's
+// get-tiny-image), and a binary resource (get-resource-reference), reach
+// the client of Fenix's gateway (the official TypeScript SDK client) as
+// the image and the resource, byte for byte, beside the narrative that
+// names them; history holds only their references. A gateway that reads
+// no context store says so instead.
+func TestAnUpstreamServersImageReachesTheGatewaysClient(t *testing.T) {
+	servers := mcpservers.Require(t)
+	project := t.TempDir()
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": "node", "args": []string{servers.Entry("server-everything"), "stdio"}}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), cfg, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__everything"]}}`), 0o644))
+	w := startWorkerWith(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, w.MCP().WaitReady(ctx))
+
+	// The server's own image, as its source spells it.
+	src, err := os.ReadFile(filepath.Join(filepath.Dir(servers.Entry("server-everything")), "tools", "get-tiny-image.js"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`MCP_TINY_IMAGE\s*=\s*"([A-Za-z0-9+/=]+)"`).FindSubmatch(src)
+	require.NotNil(t, m, "the everything server no longer spells its image as before")
+	image, err := base64.StdEncoding.DecodeString(string(m[1]))
+	require.NoError(t, err)
+
+	const tinyImage, reference = "mcp__everything__get-tiny-image", "mcp__everything__get-resource-reference"
+	store, err := contextstore.NewFS(filepath.Join(w.dataDir, "contexts"))
+	require.NoError(t, err)
+	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{tinyImage, reference}, Contexts: store}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	d := startDriver(t, map[string]any{"transport": "http", "url": url, "steps": []any{
+		call(tinyImage, map[string]any{}),
+		call(reference, map[string]any{"resourceType": "Blob", "resourceId": 2}),
+	}})
+
+	r := d.result(time.Minute)
+	require.False(t, r.IsError, r.text())
+	require.Len(t, r.Content, 2, "the narrative, then the image: %+v", r.Content)
+	assert.Equal(t, "text", r.Content[0].Type)
+	assert.Contains(t, r.Content[0].Text, "Here's the image you requested:")
+	assert.Contains(t, r.Content[0].Text, "The image above is the MCP logo.")
+	assert.Equal(t, "image", r.Content[1].Type)
+	assert.Equal(t, "image/png", r.Content[1].MIMEType)
+	assert.Equal(t, image, r.Content[1].Data, "the client gets the server's image byte for byte")
+	res := runResult(t, r.workflowID())
+	raw, err := json.Marshal(res)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), string(m[1][:64]), "the run's result holds the image's reference, not its bytes")
+
+	r = d.result(time.Minute)
+	require.False(t, r.IsError, r.text())
+	require.Len(t, r.Content, 2, "%+v", r.Content)
+	blob := r.Content[1].Resource
+	require.NotNil(t, blob, "%+v", r.Content[1])
+	assert.Equal(t, "resource", r.Content[1].Type)
+	assert.Equal(t, "demo://resource/dynamic/blob/2", blob.URI)
+	assert.True(t, strings.HasPrefix(string(blob.Blob), "Resource 2: This is a base64 blob"), "blob = %q", blob.Blob)
+
+	// A gateway that reads no context store names what it could not send.
+	url, _ = gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{tinyImage}}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	d = startDriver(t, map[string]any{"transport": "http", "url": url, "steps": []any{call(tinyImage, map[string]any{})}})
+	r = d.result(time.Minute)
+	require.False(t, r.IsError, r.text())
+	require.Len(t, r.Content, 2, "%+v", r.Content)
+	assert.Contains(t, r.Content[1].Text, "[not attached: image image/png of "+strconv.Itoa(len(image))+" bytes (ctx-sha256-")
+	assert.Contains(t, r.Content[1].Text, "this gateway reads no context store")
+}

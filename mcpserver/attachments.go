@@ -1,0 +1,98 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fenixrt/fenix/tools"
+)
+
+// DefaultMaxAttachmentBytes bounds the attachment bytes one result
+// carries to the client: twice the largest screenshot browser_screenshot
+// keeps, about 22 MB of base64 on the wire.
+const DefaultMaxAttachmentBytes = 16 << 20
+
+// attachmentReadTimeout bounds reading one result's attachments.
+const attachmentReadTimeout = 30 * time.Second
+
+// BlobReader is the part of the context store the gateway reads.
+type BlobReader interface {
+	Get(ctx context.Context, ref string) ([]byte, error)
+}
+
+// attachments are a completed run's attachments (tools.Attachment) as MCP
+// content: the image, audio and resources a tool returned, read from the
+// context store, in their order. What cannot be sent is named in one
+// text item saying why, so the client is never left to guess.
+func (g *Gateway) attachments(ctx context.Context, workflowID string, data map[string]any) []mcp.Content {
+	list, err := tools.AttachmentsOf(data)
+	if err != nil {
+		g.cfg.Logger.Warn("a run's attachments do not decode", "workflow_id", workflowID, "error", err)
+		return []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("[attachments not sent: %v]", err)}}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attachmentReadTimeout)
+	defer cancel()
+	var out []mcp.Content
+	var unsent []string
+	budget := g.cfg.MaxAttachmentBytes
+	for _, a := range list {
+		c, size, why := g.attachment(ctx, a, budget)
+		if why != "" {
+			unsent = append(unsent, fmt.Sprintf("%s %s of %d bytes (%s): %s", a.Type, a.MIMEType, a.Bytes, a.Ref, why))
+			continue
+		}
+		budget -= size
+		out = append(out, c)
+	}
+	if len(unsent) > 0 {
+		g.cfg.Logger.Warn("attachments not sent to the client", "workflow_id", workflowID, "unsent", unsent)
+		out = append(out, &mcp.TextContent{Text: "[not attached: " + strings.Join(unsent, "; ") + "]"})
+	}
+	return out
+}
+
+// attachment reads one attachment within budget bytes, or says why not.
+func (g *Gateway) attachment(ctx context.Context, a tools.Attachment, budget int) (mcp.Content, int, string) {
+	switch {
+	case a.Type != tools.AttachmentImage && a.Type != tools.AttachmentAudio && a.Type != tools.AttachmentResource:
+		return nil, 0, fmt.Sprintf("the gateway does not know attachments of type %q", a.Type)
+	case g.cfg.Contexts == nil:
+		return nil, 0, "this gateway reads no context store (set FENIX_CONTEXT_STORE, or FENIX_DATA_DIR to the worker's data directory)"
+	case a.Bytes > budget:
+		return nil, 0, fmt.Sprintf("over the %d bytes of attachments one result carries", g.cfg.MaxAttachmentBytes)
+	}
+	data, err := g.cfg.Contexts.Get(ctx, a.Ref)
+	switch {
+	case err != nil:
+		return nil, 0, fmt.Sprintf("reading it from the context store failed: %v", err)
+	case len(data) > budget:
+		return nil, 0, fmt.Sprintf("over the %d bytes of attachments one result carries", g.cfg.MaxAttachmentBytes)
+	}
+	switch a.Type {
+	case tools.AttachmentImage:
+		return &mcp.ImageContent{Data: data, MIMEType: a.MIMEType}, len(data), ""
+	case tools.AttachmentAudio:
+		return &mcp.AudioContent{Data: data, MIMEType: a.MIMEType}, len(data), ""
+	}
+	uri := a.URI
+	if uri == "" {
+		// A resource must name itself; a tool's own attachment is named by
+		// its content address.
+		uri = "fenix:context/" + a.Ref
+	}
+	r := &mcp.ResourceContents{URI: uri, MIMEType: a.MIMEType}
+	if a.Text && utf8.Valid(data) {
+		r.Text = string(data)
+	} else {
+		r.Blob = data
+	}
+	return &mcp.EmbeddedResource{Resource: r}, len(data), ""
+}
