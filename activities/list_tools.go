@@ -17,6 +17,21 @@ const maxCatalogBytes = 1 << 20
 // servers' mcp__<server>__<tool>), sorted by name.
 type ToolCatalog struct {
 	Tools []tools.Descriptor `json:"tools"`
+	// Declared is, by tool name, what an MCP server declared of its tools
+	// beyond their descriptors (tools.Declared), which history keeps out
+	// of every descriptor a call records.
+	Declared map[string]*tools.Declared `json:"declared,omitempty"`
+}
+
+// WithDeclared returns the catalog's descriptors with what their servers
+// declared of them.
+func (c ToolCatalog) WithDeclared() []tools.Descriptor {
+	out := make([]tools.Descriptor, len(c.Tools))
+	for i, d := range c.Tools {
+		d.Declared = c.Declared[d.Name]
+		out[i] = d
+	}
+	return out
 }
 
 // ListTools returns this worker's tool registry. It runs as a local
@@ -24,6 +39,14 @@ type ToolCatalog struct {
 // polling the task queue rather than from a copy of its configuration.
 func (a *Activities) ListTools(ctx context.Context) (ToolCatalog, error) {
 	cat := ToolCatalog{Tools: a.Tools.Descriptors()}
+	for _, d := range cat.Tools {
+		if d.Declared != nil {
+			if cat.Declared == nil {
+				cat.Declared = map[string]*tools.Declared{}
+			}
+			cat.Declared[d.Name] = d.Declared
+		}
+	}
 	raw, err := json.Marshal(cat)
 	if err != nil {
 		return ToolCatalog{}, fenixerr.ToTemporal(fenixerr.Runtime("encode the tool catalog: %v", err))

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -95,4 +96,32 @@ func (g *Gateway) attachment(ctx context.Context, a tools.Attachment, budget int
 		r.Blob = data
 	}
 	return &mcp.EmbeddedResource{Resource: r}, len(data), ""
+}
+
+// declaredStructure is the structured content an MCP server's tool
+// returned (tools/mcp records it in the result's metadata, inline or by
+// context-store reference), for a tool served with its declared output
+// schema. Nil when the server returned none.
+func (g *Gateway) declaredStructure(ctx context.Context, data map[string]any) (any, error) {
+	if v, ok := data["structured_content"]; ok {
+		return v, nil
+	}
+	ref, _ := data["structured_ref"].(string)
+	if ref == "" {
+		return nil, nil
+	}
+	if g.cfg.Contexts == nil {
+		return nil, fmt.Errorf("it is in the context store as %s, and this gateway reads no context store (set FENIX_CONTEXT_STORE, or FENIX_DATA_DIR to the worker's data directory)", ref)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attachmentReadTimeout)
+	defer cancel()
+	raw, err := g.cfg.Contexts.Get(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from the context store failed: %v", ref, err)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("%s in the context store is not JSON: %v", ref, err)
+	}
+	return v, nil
 }

@@ -135,7 +135,7 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	case err != nil:
 		return nil, internalError("%v", err)
 	}
-	return g.toResult(ctx, res, run), nil
+	return g.toResult(ctx, d, res, run), nil
 }
 
 // internalError is a JSON-RPC internal error (-32603): the spec's
@@ -468,9 +468,21 @@ func describeReport(r contract.Report) string {
 // projector's data as structuredContent); failed and canceled are
 // isError results whose text is the pipeline's reason (a blocking hook's
 // reason, a denial, a validation error).
-func (g *Gateway) toResult(ctx context.Context, res contract.Result, run client.WorkflowRun) *mcp.CallToolResult {
+func (g *Gateway) toResult(ctx context.Context, d tools.Descriptor, res contract.Result, run client.WorkflowRun) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{Meta: mcp.Meta{MetaWorkflowID: run.GetID(), MetaRunID: run.GetRunID(), MetaStatus: res.Status}}
 	switch {
+	case res.Status == contract.StatusCompleted && res.Output != nil && d.Declared != nil && len(d.Declared.OutputSchema) > 0:
+		// The client validates structuredContent against the output schema
+		// the server declared: it gets the server's own.
+		out.Content = append([]mcp.Content{&mcp.TextContent{Text: res.Output.Content}}, g.attachments(ctx, run.GetID(), res.Output.Data)...)
+		structured, err := g.declaredStructure(ctx, res.Output.Data)
+		if err != nil {
+			// A result without it would fail the client's check with no
+			// word of why; the run itself completed (fenixrt/status).
+			out.IsError = true
+			out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf("[the tool's structured content is not sent: %v]", err)})
+		}
+		out.StructuredContent = structured
 	case res.Status == contract.StatusCompleted && res.Output != nil:
 		out.Content = append([]mcp.Content{&mcp.TextContent{Text: res.Output.Content}}, g.attachments(ctx, run.GetID(), res.Output.Data)...)
 		if len(res.Output.Data) > 0 {

@@ -29,7 +29,7 @@ func callThrough(t *testing.T, tc *mocks.Client, args map[string]any) (*mcp.Call
 	g, err := newGateway(Config{Client: tc, Conversation: "conv"})
 	require.NoError(t, err)
 	d := tools.Descriptor{Name: "calculator", Description: "adds", Schema: json.RawMessage(`{"type":"object"}`)}
-	g.server.AddTool(mcpTool(d), g.callHandler(d))
+	require.NoError(t, g.addTool(d))
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := g.server.Connect(ctx, st, nil)

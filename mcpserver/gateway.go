@@ -235,7 +235,7 @@ func (g *Gateway) Refresh(ctx context.Context) error {
 		return err
 	}
 	want := map[string]tools.Descriptor{}
-	for _, d := range cat.Tools {
+	for _, d := range cat.WithDeclared() {
 		if !g.allowed(d.Name) {
 			continue
 		}
@@ -258,13 +258,32 @@ func (g *Gateway) Refresh(ctx context.Context) error {
 		g.server.RemoveTools(gone...)
 	}
 	for name, d := range want {
-		raw, _ := json.Marshal(d)
+		raw, _ := json.Marshal(struct {
+			tools.Descriptor
+			Declared *tools.Declared `json:"declared"`
+		}{d, d.Declared})
 		if bytes.Equal(g.served[name], raw) {
 			continue
 		}
+		if err := g.addTool(d); err != nil {
+			g.cfg.Logger.Warn("mcp gateway: tool not served", "tool", d.Name, "error", err)
+			continue
+		}
 		g.served[name] = raw
-		g.server.AddTool(mcpTool(d), g.callHandler(d))
 	}
+	return nil
+}
+
+// addTool serves d. The SDK panics on a tool it cannot serve (an
+// x-mcp-header annotation on an object, two on one header): an MCP
+// server's tool list must not take the gateway down with it.
+func (g *Gateway) addTool(d tools.Descriptor) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the MCP SDK refuses it: %v", r)
+		}
+	}()
+	g.server.AddTool(mcpTool(d, g.cfg.Logger), g.callHandler(d))
 	return nil
 }
 
@@ -309,18 +328,36 @@ func objectSchema(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &s) == nil && s.Type == "object"
 }
 
-func mcpTool(d tools.Descriptor) *mcp.Tool {
+// mcpTool is d as the gateway's clients see it: an MCP server's tool
+// with what its server declared (title, output schema, hints), Fenix's
+// own with hints from its descriptor.
+func mcpTool(d tools.Descriptor, logger *slog.Logger) *mcp.Tool {
 	openWorld := d.RegistryBacked || strings.HasPrefix(d.Name, "mcp__") || strings.HasPrefix(d.Name, "web_")
 	desc := d.Description
 	if desc == "" { // clients (and the spec's conformance suite) expect one
 		desc = "Fenix tool " + d.Name + "."
 	}
-	return &mcp.Tool{
+	t := &mcp.Tool{
 		Name:        d.Name,
 		Description: desc,
 		InputSchema: d.Schema,
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: d.Idempotent, OpenWorldHint: &openWorld},
 	}
+	if decl := d.Declared; decl != nil {
+		t.Title = decl.Title
+		if len(decl.OutputSchema) > 0 {
+			t.OutputSchema = decl.OutputSchema
+		}
+		if len(decl.Annotations) > 0 {
+			var hints mcp.ToolAnnotations
+			if err := json.Unmarshal(decl.Annotations, &hints); err != nil {
+				logger.Warn("mcp gateway: the tool's declared annotations do not decode; Fenix's served instead", "tool", d.Name, "error", err)
+			} else {
+				t.Annotations = &hints
+			}
+		}
+	}
+	return t
 }
 
 // checkName keeps names that become part of workflow IDs readable.

@@ -155,6 +155,9 @@ type Spec struct {
 	MaxArgBytes      int
 	// Owner returns the resource a call refers to, for host routing.
 	Owner func(args map[string]any) string
+	// Declared is what the tool's source declared of it beyond what Fenix
+	// needs to run it (see Declared); nil for Fenix's own tools.
+	Declared *Declared
 }
 
 // Define builds a Definition from typed functions. The argument schema is
@@ -237,6 +240,7 @@ func (spec Spec) descriptor(schema json.RawMessage) Descriptor {
 		HeartbeatSeconds: int(spec.Heartbeat / time.Second),
 		Schema:           schema,
 		MaxArgBytes:      spec.MaxArgBytes,
+		Declared:         spec.Declared,
 	}
 }
 

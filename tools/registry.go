@@ -52,6 +52,20 @@ type Descriptor struct {
 	// MaxArgBytes is the largest JSON encoding of the arguments the tool
 	// accepts (Spec.MaxArgBytes); kept out of history.
 	MaxArgBytes int `json:"-"`
+	// Declared: see Spec.Declared; kept out of history (ListTools carries
+	// it to the MCP gateway).
+	Declared *Declared `json:"-"`
+}
+
+// Declared is what an MCP server declared of its tool that Fenix does not
+// need to run it but an MCP client of Fenix's gateway does: its title, the
+// schema of its structured output and its hints (readOnlyHint,
+// destructiveHint, ...), as the server sent them. The gateway serves the
+// tool with them, and a call's structured content as the tool's own.
+type Declared struct {
+	Title        string          `json:"title,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
 }
 
 // Definition is one registry entry.

@@ -207,6 +207,10 @@ func TestRealServersThroughTheRegistry(t *testing.T) {
 		if ann, ok := p.Metadata["annotations"].(*sdk.ToolAnnotations); !ok || !ann.ReadOnlyHint {
 			t.Fatalf("annotations = %#v, want the server's readOnlyHint recorded", p.Metadata["annotations"])
 		}
+		d, _ := reg.Lookup("mcp__everything__get-structured-content")
+		if decl := d.Declared; decl == nil || decl.Title != "Get Structured Content Tool" || !strings.Contains(string(decl.OutputSchema), `"temperature"`) || !strings.Contains(string(decl.Annotations), `"readOnlyHint":true`) {
+			t.Fatalf("declared = %+v, want the server's title, output schema and hints for the gateway", decl)
+		}
 	})
 	t.Run("image goes to the context store", func(t *testing.T) {
 		p, err := call(t, reg, "mcp__everything__get-tiny-image", map[string]any{}, "mcp__everything")

@@ -21,6 +21,14 @@ import (
 // function names: 64).
 const maxNameBytes = 64
 
+// Bounds of what a server declares of a tool beyond running it
+// (tools.Declared): every tool's travels in each ListTools result, whose
+// 1 MiB one server's outsized schema must not take.
+const (
+	maxDeclaredTitle        = 1 << 10
+	maxDeclaredOutputSchema = 64 << 10
+)
+
 // server is one configured MCP server and its current session.
 type server struct {
 	cfg ServerConfig
@@ -305,6 +313,7 @@ func (s *server) define(t *sdk.Tool) (tools.Definition, error) {
 			Timeout:          s.m.opts.CallTimeout,
 			Heartbeat:        heartbeat,
 			Owner:            func(map[string]any) string { return resource },
+			Declared:         s.declared(t),
 		},
 		Schema: schema,
 		Execute: func(ctx context.Context, env *tools.Env, args map[string]any) (json.RawMessage, error) {
@@ -317,6 +326,35 @@ func (s *server) define(t *sdk.Tool) (tools.Definition, error) {
 		},
 		Project: project,
 	})
+}
+
+// declared is what the server declared of t for the MCP gateway's clients
+// (tools.Declared): its title, output schema and annotations. An output
+// schema over its bound is left out with a warning (the gateway then
+// serves the tool without one, and its calls' structured content as
+// Fenix's metadata).
+func (s *server) declared(t *sdk.Tool) *tools.Declared {
+	d := &tools.Declared{Title: cut(t.Title, maxDeclaredTitle)}
+	if t.OutputSchema != nil {
+		raw, err := json.Marshal(t.OutputSchema)
+		switch {
+		case err != nil:
+			s.m.opts.Logger.Warn("MCP tool's output schema does not encode; served without it", "server", s.cfg.Name, "tool", t.Name, "error", err)
+		case len(raw) > maxDeclaredOutputSchema:
+			s.m.opts.Logger.Warn("MCP tool's output schema is too large; served without it", "server", s.cfg.Name, "tool", t.Name, "bytes", len(raw), "limit", maxDeclaredOutputSchema)
+		case string(raw) != "null":
+			d.OutputSchema = raw
+		}
+	}
+	if t.Annotations != nil {
+		if raw, err := json.Marshal(t.Annotations); err == nil {
+			d.Annotations = raw
+		}
+	}
+	if d.Title == "" && d.OutputSchema == nil && d.Annotations == nil {
+		return nil
+	}
+	return d
 }
 
 func describe(t *sdk.Tool) string {

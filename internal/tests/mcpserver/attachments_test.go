@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -16,8 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fenixrt/fenix/contextstore"
-	"github.com/fenixrt/fenix/internal/harness/mcpservers"
-	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/mcpserver"
 )
 
@@ -28,21 +25,7 @@ import (
 // names them; history holds only their references. A gateway that reads
 // no context store says so instead.
 func TestAnUpstreamServersImageReachesTheGatewaysClient(t *testing.T) {
-	servers := mcpservers.Require(t)
-	project := t.TempDir()
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": "node", "args": []string{servers.Entry("server-everything"), "stdio"}}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), cfg, 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__everything"]}}`), 0o644))
-	w := startWorkerWith(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, w.MCP().WaitReady(ctx))
+	w, servers := startEverythingWorker(t)
 
 	// The server's own image, as its source spells it.
 	src, err := os.ReadFile(filepath.Join(filepath.Dir(servers.Entry("server-everything")), "tools", "get-tiny-image.js"))

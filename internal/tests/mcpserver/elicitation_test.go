@@ -1,18 +1,12 @@
 package mcpserver
 
 import (
-	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fenixrt/fenix/internal/harness/mcpservers"
-	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/mcpserver"
 )
 
@@ -22,21 +16,7 @@ import (
 // schema; the client's answer goes back to the server through the run,
 // by default too: it is the user's input, not an approval.
 func TestAnUpstreamServersQuestionReachesTheGatewaysClient(t *testing.T) {
-	servers := mcpservers.Require(t)
-	project := t.TempDir()
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": "node", "args": []string{servers.Entry("server-everything"), "stdio"}}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), cfg, 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__everything"]}}`), 0o644))
-	w := startWorkerWith(t, func(c *worker.Config) {
-		c.HookSources = []string{project}
-		c.DefaultWorkspaceRoot = project
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, w.MCP().WaitReady(ctx))
+	w, _ := startEverythingWorker(t)
 	const tool = "mcp__everything__trigger-elicitation-request"
 	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{tool}}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
 

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fenixrt/fenix/internal/harness/devserver"
+	"github.com/fenixrt/fenix/internal/harness/mcpservers"
 	"github.com/fenixrt/fenix/internal/harness/testenv"
 	"github.com/fenixrt/fenix/internal/harness/testtools"
 	"github.com/fenixrt/fenix/internal/worker"
@@ -175,6 +176,29 @@ func startWorkerWith(t testing.TB, configure func(*worker.Config), extra ...tool
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return &testWorker{Worker: w, queue: queue, workspace: ws, dataDir: cfg.DataDir}
+}
+
+// startEverythingWorker starts a worker whose project configures the
+// official "everything" MCP server and allows its tools, and waits for
+// the server to be ready.
+func startEverythingWorker(t *testing.T) (*testWorker, mcpservers.Servers) {
+	t.Helper()
+	servers := mcpservers.Require(t)
+	project := t.TempDir()
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": "node", "args": []string{servers.Entry("server-everything"), "stdio"}}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), cfg, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__everything"]}}`), 0o644))
+	w := startWorkerWith(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, w.MCP().WaitReady(ctx))
+	return w, servers
 }
 
 // writeHooks: a fail-closed guard blocks any workspace_read that mentions

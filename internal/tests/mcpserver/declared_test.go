@@ -1,0 +1,41 @@
+package mcpserver
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/mcpserver"
+)
+
+// A tool of an MCP server behind Fenix is served to the gateway's
+// clients as its server declares it — title, output schema, hints — and
+// a call answers with the server's own structured content, which the
+// TypeScript SDK client checks against that schema (the "everything"
+// server's get-structured-content). It used to be served with Fenix's
+// hints and no schema, its structured content Fenix's metadata.
+func TestAnUpstreamToolIsServedAsItsServerDeclaresIt(t *testing.T) {
+	w, _ := startEverythingWorker(t)
+	const tool = "mcp__everything__get-structured-content"
+	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{tool}}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	d := startDriver(t, map[string]any{"transport": "http", "url": url, "steps": []any{
+		step("list"), call(tool, map[string]any{"location": "Chicago"}),
+	}})
+
+	listed := d.next(time.Minute, "tools")
+	require.Len(t, listed["tools"], 1)
+	served := listed["tools"].([]any)[0].(map[string]any)
+	assert.Equal(t, "Get Structured Content Tool", served["title"])
+	output, _ := served["outputSchema"].(map[string]any)
+	props, _ := output["properties"].(map[string]any)
+	assert.Contains(t, props, "temperature", "the server's output schema: %v", served)
+	assert.Equal(t, map[string]any{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}, served["annotations"])
+
+	r := d.result(time.Minute)
+	require.False(t, r.IsError, r.text())
+	assert.Equal(t, map[string]any{"temperature": 36.0, "conditions": "Light rain / drizzle", "humidity": 82.0}, r.StructuredContent,
+		"the client checked the server's own structured content against its schema")
+	assert.Equal(t, "completed", r.Meta[mcpserver.MetaStatus])
+}
