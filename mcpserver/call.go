@@ -36,6 +36,10 @@ const (
 	MetaWorkflowID = "fenixrt/workflow_id"
 	MetaRunID      = "fenixrt/run_id"
 	MetaStatus     = "fenixrt/status"
+	// MetaErrorCode is a failed run's error code (contract.Failure.Code:
+	// permission_denied, resource_not_found, ...), for clients that act
+	// on it rather than read the text.
+	MetaErrorCode = "fenixrt/error_code"
 )
 
 // cancelWait bounds how long a cancelled call waits for its run to record
@@ -490,6 +494,7 @@ func (g *Gateway) toResult(ctx context.Context, d tools.Descriptor, res contract
 		}
 	case res.Error != nil:
 		out.IsError = true
+		out.Meta[MetaErrorCode] = res.Error.Code
 		out.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s [%s, %s]", res.Error.LastErrorSummary, res.Error.ErrorType, res.Error.Code)}}
 	default:
 		out.IsError = true

@@ -120,6 +120,10 @@ type Gateway struct {
 
 	mu     sync.Mutex
 	served map[string][]byte // tool name -> descriptor JSON
+	// catalog is what is served, by tool name.
+	catalog map[string]tools.Descriptor
+	// resourceHosts is the last resource listing's servers by URI.
+	resourceHosts map[string][]string
 }
 
 // New builds a gateway and reads the tool list once: it fails when no
@@ -186,11 +190,12 @@ func newGateway(cfg Config) (*Gateway, error) {
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "fenix", Title: "Fenix governed tools", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
 		Logger:       cfg.Logger,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{}},
 		GetSessionID: func() string { return "mcp-" + randomID() },
 		// The MCP session closing ends its conversation's session.
 		InitializedHandler: g.endWithSession,
 	})
+	g.server.AddReceivingMiddleware(g.resourceMethods)
 	return g, nil
 }
 
@@ -247,6 +252,7 @@ func (g *Gateway) Refresh(ctx context.Context) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.catalog = want
 	var gone []string
 	for name := range g.served {
 		if _, ok := want[name]; !ok {

@@ -119,7 +119,9 @@ func (l *cancelLedger) inspect(session string, msg jsonrpc.Message) (jsonrpc.Mes
 		return msg, ""
 	}
 	switch req.Method {
-	case methodCallTool:
+	case methodCallTool, methodListResources, methodReadResource:
+		// Each runs as a tool call (resources.go): its run is found, and
+		// cancelled, by its request ID.
 		if !req.ID.IsValid() {
 			return msg, ""
 		}

@@ -3,11 +3,13 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fenixrt/fenix/fenixerr"
@@ -23,6 +25,15 @@ const (
 	ListResourcesTool = "list_mcp_resources"
 	ReadResourceTool  = "read_mcp_resource"
 )
+
+// CodeResourceNotFound is the error code of a read whose server says it
+// has no such resource, which the MCP gateway answers as "not found".
+const CodeResourceNotFound = "resource_not_found"
+
+// codeResourceNotFound20250618 is the JSON-RPC code of "resource not
+// found" before SEP-2164 made it -32602 (sdk.CodeResourceNotFound):
+// servers on older SDKs still send it.
+const codeResourceNotFound20250618 = -32002
 
 // Bounds of what the resource tools bring into a result.
 const (
@@ -219,6 +230,10 @@ func (m *Manager) readResource(ctx context.Context, _ *tools.Env, a ReadResource
 	if ctx.Err() != nil {
 		return CallResult{}, ctx.Err()
 	}
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) && (wire.Code == sdk.CodeResourceNotFound || wire.Code == codeResourceNotFound20250618) {
+		return CallResult{}, fenixerr.Runtime("MCP server %q has no resource %q: %v", s.cfg.Name, a.URI, err).WithTool(ReadResourceTool).WithCode(CodeResourceNotFound)
+	}
 	if err != nil {
 		return CallResult{}, fenixerr.Runtime("MCP server %q failed resources/read %q: %v", s.cfg.Name, a.URI, err).WithTool(ReadResourceTool).WithCode("mcp_call_failed")
 	}
@@ -236,6 +251,11 @@ func (m *Manager) readResource(ctx context.Context, _ *tools.Env, a ReadResource
 			item, err = binaryItem(ctx, s.m.opts, item, c.Blob)
 		} else {
 			item, err = textItem(ctx, s.m.opts, item, c.Text)
+			if err == nil && item.Ref == "" && c.Text != "" && s.m.opts.Contexts != nil {
+				// The narrative joins the texts; the gateway's resources/read
+				// answers with each content apart.
+				item.Copy, err = s.m.opts.Contexts.Put(ctx, []byte(c.Text))
+			}
 		}
 		if err != nil {
 			return CallResult{}, fenixerr.As(err).WithTool(ReadResourceTool)

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/tools/mcp"
 )
@@ -70,6 +71,12 @@ func TestMCPServersResourcesAreListedAndRead(t *testing.T) {
 	if err != nil || p.Content != "# Runbook\nPage #oncall." || p.Metadata["uri"] != "docs://runbook" {
 		t.Fatalf("runbook: %q %v %v", p.Content, p.Metadata, err)
 	}
+	// Each content apart in the context store too, for the gateway's
+	// resources/read, which answers with contents, not a narrative.
+	attached, err := tools.AttachmentsOf(p.Metadata)
+	if err != nil || len(attached) != 1 || !attached[0].Text || attached[0].URI != "docs://runbook" || string(store.data[attached[0].Ref]) != "# Runbook\nPage #oncall." {
+		t.Fatalf("runbook attachments = %+v, %v", attached, err)
+	}
 	p, err = call(t, reg, mcp.ReadResourceTool, map[string]any{"server": "docs", "uri": "docs://big"}, mcp.ReadResourceTool)
 	if err != nil || !strings.Contains(p.Content, "[5000 bytes in all, stored as ") || len(store.data) == 0 {
 		t.Fatalf("big: %.200q %v", p.Content, err)
@@ -80,7 +87,7 @@ func TestMCPServersResourcesAreListedAndRead(t *testing.T) {
 	}
 
 	for args, want := range map[string]string{
-		`{"server": "docs", "uri": "docs://nowhere"}`: `MCP server "docs" failed resources/read "docs://nowhere"`,
+		`{"server": "docs", "uri": "docs://nowhere"}`: `MCP server "docs" has no resource "docs://nowhere"`,
 		`{"server": "wiki", "uri": "docs://runbook"}`: `no MCP server "wiki" on this worker (servers: asking, docs)`,
 		`{"server": "asking", "uri": "docs://x"}`:     `MCP server "asking" offers no resources`,
 		`{"uri": "docs://runbook"}`:                   `server`,
@@ -93,6 +100,9 @@ func TestMCPServersResourcesAreListedAndRead(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("read %s: %v, want %q", args, err, want)
 		}
+	}
+	if _, err := call(t, reg, mcp.ReadResourceTool, map[string]any{"server": "docs", "uri": "docs://nowhere"}, mcp.ReadResourceTool); fenixerr.As(err).Code != mcp.CodeResourceNotFound {
+		t.Errorf("a resource the server does not have: %v, want code %s (the gateway's not found)", err, mcp.CodeResourceNotFound)
 	}
 	if _, err := call(t, reg, mcp.ListResourcesTool, map[string]any{}, "calculator"); err == nil {
 		t.Error("a tool outside allowed_tool_names ran")

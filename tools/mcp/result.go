@@ -54,6 +54,10 @@ type Content struct {
 	// Truncated is set when text was cut because no context store is
 	// configured to hold it.
 	Truncated bool `json:"truncated,omitempty"`
+	// Copy is the context-store reference of a whole text kept inline too:
+	// a resource read keeps each content apart there, for readers that
+	// need them apart (the MCP gateway's resources/read).
+	Copy string `json:"copy,omitempty"`
 }
 
 // projectResult converts the SDK result into CallResult, storing binary
@@ -251,20 +255,20 @@ func storedAs(c Content) string {
 }
 
 // attachments are the stored items an MCP client of Fenix's gateway gets
-// back whole: images, audio and resources (a text resource only when it
-// was too long to keep inline; a short one is in the narrative).
+// back whole: images, audio and resources (a text resource a tool returned
+// only when it was too long to keep inline, a short one is in the
+// narrative; every content of a resource read).
 func attachments(items []Content) []tools.Attachment {
 	var out []tools.Attachment
 	for _, c := range items {
-		if c.Ref == "" {
-			continue
-		}
-		switch c.Type {
-		case "image", "audio":
+		switch {
+		case c.Ref != "" && (c.Type == "image" || c.Type == "audio"):
 			out = append(out, tools.Attachment{Type: c.Type, MIMEType: c.MIMEType, Ref: c.Ref, Bytes: c.Bytes})
-		case "resource":
+		case c.Ref != "" && c.Type == "resource":
 			// textItem leaves a preview in Text; binaryItem leaves none.
 			out = append(out, tools.Attachment{Type: tools.AttachmentResource, MIMEType: c.MIMEType, URI: c.URI, Text: c.Text != "", Ref: c.Ref, Bytes: c.Bytes})
+		case c.Copy != "" && c.Type == "resource":
+			out = append(out, tools.Attachment{Type: tools.AttachmentResource, MIMEType: c.MIMEType, URI: c.URI, Text: true, Ref: c.Copy, Bytes: c.Bytes})
 		}
 	}
 	return out

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/mcpserver"
 	"github.com/fenixrt/fenix/tools"
 )
@@ -50,9 +52,10 @@ func conformanceTools() []tools.Definition {
 	}
 }
 
-// Scenarios of conformance 0.1.13 that apply to a tools-only server. The
-// others need features Fenix's gateway does not offer: prompts, resources
-// and completion; tools that log, sample or elicit themselves (tools run
+// Scenarios of conformance 0.1.13 that apply to Fenix's gateway: its
+// tools, and the resources of the MCP servers behind its workers. The
+// others need features it does not offer: prompts, completion, resource
+// subscriptions; tools that log, sample or elicit themselves (tools run
 // in workers; elicitation is used for approvals and for the questions of
 // MCP servers behind Fenix).
 var applicableScenarios = []string{
@@ -60,13 +63,26 @@ var applicableScenarios = []string{
 	"tools-call-simple-text", "tools-call-error", "tools-call-with-progress",
 	"tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content",
 	"json-schema-2020-12", "server-sse-multiple-streams", "dns-rebinding-protection",
+	"resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
 }
 
 // TestConformanceSuite runs `conformance server --url` against the
 // Streamable HTTP endpoint and requires every applicable scenario to pass.
 func TestConformanceSuite(t *testing.T) {
 	needNPM(t)
-	w := startWorker(t, append(conformanceTools(), conformanceMediaTools(t)...)...)
+	// The resource scenarios read an MCP server's resources through the
+	// worker's resource tools: a server of our own offers the ones they
+	// name.
+	resources := filepath.Join(t.TempDir(), "resourceserver")
+	build := exec.Command("go", "build", "-o", resources, "./resourceserver")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	mcpConfig := filepath.Join(t.TempDir(), ".mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers": {"conformance": {"command": "`+resources+`"}}}`), 0o644))
+	w := startWorkerWith(t, func(c *worker.Config) { c.MCPConfig = mcpConfig }, append(conformanceTools(), conformanceMediaTools(t)...)...)
+	ready, cancelReady := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelReady()
+	require.NoError(t, w.MCP().WaitReady(ready))
 	store, err := contextstore.NewFS(filepath.Join(w.dataDir, "contexts"))
 	require.NoError(t, err)
 	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Contexts: store}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})

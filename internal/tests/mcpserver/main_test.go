@@ -180,8 +180,9 @@ func startWorkerWith(t testing.TB, configure func(*worker.Config), extra ...tool
 
 // startEverythingWorker starts a worker whose project configures the
 // official "everything" MCP server and allows its tools, and waits for
-// the server to be ready.
-func startEverythingWorker(t *testing.T) (*testWorker, mcpservers.Servers) {
+// the server to be ready. files are more of the project's files, by path
+// (a .claude/settings.json among them replaces the one that allows).
+func startEverythingWorker(t *testing.T, files ...map[string]string) (*testWorker, mcpservers.Servers) {
 	t.Helper()
 	servers := mcpservers.Require(t)
 	project := t.TempDir()
@@ -191,6 +192,12 @@ func startEverythingWorker(t *testing.T) (*testWorker, mcpservers.Servers) {
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), cfg, 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__everything"]}}`), 0o644))
+	for _, set := range files {
+		for name, body := range set {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(project, name)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(project, name), []byte(body), 0o755))
+		}
+	}
 	w := startWorkerWith(t, func(c *worker.Config) {
 		c.HookSources = []string{project}
 		c.DefaultWorkspaceRoot = project

@@ -80,6 +80,15 @@ try {
       emit({ event: 'tools', tools });
       continue;
     }
+    if (step.op === 'resources' || step.op === 'read') {
+      try {
+        if (step.op === 'resources') emit({ event: 'resources', resources: (await client.listResources()).resources });
+        else emit({ event: 'read', uri: step.uri, result: await client.readResource({ uri: step.uri }) });
+      } catch (err) {
+        emit({ event: 'resource_error', op: step.op, uri: step.uri, code: err && err.code, message: String(err && err.message || err) });
+      }
+      continue;
+    }
     const ac = new AbortController();
     if (step.abortAfterMs) setTimeout(() => ac.abort('driver aborts'), step.abortAfterMs);
     const started = performance.now();

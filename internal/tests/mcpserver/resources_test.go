@@ -1,0 +1,72 @@
+package mcpserver
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/mcpserver"
+)
+
+// The resources of an MCP server behind Fenix (the official everything
+// server's documents) reach the gateway's client (the official TypeScript
+// SDK client) as resources: listed, read whole with their MIME type, each
+// read a governed run — the project's PreToolUse hook on
+// ReadMcpResourceTool keeps one document from the client as it keeps it
+// from an agent. A URI no server lists is "not found".
+func TestAnUpstreamServersResourcesReachTheGatewaysClient(t *testing.T) {
+	w, _ := startEverythingWorker(t, map[string]string{
+		".claude/hooks/internal-docs.sh": `#!/bin/sh
+input=$(cat)
+case "$input" in
+  *'"uri":"demo://resource/static/document/architecture.md"'*) echo "architecture notes stay internal" >&2; exit 2 ;;
+esac
+exit 0
+`,
+		".claude/settings.json": `{"permissions": {"allow": ["mcp__everything"]},
+  "hooks": {"PreToolUse": [{"matcher": "ReadMcpResourceTool", "hooks": [
+    {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/internal-docs.sh"}]}]}}`,
+	})
+	store, err := contextstore.NewFS(filepath.Join(w.dataDir, "contexts"))
+	require.NoError(t, err)
+	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Contexts: store}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	const features, architecture = "demo://resource/static/document/features.md", "demo://resource/static/document/architecture.md"
+	d := startDriver(t, map[string]any{"transport": "http", "url": url, "steps": []any{
+		step("resources"), step("read", "uri", features), step("read", "uri", architecture), step("read", "uri", "demo://nowhere/at-all"),
+	}})
+
+	listed := d.next(time.Minute, "resources")["resources"].([]any)
+	var uris []string
+	for _, r := range listed {
+		res := r.(map[string]any)
+		uris = append(uris, res["uri"].(string))
+		if res["uri"] == features {
+			assert.Equal(t, "text/markdown", res["mimeType"], "%v", res)
+			assert.NotEmpty(t, res["name"])
+		}
+	}
+	assert.Contains(t, uris, features)
+	assert.Contains(t, uris, architecture)
+
+	read := d.next(time.Minute, "read", "resource_error")
+	require.Equal(t, "read", read.kind(), "%v", read)
+	contents := read["result"].(map[string]any)["contents"].([]any)
+	require.Len(t, contents, 1)
+	doc := contents[0].(map[string]any)
+	assert.Equal(t, features, doc["uri"])
+	assert.Equal(t, "text/markdown", doc["mimeType"])
+	assert.True(t, strings.HasPrefix(doc["text"].(string), "# "), "the document's markdown, whole: %.200v", doc["text"])
+
+	blocked := d.next(time.Minute, "read", "resource_error")
+	require.Equal(t, "resource_error", blocked.kind(), "%v", blocked)
+	assert.Contains(t, blocked["message"], "architecture notes stay internal")
+
+	missing := d.next(time.Minute, "read", "resource_error")
+	require.Equal(t, "resource_error", missing.kind(), "%v", missing)
+	assert.EqualValues(t, -32602, missing["code"], "resource not found: %v", missing)
+}
