@@ -110,14 +110,9 @@ func (g *Gateway) declaredStructure(ctx context.Context, data map[string]any) (a
 	if ref == "" {
 		return nil, nil
 	}
-	if g.cfg.Contexts == nil {
-		return nil, fmt.Errorf("it is in the context store as %s, and this gateway reads no context store (set FENIX_CONTEXT_STORE, or FENIX_DATA_DIR to the worker's data directory)", ref)
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attachmentReadTimeout)
-	defer cancel()
-	raw, err := g.cfg.Contexts.Get(ctx, ref)
+	raw, err := g.stored(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s from the context store failed: %v", ref, err)
+		return nil, err
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {

@@ -122,8 +122,12 @@ type Gateway struct {
 	served map[string][]byte // tool name -> descriptor JSON
 	// catalog is what is served, by tool name.
 	catalog map[string]tools.Descriptor
-	// resourceHosts is the last resource listing's servers by URI.
+	// resourceHosts is the last resource listing's servers by URI, and
+	// templateHosts its servers' templates.
 	resourceHosts map[string][]string
+	templateHosts []resourceHost
+	// promptHosts is the last prompt listing's prompts by served name.
+	promptHosts map[string]promptHost
 }
 
 // New builds a gateway and reads the tool list once: it fails when no
@@ -190,7 +194,7 @@ func newGateway(cfg Config) (*Gateway, error) {
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "fenix", Title: "Fenix governed tools", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
 		Logger:       cfg.Logger,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
 		GetSessionID: func() string { return "mcp-" + randomID() },
 		// The MCP session closing ends its conversation's session.
 		InitializedHandler: g.endWithSession,

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/fenixrt/fenix/tools"
 	mcptools "github.com/fenixrt/fenix/tools/mcp"
@@ -21,22 +23,60 @@ import (
 // rules, approvals and audit that govern an agent's reads govern a
 // client's too.
 const (
-	methodListResources = "resources/list"
-	methodReadResource  = "resources/read"
+	methodListResources         = "resources/list"
+	methodListResourceTemplates = "resources/templates/list"
+	methodReadResource          = "resources/read"
 )
 
-// resourceMethods answers resources/list and resources/read; every other
-// method goes on to the SDK.
+// resourceMethods answers the resource and prompt methods (prompts.go);
+// every other method goes on to the SDK. A list request may come without
+// params; a read or a get without them is refused. A panic in answering
+// one request is that request's internal error: the SDK would let it end
+// the gateway, and every session with it.
 func (g *Gateway) resourceMethods(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	return func(ctx context.Context, method string, req mcp.Request) (result mcp.Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				g.cfg.Logger.Error("mcp gateway: answering a request panicked", "method", method, "panic", p)
+				result, err = nil, internalError("%s failed: %v", method, p)
+			}
+		}()
+		missing := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcp gateway: %s needs params", method)}
 		switch r := req.(type) {
 		case *mcp.ListResourcesRequest:
 			if method == methodListResources {
+				if r.Params == nil {
+					r.Params = &mcp.ListResourcesParams{}
+				}
 				return g.listResources(ctx, r)
+			}
+		case *mcp.ListResourceTemplatesRequest:
+			if method == methodListResourceTemplates {
+				if r.Params == nil {
+					r.Params = &mcp.ListResourceTemplatesParams{}
+				}
+				return g.listResourceTemplates(ctx, r)
 			}
 		case *mcp.ReadResourceRequest:
 			if method == methodReadResource {
+				if r.Params == nil {
+					return nil, missing
+				}
 				return g.readResource(ctx, r)
+			}
+		case *mcp.ListPromptsRequest:
+			if method == methodListPrompts {
+				if r.Params == nil {
+					r.Params = &mcp.ListPromptsParams{}
+				}
+				return g.listPrompts(ctx, r)
+			}
+		case *mcp.GetPromptRequest:
+			if method == methodGetPrompt {
+				if r.Params == nil {
+					return nil, missing
+				}
+				return g.getPrompt(ctx, r)
 			}
 		}
 		return next(ctx, method, req)
@@ -75,69 +115,139 @@ func textOf(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func (g *Gateway) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
-	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
-	res, err := g.resourceTool(ctx, r.Session, r.Extra, r.Params.GetMeta(), mcptools.ListResourcesTool, map[string]any{})
+// resourceHost is a server's resource template as the gateway matches
+// URIs against it.
+type resourceHost struct {
+	server   string
+	template *regexp.Regexp
+}
+
+// listing runs list_mcp_resources for a client's request and remembers
+// which server lists which URI and template. Nil, nil when no worker
+// serves resources (or -allow leaves them out).
+func (g *Gateway) listing(ctx context.Context, session *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta) (*resourceListing, error) {
+	res, err := g.resourceTool(ctx, session, extra, meta, mcptools.ListResourcesTool, map[string]any{})
 	switch {
 	case err != nil:
 		return nil, err
-	case res == nil: // no worker serves resources, or -allow leaves them out
-		return out, nil
+	case res == nil:
+		return nil, nil
 	case res.IsError:
 		return nil, refused("listing the MCP servers' resources", res)
 	}
-	listed, err := listedResources(res)
+	l, err := decodeListing(res)
 	if err != nil {
 		return nil, internalError("the workers' resource listing does not decode: %v", err)
 	}
 	hosts := map[string][]string{}
-	for _, l := range listed {
-		out.Resources = append(out.Resources, &mcp.Resource{URI: l.URI, Name: l.Name, Title: l.Title, Description: l.Description, MIMEType: l.MIMEType, Size: l.Size})
-		if !slices.Contains(hosts[l.URI], l.Server) {
-			hosts[l.URI] = append(hosts[l.URI], l.Server)
+	for _, r := range l.Resources {
+		if !slices.Contains(hosts[r.URI], r.Server) {
+			hosts[r.URI] = append(hosts[r.URI], r.Server)
 		}
 	}
+	var templates []resourceHost
+	for _, t := range l.Templates {
+		tmpl, err := uritemplate.New(t.URITemplate)
+		if err != nil {
+			g.cfg.Logger.Warn("mcp gateway: a resource template does not parse; reads through it need the server named by a listing", "server", t.Server, "template", t.URITemplate, "error", err)
+			continue
+		}
+		templates = append(templates, resourceHost{server: t.Server, template: tmpl.Regexp()})
+	}
 	g.mu.Lock()
-	g.resourceHosts = hosts
+	g.resourceHosts, g.templateHosts = hosts, templates
 	g.mu.Unlock()
+	return l, nil
+}
+
+// resourceListing is list_mcp_resources' answer as the gateway reads it.
+type resourceListing struct {
+	Resources []mcptools.ListedResource
+	Templates []mcptools.ListedTemplate
+}
+
+// decodeListing reads list_mcp_resources' result: the listing is its
+// narrative's JSON (then notes: where it stopped, what could not be
+// listed), the templates are in its data.
+func decodeListing(res *mcp.CallToolResult) (*resourceListing, error) {
+	l := &resourceListing{}
+	data, _ := res.StructuredContent.(map[string]any)
+	if raw, ok := data[mcptools.MetaResourceTemplates]; ok {
+		encoded, err := json.Marshal(raw)
+		if err == nil {
+			err = json.Unmarshal(encoded, &l.Templates)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("templates: %w", err)
+		}
+	}
+	if data["total"] == float64(0) {
+		return l, nil
+	}
+	if err := json.NewDecoder(strings.NewReader(textOf(res))).Decode(&l.Resources); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (g *Gateway) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	l, err := g.listing(ctx, r.Session, r.Extra, r.Params.GetMeta())
+	if err != nil || l == nil {
+		return out, err
+	}
+	for _, res := range l.Resources {
+		out.Resources = append(out.Resources, &mcp.Resource{URI: res.URI, Name: res.Name, Title: res.Title, Description: res.Description, MIMEType: res.MIMEType, Size: res.Size})
+	}
 	return out, nil
 }
 
-// listedResources reads list_mcp_resources' narrative: the listing as
-// JSON, then its notes (where it stopped, what could not be listed).
-func listedResources(res *mcp.CallToolResult) ([]mcptools.ListedResource, error) {
-	var listed []mcptools.ListedResource
-	text := textOf(res)
-	if data, _ := res.StructuredContent.(map[string]any); data != nil && data["total"] == float64(0) {
-		return nil, nil
+func (g *Gateway) listResourceTemplates(ctx context.Context, r *mcp.ListResourceTemplatesRequest) (*mcp.ListResourceTemplatesResult, error) {
+	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}
+	l, err := g.listing(ctx, r.Session, r.Extra, r.Params.GetMeta())
+	if err != nil || l == nil {
+		return out, err
 	}
-	if err := json.NewDecoder(strings.NewReader(text)).Decode(&listed); err != nil {
-		return nil, err
+	for _, t := range l.Templates {
+		out.ResourceTemplates = append(out.ResourceTemplates, &mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType})
 	}
-	return listed, nil
+	return out, nil
 }
 
 // serverOf is the MCP server a client's URI belongs to: the one whose
-// listing holds it (listing first when none does yet), or the only server
-// that lists any.
+// listing holds it, else the one whose template matches it (listing first
+// when none does yet), else the only server that lists any.
 func (g *Gateway) serverOf(ctx context.Context, r *mcp.ReadResourceRequest) (string, error) {
 	uri := r.Params.URI
-	lookup := func() ([]string, []string) {
+	lookup := func() (servers, all []string) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		var all []string
-		for _, servers := range g.resourceHosts {
-			for _, s := range servers {
-				if !slices.Contains(all, s) {
-					all = append(all, s)
-				}
+		add := func(list *[]string, s string) {
+			if !slices.Contains(*list, s) {
+				*list = append(*list, s)
 			}
 		}
-		return g.resourceHosts[uri], all
+		for _, listed := range g.resourceHosts {
+			for _, s := range listed {
+				add(&all, s)
+			}
+		}
+		for _, t := range g.templateHosts {
+			add(&all, t.server)
+		}
+		if listed := g.resourceHosts[uri]; len(listed) > 0 {
+			return slices.Clone(listed), all
+		}
+		for _, t := range g.templateHosts {
+			if t.template.MatchString(uri) {
+				add(&servers, t.server)
+			}
+		}
+		return servers, all
 	}
 	servers, all := lookup()
 	if len(servers) == 0 {
-		if _, err := g.listResources(ctx, &mcp.ListResourcesRequest{Session: r.Session, Extra: r.Extra, Params: &mcp.ListResourcesParams{}}); err != nil {
+		if _, err := g.listing(ctx, r.Session, r.Extra, nil); err != nil {
 			return "", err
 		}
 		servers, all = lookup()
@@ -147,9 +257,9 @@ func (g *Gateway) serverOf(ctx context.Context, r *mcp.ReadResourceRequest) (str
 		return servers[0], nil
 	case len(servers) > 1:
 		slices.Sort(servers)
-		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcp gateway: resource %q is listed by MCP servers %s behind Fenix: it cannot tell which one is meant", uri, strings.Join(servers, " and "))}
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcp gateway: resource %q belongs to MCP servers %s behind Fenix: it cannot tell which one is meant", uri, strings.Join(servers, " and "))}
 	case len(all) == 1:
-		// A templated URI (demo://item/42) is in no listing.
+		// A URI of a template the server does not list.
 		return all[0], nil
 	}
 	return "", mcp.ResourceNotFoundError(uri)

@@ -9,20 +9,25 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yosida95/uritemplate/v3"
 )
 
-// list_mcp_resources' narrative is the listing as JSON, then its notes.
-func TestListedResourcesReadTheListingBeforeItsNotes(t *testing.T) {
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `[{"server":"docs","uri":"docs://a","name":"a"}]` + "\n[MCP server \"wiki\" could not be listed: down]"}}}
-	listed, err := listedResources(res)
+// list_mcp_resources' narrative is the listing as JSON, then its notes;
+// its data holds the templates.
+func TestTheListingIsReadBeforeItsNotes(t *testing.T) {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `[{"server":"docs","uri":"docs://a","name":"a"}]` + "\n[MCP server \"wiki\" could not be listed: down]"}},
+		StructuredContent: map[string]any{"total": float64(1), "resource_templates": []any{map[string]any{"server": "docs", "uriTemplate": "docs://item/{id}", "name": "item"}}}}
+	l, err := decodeListing(res)
 	require.NoError(t, err)
-	require.Len(t, listed, 1)
-	assert.Equal(t, "docs", listed[0].Server)
+	require.Len(t, l.Resources, 1)
+	assert.Equal(t, "docs", l.Resources[0].Server)
+	require.Len(t, l.Templates, 1)
+	assert.Equal(t, "docs://item/{id}", l.Templates[0].URITemplate)
 
 	none := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "No MCP server on this worker exposes resources."}}, StructuredContent: map[string]any{"total": float64(0)}}
-	listed, err = listedResources(none)
+	l, err = decodeListing(none)
 	require.NoError(t, err)
-	assert.Empty(t, listed)
+	assert.Empty(t, l.Resources)
 }
 
 // A URI is read from the server whose listing holds it, or from the only
@@ -45,10 +50,46 @@ func TestAResourceIsReadFromTheServerThatListsIt(t *testing.T) {
 	assert.Contains(t, wire.Message, "docs and wiki")
 	_, err = read("docs://item/7")
 	require.True(t, errors.As(err, &wire), "%v", err)
-	assert.Equal(t, int64(mcp.CodeResourceNotFound), wire.Code)
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), wire.Code)
 
-	g.resourceHosts = map[string][]string{"docs://a": {"docs"}}
+	docs, err := uritemplate.New("docs://item/{id}")
+	require.NoError(t, err)
+	g.templateHosts = []resourceHost{{server: "docs", template: docs.Regexp()}}
 	server, err = read("docs://item/7")
 	require.NoError(t, err)
-	assert.Equal(t, "docs", server, "the only server listing resources serves its templates")
+	assert.Equal(t, "docs", server, "the server whose template matches")
+
+	g.resourceHosts, g.templateHosts = map[string][]string{"docs://a": {"docs"}}, nil
+	server, err = read("docs://item/7")
+	require.NoError(t, err)
+	assert.Equal(t, "docs", server, "the only server listing resources")
+}
+
+// A list request without params is answered; a read or a get without
+// them is refused as invalid params; a panic while answering is that
+// request's internal error, not the gateway's end.
+func TestResourceAndPromptRequestsWithoutParams(t *testing.T) {
+	g, err := newGateway(Config{})
+	require.NoError(t, err)
+	answer := g.resourceMethods(func(context.Context, string, mcp.Request) (mcp.Result, error) {
+		panic("the SDK's own handler")
+	})
+	ctx := context.Background()
+	res, err := answer(ctx, methodListResources, &mcp.ListResourcesRequest{})
+	require.NoError(t, err)
+	assert.Empty(t, res.(*mcp.ListResourcesResult).Resources)
+	res, err = answer(ctx, methodListPrompts, &mcp.ListPromptsRequest{})
+	require.NoError(t, err)
+	assert.Empty(t, res.(*mcp.ListPromptsResult).Prompts)
+	_, err = answer(ctx, methodListResourceTemplates, &mcp.ListResourceTemplatesRequest{})
+	require.NoError(t, err)
+	for method, req := range map[string]mcp.Request{methodReadResource: &mcp.ReadResourceRequest{}, methodGetPrompt: &mcp.GetPromptRequest{}} {
+		_, err := answer(ctx, method, req)
+		var wire *jsonrpc.Error
+		require.True(t, errors.As(err, &wire), "%s: %v", method, err)
+		assert.Equal(t, int64(jsonrpc.CodeInvalidParams), wire.Code, method)
+	}
+	_, err = answer(ctx, "tools/list", &mcp.ListToolsRequest{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "tools/list failed: the SDK's own handler")
 }

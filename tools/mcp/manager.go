@@ -122,6 +122,8 @@ type Manager struct {
 	wg     sync.WaitGroup
 	// resources are list_mcp_resources and read_mcp_resource.
 	resources map[string]tools.Definition
+	// prompts are list_mcp_prompts and get_mcp_prompt.
+	prompts map[string]tools.Definition
 }
 
 // serverSet is one configuration of the manager's servers.
@@ -154,6 +156,7 @@ func NewManager(configs []ServerConfig, opts Options) (*Manager, error) {
 	}
 	m := &Manager{opts: opts}
 	m.resources = m.resourceTools()
+	m.prompts = m.promptTools()
 	set, err := m.newSet(configs, opts.Rules, nil)
 	if err != nil {
 		return nil, err
@@ -304,6 +307,9 @@ func (m *Manager) Tool(name string) (tools.Definition, bool, error) {
 	if d, ok := m.resources[name]; ok {
 		return d, true, nil
 	}
+	if d, ok := m.prompts[name]; ok {
+		return d, true, nil
+	}
 	s := m.serverOf(name)
 	if s == nil {
 		if server, why, ok := m.refusedServerOf(name); ok {
@@ -346,6 +352,9 @@ func (m *Manager) Definitions() []tools.Definition {
 	}
 	if len(m.resourceServers()) > 0 {
 		out = append(out, m.resources[ListResourcesTool], m.resources[ReadResourceTool])
+	}
+	if len(m.promptServers()) > 0 {
+		out = append(out, m.prompts[ListPromptsTool], m.prompts[GetPromptTool])
 	}
 	return out
 }

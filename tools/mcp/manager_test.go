@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -244,6 +245,35 @@ func TestRealServersThroughTheRegistry(t *testing.T) {
 		}
 		if attached, _ := tools.AttachmentsOf(p.Metadata); len(attached) != 0 || !strings.Contains(p.Content, "Resource 1") {
 			t.Fatalf("attachments = %+v (%q), want the text inline and nothing attached", attached, p.Content)
+		}
+	})
+	t.Run("resource templates are listed for the gateway, not the model", func(t *testing.T) {
+		p, err := call(t, reg, mcp.ListResourcesTool, map[string]any{"server": "everything"}, mcp.ListResourcesTool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		templates, _ := p.Metadata[mcp.MetaResourceTemplates].([]mcp.ListedTemplate)
+		if !slices.ContainsFunc(templates, func(t mcp.ListedTemplate) bool {
+			return t.URITemplate == "demo://resource/dynamic/text/{resourceId}" && t.Server == "everything"
+		}) || strings.Contains(p.Content, "{resourceId}") {
+			t.Fatalf("templates = %+v, content %.300q; want the dynamic text template in the metadata only", templates, p.Content)
+		}
+	})
+	t.Run("prompts", func(t *testing.T) {
+		p, err := call(t, reg, mcp.ListPromptsTool, map[string]any{"server": "everything"}, mcp.ListPromptsTool)
+		if err != nil || !strings.Contains(p.Content, `"name":"args-prompt"`) || !strings.Contains(p.Content, `{"name":"city","description":"Name of the city","required":true}`) {
+			t.Fatalf("listing = %.400q, %v; want args-prompt with its required city", p.Content, err)
+		}
+		p, err = call(t, reg, mcp.GetPromptTool, map[string]any{"server": "everything", "name": "args-prompt", "arguments": map[string]any{"city": "Paris"}}, mcp.GetPromptTool)
+		if err != nil || p.Content != "user: What's weather in Paris?" {
+			t.Fatalf("prompt = %q, %v", p.Content, err)
+		}
+		if messages, _ := p.Metadata[mcp.MetaPromptMessages].([]mcp.PromptMessage); len(messages) != 1 || messages[0].Role != "user" || messages[0].Content.Text != "What's weather in Paris?" {
+			t.Fatalf("messages = %+v, want the server's one message for the gateway", p.Metadata[mcp.MetaPromptMessages])
+		}
+		_, err = call(t, reg, mcp.GetPromptTool, map[string]any{"server": "everything", "name": "args-prompt"}, mcp.GetPromptTool)
+		if fenixerr.As(err).Code != mcp.CodePromptRefused {
+			t.Fatalf("a prompt missing its required argument: %v, want code %s", err, mcp.CodePromptRefused)
 		}
 	})
 	t.Run("resource links", func(t *testing.T) {

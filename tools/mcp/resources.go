@@ -26,12 +26,17 @@ const (
 	ReadResourceTool  = "read_mcp_resource"
 )
 
+// MetaResourceTemplates is the listing's metadata key of the servers'
+// resource templates ([]ListedTemplate).
+const MetaResourceTemplates = "resource_templates"
+
 // CodeResourceNotFound is the error code of a read whose server says it
 // has no such resource, which the MCP gateway answers as "not found".
 const CodeResourceNotFound = "resource_not_found"
 
 // codeResourceNotFound20250618 is the JSON-RPC code of "resource not
-// found" before SEP-2164 made it -32602 (sdk.CodeResourceNotFound):
+// found" before SEP-2164 made it -32602 (invalid params, the only
+// param of a read being its URI):
 // servers on older SDKs still send it.
 const codeResourceNotFound20250618 = -32002
 
@@ -63,9 +68,23 @@ type ListedResource struct {
 	Size        int64  `json:"size,omitempty"`
 }
 
+// ListedTemplate is one resource template a server exposes: the URIs it
+// reads beyond those it lists (RFC 6570, docs://item/{id}).
+type ListedTemplate struct {
+	Server      string `json:"server"`
+	URITemplate string `json:"uriTemplate"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mimeType,omitempty"`
+}
+
 // ListResourcesResult is list_mcp_resources' raw result.
 type ListResourcesResult struct {
 	Resources []ListedResource `json:"resources"`
+	// Templates are the servers' resource templates, for the MCP gateway's
+	// resources/templates/list (Claude Code's tool shows its model none).
+	Templates []ListedTemplate `json:"templates,omitempty"`
 	// Truncated is set when the listing was cut to its bound (pages or
 	// bytes); Total counts what is listed.
 	Truncated bool `json:"truncated,omitempty"`
@@ -163,6 +182,10 @@ func (m *Manager) listResources(ctx context.Context, _ *tools.Env, a ListResourc
 	budget := maxListedBytes
 	for _, s := range servers {
 		truncated, err := s.listResources(ctx, &out, &budget)
+		if err == nil && !truncated {
+			// A server without templates answers "method not found".
+			truncated = s.listTemplates(ctx, &out, &budget)
+		}
 		if ctx.Err() != nil {
 			return ListResourcesResult{}, ctx.Err()
 		}
@@ -217,6 +240,43 @@ func (s *server) listResources(ctx context.Context, out *ListResourcesResult, bu
 	}
 }
 
+// listTemplates appends the server's resource templates to out within
+// budget bytes, and says whether it stopped at a bound. A server that
+// cannot list them has none to show.
+func (s *server) listTemplates(ctx context.Context, out *ListResourcesResult, budget *int) (truncated bool) {
+	session, err := s.resourceSession()
+	if err != nil {
+		return false
+	}
+	params := &sdk.ListResourceTemplatesParams{}
+	for page := 0; ; page++ {
+		if page == maxResourcePages {
+			return true
+		}
+		res, err := session.ListResourceTemplates(ctx, params)
+		if err != nil {
+			return false
+		}
+		for _, r := range res.ResourceTemplates {
+			if r == nil {
+				continue
+			}
+			item := ListedTemplate{Server: s.cfg.Name, URITemplate: r.URITemplate, Name: r.Name, Title: r.Title,
+				Description: cut(r.Description, maxResourceDescription), MIMEType: r.MIMEType}
+			size := len(item.Server) + len(item.URITemplate) + len(item.Name) + len(item.Title) + len(item.Description) + len(item.MIMEType) + 96
+			if size > *budget {
+				return true
+			}
+			*budget -= size
+			out.Templates = append(out.Templates, item)
+		}
+		if res.NextCursor == "" {
+			return false
+		}
+		params = &sdk.ListResourceTemplatesParams{Cursor: res.NextCursor}
+	}
+}
+
 func (m *Manager) readResource(ctx context.Context, _ *tools.Env, a ReadResourceArgs) (CallResult, error) {
 	s, err := m.namedServer(ReadResourceTool, a.Server)
 	if err != nil {
@@ -231,7 +291,7 @@ func (m *Manager) readResource(ctx context.Context, _ *tools.Env, a ReadResource
 		return CallResult{}, ctx.Err()
 	}
 	var wire *jsonrpc.Error
-	if errors.As(err, &wire) && (wire.Code == sdk.CodeResourceNotFound || wire.Code == codeResourceNotFound20250618) {
+	if errors.As(err, &wire) && (wire.Code == jsonrpc.CodeInvalidParams || wire.Code == codeResourceNotFound20250618) {
 		return CallResult{}, fenixerr.Runtime("MCP server %q has no resource %q: %v", s.cfg.Name, a.URI, err).WithTool(ReadResourceTool).WithCode(CodeResourceNotFound)
 	}
 	if err != nil {
@@ -283,5 +343,9 @@ func projectListing(r ListResourcesResult) tools.Projection {
 	for _, res := range r.Resources {
 		servers[res.Server] = true
 	}
-	return tools.Projection{Content: content, Metadata: map[string]any{"total": r.Total, "servers": len(servers), "truncated": r.Truncated}}
+	meta := map[string]any{"total": r.Total, "servers": len(servers), "truncated": r.Truncated}
+	if len(r.Templates) > 0 {
+		meta[MetaResourceTemplates] = r.Templates
+	}
+	return tools.Projection{Content: content, Metadata: meta}
 }

@@ -53,9 +53,9 @@ func conformanceTools() []tools.Definition {
 }
 
 // Scenarios of conformance 0.1.13 that apply to Fenix's gateway: its
-// tools, and the resources of the MCP servers behind its workers. The
-// others need features it does not offer: prompts, completion, resource
-// subscriptions; tools that log, sample or elicit themselves (tools run
+// tools, and the resources and prompts of the MCP servers behind its
+// workers. The others need features it does not offer: completion,
+// resource subscriptions; tools that log, sample or elicit themselves (tools run
 // in workers; elicitation is used for approvals and for the questions of
 // MCP servers behind Fenix).
 var applicableScenarios = []string{
@@ -64,21 +64,22 @@ var applicableScenarios = []string{
 	"tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content",
 	"json-schema-2020-12", "server-sse-multiple-streams", "dns-rebinding-protection",
 	"resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
+	"prompts-list", "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource", "prompts-get-with-image",
 }
 
 // TestConformanceSuite runs `conformance server --url` against the
 // Streamable HTTP endpoint and requires every applicable scenario to pass.
 func TestConformanceSuite(t *testing.T) {
 	needNPM(t)
-	// The resource scenarios read an MCP server's resources through the
-	// worker's resource tools: a server of our own offers the ones they
-	// name.
-	resources := filepath.Join(t.TempDir(), "resourceserver")
-	build := exec.Command("go", "build", "-o", resources, "./resourceserver")
+	// The resource and prompt scenarios read an MCP server's resources and
+	// prompts through the worker's tools for them: a server of our own
+	// offers the ones they name.
+	upstream := filepath.Join(t.TempDir(), "upstreamserver")
+	build := exec.Command("go", "build", "-o", upstream, "./upstreamserver")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	mcpConfig := filepath.Join(t.TempDir(), ".mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers": {"conformance": {"command": "`+resources+`"}}}`), 0o644))
+	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers": {"conformance": {"command": "`+upstream+`"}}}`), 0o644))
 	w := startWorkerWith(t, func(c *worker.Config) { c.MCPConfig = mcpConfig }, append(conformanceTools(), conformanceMediaTools(t)...)...)
 	ready, cancelReady := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancelReady()

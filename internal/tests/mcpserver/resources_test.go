@@ -18,7 +18,8 @@ import (
 // SDK client) as resources: listed, read whole with their MIME type, each
 // read a governed run — the project's PreToolUse hook on
 // ReadMcpResourceTool keeps one document from the client as it keeps it
-// from an agent. A URI no server lists is "not found".
+// from an agent. A URI no server lists is "not found"; the server's
+// templates are listed, and a URI of one is read.
 func TestAnUpstreamServersResourcesReachTheGatewaysClient(t *testing.T) {
 	w, _ := startEverythingWorker(t, map[string]string{
 		".claude/hooks/internal-docs.sh": `#!/bin/sh
@@ -38,6 +39,7 @@ exit 0
 	const features, architecture = "demo://resource/static/document/features.md", "demo://resource/static/document/architecture.md"
 	d := startDriver(t, map[string]any{"transport": "http", "url": url, "steps": []any{
 		step("resources"), step("read", "uri", features), step("read", "uri", architecture), step("read", "uri", "demo://nowhere/at-all"),
+		step("templates"), step("read", "uri", "demo://resource/dynamic/text/7"),
 	}})
 
 	listed := d.next(time.Minute, "resources")["resources"].([]any)
@@ -69,4 +71,16 @@ exit 0
 	missing := d.next(time.Minute, "read", "resource_error")
 	require.Equal(t, "resource_error", missing.kind(), "%v", missing)
 	assert.EqualValues(t, -32602, missing["code"], "resource not found: %v", missing)
+
+	templates := d.next(time.Minute, "templates")["templates"].([]any)
+	var patterns []string
+	for _, tmpl := range templates {
+		patterns = append(patterns, tmpl.(map[string]any)["uriTemplate"].(string))
+	}
+	assert.Contains(t, patterns, "demo://resource/dynamic/text/{resourceId}")
+	templated := d.next(time.Minute, "read", "resource_error")
+	require.Equal(t, "read", templated.kind(), "%v", templated)
+	contents = templated["result"].(map[string]any)["contents"].([]any)
+	require.Len(t, contents, 1)
+	assert.Contains(t, contents[0].(map[string]any)["text"], "Resource 7: This is a plaintext resource")
 }

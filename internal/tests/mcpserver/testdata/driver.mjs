@@ -80,9 +80,12 @@ try {
       emit({ event: 'tools', tools });
       continue;
     }
-    if (step.op === 'resources' || step.op === 'read') {
+    if (['resources', 'templates', 'read', 'prompts', 'prompt'].includes(step.op)) {
       try {
         if (step.op === 'resources') emit({ event: 'resources', resources: (await client.listResources()).resources });
+        else if (step.op === 'templates') emit({ event: 'templates', templates: (await client.listResourceTemplates()).resourceTemplates });
+        else if (step.op === 'prompts') emit({ event: 'prompts', prompts: (await client.listPrompts()).prompts });
+        else if (step.op === 'prompt') emit({ event: 'prompt', name: step.name, result: await client.getPrompt({ name: step.name, arguments: step.arguments }) });
         else emit({ event: 'read', uri: step.uri, result: await client.readResource({ uri: step.uri }) });
       } catch (err) {
         emit({ event: 'resource_error', op: step.op, uri: step.uri, code: err && err.code, message: String(err && err.message || err) });
