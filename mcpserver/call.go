@@ -1,14 +1,12 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,8 +16,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/fenixrt/fenix/approvals"
-	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools"
@@ -139,6 +135,7 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	case err != nil:
 		return nil, internalError("%v", err)
 	}
+	c.sendLogs(ctx, res)
 	return g.toResult(ctx, d, res, run), nil
 }
 
@@ -300,174 +297,6 @@ func (c *call) poll(ctx, qctx context.Context) {
 	}
 }
 
-func waitingMessage(workflowID string, p workflows.PendingPermission) string {
-	return fmt.Sprintf("waiting for approval: tool %s needs permission %q; run `starter approve %s %s` or `starter deny %s %s` (deadline %s)",
-		p.ToolName, p.Permission, workflowID, p.CallID, workflowID, p.CallID, p.Deadline.Format(time.RFC3339))
-}
-
-func (c *call) canElicit() bool {
-	if c.g.cfg.ElicitApproval == ElicitOff {
-		return false
-	}
-	p := c.req.Session.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
-}
-
-// elicit asks the client's user. Decline denies; accept allows only in
-// ElicitAllow mode, and otherwise leaves the call to an operator, as a
-// dismissed or failed question does.
-func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
-	if p.RequestedBy == workflows.ElicitationRequester {
-		c.forwardQuestion(ctx, p)
-		return
-	}
-	question, allow := elicitQuestion(c.g.cfg.ElicitApproval, c.workflowID, p)
-	res, err := c.req.Session.Elicit(ctx, &mcp.ElicitParams{
-		Mode:    "form",
-		Message: question,
-		RequestedSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"reason": map[string]any{"type": "string", "title": "Reason", "description": "Optional note recorded with the decision"},
-			},
-		},
-	})
-	if err != nil || (res.Action != "accept" && res.Action != "decline") || (res.Action == "accept" && !allow) {
-		why := "the client dismissed the question"
-		switch {
-		case err != nil:
-			why = "asking the client failed: " + err.Error()
-		case res.Action == "accept" && c.g.cfg.ElicitApproval == ElicitAllow:
-			why = "the question could not show the arguments whole, so the client's accept is not an approval"
-		case res.Action == "accept":
-			why = "the client's accept is not an approval on this gateway (-elicit-approval " + c.g.cfg.ElicitApproval + ")"
-		}
-		c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
-		return
-	}
-	// The decision names the arguments the question showed: arguments
-	// changed since refuse it.
-	d := workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, Reason: "approved by the MCP client's user", ArgsHash: p.ArgsHash}
-	if res.Action == "decline" {
-		d.Decision, d.Reason = workflows.DecisionDeny, "declined by the MCP client's user"
-	}
-	if note, _ := res.Content["reason"].(string); note != "" {
-		d.Reason += ": " + note
-	}
-	c.decide(ctx, p, d)
-}
-
-// forwardQuestion puts an MCP server's question, asked during a tool the
-// call runs, to the client's user as the server asked it (its message,
-// form or URL): the answer is the user's input, not an approval of
-// anything, so it is forwarded in every mode but off. Accept answers
-// the form, decline declines; a dismissed question stays for an
-// operator.
-func (c *call) forwardQuestion(ctx context.Context, p workflows.PendingPermission) {
-	server, _ := p.Arguments["mcp_server_name"].(string)
-	message, _ := p.Arguments["message"].(string)
-	params := &mcp.ElicitParams{Mode: "form", Message: fmt.Sprintf("MCP server %s (through Fenix) asks: %s", contract.Printable(server), message)}
-	if url, _ := p.Arguments["url"].(string); p.Arguments["mode"] == "url" {
-		caps := c.req.Session.InitializeParams().Capabilities.Elicitation
-		if caps.URL == nil {
-			c.progress(ctx, "MCP server "+server+" asks you to open "+url+"; the client takes no URL questions; "+waitingMessage(c.workflowID, p))
-			return
-		}
-		params.Mode, params.URL = "url", url
-		params.ElicitationID, _ = p.Arguments["elicitation_id"].(string)
-	} else {
-		params.RequestedSchema = p.Arguments["requested_schema"]
-		if params.RequestedSchema == nil {
-			params.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{}}
-		}
-	}
-	res, err := c.req.Session.Elicit(ctx, params)
-	if err != nil || (res.Action != "accept" && res.Action != "decline") {
-		why := "the client dismissed the question"
-		if err != nil {
-			why = "asking the client failed: " + err.Error()
-		}
-		c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
-		return
-	}
-	d := workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, Reason: "answered by the MCP client's user",
-		ArgsHash: p.ArgsHash, Content: res.Content}
-	if params.Mode == "form" && d.Content == nil {
-		d.Content = map[string]any{}
-	}
-	if res.Action == "decline" {
-		d.Decision, d.Reason, d.Content = workflows.DecisionDeny, "declined by the MCP client's user", nil
-	}
-	c.decide(ctx, p, d)
-}
-
-// decide sends the client user's decision to the run.
-func (c *call) decide(ctx context.Context, p workflows.PendingPermission, d workflows.PermissionDecision) {
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	h, err := c.g.cfg.Client.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
-		WorkflowID: c.workflowID, UpdateName: workflows.UpdateDecidePermission,
-		Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		var out workflows.PermissionDecisionResult
-		err = h.Get(uctx, &out)
-	}
-	if err != nil {
-		// Most often someone decided first with starter approve/deny.
-		c.g.cfg.Logger.Info("mcp gateway: decision from elicitation not applied", "workflow_id", c.workflowID, "call_id", p.CallID, "error", err)
-	}
-}
-
-// sendReports sends the reports not sent yet as progress notifications.
-func (c *call) sendReports(ctx context.Context, reports []contract.Report) {
-	for _, r := range reports {
-		if r.Sequence <= c.sentReport {
-			continue
-		}
-		c.sentReport = r.Sequence
-		c.progress(ctx, describeReport(r))
-	}
-}
-
-func (c *call) progress(ctx context.Context, msg string) {
-	if c.token == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.progressed++
-	c.lastProgress = time.Now()
-	if err := c.req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: c.token, Progress: c.progressed, Message: msg}); err != nil {
-		c.g.cfg.Logger.Debug("mcp gateway: progress not sent", "error", err)
-	}
-}
-
-// quietFor is how long no progress notification was sent.
-func (c *call) quietFor() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Since(c.lastProgress)
-}
-
-// describeReport is one line per report: kind, phase, tool and what it says.
-func describeReport(r contract.Report) string {
-	parts := []string{r.Kind}
-	if r.Phase != "" {
-		parts = append(parts, r.Phase)
-	}
-	if t := r.ToolInvocation; t != nil {
-		parts = append(parts, fmt.Sprintf("%s (%s)", t.ToolName, t.Status))
-	}
-	if o := r.OutputChunk; o != nil {
-		parts = append(parts, fmt.Sprintf("%s: %s", o.Stream, audit.Preview(o.Text, 200)))
-	}
-	if r.Error != nil {
-		parts = append(parts, audit.Preview(r.Error.LastErrorSummary, 200))
-	}
-	return strings.Join(parts, " ")
-}
-
 // toResult maps a run's result onto MCP: completed is content (plus the
 // projector's data as structuredContent); failed and canceled are
 // isError results whose text is the pipeline's reason (a blocking hook's
@@ -511,39 +340,4 @@ func fenixErrorResult(e *fenixerr.Error) *mcp.CallToolResult {
 
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
-}
-
-// maxElicitedArguments bounds the arguments an elicitation question
-// shows. An accept approves only a call whose arguments the question
-// showed whole: the end of a long command is where an agent would put what
-// it wants unread.
-const maxElicitedArguments = 4 << 10
-
-// elicitQuestion is what the client's user is asked about p, and whether
-// their accept approves the call (mode ElicitAllow, arguments shown whole).
-// Everything in it is the agent's or a hook's words, shown Readable.
-func elicitQuestion(mode, workflowID string, p workflows.PendingPermission) (string, bool) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // a person reads it: && stays &&
-	_ = enc.Encode(p.Arguments)
-	args := approvals.Readable(strings.TrimSuffix(buf.String(), "\n"))
-	tool, by := contract.Printable(p.ToolName), contract.Printable(orDefault(p.RequestedBy, "policy"))
-	whole := len(args) <= maxElicitedArguments
-	if mode == ElicitAllow && whole {
-		return fmt.Sprintf("Fenix: allow tool %s (permission %q, asked by %s) with arguments %s?", tool, p.Permission, by, args), true
-	}
-	why := "accepting here does not approve it"
-	if mode == ElicitAllow {
-		why = fmt.Sprintf("its arguments (%d bytes) are too long to show here whole, so accepting here does not approve it", buf.Len()-1)
-	}
-	return fmt.Sprintf("Fenix: tool %s (permission %q, asked by %s) with arguments %s waits for an operator's approval (`starter approve %s %s`); %s. Decline to deny the call now.",
-		tool, p.Permission, by, audit.Preview(args, 500), contract.Printable(workflowID), contract.Printable(p.CallID), why), false
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -27,6 +27,7 @@ type inflightCall struct {
 	ctx  context.Context
 	env  *tools.Env
 	tool string // the registry's name
+	logs callLogs
 }
 
 // inflight holds a server's calls in flight.

@@ -35,6 +35,9 @@ type CallResult struct {
 	// ProtectedPathsChanged are the protected paths of the workspace
 	// (settings, hook scripts, .mcp.json) the call changed.
 	ProtectedPathsChanged []string `json:"protected_paths_changed,omitempty"`
+	// Logs are the server's log messages while the call was the one in
+	// flight to it (logs.go).
+	Logs []tools.LogMessage `json:"logs,omitempty"`
 }
 
 // Content is one projected content item.
@@ -205,6 +208,9 @@ func projectCall(r CallResult) tools.Projection {
 		meta["context_refs"] = refs
 	}
 	tools.Attach(meta, attachments(r.Content)...)
+	if len(r.Logs) > 0 {
+		meta[tools.MetaLogs] = r.Logs
+	}
 	if r.Annotations != nil {
 		meta["annotations"] = r.Annotations
 	}

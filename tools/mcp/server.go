@@ -143,6 +143,8 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "fenix", Version: "1"}, &sdk.ClientOptions{
 		Capabilities:       withRoots(&sdk.ClientCapabilities{Elicitation: elicitCapabilities}),
 		ElicitationHandler: s.elicit,
+		//lint:ignore SA1019 see logs.go: servers still log during SEP-2577's deprecation window.
+		LoggingMessageHandler: s.logMessage,
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			s.listChanges.Add(1)
 			// Not in the handler: it runs on the session's read loop,
@@ -174,6 +176,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		}
 		return nil, fmt.Errorf("tools/list: %w", err)
 	}
+	s.askForLogs(cctx, session)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -446,7 +449,8 @@ func (s *server) call(ctx context.Context, env *tools.Env, tool string, args map
 	if env.Workspace != nil {
 		protectedBefore = env.Workspace.ProtectedState()
 	}
-	done := s.inflight.add(&inflightCall{ctx: ctx, env: env, tool: name})
+	inflight := &inflightCall{ctx: ctx, env: env, tool: name}
+	done := s.inflight.add(inflight)
 	res, err := session.CallTool(ctx, params)
 	done()
 	var changed []string
@@ -470,6 +474,7 @@ func (s *server) call(ctx context.Context, env *tools.Env, tool string, args map
 		return CallResult{}, fenixerr.Runtime("MCP tool %q of server %q reported an error: %s%s", tool, s.cfg.Name, errorText(out), tools.ProtectedChangeNote(changed)).WithTool(name).WithCode("mcp_tool_error")
 	}
 	out.ProtectedPathsChanged = changed
+	out.Logs = inflight.logs.taken()
 	return out, nil
 }
 

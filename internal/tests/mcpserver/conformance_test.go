@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -29,6 +30,10 @@ type textResult struct {
 	Text string `json:"text"`
 }
 
+type loggedResult struct {
+	Logs []tools.LogMessage `json:"logs"`
+}
+
 func conformanceTools() []tools.Definition {
 	text := func(name, desc, out string, delay time.Duration) tools.Definition {
 		return tools.Define(tools.Spec{Name: name, Description: desc, Idempotent: true},
@@ -45,7 +50,21 @@ func conformanceTools() []tools.Definition {
 		func(context.Context, *tools.Env, noArgs) (textResult, error) {
 			return textResult{}, errors.New("This tool intentionally returns an error for testing")
 		}, func(_ noArgs, r textResult) tools.Projection { return tools.Projection{Content: r.Text} })
+	// Its log messages go in its result's metadata, where an MCP tool's
+	// server's land (tools.MetaLogs).
+	logging := tools.Define(tools.Spec{Name: "test_tool_with_logging", Description: "Logs three messages as it runs (conformance fixture).", Idempotent: true},
+		func(context.Context, *tools.Env, noArgs) (loggedResult, error) {
+			var out loggedResult
+			for _, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+				data, _ := json.Marshal(msg)
+				out.Logs = append(out.Logs, tools.LogMessage{Level: "info", Logger: "conformance", Data: data})
+			}
+			return out, nil
+		}, func(_ noArgs, r loggedResult) tools.Projection {
+			return tools.Projection{Content: "Logged three messages.", Metadata: map[string]any{tools.MetaLogs: r.Logs}}
+		})
 	return []tools.Definition{
+		logging,
 		text("test_simple_text", "Returns simple text (conformance fixture).", "This is a simple text response for testing.", 0),
 		text("test_tool_with_progress", "Runs briefly while its reports arrive as progress (conformance fixture).", "Progress tool completed.", 100*time.Millisecond),
 		failing,
@@ -55,13 +74,12 @@ func conformanceTools() []tools.Definition {
 // Scenarios of conformance 0.1.13 that apply to Fenix's gateway: its
 // tools, and the resources and prompts of the MCP servers behind its
 // workers. The others need features it does not offer: completion,
-// resource subscriptions; tools that log, sample or elicit themselves (tools run
-// in workers; elicitation is used for approvals and for the questions of
-// MCP servers behind Fenix).
+// resource subscriptions, sampling.
 var applicableScenarios = []string{
 	"server-initialize", "logging-set-level", "ping", "tools-list",
 	"tools-call-simple-text", "tools-call-error", "tools-call-with-progress",
-	"tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content",
+	"tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-with-logging",
+	"tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums",
 	"json-schema-2020-12", "server-sse-multiple-streams", "dns-rebinding-protection",
 	"resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
 	"prompts-list", "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource", "prompts-get-with-image",
@@ -80,7 +98,7 @@ func TestConformanceSuite(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	mcpConfig := filepath.Join(t.TempDir(), ".mcp.json")
 	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers": {"conformance": {"command": "`+upstream+`"}}}`), 0o644))
-	w := startWorkerWith(t, func(c *worker.Config) { c.MCPConfig = mcpConfig }, append(conformanceTools(), conformanceMediaTools(t)...)...)
+	w := startWorkerWith(t, func(c *worker.Config) { c.MCPConfig = mcpConfig }, append(append(conformanceTools(), conformanceMediaTools(t)...), conformanceElicitTools()...)...)
 	ready, cancelReady := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancelReady()
 	require.NoError(t, w.MCP().WaitReady(ready))

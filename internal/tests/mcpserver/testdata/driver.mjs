@@ -4,15 +4,16 @@
 // CONFIG: {"transport": "stdio"|"http"|"sse", "command", "args", "env" (stdio),
 //          "url", "headers" (http, sse), "oauth": true (http: sign in first),
 //          "elicit": "accept"|"decline"|undefined, "elicitContent": {…} (what accept answers),
+//          "logLevel": a level to set once connected (log messages become "log" events),
 //          "steps": [{"op": "list"} | {"op": "call", "name", "arguments",
-//          "abortAfterMs", "progress": true}]}
+//          "abortAfterMs", "progress": true} | resources, templates, read, prompts, prompt]}
 // Every event is one JSON line on stdout.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const cfg = JSON.parse(process.argv[2]);
 const emit = (event) => process.stdout.write(JSON.stringify(event) + '\n');
@@ -74,6 +75,10 @@ try {
     await client.connect(transport);
   }
   emit({ event: 'connected', server: client.getServerVersion(), capabilities: client.getServerCapabilities(), sessionId: transport.sessionId });
+  if (cfg.logLevel) {
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => emit({ event: 'log', params: n.params }));
+    await client.setLoggingLevel(cfg.logLevel);
+  }
   for (const step of cfg.steps) {
     if (step.op === 'list') {
       const { tools } = await client.listTools();
