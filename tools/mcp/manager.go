@@ -350,10 +350,10 @@ func (m *Manager) Definitions() []tools.Definition {
 	for _, n := range set.order {
 		out = append(out, set.servers[n].definitions()...)
 	}
-	if len(m.resourceServers()) > 0 {
+	if len(m.serversFor(resourcesFeature)) > 0 {
 		out = append(out, m.resources[ListResourcesTool], m.resources[ReadResourceTool])
 	}
-	if len(m.promptServers()) > 0 {
+	if len(m.serversFor(promptsFeature)) > 0 {
 		out = append(out, m.prompts[ListPromptsTool], m.prompts[GetPromptTool])
 	}
 	return out

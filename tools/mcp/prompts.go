@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -109,108 +107,44 @@ type GetPromptResult struct {
 
 // promptTools are the Manager's two prompt tools.
 func (m *Manager) promptTools() map[string]tools.Definition {
-	owner := func(map[string]any) string { return m.resourceID("") }
-	list := tools.Define(tools.Spec{
-		Name:           ListPromptsTool,
-		Description:    "List the prompts (templated messages) the connected MCP servers offer, with their arguments, for get_mcp_prompt.",
-		RegistryBacked: true,
-		ReadOnly:       true,
-		Timeout:        m.opts.CallTimeout,
-		Heartbeat:      heartbeat,
-		Owner:          owner,
-	}, m.listPrompts, func(_ ListPromptsArgs, r ListPromptsResult) tools.Projection {
-		return projectPromptListing(r)
-	})
-	get := tools.Define(tools.Spec{
-		Name:           GetPromptTool,
-		Description:    "Get a prompt an MCP server offers, filled in with its arguments (see list_mcp_prompts).",
-		RegistryBacked: true,
-		ReadOnly:       true,
-		Timeout:        m.opts.CallTimeout,
-		Heartbeat:      heartbeat,
-		Owner:          owner,
-	}, m.getPrompt, func(_ GetPromptArgs, r GetPromptResult) tools.Projection {
-		return projectPrompt(r)
-	})
+	list := tools.Define(m.toolSpec(ListPromptsTool,
+		"List the prompts (templated messages) the connected MCP servers offer, with their arguments, for get_mcp_prompt."),
+		m.listPrompts, func(_ ListPromptsArgs, r ListPromptsResult) tools.Projection {
+			return tools.Projection{Content: listingNarrative(r.Prompts, r.Total, r.Truncated, r.Failed, "No MCP server on this worker offers prompts.", "prompts"),
+				Metadata: map[string]any{"total": r.Total, "truncated": r.Truncated}}
+		})
+	get := tools.Define(m.toolSpec(GetPromptTool,
+		"Get a prompt an MCP server offers, filled in with its arguments (see list_mcp_prompts)."),
+		m.getPrompt, func(_ GetPromptArgs, r GetPromptResult) tools.Projection {
+			return projectPrompt(r)
+		})
 	return map[string]tools.Definition{ListPromptsTool: list, GetPromptTool: get}
 }
 
-// promptServers are the servers offering prompts now, in order.
-func (m *Manager) promptServers() []*server {
-	set := m.current()
-	var out []*server
-	for _, n := range set.order {
-		if _, err := set.servers[n].promptSession(); err == nil {
-			out = append(out, set.servers[n])
-		}
-	}
-	return out
-}
-
-// promptSession is the server's session when it is connected and offers
-// prompts.
-func (s *server) promptSession() (*sdk.ClientSession, error) {
-	s.mu.Lock()
-	session, lastErr := s.session, s.lastError
-	s.mu.Unlock()
-	if session == nil {
-		return nil, fenixerr.New(fenixerr.TypeToolUnavailable, "MCP server %q is not connected: %s; it is retried with backoff", s.cfg.Name, lastErr).WithCode("mcp_server_unavailable")
-	}
-	if init := session.InitializeResult(); init == nil || init.Capabilities == nil || init.Capabilities.Prompts == nil {
-		return nil, fenixerr.Validation("MCP server %q offers no prompts", s.cfg.Name).WithCode("mcp_no_prompts")
-	}
-	return session, nil
-}
-
 func (m *Manager) listPrompts(ctx context.Context, _ *tools.Env, a ListPromptsArgs) (ListPromptsResult, error) {
-	servers := m.promptServers()
-	if a.Server != "" {
-		s, err := m.namedServer(ListPromptsTool, a.Server)
-		if err != nil {
-			return ListPromptsResult{}, err
-		}
-		if _, err := s.promptSession(); err != nil {
-			return ListPromptsResult{}, fenixerr.As(err).WithTool(ListPromptsTool)
-		}
-		servers = []*server{s}
-	}
 	out := ListPromptsResult{Prompts: []ListedPrompt{}}
 	budget := maxListedPromptBytes
-	for _, s := range servers {
-		truncated, err := s.listPrompts(ctx, &out, &budget)
-		if ctx.Err() != nil {
-			return ListPromptsResult{}, ctx.Err()
-		}
-		if err != nil {
-			if out.Failed == nil {
-				out.Failed = map[string]string{}
-			}
-			out.Failed[s.cfg.Name] = err.Error()
-		}
-		if truncated {
-			out.Truncated = true
-			break
-		}
+	failed, truncated, err := m.listFrom(ctx, ListPromptsTool, a.Server, promptsFeature, func(s *server) (bool, error) {
+		return s.listPrompts(ctx, &out, &budget)
+	})
+	if err != nil {
+		return ListPromptsResult{}, err
 	}
-	out.Total = len(out.Prompts)
+	out.Failed, out.Truncated, out.Total = failed, truncated, len(out.Prompts)
 	return out, nil
 }
 
 // listPrompts appends the server's prompts to out within budget bytes,
 // and says whether it stopped at a bound.
 func (s *server) listPrompts(ctx context.Context, out *ListPromptsResult, budget *int) (truncated bool, err error) {
-	session, err := s.promptSession()
+	session, err := s.sessionFor(promptsFeature)
 	if err != nil {
 		return false, err
 	}
-	params := &sdk.ListPromptsParams{}
-	for page := 0; ; page++ {
-		if page == maxResourcePages {
-			return true, nil
-		}
-		res, err := session.ListPrompts(ctx, params)
+	return pages(func(cursor string) (string, bool, error) {
+		res, err := session.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
 		if err != nil {
-			return false, fmt.Errorf("prompts/list: %w", err)
+			return "", false, fmt.Errorf("prompts/list: %w", err)
 		}
 		for _, p := range res.Prompts {
 			if p == nil {
@@ -226,17 +160,13 @@ func (s *server) listPrompts(ctx context.Context, out *ListPromptsResult, budget
 				item.Arguments = append(item.Arguments, a)
 				size += len(a.Name) + len(a.Title) + len(a.Description) + 48
 			}
-			if size > *budget {
-				return true, nil
+			if !spend(budget, size) {
+				return "", true, nil
 			}
-			*budget -= size
 			out.Prompts = append(out.Prompts, item)
 		}
-		if res.NextCursor == "" {
-			return false, nil
-		}
-		params = &sdk.ListPromptsParams{Cursor: res.NextCursor}
-	}
+		return res.NextCursor, false, nil
+	})
 }
 
 func (m *Manager) getPrompt(ctx context.Context, _ *tools.Env, a GetPromptArgs) (GetPromptResult, error) {
@@ -244,7 +174,7 @@ func (m *Manager) getPrompt(ctx context.Context, _ *tools.Env, a GetPromptArgs) 
 	if err != nil {
 		return GetPromptResult{}, err
 	}
-	session, err := s.promptSession()
+	session, err := s.sessionFor(promptsFeature)
 	if err != nil {
 		return GetPromptResult{}, fenixerr.As(err).WithTool(GetPromptTool)
 	}
@@ -288,23 +218,6 @@ func (m *Manager) getPrompt(ctx context.Context, _ *tools.Env, a GetPromptArgs) 
 // CodePromptRefused is the error code of a prompts/get the server refused
 // as invalid: an unknown prompt, a required argument missing.
 const CodePromptRefused = "prompt_refused"
-
-// projectPromptListing shows the listing as JSON, as the resource
-// listing is shown.
-func projectPromptListing(r ListPromptsResult) tools.Projection {
-	raw, _ := json.Marshal(r.Prompts)
-	content := string(raw)
-	if r.Total == 0 {
-		content = "No MCP server on this worker offers prompts."
-	}
-	if r.Truncated {
-		content += fmt.Sprintf("\n[the listing stops at %d prompts; name a server to list its own]", r.Total)
-	}
-	for _, name := range slices.Sorted(maps.Keys(r.Failed)) {
-		content += fmt.Sprintf("\n[MCP server %q could not be listed: %s]", name, r.Failed[name])
-	}
-	return tools.Projection{Content: content, Metadata: map[string]any{"total": r.Total, "truncated": r.Truncated}}
-}
 
 // projectPrompt shows the prompt's messages, each after its role; the
 // messages as the server gave them are in the metadata for the gateway,

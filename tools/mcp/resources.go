@@ -2,11 +2,8 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -102,59 +99,19 @@ type ReadResourceArgs struct {
 
 // resourceTools are the Manager's two resource tools.
 func (m *Manager) resourceTools() map[string]tools.Definition {
-	owner := func(map[string]any) string { return m.resourceID("") }
-	list := tools.Define(tools.Spec{
-		Name:           ListResourcesTool,
-		Description:    "List the resources (documents, schemas, records) the connected MCP servers expose, with their URIs, for read_mcp_resource.",
-		RegistryBacked: true,
-		ReadOnly:       true,
-		Timeout:        m.opts.CallTimeout,
-		Heartbeat:      heartbeat,
-		Owner:          owner,
-	}, m.listResources, func(_ ListResourcesArgs, r ListResourcesResult) tools.Projection {
-		return projectListing(r)
-	})
-	read := tools.Define(tools.Spec{
-		Name:           ReadResourceTool,
-		Description:    "Read a resource an MCP server exposes, by its server and URI (see list_mcp_resources).",
-		RegistryBacked: true,
-		ReadOnly:       true,
-		Timeout:        m.opts.CallTimeout,
-		Heartbeat:      heartbeat,
-		Owner:          owner,
-	}, m.readResource, func(a ReadResourceArgs, r CallResult) tools.Projection {
-		p := projectCall(r)
-		p.Metadata["uri"] = a.URI
-		return p
-	})
+	list := tools.Define(m.toolSpec(ListResourcesTool,
+		"List the resources (documents, schemas, records) the connected MCP servers expose, with their URIs, for read_mcp_resource."),
+		m.listResources, func(_ ListResourcesArgs, r ListResourcesResult) tools.Projection {
+			return projectListing(r)
+		})
+	read := tools.Define(m.toolSpec(ReadResourceTool,
+		"Read a resource an MCP server exposes, by its server and URI (see list_mcp_resources)."),
+		m.readResource, func(a ReadResourceArgs, r CallResult) tools.Projection {
+			p := projectCall(r)
+			p.Metadata["uri"] = a.URI
+			return p
+		})
 	return map[string]tools.Definition{ListResourcesTool: list, ReadResourceTool: read}
-}
-
-// resourceServers are the servers offering resources now, in order.
-func (m *Manager) resourceServers() []*server {
-	set := m.current()
-	var out []*server
-	for _, n := range set.order {
-		if _, err := set.servers[n].resourceSession(); err == nil {
-			out = append(out, set.servers[n])
-		}
-	}
-	return out
-}
-
-// resourceSession is the server's session when it is connected and
-// offers resources.
-func (s *server) resourceSession() (*sdk.ClientSession, error) {
-	s.mu.Lock()
-	session, lastErr := s.session, s.lastError
-	s.mu.Unlock()
-	if session == nil {
-		return nil, fenixerr.New(fenixerr.TypeToolUnavailable, "MCP server %q is not connected: %s; it is retried with backoff", s.cfg.Name, lastErr).WithCode("mcp_server_unavailable")
-	}
-	if init := session.InitializeResult(); init == nil || init.Capabilities == nil || init.Capabilities.Resources == nil {
-		return nil, fenixerr.Validation("MCP server %q offers no resources", s.cfg.Name).WithCode("mcp_no_resources")
-	}
-	return session, nil
 }
 
 // namedServer is the configured server called name.
@@ -167,58 +124,34 @@ func (m *Manager) namedServer(tool, name string) (*server, error) {
 }
 
 func (m *Manager) listResources(ctx context.Context, _ *tools.Env, a ListResourcesArgs) (ListResourcesResult, error) {
-	servers := m.resourceServers()
-	if a.Server != "" {
-		s, err := m.namedServer(ListResourcesTool, a.Server)
-		if err != nil {
-			return ListResourcesResult{}, err
-		}
-		if _, err := s.resourceSession(); err != nil {
-			return ListResourcesResult{}, fenixerr.As(err).WithTool(ListResourcesTool)
-		}
-		servers = []*server{s}
-	}
 	out := ListResourcesResult{Resources: []ListedResource{}}
 	budget := maxListedBytes
-	for _, s := range servers {
+	failed, truncated, err := m.listFrom(ctx, ListResourcesTool, a.Server, resourcesFeature, func(s *server) (bool, error) {
 		truncated, err := s.listResources(ctx, &out, &budget)
 		if err == nil && !truncated {
 			// A server without templates answers "method not found".
 			truncated = s.listTemplates(ctx, &out, &budget)
 		}
-		if ctx.Err() != nil {
-			return ListResourcesResult{}, ctx.Err()
-		}
-		if err != nil {
-			if out.Failed == nil {
-				out.Failed = map[string]string{}
-			}
-			out.Failed[s.cfg.Name] = err.Error()
-		}
-		if truncated {
-			out.Truncated = true
-			break
-		}
+		return truncated, err
+	})
+	if err != nil {
+		return ListResourcesResult{}, err
 	}
-	out.Total = len(out.Resources)
+	out.Failed, out.Truncated, out.Total = failed, truncated, len(out.Resources)
 	return out, nil
 }
 
 // listResources appends the server's resources to out within budget
 // bytes, and says whether it stopped at a bound.
 func (s *server) listResources(ctx context.Context, out *ListResourcesResult, budget *int) (truncated bool, err error) {
-	session, err := s.resourceSession()
+	session, err := s.sessionFor(resourcesFeature)
 	if err != nil {
 		return false, err
 	}
-	params := &sdk.ListResourcesParams{}
-	for page := 0; ; page++ {
-		if page == maxResourcePages {
-			return true, nil
-		}
-		res, err := session.ListResources(ctx, params)
+	return pages(func(cursor string) (string, bool, error) {
+		res, err := session.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
 		if err != nil {
-			return false, fmt.Errorf("resources/list: %w", err)
+			return "", false, fmt.Errorf("resources/list: %w", err)
 		}
 		for _, r := range res.Resources {
 			if r == nil {
@@ -226,36 +159,27 @@ func (s *server) listResources(ctx context.Context, out *ListResourcesResult, bu
 			}
 			item := ListedResource{Server: s.cfg.Name, URI: r.URI, Name: r.Name, Title: r.Title,
 				Description: cut(r.Description, maxResourceDescription), MIMEType: r.MIMEType, Size: r.Size}
-			size := len(item.Server) + len(item.URI) + len(item.Name) + len(item.Title) + len(item.Description) + len(item.MIMEType) + 96
-			if size > *budget {
-				return true, nil
+			if !spend(budget, len(item.Server)+len(item.URI)+len(item.Name)+len(item.Title)+len(item.Description)+len(item.MIMEType)+96) {
+				return "", true, nil
 			}
-			*budget -= size
 			out.Resources = append(out.Resources, item)
 		}
-		if res.NextCursor == "" {
-			return false, nil
-		}
-		params = &sdk.ListResourcesParams{Cursor: res.NextCursor}
-	}
+		return res.NextCursor, false, nil
+	})
 }
 
 // listTemplates appends the server's resource templates to out within
 // budget bytes, and says whether it stopped at a bound. A server that
 // cannot list them has none to show.
 func (s *server) listTemplates(ctx context.Context, out *ListResourcesResult, budget *int) (truncated bool) {
-	session, err := s.resourceSession()
+	session, err := s.sessionFor(resourcesFeature)
 	if err != nil {
 		return false
 	}
-	params := &sdk.ListResourceTemplatesParams{}
-	for page := 0; ; page++ {
-		if page == maxResourcePages {
-			return true
-		}
-		res, err := session.ListResourceTemplates(ctx, params)
+	truncated, _ = pages(func(cursor string) (string, bool, error) {
+		res, err := session.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
-			return false
+			return "", false, err
 		}
 		for _, r := range res.ResourceTemplates {
 			if r == nil {
@@ -263,18 +187,14 @@ func (s *server) listTemplates(ctx context.Context, out *ListResourcesResult, bu
 			}
 			item := ListedTemplate{Server: s.cfg.Name, URITemplate: r.URITemplate, Name: r.Name, Title: r.Title,
 				Description: cut(r.Description, maxResourceDescription), MIMEType: r.MIMEType}
-			size := len(item.Server) + len(item.URITemplate) + len(item.Name) + len(item.Title) + len(item.Description) + len(item.MIMEType) + 96
-			if size > *budget {
-				return true
+			if !spend(budget, len(item.Server)+len(item.URITemplate)+len(item.Name)+len(item.Title)+len(item.Description)+len(item.MIMEType)+96) {
+				return "", true, nil
 			}
-			*budget -= size
 			out.Templates = append(out.Templates, item)
 		}
-		if res.NextCursor == "" {
-			return false
-		}
-		params = &sdk.ListResourceTemplatesParams{Cursor: res.NextCursor}
-	}
+		return res.NextCursor, false, nil
+	})
+	return truncated
 }
 
 func (m *Manager) readResource(ctx context.Context, _ *tools.Env, a ReadResourceArgs) (CallResult, error) {
@@ -282,7 +202,7 @@ func (m *Manager) readResource(ctx context.Context, _ *tools.Env, a ReadResource
 	if err != nil {
 		return CallResult{}, err
 	}
-	session, err := s.resourceSession()
+	session, err := s.sessionFor(resourcesFeature)
 	if err != nil {
 		return CallResult{}, fenixerr.As(err).WithTool(ReadResourceTool)
 	}
@@ -328,17 +248,7 @@ func (m *Manager) readResource(ctx context.Context, _ *tools.Env, a ReadResource
 // projectListing shows the model the listing as JSON, as Claude Code's
 // tool does, with what could not be listed.
 func projectListing(r ListResourcesResult) tools.Projection {
-	raw, _ := json.Marshal(r.Resources)
-	content := string(raw)
-	if r.Total == 0 {
-		content = "No MCP server on this worker exposes resources."
-	}
-	if r.Truncated {
-		content += fmt.Sprintf("\n[the listing stops at %d resources; name a server to list its own]", r.Total)
-	}
-	for _, name := range slices.Sorted(maps.Keys(r.Failed)) {
-		content += fmt.Sprintf("\n[MCP server %q could not be listed: %s]", name, r.Failed[name])
-	}
+	content := listingNarrative(r.Resources, r.Total, r.Truncated, r.Failed, "No MCP server on this worker exposes resources.", "resources")
 	servers := map[string]bool{}
 	for _, res := range r.Resources {
 		servers[res.Server] = true

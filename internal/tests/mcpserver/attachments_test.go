@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/mcpserver"
 )
 
@@ -36,8 +35,7 @@ func TestAnUpstreamServersImageReachesTheGatewaysClient(t *testing.T) {
 	require.NoError(t, err)
 
 	const tinyImage, reference = "mcp__everything__get-tiny-image", "mcp__everything__get-resource-reference"
-	store, err := contextstore.NewFS(filepath.Join(w.dataDir, "contexts"))
-	require.NoError(t, err)
+	store := w.contexts(t)
 	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{tinyImage, reference}, Contexts: store}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
 	d := startDriver(t, map[string]any{"transport": "http", "url": url, "steps": []any{
 		call(tinyImage, map[string]any{}),

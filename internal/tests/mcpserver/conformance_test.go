@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/mcpserver"
 	"github.com/fenixrt/fenix/tools"
@@ -102,8 +101,7 @@ func TestConformanceSuite(t *testing.T) {
 	ready, cancelReady := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancelReady()
 	require.NoError(t, w.MCP().WaitReady(ready))
-	store, err := contextstore.NewFS(filepath.Join(w.dataDir, "contexts"))
-	require.NoError(t, err)
+	store := w.contexts(t)
 	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Contexts: store}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

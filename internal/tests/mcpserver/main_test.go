@@ -24,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
 	"github.com/fenixrt/fenix/internal/harness/mcpservers"
 	"github.com/fenixrt/fenix/internal/harness/testenv"
@@ -178,6 +179,15 @@ func startWorkerWith(t testing.TB, configure func(*worker.Config), extra ...tool
 	return &testWorker{Worker: w, queue: queue, workspace: ws, dataDir: cfg.DataDir}
 }
 
+// contexts is the worker's context store, which a gateway reads
+// attachments, resource contents and prompt messages from.
+func (w *testWorker) contexts(t testing.TB) *contextstore.FS {
+	t.Helper()
+	store, err := contextstore.NewFS(filepath.Join(w.dataDir, "contexts"))
+	require.NoError(t, err)
+	return store
+}
+
 // startEverythingWorker starts a worker whose project configures the
 // official "everything" MCP server and allows its tools, and waits for
 // the server to be ready. files are more of the project's files, by path
@@ -206,6 +216,25 @@ func startEverythingWorker(t *testing.T, files ...map[string]string) (*testWorke
 	defer cancel()
 	require.NoError(t, w.MCP().WaitReady(ctx))
 	return w, servers
+}
+
+// blockingHook is a project's files (for startEverythingWorker): its
+// settings allow the everything server's tools, and a PreToolUse hook
+// on matcher, a script as a team writes it, blocks every call whose input
+// holds needle, with reason.
+func blockingHook(matcher, needle, reason string) map[string]string {
+	return map[string]string{
+		".claude/hooks/block.sh": fmt.Sprintf(`#!/bin/sh
+input=$(cat)
+case "$input" in
+  *'%s'*) echo %q >&2; exit 2 ;;
+esac
+exit 0
+`, needle, reason),
+		".claude/settings.json": fmt.Sprintf(`{"permissions": {"allow": ["mcp__everything"]},
+  "hooks": {"PreToolUse": [{"matcher": %q, "hooks": [
+    {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/block.sh"}]}]}}`, matcher),
+	}
 }
 
 // writeHooks: a fail-closed guard blocks any workspace_read that mentions

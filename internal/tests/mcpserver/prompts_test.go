@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"encoding/base64"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/mcpserver"
 )
 
@@ -22,20 +20,8 @@ import (
 // server's refusal of a prompt missing its required argument is the
 // client's "invalid params".
 func TestAnUpstreamServersPromptsReachTheGatewaysClient(t *testing.T) {
-	w, _ := startEverythingWorker(t, map[string]string{
-		".claude/hooks/retired-prompts.sh": `#!/bin/sh
-input=$(cat)
-case "$input" in
-  *'"name":"simple-prompt"'*) echo "the simple prompt is retired" >&2; exit 2 ;;
-esac
-exit 0
-`,
-		".claude/settings.json": `{"permissions": {"allow": ["mcp__everything"]},
-  "hooks": {"PreToolUse": [{"matcher": "get_mcp_prompt", "hooks": [
-    {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/retired-prompts.sh"}]}]}}`,
-	})
-	store, err := contextstore.NewFS(filepath.Join(w.dataDir, "contexts"))
-	require.NoError(t, err)
+	w, _ := startEverythingWorker(t, blockingHook("get_mcp_prompt", `"name":"simple-prompt"`, "the simple prompt is retired"))
+	store := w.contexts(t)
 	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Contexts: store}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
 	prompt := func(name string, args map[string]any) map[string]any {
 		return step("prompt", "name", name, "arguments", args)

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/mcpserver"
 )
 
@@ -21,20 +19,8 @@ import (
 // from an agent. A URI no server lists is "not found"; the server's
 // templates are listed, and a URI of one is read.
 func TestAnUpstreamServersResourcesReachTheGatewaysClient(t *testing.T) {
-	w, _ := startEverythingWorker(t, map[string]string{
-		".claude/hooks/internal-docs.sh": `#!/bin/sh
-input=$(cat)
-case "$input" in
-  *'"uri":"demo://resource/static/document/architecture.md"'*) echo "architecture notes stay internal" >&2; exit 2 ;;
-esac
-exit 0
-`,
-		".claude/settings.json": `{"permissions": {"allow": ["mcp__everything"]},
-  "hooks": {"PreToolUse": [{"matcher": "ReadMcpResourceTool", "hooks": [
-    {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/internal-docs.sh"}]}]}}`,
-	})
-	store, err := contextstore.NewFS(filepath.Join(w.dataDir, "contexts"))
-	require.NoError(t, err)
+	w, _ := startEverythingWorker(t, blockingHook("ReadMcpResourceTool", `"uri":"demo://resource/static/document/architecture.md"`, "architecture notes stay internal"))
+	store := w.contexts(t)
 	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Contexts: store}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
 	const features, architecture = "demo://resource/static/document/features.md", "demo://resource/static/document/architecture.md"
 	d := startDriver(t, map[string]any{"transport": "http", "url": url, "steps": []any{
