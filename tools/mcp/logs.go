@@ -78,7 +78,7 @@ func (s *server) logMessage(_ context.Context, req *sdk.LoggingMessageRequest) {
 	m := tools.LogMessage{Level: string(p.Level), Logger: cut(p.Logger, 256), Data: data}
 	call, n := s.inflight.only()
 	if n != 1 {
-		s.logger().Debug("MCP server log message outside of one call in flight", "server", s.cfg.Name, "calls", n, "level", m.Level, "data", string(m.Data))
+		s.logger().Debug("MCP server log message outside of one call in flight", "calls", n, "level", m.Level, "data", string(m.Data))
 		return
 	}
 	call.logs.add(m)
@@ -92,6 +92,6 @@ func (s *server) askForLogs(ctx context.Context, session *sdk.ClientSession) {
 		return
 	}
 	if err := session.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: upstreamLogLevel}); err != nil {
-		s.logger().Debug("MCP server refused logging/setLevel", "server", s.cfg.Name, "error", err)
+		s.logger().Debug("MCP server refused logging/setLevel", "error", err)
 	}
 }

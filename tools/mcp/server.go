@@ -342,9 +342,9 @@ func (s *server) declared(t *sdk.Tool) *tools.Declared {
 		raw, err := json.Marshal(t.OutputSchema)
 		switch {
 		case err != nil:
-			s.m.opts.Logger.Warn("MCP tool's output schema does not encode; served without it", "server", s.cfg.Name, "tool", t.Name, "error", err)
+			s.logger().Warn("MCP tool's output schema does not encode; served without it", "tool", t.Name, "error", err)
 		case len(raw) > maxDeclaredOutputSchema:
-			s.m.opts.Logger.Warn("MCP tool's output schema is too large; served without it", "server", s.cfg.Name, "tool", t.Name, "bytes", len(raw), "limit", maxDeclaredOutputSchema)
+			s.logger().Warn("MCP tool's output schema is too large; served without it", "tool", t.Name, "bytes", len(raw), "limit", maxDeclaredOutputSchema)
 		case string(raw) != "null":
 			d.OutputSchema = raw
 		}
