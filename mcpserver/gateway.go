@@ -117,6 +117,8 @@ type Gateway struct {
 	// stdioSession names the conversation of the stdio session, which has
 	// no transport session ID.
 	stdioSession string
+	// ending counts the closed sessions whose conversations are ending.
+	ending sync.WaitGroup
 
 	mu     sync.Mutex
 	served map[string][]byte // tool name -> descriptor JSON

@@ -62,6 +62,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.Write
 	closed := func() { g.calls.cancelSession("", reasonStdioClosed) }
 	err := g.server.Run(ctx, transport{Transport: stdioTransport{in: in, out: out, onEOF: closed, logger: g.cfg.Logger}, ledger: g.cancels})
 	g.calls.waitPending(signalTimeout)
+	g.waitEnding(endSessionTimeout)
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}

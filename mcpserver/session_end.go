@@ -29,7 +29,9 @@ func (g *Gateway) endWithSession(_ context.Context, req *mcp.InitializedRequest)
 	if conversation == "" {
 		conversation = g.stdioSession
 	}
+	g.ending.Add(1)
 	go func() {
+		defer g.ending.Done()
 		_ = ss.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), endSessionTimeout)
 		defer cancel()
@@ -43,4 +45,20 @@ func (g *Gateway) endWithSession(_ context.Context, req *mcp.InitializedRequest)
 			g.cfg.Logger.Info("MCP session closed: its conversation's session ended", "conversation_id", conversation)
 		}
 	}()
+}
+
+// waitEnding waits, up to d, for the conversations of closed sessions to
+// end: `starter mcp` over stdio exits when its client closes, and ended
+// the Temporal client under the end it had just begun.
+func (g *Gateway) waitEnding(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		g.ending.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		g.cfg.Logger.Warn("mcp gateway: a closed session's conversation did not end in time", "waited", d)
+	}
 }
