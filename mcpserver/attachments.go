@@ -21,6 +21,10 @@ const DefaultMaxAttachmentBytes = 16 << 20
 // attachmentReadTimeout bounds reading one result's attachments.
 const attachmentReadTimeout = 30 * time.Second
 
+// noStoreHint says what a gateway without the workers' context store
+// lacks, and how to give it one.
+const noStoreHint = "this gateway reads no context store (set FENIX_CONTEXT_STORE, or FENIX_DATA_DIR to the worker's data directory)"
+
 // BlobReader is the part of the context store the gateway reads.
 type BlobReader interface {
 	Get(ctx context.Context, ref string) ([]byte, error)
@@ -66,7 +70,7 @@ func (g *Gateway) attachment(ctx context.Context, a tools.Attachment, budget int
 	case a.Type != tools.AttachmentImage && a.Type != tools.AttachmentAudio && a.Type != tools.AttachmentResource:
 		return nil, 0, fmt.Sprintf("the gateway does not know attachments of type %q", a.Type)
 	case g.cfg.Contexts == nil:
-		return nil, 0, "this gateway reads no context store (set FENIX_CONTEXT_STORE, or FENIX_DATA_DIR to the worker's data directory)"
+		return nil, 0, noStoreHint
 	case a.Bytes > budget:
 		return nil, 0, fmt.Sprintf("over the %d bytes of attachments one result carries", g.cfg.MaxAttachmentBytes)
 	}
@@ -119,4 +123,18 @@ func (g *Gateway) declaredStructure(ctx context.Context, data map[string]any) (a
 		return nil, fmt.Errorf("%s in the context store is not JSON: %v", ref, err)
 	}
 	return v, nil
+}
+
+// stored reads ref from the workers' context store.
+func (g *Gateway) stored(ctx context.Context, ref string) ([]byte, error) {
+	if g.cfg.Contexts == nil {
+		return nil, fmt.Errorf("it is in the context store as %s, and %s", ref, noStoreHint)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attachmentReadTimeout)
+	defer cancel()
+	b, err := g.cfg.Contexts.Get(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from the context store failed: %v", ref, err)
+	}
+	return b, nil
 }

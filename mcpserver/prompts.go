@@ -192,17 +192,3 @@ func (g *Gateway) promptContent(ctx context.Context, c mcptools.Content) (mcp.Co
 	}
 	return &mcp.TextContent{Text: string(data)}, nil
 }
-
-// stored reads ref from the workers' context store.
-func (g *Gateway) stored(ctx context.Context, ref string) ([]byte, error) {
-	if g.cfg.Contexts == nil {
-		return nil, fmt.Errorf("it is in the context store as %s, and this gateway reads no context store (set FENIX_CONTEXT_STORE, or FENIX_DATA_DIR to the worker's data directory)", ref)
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attachmentReadTimeout)
-	defer cancel()
-	b, err := g.cfg.Contexts.Get(ctx, ref)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s from the context store failed: %v", ref, err)
-	}
-	return b, nil
-}
