@@ -194,10 +194,11 @@ func newGateway(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{cfg: cfg, cancels: newCancelLedger(), calls: newInflight(), stdioSession: "stdio-" + randomID(), served: map[string][]byte{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "fenix", Title: "Fenix governed tools", Version: cfg.Version}, &mcp.ServerOptions{
-		Instructions: "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
-		Logger:       cfg.Logger,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
-		GetSessionID: func() string { return "mcp-" + randomID() },
+		Instructions:      "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
+		Logger:            cfg.Logger,
+		Capabilities:      &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{}, Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{}},
+		CompletionHandler: g.complete,
+		GetSessionID:      func() string { return "mcp-" + randomID() },
 		// The MCP session closing ends its conversation's session.
 		InitializedHandler: g.endWithSession,
 	})

@@ -88,20 +88,9 @@ func (g *Gateway) promptListing(ctx context.Context, session *mcp.ServerSession,
 }
 
 func (g *Gateway) getPrompt(ctx context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	lookup := func() (promptHost, bool) {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		h, ok := g.promptHosts[r.Params.Name]
-		return h, ok
-	}
-	host, ok := lookup()
-	if !ok {
-		if _, err := g.promptListing(ctx, r.Session, r.Extra, nil); err != nil {
-			return nil, err
-		}
-		if host, ok = lookup(); !ok {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcp gateway: no MCP server behind Fenix offers prompt %q", r.Params.Name)}
-		}
+	host, err := g.promptHost(ctx, r.Session, r.Extra, r.Params.Name)
+	if err != nil {
+		return nil, err
 	}
 	args := map[string]any{"server": host.server, "name": host.name}
 	if len(r.Params.Arguments) > 0 {

@@ -29,7 +29,8 @@ const (
 )
 
 // resourceMethods answers the resource and prompt methods (prompts.go);
-// every other method goes on to the SDK. A list request may come without
+// every other method goes on to the SDK (completion/complete to
+// complete, completion.go). A list request may come without
 // params; a read or a get without them is refused. A panic in answering
 // one request is that request's internal error: the SDK would let it end
 // the gateway, and every session with it.
@@ -78,6 +79,10 @@ func (g *Gateway) resourceMethods(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 				return g.getPrompt(ctx, r)
 			}
+		case *mcp.CompleteRequest:
+			if r.Params == nil {
+				return nil, missing
+			}
 		}
 		return next(ctx, method, req)
 	}
@@ -118,8 +123,8 @@ func textOf(res *mcp.CallToolResult) string {
 // resourceHost is a server's resource template as the gateway matches
 // URIs against it.
 type resourceHost struct {
-	server   string
-	template *regexp.Regexp
+	server, uriTemplate string
+	template            *regexp.Regexp
 }
 
 // listing runs list_mcp_resources for a client's request and remembers
@@ -152,7 +157,7 @@ func (g *Gateway) listing(ctx context.Context, session *mcp.ServerSession, extra
 			g.cfg.Logger.Warn("mcp gateway: a resource template does not parse; reads through it need the server named by a listing", "server", t.Server, "template", t.URITemplate, "error", err)
 			continue
 		}
-		templates = append(templates, resourceHost{server: t.Server, template: tmpl.Regexp()})
+		templates = append(templates, resourceHost{server: t.Server, uriTemplate: t.URITemplate, template: tmpl.Regexp()})
 	}
 	g.mu.Lock()
 	g.resourceHosts, g.templateHosts = hosts, templates

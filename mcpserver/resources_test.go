@@ -65,6 +65,23 @@ func TestAResourceIsReadFromTheServerThatListsIt(t *testing.T) {
 	assert.Equal(t, "docs", server, "the only server listing resources")
 }
 
+// A completion of a resource template goes to the server that lists the
+// template; one two servers list, or none does, is refused with why.
+func TestATemplateIsCompletedByTheServerThatListsIt(t *testing.T) {
+	g, err := newGateway(Config{})
+	require.NoError(t, err)
+	g.templateHosts = []resourceHost{{server: "docs", uriTemplate: "docs://item/{id}"}, {server: "wiki", uriTemplate: "page://{name}"}, {server: "docs", uriTemplate: "page://{name}"}}
+	g.resourceHosts = map[string][]string{}
+	server, err := g.templateServer(context.Background(), nil, nil, "docs://item/{id}")
+	require.NoError(t, err)
+	assert.Equal(t, "docs", server)
+	var wire *jsonrpc.Error
+	_, err = g.templateServer(context.Background(), nil, nil, "page://{name}")
+	require.True(t, errors.As(err, &wire), "%v", err)
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), wire.Code)
+	assert.Contains(t, wire.Message, "docs and wiki")
+}
+
 // A list request without params is answered; a read or a get without
 // them is refused as invalid params; a panic while answering is that
 // request's internal error, not the gateway's end.
@@ -83,7 +100,7 @@ func TestResourceAndPromptRequestsWithoutParams(t *testing.T) {
 	assert.Empty(t, res.(*mcp.ListPromptsResult).Prompts)
 	_, err = answer(ctx, methodListResourceTemplates, &mcp.ListResourceTemplatesRequest{})
 	require.NoError(t, err)
-	for method, req := range map[string]mcp.Request{methodReadResource: &mcp.ReadResourceRequest{}, methodGetPrompt: &mcp.GetPromptRequest{}} {
+	for method, req := range map[string]mcp.Request{methodReadResource: &mcp.ReadResourceRequest{}, methodGetPrompt: &mcp.GetPromptRequest{}, "completion/complete": &mcp.CompleteRequest{}} {
 		_, err := answer(ctx, method, req)
 		var wire *jsonrpc.Error
 		require.True(t, errors.As(err, &wire), "%s: %v", method, err)

@@ -120,10 +120,9 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// resources are list_mcp_resources and read_mcp_resource.
-	resources map[string]tools.Definition
-	// prompts are list_mcp_prompts and get_mcp_prompt.
-	prompts map[string]tools.Definition
+	// offered are the tools of the server features beyond tools
+	// (resources, prompts, completions).
+	offered []offeredTools
 }
 
 // serverSet is one configuration of the manager's servers.
@@ -155,8 +154,11 @@ func NewManager(configs []ServerConfig, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("MCP manager: %w", err)
 	}
 	m := &Manager{opts: opts}
-	m.resources = m.resourceTools()
-	m.prompts = m.promptTools()
+	m.offered = []offeredTools{
+		{resourcesFeature, m.resourceTools()},
+		{promptsFeature, m.promptTools()},
+		{completionsFeature, m.completionTools()},
+	}
 	set, err := m.newSet(configs, opts.Rules, nil)
 	if err != nil {
 		return nil, err
@@ -304,11 +306,10 @@ func (m *Manager) Status() []ServerStatus {
 // Tool implements tools.Source: a name under mcp__<server>__ belongs to
 // that server; when the server is down the call cannot be served.
 func (m *Manager) Tool(name string) (tools.Definition, bool, error) {
-	if d, ok := m.resources[name]; ok {
-		return d, true, nil
-	}
-	if d, ok := m.prompts[name]; ok {
-		return d, true, nil
+	for _, o := range m.offered {
+		if i := slices.IndexFunc(o.tools, func(d tools.Definition) bool { return d.Name == name }); i >= 0 {
+			return o.tools[i], true, nil
+		}
 	}
 	s := m.serverOf(name)
 	if s == nil {
@@ -343,18 +344,18 @@ func (m *Manager) ProjectResult(name string, args map[string]any, raw json.RawMe
 }
 
 // Definitions implements tools.Source: the tools of connected servers,
-// and the resource tools while one of them offers resources.
+// and the resource, prompt and completion tools while one of them offers
+// that feature.
 func (m *Manager) Definitions() []tools.Definition {
 	var out []tools.Definition
 	set := m.current()
 	for _, n := range set.order {
 		out = append(out, set.servers[n].definitions()...)
 	}
-	if len(m.serversFor(resourcesFeature)) > 0 {
-		out = append(out, m.resources[ListResourcesTool], m.resources[ReadResourceTool])
-	}
-	if len(m.serversFor(promptsFeature)) > 0 {
-		out = append(out, m.prompts[ListPromptsTool], m.prompts[GetPromptTool])
+	for _, o := range m.offered {
+		if len(m.serversFor(o.feature)) > 0 {
+			out = append(out, o.tools...)
+		}
 	}
 	return out
 }

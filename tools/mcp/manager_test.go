@@ -276,6 +276,20 @@ func TestRealServersThroughTheRegistry(t *testing.T) {
 			t.Fatalf("a prompt missing its required argument: %v, want code %s", err, mcp.CodePromptRefused)
 		}
 	})
+	t.Run("completions", func(t *testing.T) {
+		p, err := call(t, reg, mcp.CompleteArgumentTool, map[string]any{"server": "everything", "prompt": "completable-prompt", "argument": "name", "value": "", "context": map[string]any{"department": "Support"}}, mcp.CompleteArgumentTool)
+		if err != nil || !slices.Equal(p.Metadata[mcp.MetaCompletionValues].([]string), []string{"John", "Kim", "Lee"}) || !strings.Contains(p.Content, "John\nKim\nLee") {
+			t.Fatalf("completion = %q %v, %v; want Support's three, the department sent along", p.Content, p.Metadata, err)
+		}
+		p, err = call(t, reg, mcp.CompleteArgumentTool, map[string]any{"server": "everything", "uri_template": "demo://resource/dynamic/blob/{resourceId}", "argument": "resourceId", "value": "x"}, mcp.CompleteArgumentTool)
+		if err != nil || len(p.Metadata[mcp.MetaCompletionValues].([]string)) != 0 || !strings.Contains(p.Content, "suggests no value") {
+			t.Fatalf("completion = %q %v, %v; want none for a non-number", p.Content, p.Metadata, err)
+		}
+		_, err = call(t, reg, mcp.CompleteArgumentTool, map[string]any{"server": "everything", "prompt": "completable-prompt", "uri_template": "demo://x/{y}", "argument": "name", "value": ""}, mcp.CompleteArgumentTool)
+		if fenixerr.As(err).Type != fenixerr.TypeValidation || !strings.Contains(err.Error(), "exactly one") {
+			t.Fatalf("a prompt and a template at once: %v, want a validation error", err)
+		}
+	})
 	t.Run("resource links", func(t *testing.T) {
 		p, err := call(t, reg, "mcp__everything__get-resource-links", map[string]any{"count": 2}, "mcp__everything")
 		if err != nil {

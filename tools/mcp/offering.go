@@ -13,19 +13,28 @@ import (
 	"github.com/fenixrt/fenix/tools"
 )
 
-// A server feature beyond tools (resources, prompts) is served by a pair
-// of tools while a connected server offers it; what they share is here.
+// A server feature beyond tools (resources, prompts, completions) is
+// served by tools of its own while a connected server offers it; what
+// they share is here.
 
 // feature is one such feature: what a server's capabilities say of it.
 type feature struct {
-	name   string // "resources", "prompts"
+	name   string // "resources", "prompts", "completions"
 	offers func(*sdk.ServerCapabilities) bool
 }
 
 var (
-	resourcesFeature = feature{"resources", func(c *sdk.ServerCapabilities) bool { return c.Resources != nil }}
-	promptsFeature   = feature{"prompts", func(c *sdk.ServerCapabilities) bool { return c.Prompts != nil }}
+	resourcesFeature   = feature{"resources", func(c *sdk.ServerCapabilities) bool { return c.Resources != nil }}
+	promptsFeature     = feature{"prompts", func(c *sdk.ServerCapabilities) bool { return c.Prompts != nil }}
+	completionsFeature = feature{"completions", func(c *sdk.ServerCapabilities) bool { return c.Completions != nil }}
 )
+
+// offeredTools are the tools serving a feature, while a connected server
+// offers it.
+type offeredTools struct {
+	feature feature
+	tools   []tools.Definition
+}
 
 // sessionFor is the server's session when it is connected and offers f.
 func (s *server) sessionFor(f feature) (*sdk.ClientSession, error) {

@@ -106,7 +106,7 @@ type GetPromptResult struct {
 }
 
 // promptTools are the Manager's two prompt tools.
-func (m *Manager) promptTools() map[string]tools.Definition {
+func (m *Manager) promptTools() []tools.Definition {
 	list := tools.Define(m.toolSpec(ListPromptsTool,
 		"List the prompts (templated messages) the connected MCP servers offer, with their arguments, for get_mcp_prompt."),
 		m.listPrompts, func(_ ListPromptsArgs, r ListPromptsResult) tools.Projection {
@@ -118,7 +118,7 @@ func (m *Manager) promptTools() map[string]tools.Definition {
 		m.getPrompt, func(_ GetPromptArgs, r GetPromptResult) tools.Projection {
 			return projectPrompt(r)
 		})
-	return map[string]tools.Definition{ListPromptsTool: list, GetPromptTool: get}
+	return []tools.Definition{list, get}
 }
 
 func (m *Manager) listPrompts(ctx context.Context, _ *tools.Env, a ListPromptsArgs) (ListPromptsResult, error) {

@@ -98,7 +98,7 @@ type ReadResourceArgs struct {
 }
 
 // resourceTools are the Manager's two resource tools.
-func (m *Manager) resourceTools() map[string]tools.Definition {
+func (m *Manager) resourceTools() []tools.Definition {
 	list := tools.Define(m.toolSpec(ListResourcesTool,
 		"List the resources (documents, schemas, records) the connected MCP servers expose, with their URIs, for read_mcp_resource."),
 		m.listResources, func(_ ListResourcesArgs, r ListResourcesResult) tools.Projection {
@@ -111,7 +111,7 @@ func (m *Manager) resourceTools() map[string]tools.Definition {
 			p.Metadata["uri"] = a.URI
 			return p
 		})
-	return map[string]tools.Definition{ListResourcesTool: list, ReadResourceTool: read}
+	return []tools.Definition{list, read}
 }
 
 // namedServer is the configured server called name.

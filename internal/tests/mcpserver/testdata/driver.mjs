@@ -85,12 +85,13 @@ try {
       emit({ event: 'tools', tools });
       continue;
     }
-    if (['resources', 'templates', 'read', 'prompts', 'prompt'].includes(step.op)) {
+    if (['resources', 'templates', 'read', 'prompts', 'prompt', 'complete'].includes(step.op)) {
       try {
         if (step.op === 'resources') emit({ event: 'resources', resources: (await client.listResources()).resources });
         else if (step.op === 'templates') emit({ event: 'templates', templates: (await client.listResourceTemplates()).resourceTemplates });
         else if (step.op === 'prompts') emit({ event: 'prompts', prompts: (await client.listPrompts()).prompts });
         else if (step.op === 'prompt') emit({ event: 'prompt', name: step.name, result: await client.getPrompt({ name: step.name, arguments: step.arguments }) });
+        else if (step.op === 'complete') emit({ event: 'complete', result: await client.complete({ ref: step.ref, argument: step.argument, context: step.context }) });
         else emit({ event: 'read', uri: step.uri, result: await client.readResource({ uri: step.uri }) });
       } catch (err) {
         emit({ event: 'resource_error', op: step.op, uri: step.uri, code: err && err.code, message: String(err && err.message || err) });

@@ -3,7 +3,8 @@
 // and prompt scenarios: test://static-text, test://static-binary, the
 // template test://template/{id}/data, and test_simple_prompt,
 // test_prompt_with_arguments, test_prompt_with_embedded_resource and
-// test_prompt_with_image. The conformance test puts it behind a Fenix
+// test_prompt_with_image, with completions of the template's id and the
+// prompts' arguments. The conformance test puts it behind a Fenix
 // worker, so the suite reads them through Fenix's gateway.
 package main
 
@@ -14,6 +15,7 @@ import (
 	"log"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,7 +23,7 @@ import (
 const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 func main() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "conformance-resources", Version: "1"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "conformance-resources", Version: "1"}, &mcp.ServerOptions{CompletionHandler: complete})
 	s.AddResource(&mcp.Resource{URI: "test://static-text", Name: "static-text", MIMEType: "text/plain"},
 		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: "text/plain", Text: "This is the content of the static text resource."}}}, nil
@@ -71,4 +73,31 @@ func main() {
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// complete suggests the values that start with what was typed: ids of
+// the template, and words for the prompts' arguments (arg2's after
+// arg1's value, when the client sends it along).
+func complete(_ context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	var candidates []string
+	switch ref := r.Params.Ref; {
+	case ref.Type == "ref/resource" && ref.URI == "test://template/{id}/data":
+		candidates = []string{"1", "2", "42", "123"}
+	case ref.Type == "ref/prompt" && ref.Name == "test_prompt_with_arguments":
+		candidates = []string{"test", "testing", "tested", "value"}
+		if first := r.Params.Context; r.Params.Argument.Name == "arg2" && first != nil && first.Arguments["arg1"] != "" {
+			for i, c := range candidates {
+				candidates[i] = first.Arguments["arg1"] + "-" + c
+			}
+		}
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("nothing to complete for %s %s%s", ref.Type, ref.Name, ref.URI)}
+	}
+	values := []string{}
+	for _, c := range candidates {
+		if strings.HasPrefix(c, r.Params.Argument.Value) {
+			values = append(values, c)
+		}
+	}
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: len(values)}}, nil
 }
