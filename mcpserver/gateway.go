@@ -130,6 +130,9 @@ type Gateway struct {
 	templateHosts []resourceHost
 	// promptHosts is the last prompt listing's prompts by served name.
 	promptHosts map[string]promptHost
+	// subscriptions are the resources the gateway's sessions are
+	// subscribed to, by URI (subscriptions.go).
+	subscriptions map[string]*subscription
 }
 
 // New builds a gateway and reads the tool list once: it fails when no
@@ -194,11 +197,13 @@ func newGateway(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{cfg: cfg, cancels: newCancelLedger(), calls: newInflight(), stdioSession: "stdio-" + randomID(), served: map[string][]byte{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "fenix", Title: "Fenix governed tools", Version: cfg.Version}, &mcp.ServerOptions{
-		Instructions:      "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
-		Logger:            cfg.Logger,
-		Capabilities:      &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{}, Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{}},
-		CompletionHandler: g.complete,
-		GetSessionID:      func() string { return "mcp-" + randomID() },
+		Instructions:       "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
+		Logger:             cfg.Logger,
+		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{Subscribe: true}, Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{}},
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
+		GetSessionID:       func() string { return "mcp-" + randomID() },
 		// The MCP session closing ends its conversation's session.
 		InitializedHandler: g.endWithSession,
 	})

@@ -30,7 +30,8 @@ const (
 
 // resourceMethods answers the resource and prompt methods (prompts.go);
 // every other method goes on to the SDK (completion/complete to
-// complete, completion.go). A list request may come without
+// complete, completion.go; resources/subscribe and unsubscribe to
+// subscriptions.go), those without params refused here. A list request may come without
 // params; a read or a get without them is refused. A panic in answering
 // one request is that request's internal error: the SDK would let it end
 // the gateway, and every session with it.
@@ -80,6 +81,14 @@ func (g *Gateway) resourceMethods(next mcp.MethodHandler) mcp.MethodHandler {
 				return g.getPrompt(ctx, r)
 			}
 		case *mcp.CompleteRequest:
+			if r.Params == nil {
+				return nil, missing
+			}
+		case *mcp.SubscribeRequest:
+			if r.Params == nil {
+				return nil, missing
+			}
+		case *mcp.UnsubscribeRequest:
 			if r.Params == nil {
 				return nil, missing
 			}
@@ -222,8 +231,7 @@ func (g *Gateway) listResourceTemplates(ctx context.Context, r *mcp.ListResource
 // serverOf is the MCP server a client's URI belongs to: the one whose
 // listing holds it, else the one whose template matches it (listing first
 // when none does yet), else the only server that lists any.
-func (g *Gateway) serverOf(ctx context.Context, r *mcp.ReadResourceRequest) (string, error) {
-	uri := r.Params.URI
+func (g *Gateway) serverOf(ctx context.Context, session *mcp.ServerSession, extra *mcp.RequestExtra, uri string) (string, error) {
 	lookup := func() (servers, all []string) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
@@ -252,7 +260,7 @@ func (g *Gateway) serverOf(ctx context.Context, r *mcp.ReadResourceRequest) (str
 	}
 	servers, all := lookup()
 	if len(servers) == 0 {
-		if _, err := g.listing(ctx, r.Session, r.Extra, nil); err != nil {
+		if _, err := g.listing(ctx, session, extra, nil); err != nil {
 			return "", err
 		}
 		servers, all = lookup()
@@ -272,7 +280,7 @@ func (g *Gateway) serverOf(ctx context.Context, r *mcp.ReadResourceRequest) (str
 
 func (g *Gateway) readResource(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := r.Params.URI
-	server, err := g.serverOf(ctx, r)
+	server, err := g.serverOf(ctx, r.Session, r.Extra, uri)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func TestAResourceIsReadFromTheServerThatListsIt(t *testing.T) {
 	g, err := newGateway(Config{})
 	require.NoError(t, err)
 	read := func(uri string) (string, error) {
-		return g.serverOf(context.Background(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}})
+		return g.serverOf(context.Background(), nil, nil, uri)
 	}
 	g.resourceHosts = map[string][]string{"docs://a": {"docs"}, "shared://x": {"docs", "wiki"}, "wiki://b": {"wiki"}}
 	server, err := read("wiki://b")
@@ -100,7 +100,7 @@ func TestResourceAndPromptRequestsWithoutParams(t *testing.T) {
 	assert.Empty(t, res.(*mcp.ListPromptsResult).Prompts)
 	_, err = answer(ctx, methodListResourceTemplates, &mcp.ListResourceTemplatesRequest{})
 	require.NoError(t, err)
-	for method, req := range map[string]mcp.Request{methodReadResource: &mcp.ReadResourceRequest{}, methodGetPrompt: &mcp.GetPromptRequest{}, "completion/complete": &mcp.CompleteRequest{}} {
+	for method, req := range map[string]mcp.Request{methodReadResource: &mcp.ReadResourceRequest{}, methodGetPrompt: &mcp.GetPromptRequest{}, "completion/complete": &mcp.CompleteRequest{}, "resources/subscribe": &mcp.SubscribeRequest{}, "resources/unsubscribe": &mcp.UnsubscribeRequest{}} {
 		_, err := answer(ctx, method, req)
 		var wire *jsonrpc.Error
 		require.True(t, errors.As(err, &wire), "%s: %v", method, err)

@@ -121,7 +121,7 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// offered are the tools of the server features beyond tools
-	// (resources, prompts, completions).
+	// (resources, subscriptions, prompts, completions).
 	offered []offeredTools
 }
 
@@ -156,6 +156,7 @@ func NewManager(configs []ServerConfig, opts Options) (*Manager, error) {
 	m := &Manager{opts: opts}
 	m.offered = []offeredTools{
 		{resourcesFeature, m.resourceTools()},
+		{subscriptionsFeature, m.subscriptionTools()},
 		{promptsFeature, m.promptTools()},
 		{completionsFeature, m.completionTools()},
 	}

@@ -290,6 +290,32 @@ func TestRealServersThroughTheRegistry(t *testing.T) {
 			t.Fatalf("a prompt and a template at once: %v, want a validation error", err)
 		}
 	})
+	t.Run("subscriptions", func(t *testing.T) {
+		watch := func(since string) (tools.Projection, error) {
+			return call(t, reg, mcp.WatchResourceTool, map[string]any{"server": "everything", "uri": "demo://resource/static/document/architecture.md", "since": since}, mcp.WatchResourceTool)
+		}
+		p, err := watch("")
+		version, _ := p.Metadata["version"].(string)
+		if err != nil || version == "" || p.Metadata["updated"] != false {
+			t.Fatalf("subscribing = %q %v, %v", p.Content, p.Metadata, err)
+		}
+		// The everything server sends its subscribers updates once this
+		// tool is called (and every 5 s after).
+		if _, err := call(t, reg, "mcp__everything__toggle-subscriber-updates", map[string]any{}, "mcp__everything"); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		p, err = watch(version)
+		if err != nil || p.Metadata["updated"] != true || p.Metadata["version"] == version || time.Since(start) > time.Minute {
+			t.Fatalf("watching = %q %v, %v after %s; want the update", p.Content, p.Metadata, err, time.Since(start))
+		}
+		if p, err = watch("another-host/epoch/0"); err != nil || p.Metadata["updated"] != true {
+			t.Fatalf("a version this worker cannot vouch for = %v, %v; want updated", p.Metadata, err)
+		}
+		if _, err = call(t, reg, "mcp__everything__toggle-subscriber-updates", map[string]any{}, "mcp__everything"); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("resource links", func(t *testing.T) {
 		p, err := call(t, reg, "mcp__everything__get-resource-links", map[string]any{"count": 2}, "mcp__everything")
 		if err != nil {

@@ -13,13 +13,14 @@ import (
 	"github.com/fenixrt/fenix/tools"
 )
 
-// A server feature beyond tools (resources, prompts, completions) is
+// A server feature beyond tools (resources, their subscriptions, prompts,
+// completions) is
 // served by tools of its own while a connected server offers it; what
 // they share is here.
 
 // feature is one such feature: what a server's capabilities say of it.
 type feature struct {
-	name   string // "resources", "prompts", "completions"
+	name   string // "resources", "subscriptions", "prompts", "completions"
 	offers func(*sdk.ServerCapabilities) bool
 }
 
@@ -27,6 +28,8 @@ var (
 	resourcesFeature   = feature{"resources", func(c *sdk.ServerCapabilities) bool { return c.Resources != nil }}
 	promptsFeature     = feature{"prompts", func(c *sdk.ServerCapabilities) bool { return c.Prompts != nil }}
 	completionsFeature = feature{"completions", func(c *sdk.ServerCapabilities) bool { return c.Completions != nil }}
+	// subscriptionsFeature is the resources feature's subscriptions.
+	subscriptionsFeature = feature{"subscriptions", func(c *sdk.ServerCapabilities) bool { return c.Resources != nil && c.Resources.Subscribe }}
 )
 
 // offeredTools are the tools serving a feature, while a connected server

@@ -60,6 +60,8 @@ type server struct {
 	// inflight are the calls the session serves, one of which a question
 	// the server asks belongs to (see elicitation.go).
 	inflight inflight
+	// subs are the resource subscriptions watch_mcp_resource made.
+	subs subscriptions
 }
 
 func newServer(cfg ServerConfig, m *Manager) *server {
@@ -150,6 +152,11 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 			// Not in the handler: it runs on the session's read loop,
 			// which must keep reading for tools/list to answer.
 			go s.refreshAfterChange()
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+			if req.Params != nil {
+				s.subs.updated(req.Session, req.Params.URI)
+			}
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			if f, ok := s.tokens.Load(fmt.Sprint(req.Params.ProgressToken)); ok {

@@ -72,8 +72,8 @@ func conformanceTools() []tools.Definition {
 
 // Scenarios of conformance 0.1.13 that apply to Fenix's gateway: its
 // tools, and the resources and prompts of the MCP servers behind its
-// workers, and their completions. The others need features it does not
-// offer: resource subscriptions, sampling, SSE polling.
+// workers, their completions and subscriptions. The others need what it
+// does not offer: sampling, SSE polling.
 var applicableScenarios = []string{
 	"server-initialize", "logging-set-level", "ping", "tools-list",
 	"tools-call-simple-text", "tools-call-error", "tools-call-with-progress",
@@ -82,7 +82,7 @@ var applicableScenarios = []string{
 	"json-schema-2020-12", "server-sse-multiple-streams", "dns-rebinding-protection",
 	"resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
 	"prompts-list", "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource", "prompts-get-with-image",
-	"completion-complete",
+	"completion-complete", "resources-subscribe", "resources-unsubscribe",
 }
 
 // TestConformanceSuite runs `conformance server --url` against the

@@ -13,7 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { CallToolResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const cfg = JSON.parse(process.argv[2]);
 const emit = (event) => process.stdout.write(JSON.stringify(event) + '\n');
@@ -79,23 +79,27 @@ try {
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => emit({ event: 'log', params: n.params }));
     await client.setLoggingLevel(cfg.logLevel);
   }
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => emit({ event: 'updated', uri: n.params.uri }));
   for (const step of cfg.steps) {
     if (step.op === 'list') {
       const { tools } = await client.listTools();
       emit({ event: 'tools', tools });
       continue;
     }
-    if (['resources', 'templates', 'read', 'prompts', 'prompt', 'complete'].includes(step.op)) {
+    if (['resources', 'templates', 'read', 'prompts', 'prompt', 'complete', 'subscribe', 'unsubscribe'].includes(step.op)) {
       try {
         if (step.op === 'resources') emit({ event: 'resources', resources: (await client.listResources()).resources });
         else if (step.op === 'templates') emit({ event: 'templates', templates: (await client.listResourceTemplates()).resourceTemplates });
         else if (step.op === 'prompts') emit({ event: 'prompts', prompts: (await client.listPrompts()).prompts });
         else if (step.op === 'prompt') emit({ event: 'prompt', name: step.name, result: await client.getPrompt({ name: step.name, arguments: step.arguments }) });
         else if (step.op === 'complete') emit({ event: 'complete', result: await client.complete({ ref: step.ref, argument: step.argument, context: step.context }) });
+        else if (step.op === 'subscribe') { await client.subscribeResource({ uri: step.uri }); emit({ event: 'subscribed', uri: step.uri }); }
+        else if (step.op === 'unsubscribe') { await client.unsubscribeResource({ uri: step.uri }); emit({ event: 'unsubscribed', uri: step.uri }); }
         else emit({ event: 'read', uri: step.uri, result: await client.readResource({ uri: step.uri }) });
       } catch (err) {
         emit({ event: 'resource_error', op: step.op, uri: step.uri, code: err && err.code, message: String(err && err.message || err) });
       }
+      if (step.pauseMs) await new Promise((r) => setTimeout(r, step.pauseMs));
       continue;
     }
     const ac = new AbortController();

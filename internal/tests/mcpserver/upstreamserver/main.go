@@ -4,7 +4,7 @@
 // template test://template/{id}/data, and test_simple_prompt,
 // test_prompt_with_arguments, test_prompt_with_embedded_resource and
 // test_prompt_with_image, with completions of the template's id and the
-// prompts' arguments. The conformance test puts it behind a Fenix
+// prompts' arguments, and subscriptions. The conformance test puts it behind a Fenix
 // worker, so the suite reads them through Fenix's gateway.
 package main
 
@@ -23,7 +23,12 @@ import (
 const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 func main() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "conformance-resources", Version: "1"}, &mcp.ServerOptions{CompletionHandler: complete})
+	s := mcp.NewServer(&mcp.Implementation{Name: "conformance-resources", Version: "1"}, &mcp.ServerOptions{CompletionHandler: complete,
+		// Subscriptions are accepted (the conformance scenarios subscribe
+		// and unsubscribe); nothing here changes, so no update is sent.
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
 	s.AddResource(&mcp.Resource{URI: "test://static-text", Name: "static-text", MIMEType: "text/plain"},
 		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: "text/plain", Text: "This is the content of the static text resource."}}}, nil
