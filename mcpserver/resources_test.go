@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -109,4 +110,29 @@ func TestResourceAndPromptRequestsWithoutParams(t *testing.T) {
 	_, err = answer(ctx, "tools/list", &mcp.ListToolsRequest{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "tools/list failed: the SDK's own handler")
+}
+
+// A session subscribes to 32 resources at most, and the gateway watches
+// 256 at most: each keeps a run waiting on a worker.
+func TestSubscriptionsAreBounded(t *testing.T) {
+	g, err := newGateway(Config{})
+	require.NoError(t, err)
+	one, other := &mcp.ServerSession{}, &mcp.ServerSession{}
+	g.subscriptions = map[string]*subscription{}
+	for i := range maxSessionSubscriptions {
+		g.subscriptions[fmt.Sprint("docs://", i)] = &subscription{sessions: map[*mcp.ServerSession]*mcp.RequestExtra{one: nil}}
+	}
+	var wire *jsonrpc.Error
+	err = g.roomFor(one, "docs://more")
+	require.True(t, errors.As(err, &wire), "%v", err)
+	assert.Contains(t, wire.Message, "32 resources")
+	assert.NoError(t, g.roomFor(one, "docs://7"), "subscribing again to one it holds")
+	assert.NoError(t, g.roomFor(other, "docs://more"))
+	for i := maxSessionSubscriptions; i < maxSubscriptions; i++ {
+		g.subscriptions[fmt.Sprint("docs://", i)] = &subscription{sessions: map[*mcp.ServerSession]*mcp.RequestExtra{other: nil}}
+	}
+	err = g.roomFor(&mcp.ServerSession{}, "docs://more")
+	require.True(t, errors.As(err, &wire), "%v", err)
+	assert.Contains(t, wire.Message, "256 resources")
+	assert.NoError(t, g.roomFor(&mcp.ServerSession{}, "docs://3"), "a URI the gateway already watches")
 }

@@ -33,8 +33,18 @@ type subscription struct {
 // watchRetry bounds the wait before a failed watch is tried again.
 const watchRetry = time.Minute
 
+// Bounds of the subscriptions: each URI watched keeps a run waiting on a
+// worker (and an activity slot there).
+const (
+	maxSessionSubscriptions = 32
+	maxSubscriptions        = 256
+)
+
 func (g *Gateway) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 	uri := r.Params.URI
+	if err := g.roomFor(r.Session, uri); err != nil {
+		return err
+	}
 	server, err := g.serverOf(ctx, r.Session, r.Extra, uri)
 	if err != nil {
 		return err
@@ -74,6 +84,31 @@ func (g *Gateway) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error 
 		}(r.Session)
 	}
 	sub.sessions[r.Session] = r.Extra
+	return nil
+}
+
+// roomFor refuses a subscription over the bounds: per session, and
+// URIs watched by the gateway.
+func (g *Gateway) roomFor(ss *mcp.ServerSession, uri string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if sub, ok := g.subscriptions[uri]; ok {
+		if _, again := sub.sessions[ss]; again {
+			return nil
+		}
+	}
+	held := 0
+	for _, sub := range g.subscriptions {
+		if _, ok := sub.sessions[ss]; ok {
+			held++
+		}
+	}
+	switch {
+	case held >= maxSessionSubscriptions:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcp gateway: this session is subscribed to %d resources, as many as a session may be: unsubscribe from one before subscribing to %q", held, uri)}
+	case g.subscriptions[uri] == nil && len(g.subscriptions) >= maxSubscriptions:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcp gateway: its clients are subscribed to %d resources, as many as it watches: resource %q cannot be subscribed to now", len(g.subscriptions), uri)}
+	}
 	return nil
 }
 

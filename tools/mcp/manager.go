@@ -123,6 +123,8 @@ type Manager struct {
 	// offered are the tools of the server features beyond tools
 	// (resources, subscriptions, prompts, completions).
 	offered []offeredTools
+	// waitingWatches counts the watch_mcp_resource calls waiting.
+	waitingWatches atomic.Int64
 }
 
 // serverSet is one configuration of the manager's servers.

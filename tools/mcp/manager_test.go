@@ -315,6 +315,37 @@ func TestRealServersThroughTheRegistry(t *testing.T) {
 		if _, err = call(t, reg, "mcp__everything__toggle-subscriber-updates", map[string]any{}, "mcp__everything"); err != nil {
 			t.Fatal(err)
 		}
+
+		// Updates are off: watches wait, and no more than 64 at once.
+		p, err = watch("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var waiting sync.WaitGroup
+		defer func() { cancel(); waiting.Wait() }()
+		args := map[string]any{"server": "everything", "uri": "demo://resource/static/document/architecture.md", "since": p.Metadata["version"]}
+		ended := make(chan error, 65)
+		for i := range 65 {
+			waiting.Go(func() {
+				c := contract.ToolCall{CallID: fmt.Sprint("watch-", i), ToolName: mcp.WatchResourceTool, Arguments: args}
+				_, err := reg.Execute(ctx, &tools.Env{CallID: c.CallID, Progress: func(contract.ToolOutputChunk) {}}, c)
+				ended <- err
+			})
+		}
+		select {
+		case refused := <-ended:
+			if fenixerr.As(refused).Code != mcp.CodeTooManyWatches {
+				t.Fatalf("the first of 65 waiting watches to end: %v, want code %s", refused, mcp.CodeTooManyWatches)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("65 watches are waiting; want 64 at most")
+		}
+		select {
+		case err := <-ended:
+			t.Fatalf("a second watch ended while 64 wait: %v", err)
+		case <-time.After(time.Second):
+		}
 	})
 	t.Run("resource links", func(t *testing.T) {
 		p, err := call(t, reg, "mcp__everything__get-resource-links", map[string]any{"count": 2}, "mcp__everything")

@@ -34,7 +34,15 @@ const (
 	// watchLinger is how long an upstream subscription outlives its last
 	// watch before the worker unsubscribes.
 	watchLinger = 2 * time.Minute
+	// maxWaitingWatches bounds the watches waiting on one worker: each
+	// holds an activity slot, and clients subscribing without end must
+	// not take every slot from the calls.
+	maxWaitingWatches = 64
 )
+
+// CodeTooManyWatches is the error code of a watch refused because
+// maxWaitingWatches are waiting.
+const CodeTooManyWatches = "too_many_watches"
 
 // WatchResourceArgs are watch_mcp_resource's arguments.
 type WatchResourceArgs struct {
@@ -124,6 +132,11 @@ func (m *Manager) watchResource(ctx context.Context, _ *tools.Env, a WatchResour
 		out.Updated = true
 		return out, nil
 	}
+	if m.waitingWatches.Add(1) > maxWaitingWatches {
+		m.waitingWatches.Add(-1)
+		return WatchResourceResult{}, fenixerr.New(fenixerr.TypeToolUnavailable, "%d resource watches are waiting on this worker, as many as it keeps: watch resource %q again later", maxWaitingWatches, a.URI).WithTool(WatchResourceTool).WithCode(CodeTooManyWatches)
+	}
+	defer m.waitingWatches.Add(-1)
 	timer := time.NewTimer(maxWatchWait)
 	defer timer.Stop()
 	select {
