@@ -101,7 +101,11 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	}
 	stop := startHeartbeat(ctx, newProgressSink(ctx, ""))
 	started := time.Now()
-	resp, err := a.Model.Complete(ctx, llm.Request{Model: in.Model, Messages: prompt, Tools: a.toolSpecs(in.AllowedToolNames), MaxTokens: in.MaxTokens})
+	req := llm.Request{Model: in.Model, Messages: prompt, Tools: a.toolSpecs(in.AllowedToolNames), MaxTokens: in.MaxTokens}
+	if a.Contexts != nil {
+		req.Blobs = a.Contexts
+	}
+	resp, err := a.Model.Complete(ctx, req)
 	stop()
 	if err != nil {
 		if ctx.Err() != nil {

@@ -37,6 +37,19 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
+	// Images are the images a tool returned (tool messages only: a
+	// browser_screenshot, an MCP server's image), in the context store by
+	// reference, so history holds the reference and the content names
+	// each in a line. A model provider that shows its model images reads
+	// them from the store.
+	Images []ImageRef `json:"images,omitempty"`
+}
+
+// ImageRef is an image in the context store.
+type ImageRef struct {
+	Ref      string `json:"ref"`
+	MIMEType string `json:"mime_type"`
+	Bytes    int    `json:"bytes,omitempty"`
 }
 
 // ToolCall is one request to run a tool.

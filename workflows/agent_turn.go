@@ -19,6 +19,7 @@ import (
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/hooks/builtin"
+	"github.com/fenixrt/fenix/tools"
 )
 
 const (
@@ -351,7 +352,34 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 	if err != nil {
 		return t.observeFailure(ctx, step, call, err, executed.DurationMs)
 	}
-	return toolResult{message: toolMessage(call, withContext(content, joinContext(governed.additionalContext, extra)))}
+	msg := toolMessage(call, withContext(content, joinContext(governed.additionalContext, extra)))
+	if images := imagesOf(projected.Projection.Metadata); len(images) > 0 && workflow.GetVersion(ctx, versionToolImages, workflow.DefaultVersion, 1) == 1 {
+		msg.Images = images
+	}
+	return toolResult{message: msg}
+}
+
+// versionToolImages marks runs whose tool messages carry the images
+// their tools returned (asked only of a result with images, so other
+// histories are unchanged).
+const versionToolImages = "tool-result-images"
+
+// maxImagesPerToolMessage bounds the images one tool message names.
+const maxImagesPerToolMessage = 8
+
+// imagesOf are the image attachments of a projection's metadata.
+func imagesOf(meta map[string]any) []contract.ImageRef {
+	attached, err := tools.AttachmentsOf(meta)
+	if err != nil {
+		return nil
+	}
+	var out []contract.ImageRef
+	for _, a := range attached {
+		if a.Type == tools.AttachmentImage && a.Ref != "" && len(out) < maxImagesPerToolMessage {
+			out = append(out, contract.ImageRef{Ref: a.Ref, MIMEType: a.MIMEType, Bytes: a.Bytes})
+		}
+	}
+	return out
 }
 
 // observeFailure records a failed call (hooks, audit, metrics) and turns it

@@ -576,6 +576,13 @@ func builtinScenarios() []scenario {
 		req["turn_id"] = "turn-" + strings.Repeat("t", 245)
 		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-child-ids", req)
 	}})
+	// A tool that returns an image: its tool message names the image
+	// (versionToolImages), for a model provider that shows it.
+	shapes = append(shapes, scenario{file: "tool_images_agent_turn.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		req := agentRequest("picture", 5)
+		req["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": []string{"test_picture"}}
+		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-tool-images", req)
+	}})
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),

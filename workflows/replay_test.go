@@ -109,7 +109,7 @@ func recordHistories(t *testing.T, overwrite bool) {
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# Fenix\nDurable agents.\n"), 0o644))
 	writeBigFile(t, ws)
-	registry, err := testtools.WithBuiltins(testtools.Sleep())
+	registry, err := testtools.WithBuiltins(testtools.Sleep(), testtools.Picture())
 	require.NoError(t, err)
 	queue := "fenix-record"
 	w, err := fenixworker.New(srv.Client(), fenixworker.Config{

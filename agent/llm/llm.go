@@ -52,6 +52,15 @@ type Request struct {
 	// Temperature is nil to leave it to the provider; a pointer so an
 	// explicit 0 (greedy decoding) is sent.
 	Temperature *float64 `json:"temperature,omitempty"`
+	// Blobs reads the images the messages name (contract.ImageRef) from
+	// the context store; nil when the worker has none, and the model sees
+	// the content's line for each image instead.
+	Blobs BlobReader `json:"-"`
+}
+
+// BlobReader reads a context-store blob by reference.
+type BlobReader interface {
+	Get(ctx context.Context, ref string) ([]byte, error)
 }
 
 // ToolSpec offers one function tool to the model.

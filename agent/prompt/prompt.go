@@ -48,12 +48,12 @@ import (
 )
 
 // NormalizeTranscript keeps only what the model needs of each message:
-// role and content, plus the tool-call linkage that keeps a tool request
-// next to its answer.
+// role and content, the tool-call linkage that keeps a tool request next
+// to its answer, and the images a tool returned.
 func NormalizeTranscript(messages []contract.Message) []contract.Message {
 	out := make([]contract.Message, len(messages))
 	for i, m := range messages {
-		out[i] = contract.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
+		out[i] = contract.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name, Images: m.Images}
 	}
 	return out
 }

@@ -35,6 +35,7 @@ const (
 	EnvModel          = "FENIX_MODEL"
 	EnvTimeout        = "FENIX_OPENAI_TIMEOUT"
 	EnvMaxTokensField = "FENIX_OPENAI_MAX_TOKENS_FIELD"
+	EnvImages         = "FENIX_OPENAI_IMAGES"
 )
 
 // Names of the request field that caps the completion length.
@@ -65,14 +66,18 @@ type Config struct {
 	// Empty picks max_completion_tokens for api.openai.com and max_tokens
 	// elsewhere, which is what each accepts.
 	MaxTokensFieldName string
+	// NoImages keeps the images tools return from the model (an endpoint
+	// whose models take no image input refuses a request with one); the
+	// model reads the line naming each instead.
+	NoImages bool
 	// HTTPClient replaces the default client (tests, proxies, custom TLS).
 	HTTPClient *http.Client
 }
 
 // ConfigFromEnv reads FENIX_OPENAI_BASE_URL, FENIX_OPENAI_API_KEY (falling
 // back to OPENAI_API_KEY), FENIX_MODEL (unless it names a scripted model),
-// FENIX_OPENAI_TIMEOUT (a Go duration such as "90s") and
-// FENIX_OPENAI_MAX_TOKENS_FIELD. getenv is os.Getenv outside tests.
+// FENIX_OPENAI_TIMEOUT (a Go duration such as "90s"),
+// FENIX_OPENAI_MAX_TOKENS_FIELD and FENIX_OPENAI_IMAGES (on, off). getenv is os.Getenv outside tests.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		BaseURL:            strings.TrimSpace(getenv(EnvBaseURL)),
@@ -84,6 +89,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if model := strings.TrimSpace(getenv(EnvModel)); !llm.IsScriptedModel(model) {
 		cfg.DefaultModel = model
+	}
+	switch raw := strings.TrimSpace(getenv(EnvImages)); raw {
+	case "", "on":
+	case "off":
+		cfg.NoImages = true
+	default:
+		return cfg, fmt.Errorf("%s=%q is not on or off: off keeps the images tools return from a model that takes no image input", EnvImages, raw)
 	}
 	if raw := strings.TrimSpace(getenv(EnvTimeout)); raw != "" {
 		d, err := time.ParseDuration(raw)
@@ -110,6 +122,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("default_model", c.DefaultModel),
 		slog.Duration("request_timeout", c.requestTimeout()),
 		slog.Bool("api_key_set", c.APIKey != ""),
+		slog.Bool("images", !c.NoImages),
 	)
 }
 

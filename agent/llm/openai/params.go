@@ -13,9 +13,10 @@ import (
 	"github.com/fenixrt/fenix/fenixerr"
 )
 
-// buildParams maps a request onto standard Chat Completions fields only.
-func buildParams(model string, req llm.Request, maxTokensField string) (sdk.ChatCompletionNewParams, error) {
-	messages, err := encodeMessages(req.Messages)
+// buildParams maps a request onto standard Chat Completions fields only;
+// shown are the images to show the model, by reference.
+func buildParams(model string, req llm.Request, maxTokensField string, shown map[string][]byte) (sdk.ChatCompletionNewParams, error) {
+	messages, err := encodeMessages(req.Messages, shown)
 	if err != nil {
 		return sdk.ChatCompletionNewParams{}, err
 	}
@@ -43,10 +44,21 @@ func buildParams(model string, req llm.Request, maxTokensField string) (sdk.Chat
 
 // encodeMessages maps transcript roles onto Chat Completions roles. The
 // contract's Name field is not sent: the API restricts its characters and
-// tool messages have no such field.
-func encodeMessages(messages []contract.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+// tool messages have no such field. The images of a run of tool messages
+// that are shown follow it in one user message (images.go).
+func encodeMessages(messages []contract.Message, shown map[string][]byte) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(messages))
+	var images []sdk.ChatCompletionContentPartUnionParam
+	showImages := func() {
+		if len(images) > 0 {
+			out = append(out, sdk.UserMessage(images))
+			images = nil
+		}
+	}
 	for i, m := range messages {
+		if m.Role != contract.RoleTool {
+			showImages()
+		}
 		switch m.Role {
 		case contract.RoleSystem:
 			out = append(out, sdk.SystemMessage(m.Content))
@@ -57,6 +69,7 @@ func encodeMessages(messages []contract.Message) ([]sdk.ChatCompletionMessagePar
 				return nil, fenixerr.Validation("messages[%d] has role tool but no tool_call_id: a tool result must name the call it answers", i)
 			}
 			out = append(out, sdk.ToolMessage(m.Content, m.ToolCallID))
+			images = append(images, imageParts(m, shown)...)
 		case contract.RoleAssistant:
 			msg, err := encodeAssistant(i, m)
 			if err != nil {
@@ -67,6 +80,7 @@ func encodeMessages(messages []contract.Message) ([]sdk.ChatCompletionMessagePar
 			return nil, fenixerr.Validation("messages[%d] has role %q: the Chat Completions API accepts system, user, assistant and tool", i, m.Role)
 		}
 	}
+	showImages()
 	return out, nil
 }
 

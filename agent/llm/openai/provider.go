@@ -29,7 +29,9 @@ type Provider struct {
 	defaultModel   string
 	timeout        time.Duration
 	maxTokensField string
-	chat           sdk.ChatCompletionService
+	// images says whether tools' images are shown to the model.
+	images bool
+	chat   sdk.ChatCompletionService
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -69,6 +71,7 @@ func New(cfg Config) (*Provider, error) {
 		defaultModel:   cfg.DefaultModel,
 		timeout:        cfg.requestTimeout(),
 		maxTokensField: field,
+		images:         !cfg.NoImages,
 		chat:           sdk.NewChatCompletionService(opts...),
 	}, nil
 }
@@ -86,7 +89,11 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		return llm.Response{}, fenixerr.New(fenixerr.TypeModelProvider,
 			"model provider %s (%s): no model given and no default model configured (%s)", p.name, p.endpoint, EnvModel)
 	}
-	params, err := buildParams(model, req, p.maxTokensField)
+	var shown map[string][]byte
+	if p.images {
+		shown = shownImages(ctx, req)
+	}
+	params, err := buildParams(model, req, p.maxTokensField, shown)
 	if err != nil {
 		return llm.Response{}, err
 	}

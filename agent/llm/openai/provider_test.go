@@ -588,6 +588,16 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Fatalf("ConfigFromEnv = %+v, want FENIX_OPENAI_API_KEY first and no scripted default model", cfg)
 	}
 
+	env[EnvImages] = "off"
+	if cfg, _ = ConfigFromEnv(func(k string) string { return env[k] }); !cfg.NoImages {
+		t.Fatalf("ConfigFromEnv = %+v, want images off", cfg)
+	}
+	env[EnvImages] = "maybe"
+	if _, err := ConfigFromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), EnvImages) {
+		t.Fatalf("bad images setting error = %v", err)
+	}
+	delete(env, EnvImages)
+
 	env[EnvTimeout] = "soon"
 	if _, err := ConfigFromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), EnvTimeout) {
 		t.Fatalf("bad timeout error = %v", err)

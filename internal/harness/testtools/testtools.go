@@ -4,6 +4,7 @@ package testtools
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -45,4 +46,29 @@ func WithBuiltins(extra ...tools.Definition) (*tools.Registry, error) {
 		defs = append(defs, d)
 	}
 	return tools.NewRegistry(append(defs, extra...)...)
+}
+
+// PicturePNG is the image test_picture returns: a 1x1 PNG.
+var PicturePNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+
+// PictureResult is test_picture's result.
+type PictureResult struct {
+	Ref   string `json:"ref"`
+	Bytes int    `json:"bytes"`
+}
+
+// Picture returns an image as browser_screenshot does: its bytes in the
+// context store, an attachment naming them.
+func Picture() tools.Definition {
+	return tools.Define(tools.Spec{Name: "test_picture", ReadOnly: true, Timeout: time.Minute},
+		func(ctx context.Context, env *tools.Env, _ struct{}) (PictureResult, error) {
+			ref, err := env.Blobs.Put(ctx, PicturePNG)
+			if err != nil {
+				return PictureResult{}, err
+			}
+			return PictureResult{Ref: ref, Bytes: len(PicturePNG)}, nil
+		}, func(_ struct{}, r PictureResult) tools.Projection {
+			return tools.Projection{Content: fmt.Sprintf("[image image/png, %d bytes, stored as %s]", r.Bytes, r.Ref),
+				Metadata: tools.Attach(nil, tools.Attachment{Type: tools.AttachmentImage, MIMEType: "image/png", Ref: r.Ref, Bytes: r.Bytes})}
+		})
 }
