@@ -24,12 +24,8 @@ import (
 // one document out, and a deny rule on ListMcpResourcesTool refuses the
 // listing in a project that has one.
 func TestMCPResourcesGovernedOnDevServer(t *testing.T) {
-	servers := mcpservers.Require(t)
-	project := t.TempDir()
-	mcpJSON, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": "node", "args": []string{servers.Entry("server-everything"), "stdio"}}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644))
+	project, _ := everythingProject(t, `{"hooks": {"PreToolUse": [{"matcher": "ReadMcpResourceTool", "hooks": [
+  {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/internal-docs.sh"}]}]}}`)
 	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude", "hooks"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "hooks", "internal-docs.sh"), []byte(`#!/bin/sh
 input=$(cat)
@@ -39,9 +35,6 @@ case "$input" in
 esac
 exit 0
 `), 0o755))
-	settings := `{"hooks": {"PreToolUse": [{"matcher": "ReadMcpResourceTool", "hooks": [
-  {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/internal-docs.sh"}]}]}}`
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
 	w := startWorker(t, func(c *worker.Config) {
 		c.HookSources = []string{project}
 		c.DefaultWorkspaceRoot = project
@@ -73,4 +66,19 @@ exit 0
 	res, _ = runAssignment(t, denied.queue, mcpCall("list-denied", "list_mcp_resources", map[string]any{}, allowed...))
 	require.Equal(t, contract.StatusFailed, res.Status)
 	assert.Contains(t, res.Error.LastErrorSummary, "ListMcpResourcesTool")
+}
+
+// everythingProject is a project whose .mcp.json names the official
+// everything server (npm) and whose .claude/settings.json is settings.
+func everythingProject(t *testing.T, settings string) (string, mcpservers.Servers) {
+	t.Helper()
+	servers := mcpservers.Require(t)
+	project := t.TempDir()
+	mcpJSON, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": "node", "args": []string{servers.Entry("server-everything"), "stdio"}}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
+	return project, servers
 }

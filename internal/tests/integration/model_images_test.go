@@ -21,7 +21,6 @@ import (
 
 	"github.com/fenixrt/fenix/agent/llm/providers"
 	"github.com/fenixrt/fenix/contract"
-	"github.com/fenixrt/fenix/internal/harness/mcpservers"
 	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -32,14 +31,7 @@ import (
 // model sees what Claude Code's would. History holds the context-store
 // reference, not the bytes.
 func TestAToolsImageReachesTheModel(t *testing.T) {
-	servers := mcpservers.Require(t)
-	project := t.TempDir()
-	mcpJSON, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": "node", "args": []string{servers.Entry("server-everything"), "stdio"}}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__everything"]}}`), 0o644))
+	project, servers := everythingProject(t, `{"permissions": {"allow": ["mcp__everything"]}}`)
 
 	// The model asks for the image, then describes what it was shown.
 	var mu sync.Mutex
