@@ -9,17 +9,15 @@ package mcpservers
 import (
 	"context"
 	"fmt"
-	"go/build"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fenixrt/fenix/internal/harness/childproc"
+	"github.com/fenixrt/fenix/internal/harness/npm"
 	"github.com/fenixrt/fenix/internal/harness/testenv"
 )
 
@@ -43,16 +41,7 @@ func (s Servers) Entry(pkg string) string {
 }
 
 // CacheDir is where the servers are installed.
-func CacheDir() string {
-	if d := os.Getenv("FENIX_NPM_CACHE"); d != "" {
-		return filepath.Join(d, "mcp-servers")
-	}
-	gopath := build.Default.GOPATH
-	if i := strings.IndexByte(gopath, os.PathListSeparator); i >= 0 {
-		gopath = gopath[:i]
-	}
-	return filepath.Join(filepath.Dir(gopath), "fenix-npm", "mcp-servers")
-}
+func CacheDir() string { return npm.Dir("mcp-servers") }
 
 // Require returns the installed servers, installing them when needed,
 // and skips the test when that is impossible.
@@ -66,70 +55,17 @@ func Require(tb testing.TB) Servers {
 }
 
 // Install installs the pinned packages into CacheDir unless they are
-// there already. Concurrent callers (test packages run in parallel) are
-// serialized with a lock file.
+// there already.
 func Install(ctx context.Context) (Servers, error) {
+	dir, err := npm.Install(ctx, "mcp-servers", Packages...)
+	if err != nil {
+		return Servers{}, err
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return Servers{}, fmt.Errorf("node is not installed: %w", err)
 	}
-	dir := CacheDir()
-	s := Servers{Dir: dir, Node: node}
-	if installed(s) {
-		return s, nil
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return Servers{}, fmt.Errorf("npm is not installed: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Servers{}, err
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return Servers{}, err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return Servers{}, err
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if installed(s) {
-		return s, nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
-		if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"fenix-mcp-test-servers","private":true}`+"\n"), 0o644); err != nil {
-			return Servers{}, err
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	args := append([]string{"install", "--no-audit", "--no-fund", "--save-exact"}, Packages...)
-	cmd := exec.CommandContext(ctx, npm, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return Servers{}, fmt.Errorf("npm install in %s: %v: %s", dir, err, tail(out))
-	}
-	if !installed(s) {
-		return Servers{}, fmt.Errorf("npm install in %s finished but the servers' entry points are missing", dir)
-	}
-	return s, nil
-}
-
-func installed(s Servers) bool {
-	for _, pkg := range []string{"server-filesystem", "server-memory", "server-everything"} {
-		if _, err := os.Stat(s.Entry(pkg)); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
-func tail(out []byte) string {
-	if len(out) > 2000 {
-		out = out[len(out)-2000:]
-	}
-	return strings.TrimSpace(string(out))
+	return Servers{Dir: dir, Node: node}, nil
 }
 
 // loopbackPreload makes a Node server that listens on a port alone
