@@ -27,6 +27,7 @@ import (
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/internal/harness/devserver"
 	"github.com/fenixrt/fenix/internal/harness/mcpservers"
+	"github.com/fenixrt/fenix/internal/harness/npm"
 	"github.com/fenixrt/fenix/internal/harness/testenv"
 	"github.com/fenixrt/fenix/internal/harness/testtools"
 	"github.com/fenixrt/fenix/internal/worker"
@@ -72,37 +73,13 @@ func run(m *testing.M) int {
 }
 
 // installNPM installs the pinned packages once into
-// $FENIX_NPM_DIR/mcp-server (default $(go env GOPATH)/../fenix-npm). It
-// returns a reason to skip when node or npm is missing or the install fails.
+// $(go env GOPATH)/../fenix-npm/mcp-server (or $FENIX_NPM_CACHE/mcp-server)
+// and copies the driver beside them. It returns a reason to skip when
+// node or npm is missing or the install fails.
 func installNPM(ctx context.Context) (string, string) {
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return "", fmt.Sprintf("%s is not installed; the TypeScript SDK client and conformance tests skip (install nodejs and npm)", tool)
-		}
-	}
-	base := os.Getenv("FENIX_NPM_DIR")
-	if base == "" {
-		gopath, err := exec.CommandContext(ctx, "go", "env", "GOPATH").Output()
-		if err != nil {
-			return "", "cannot find GOPATH for the npm cache: " + err.Error()
-		}
-		base = filepath.Join(strings.TrimSpace(string(gopath)), "..", "fenix-npm")
-	}
-	dir := filepath.Join(base, "mcp-server")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "npm cache directory: " + err.Error()
-	}
-	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
-		if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"fenix-mcp-server-tests","private":true}`+"\n"), 0o644); err != nil {
-			return "", err.Error()
-		}
-	}
-	if !installed(dir) {
-		cmd := exec.CommandContext(ctx, "npm", append([]string{"install", "--no-audit", "--no-fund", "--save-exact"}, npmPackages...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Sprintf("npm install %s failed (%v); the TypeScript SDK client and conformance tests skip:\n%s", strings.Join(npmPackages, " "), err, out)
-		}
+	dir, err := npm.Install(ctx, "mcp-server", npmPackages...)
+	if err != nil {
+		return "", fmt.Sprintf("%v; the TypeScript SDK client and conformance tests skip (install nodejs and npm, or run .ci/run)", err)
 	}
 	driver, err := os.ReadFile(filepath.Join("testdata", "driver.mjs"))
 	if err != nil {
@@ -112,22 +89,6 @@ func installNPM(ctx context.Context) (string, string) {
 		return "", err.Error()
 	}
 	return dir, ""
-}
-
-// installed reports whether every pinned version is in node_modules.
-func installed(dir string) bool {
-	for _, spec := range npmPackages {
-		at := strings.LastIndex(spec, "@")
-		raw, err := os.ReadFile(filepath.Join(dir, "node_modules", spec[:at], "package.json"))
-		if err != nil {
-			return false
-		}
-		var pkg struct{ Version string }
-		if json.Unmarshal(raw, &pkg) != nil || pkg.Version != spec[at+1:] {
-			return false
-		}
-	}
-	return true
 }
 
 func needNPM(t *testing.T) {
