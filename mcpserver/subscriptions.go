@@ -65,6 +65,9 @@ func (g *Gateway) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error 
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if err := g.roomForLocked(r.Session, uri); err != nil {
+		return err
+	}
 	if g.subscriptions == nil {
 		g.subscriptions = map[string]*subscription{}
 	}
@@ -88,10 +91,17 @@ func (g *Gateway) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error 
 }
 
 // roomFor refuses a subscription over the bounds: per session, and
-// URIs watched by the gateway.
+// URIs watched by the gateway. subscribe asks before its run and again
+// as it adds the subscription, so requests at once cannot pass it
+// together.
 func (g *Gateway) roomFor(ss *mcp.ServerSession, uri string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.roomForLocked(ss, uri)
+}
+
+// roomForLocked is roomFor with g.mu held.
+func (g *Gateway) roomForLocked(ss *mcp.ServerSession, uri string) error {
 	if sub, ok := g.subscriptions[uri]; ok {
 		if _, again := sub.sessions[ss]; again {
 			return nil
