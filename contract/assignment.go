@@ -37,11 +37,11 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
-	// Images are the images a tool returned (tool messages only: a
-	// browser_screenshot, an MCP server's image), in the context store by
-	// reference, so history holds the reference and the content names
-	// each in a line. A model provider that shows its model images reads
-	// them from the store.
+	// Images are images in the context store by reference, so history
+	// holds the reference: on a tool message those the tool returned (a
+	// browser_screenshot, an MCP server's image; the content names each in
+	// a line), on a user message those the kernel's user gave. A model
+	// provider that shows its model images reads them from the store.
 	Images []ImageRef `json:"images,omitempty"`
 }
 

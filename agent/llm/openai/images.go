@@ -16,8 +16,9 @@ import (
 // image) reach the model as Claude Code's do: Chat Completions tool
 // messages carry text only, so after a step's tool messages comes one
 // user message showing their images, each after a line naming the call.
-// The newest images are shown, within bounds a vision endpoint accepts;
-// older ones stay the line the tool's content names them by.
+// A user message's own images (a kernel's, from its user) are shown in
+// it, after its text. The newest images are shown, within bounds a vision
+// endpoint accepts; older ones stay what the content says of them.
 const (
 	// MaxModelImages bounds the images one request shows.
 	MaxModelImages = 8
@@ -39,7 +40,7 @@ func shownImages(ctx context.Context, req llm.Request) map[string][]byte {
 	budget := MaxModelImageBytes
 	for i := len(req.Messages) - 1; i >= 0 && len(shown) < MaxModelImages; i-- {
 		m := req.Messages[i]
-		if m.Role != contract.RoleTool {
+		if m.Role != contract.RoleTool && m.Role != contract.RoleUser {
 			continue
 		}
 		for j := len(m.Images) - 1; j >= 0 && len(shown) < MaxModelImages; j-- {
@@ -58,7 +59,8 @@ func shownImages(ctx context.Context, req llm.Request) map[string][]byte {
 	return shown
 }
 
-// imageParts are the content parts showing a tool message's images.
+// imageParts are the content parts showing a message's images, a tool
+// message's each after a line naming its call.
 func imageParts(m contract.Message, shown map[string][]byte) []sdk.ChatCompletionContentPartUnionParam {
 	var parts []sdk.ChatCompletionContentPartUnionParam
 	for i, img := range m.Images {
@@ -66,8 +68,10 @@ func imageParts(m contract.Message, shown map[string][]byte) []sdk.ChatCompletio
 		if !ok {
 			continue
 		}
+		if m.Role == contract.RoleTool {
+			parts = append(parts, sdk.TextContentPart(fmt.Sprintf("Image %d of %d returned by tool %s (call %s):", i+1, len(m.Images), m.Name, m.ToolCallID)))
+		}
 		parts = append(parts,
-			sdk.TextContentPart(fmt.Sprintf("Image %d of %d returned by tool %s (call %s):", i+1, len(m.Images), m.Name, m.ToolCallID)),
 			sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
 				URL: "data:" + strings.ToLower(img.MIMEType) + ";base64," + base64.StdEncoding.EncodeToString(data)}))
 	}

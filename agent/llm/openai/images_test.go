@@ -99,3 +99,31 @@ func TestTheNewestImagesAreShown(t *testing.T) {
 		}
 	}
 }
+
+// A user message's own images (a kernel's user gave them) are shown in
+// it, after its text.
+func TestAUserMessagesImagesAreShownInIt(t *testing.T) {
+	s := newChatServer(t, answer(plainAnswer))
+	p := newTestProvider(t, s)
+	jpeg := []byte("\xff\xd8\xff fake")
+	req := llm.Request{
+		Messages: []contract.Message{{Role: "user", Content: "What is on this receipt?",
+			Images: []contract.ImageRef{{Ref: "ctx:jpeg", MIMEType: "image/jpeg", Bytes: len(jpeg)}}}},
+		Blobs: blobs{"ctx:jpeg": jpeg},
+	}
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	messages := s.lastBody(t)["messages"].([]any)
+	if len(messages) != 1 {
+		t.Fatalf("messages = %v, want the one user message", messages)
+	}
+	got, _ := json.Marshal(messages[0])
+	want, _ := json.Marshal(map[string]any{"role": "user", "content": []any{
+		map[string]any{"type": "text", "text": "What is on this receipt?"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(jpeg)}},
+	}})
+	if string(got) != string(want) {
+		t.Fatalf("the user message = %s, want %s", got, want)
+	}
+}

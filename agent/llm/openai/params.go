@@ -63,6 +63,14 @@ func encodeMessages(messages []contract.Message, shown map[string][]byte) ([]sdk
 		case contract.RoleSystem:
 			out = append(out, sdk.SystemMessage(m.Content))
 		case contract.RoleUser:
+			if images := imageParts(m, shown); len(images) > 0 {
+				parts := []sdk.ChatCompletionContentPartUnionParam{}
+				if m.Content != "" {
+					parts = append(parts, sdk.TextContentPart(m.Content))
+				}
+				out = append(out, sdk.UserMessage(append(parts, images...)))
+				continue
+			}
 			out = append(out, sdk.UserMessage(m.Content))
 		case contract.RoleTool:
 			if m.ToolCallID == "" {
