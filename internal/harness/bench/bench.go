@@ -316,6 +316,10 @@ func measure(ctx context.Context, c client.Client, scenarios []scenario, n, conc
 	for done := 0; done < n; done += batch {
 		size := min(batch, n-done)
 		for i, sc := range scenarios {
+			if err := ctx.Err(); err != nil {
+				// Interrupted: what was measured is not the n runs asked for.
+				return nil, fmt.Errorf("benchmark interrupted after %d of %d runs per scenario: %w", done, n, err)
+			}
 			b := runBatch(ctx, c, sc, size, conc, think)
 			a := &accs[i]
 			a.latencies = append(a.latencies, b.latencies...)
@@ -391,7 +395,11 @@ func runBatch(ctx context.Context, c client.Client, sc scenario, size, conc int,
 			defer wg.Done()
 			for range jobs {
 				if think > 0 {
-					time.Sleep(think)
+					select {
+					case <-ctx.Done():
+						continue // the feeder stops too
+					case <-time.After(think):
+					}
 				}
 				t0 := time.Now()
 				run, err := sc.run(ctx, c)
@@ -415,8 +423,11 @@ func runBatch(ctx context.Context, c client.Client, sc scenario, size, conc int,
 			}
 		}()
 	}
-	for i := 0; i < size; i++ {
-		jobs <- i
+	for i := 0; i < size && ctx.Err() == nil; i++ {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+		}
 	}
 	close(jobs)
 	wg.Wait()
