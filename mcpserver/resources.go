@@ -29,12 +29,12 @@ const (
 )
 
 // resourceMethods answers the resource and prompt methods (prompts.go);
-// every other method goes on to the SDK (completion/complete to
-// complete, completion.go; resources/subscribe and unsubscribe to
-// subscriptions.go), those without params refused here. A list request may come without
-// params; a read or a get without them is refused. A panic in answering
-// one request is that request's internal error: the SDK would let it end
-// the gateway, and every session with it.
+// every other method goes on to the SDK, which hands completion/complete
+// to complete (completion.go) and resources/subscribe and unsubscribe to
+// subscriptions.go. A list request may come without params; a read, a
+// get, a completion or a subscription without them is refused. A panic in
+// answering one request is that request's internal error: the SDK would
+// let it end the gateway, and every session with it.
 func (g *Gateway) resourceMethods(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (result mcp.Result, err error) {
 		defer func() {
