@@ -12,6 +12,8 @@ import (
 	mcptools "github.com/fenixrt/fenix/tools/mcp"
 )
 
+const methodComplete = "completion/complete"
+
 // completion/complete (the values a client suggests while its user fills
 // in a prompt's argument or a resource template's variable) runs the
 // workers' complete_mcp_argument, a governed run as a resources/read is,

@@ -81,6 +81,19 @@ func TestLedgerAnnotatesCallsAndNotesCancellations(t *testing.T) {
 	assert.Equal(t, "7", params.Meta[metaRequestID], "the wire ID wins over a client's value")
 	assert.Equal(t, "p", params.Meta["progressToken"])
 
+	// Every request that runs a tool gets its ID, so its client's
+	// cancellation finds the run.
+	for _, method := range []string{methodListResources, methodListResourceTemplates, methodReadResource, methodListPrompts, methodGetPrompt, methodComplete, methodSubscribe} {
+		req := &jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(`{}`)}
+		_, got := l.inspect("sess", req)
+		assert.Equal(t, "7", got, method)
+		var annotated struct {
+			Meta map[string]any `json:"_meta"`
+		}
+		require.NoError(t, json.Unmarshal(req.Params, &annotated))
+		assert.Equal(t, "7", annotated.Meta[metaRequestID], method)
+	}
+
 	l.inspect("sess", &jsonrpc.Request{Method: methodCancelled, Params: json.RawMessage(`{"requestId":"seven","reason":"user pressed stop"}`)})
 	reason, ok := l.take("sess", "sseven")
 	assert.True(t, ok)

@@ -119,9 +119,11 @@ func (l *cancelLedger) inspect(session string, msg jsonrpc.Message) (jsonrpc.Mes
 		return msg, ""
 	}
 	switch req.Method {
-	case methodCallTool, methodListResources, methodReadResource:
-		// Each runs as a tool call (resources.go): its run is found, and
-		// cancelled, by its request ID.
+	case methodCallTool, methodListResources, methodListResourceTemplates, methodReadResource,
+		methodListPrompts, methodGetPrompt, methodComplete, methodSubscribe:
+		// Each runs as a tool call (resources.go, prompts.go,
+		// completion.go, subscriptions.go): its run is found, and
+		// cancelled, by its request ID, and a retry of it joins that run.
 		if !req.ID.IsValid() {
 			return msg, ""
 		}

@@ -101,7 +101,7 @@ func TestResourceAndPromptRequestsWithoutParams(t *testing.T) {
 	assert.Empty(t, res.(*mcp.ListPromptsResult).Prompts)
 	_, err = answer(ctx, methodListResourceTemplates, &mcp.ListResourceTemplatesRequest{})
 	require.NoError(t, err)
-	for method, req := range map[string]mcp.Request{methodReadResource: &mcp.ReadResourceRequest{}, methodGetPrompt: &mcp.GetPromptRequest{}, "completion/complete": &mcp.CompleteRequest{}, "resources/subscribe": &mcp.SubscribeRequest{}, "resources/unsubscribe": &mcp.UnsubscribeRequest{}} {
+	for method, req := range map[string]mcp.Request{methodReadResource: &mcp.ReadResourceRequest{}, methodGetPrompt: &mcp.GetPromptRequest{}, methodComplete: &mcp.CompleteRequest{}, methodSubscribe: &mcp.SubscribeRequest{}, "resources/unsubscribe": &mcp.UnsubscribeRequest{}} {
 		_, err := answer(ctx, method, req)
 		var wire *jsonrpc.Error
 		require.True(t, errors.As(err, &wire), "%s: %v", method, err)

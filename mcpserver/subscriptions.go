@@ -19,6 +19,8 @@ import (
 // who is subscribed) when a watch says the resource changed. The last
 // session to unsubscribe, or to close, cancels the watch in flight.
 
+const methodSubscribe = "resources/subscribe"
+
 // subscription is the gateway's watch of one URI.
 type subscription struct {
 	server   string
