@@ -346,6 +346,39 @@ func TestRealServersThroughTheRegistry(t *testing.T) {
 			t.Fatalf("a second watch ended while 64 wait: %v", err)
 		case <-time.After(time.Second):
 		}
+		cancel()
+		waiting.Wait()
+
+		// The server's end ends its subscriptions: a waiting watch answers
+		// "updated" at once rather than at its bound.
+		watchCtx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+		defer stop()
+		answered := make(chan tools.Projection, 1)
+		go func() {
+			c := contract.ToolCall{CallID: "watch-restart", ToolName: mcp.WatchResourceTool, Arguments: args}
+			if raw, err := reg.Execute(watchCtx, &tools.Env{CallID: c.CallID, Progress: func(contract.ToolOutputChunk) {}}, c); err == nil {
+				p, _ := reg.Project(c, raw)
+				answered <- p
+			}
+			close(answered)
+		}()
+		time.Sleep(300 * time.Millisecond)
+		before := statusOf(m, "everything")
+		if err := syscall.Kill(before.PID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case p, ok := <-answered:
+			if !ok || p.Metadata["updated"] != true {
+				t.Fatalf("the watch across the server's end = %v, want updated", p.Metadata)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a watch of a server that ended still waits")
+		}
+		waitFor(t, func() bool {
+			st := statusOf(m, "everything")
+			return st.Restarts > before.Restarts && st.Connected
+		}, "the everything server back for the tests after this one")
 	})
 	t.Run("resource links", func(t *testing.T) {
 		p, err := call(t, reg, "mcp__everything__get-resource-links", map[string]any{"count": 2}, "mcp__everything")

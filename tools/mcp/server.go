@@ -94,6 +94,9 @@ func (s *server) run(ctx context.Context) {
 		}
 		s.logger().Info("MCP server connected", "tools", len(s.definitions()))
 		waitErr := session.Wait()
+		// Its subscriptions ended with it: the watches waiting on them
+		// answer now, as an update may come unheard.
+		s.subs.ended(session)
 		s.mu.Lock()
 		s.session = nil
 		s.defs, s.names = nil, nil

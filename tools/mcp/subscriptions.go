@@ -72,6 +72,8 @@ type subscriptions struct {
 	// (or host) cannot tell whether an update was missed.
 	epoch   string
 	watched map[string]*watched
+	// gone is closed when the session ends.
+	gone chan struct{}
 }
 
 // watched is one subscribed resource.
@@ -123,7 +125,7 @@ func (m *Manager) watchResource(ctx context.Context, _ *tools.Env, a WatchResour
 		return WatchResourceResult{}, fenixerr.Runtime("MCP server %q refused a subscription to resource %q: %v", s.cfg.Name, a.URI, w.err).WithTool(WatchResourceTool).WithCode("mcp_call_failed")
 	}
 	out := WatchResourceResult{Server: s.cfg.Name, URI: a.URI}
-	version, changed := s.subs.state(w, m.opts.HostID, epoch)
+	version, changed, gone := s.subs.state(w, m.opts.HostID, epoch)
 	out.Version = version
 	if a.Since == "" {
 		return out, nil
@@ -141,7 +143,10 @@ func (m *Manager) watchResource(ctx context.Context, _ *tools.Env, a WatchResour
 	defer timer.Stop()
 	select {
 	case <-changed:
-		out.Version, _ = s.subs.state(w, m.opts.HostID, epoch)
+		out.Version, _, _ = s.subs.state(w, m.opts.HostID, epoch)
+		out.Updated = true
+	case <-gone:
+		// The next watch subscribes on the server's new session.
 		out.Updated = true
 	case <-timer.C:
 	case <-ctx.Done():
@@ -156,7 +161,7 @@ func (subs *subscriptions) join(session *sdk.ClientSession, uri string) (*watche
 	subs.mu.Lock()
 	defer subs.mu.Unlock()
 	if subs.session != session {
-		subs.session, subs.epoch, subs.watched = session, newEpoch(), map[string]*watched{}
+		subs.session, subs.epoch, subs.watched, subs.gone = session, newEpoch(), map[string]*watched{}, make(chan struct{})
 	}
 	w, ok := subs.watched[uri]
 	if !ok {
@@ -210,11 +215,22 @@ func (subs *subscriptions) leave(session *sdk.ClientSession, uri string, w *watc
 	})
 }
 
-// state is w's version and the channel its next update closes.
-func (subs *subscriptions) state(w *watched, host, epoch string) (string, <-chan struct{}) {
+// state is w's version, the channel its next update closes and the one
+// its session's end closes.
+func (subs *subscriptions) state(w *watched, host, epoch string) (version string, changed, gone <-chan struct{}) {
 	subs.mu.Lock()
 	defer subs.mu.Unlock()
-	return fmt.Sprintf("%s/%s/%d", host, epoch, w.updates), w.changed
+	return fmt.Sprintf("%s/%s/%d", host, epoch, w.updates), w.changed, subs.gone
+}
+
+// ended notes that session ended, and its subscriptions with it.
+func (subs *subscriptions) ended(session *sdk.ClientSession) {
+	subs.mu.Lock()
+	defer subs.mu.Unlock()
+	if subs.session == session && subs.gone != nil {
+		close(subs.gone)
+		subs.session, subs.watched, subs.gone = nil, nil, nil
+	}
 }
 
 // updated notes the server's notifications/resources/updated.
