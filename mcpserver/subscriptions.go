@@ -32,6 +32,10 @@ type subscription struct {
 	requestID string
 }
 
+// codeWorkerLost is the error code of a run whose pinned call found no
+// worker of its host (fenixerr's WorkerLostError).
+const codeWorkerLost = "worker_lost"
+
 // watchRetry bounds the wait before a failed watch is tried again.
 const watchRetry = time.Minute
 
@@ -169,7 +173,11 @@ func (g *Gateway) leave(ss *mcp.ServerSession, uri string) {
 }
 
 // watch runs watch_mcp_resource after itself while sub lasts, as one of
-// its sessions, and tells them all when the resource changed.
+// its sessions, and tells them all when the resource changed. A version
+// pins the next watch to the worker host holding the subscription; when
+// that host is gone (worker_lost) the next watch subscribes again
+// wherever it runs, and its success is told as an update, as one may
+// have been missed meanwhile.
 func (g *Gateway) watch(ctx context.Context, uri string, sub *subscription, version string) {
 	failures := 0
 	for ctx.Err() == nil {
@@ -194,10 +202,11 @@ func (g *Gateway) watch(ctx context.Context, uri string, sub *subscription, vers
 		if err == nil && res != nil && !res.IsError {
 			failures = 0
 			data, _ := res.StructuredContent.(map[string]any)
+			resubscribed := version == ""
 			if v, _ := data["version"].(string); v != "" {
 				version = v
 			}
-			if updated, _ := data["updated"].(bool); updated {
+			if updated, _ := data["updated"].(bool); updated || resubscribed {
 				if err := g.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
 					g.cfg.Logger.Warn("mcp gateway: telling subscribers of an update failed", "uri", uri, "error", err)
 				}
@@ -205,6 +214,10 @@ func (g *Gateway) watch(ctx context.Context, uri string, sub *subscription, vers
 			continue
 		}
 		failures++
+		if res != nil && res.Meta[MetaErrorCode] == codeWorkerLost {
+			// The host holding the subscription is gone.
+			version = ""
+		}
 		why := "no worker serves " + mcptools.WatchResourceTool
 		switch {
 		case err != nil:

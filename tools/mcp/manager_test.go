@@ -309,6 +309,14 @@ func TestRealServersThroughTheRegistry(t *testing.T) {
 		if err != nil || p.Metadata["updated"] != true || p.Metadata["version"] == version || time.Since(start) > time.Minute {
 			t.Fatalf("watching = %q %v, %v after %s; want the update", p.Content, p.Metadata, err, time.Since(start))
 		}
+		// The version routes the next watch back to this worker's host.
+		d, _ := reg.Lookup(mcp.WatchResourceTool)
+		if host, ok := tools.HostOfResource(version); !ok || host != "test-host" || d.OwnerResource(map[string]any{"since": version}) != version {
+			t.Fatalf("version %q (host %q) does not route the next watch to its host", version, host)
+		}
+		if owner := d.OwnerResource(map[string]any{"since": "another-host/epoch/0"}); !strings.HasPrefix(owner, "mcp_test-host_") {
+			t.Fatalf("a version that names no host routes to %q, want this host's resource", owner)
+		}
 		if p, err = watch("another-host/epoch/0"); err != nil || p.Metadata["updated"] != true {
 			t.Fatalf("a version this worker cannot vouch for = %v, %v; want updated", p.Metadata, err)
 		}

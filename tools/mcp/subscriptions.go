@@ -3,8 +3,10 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,6 +95,17 @@ type watched struct {
 func (m *Manager) subscriptionTools() []tools.Definition {
 	spec := m.toolSpec(WatchResourceTool,
 		"Subscribe to a resource an MCP server exposes and wait until it changes: without since, returns its version at once; with it, returns when the resource changes from that version (updated) or after a few minutes (not updated).")
+	// A version names the host whose subscription it is: the next watch
+	// goes back to that host, whose version it can vouch for (one whose
+	// host is gone fails after the pinned call's start timeout).
+	spec.Owner = func(args map[string]any) string {
+		if since, _ := args["since"].(string); strings.HasPrefix(since, watchKind+"_") {
+			if _, ok := tools.HostOfResource(since); ok {
+				return since
+			}
+		}
+		return m.resourceID("")
+	}
 	return []tools.Definition{tools.Define(spec, m.watchResource, func(a WatchResourceArgs, r WatchResourceResult) tools.Projection {
 		content := fmt.Sprintf("Subscribed to resource %s of MCP server %q.", r.URI, r.Server)
 		switch {
@@ -220,7 +233,18 @@ func (subs *subscriptions) leave(session *sdk.ClientSession, uri string, w *watc
 func (subs *subscriptions) state(w *watched, host, epoch string) (version string, changed, gone <-chan struct{}) {
 	subs.mu.Lock()
 	defer subs.mu.Unlock()
-	return fmt.Sprintf("%s/%s/%d", host, epoch, w.updates), w.changed, subs.gone
+	return watchVersion(host, epoch, w.updates), w.changed, subs.gone
+}
+
+// watchKind is the resource kind of a watch's version.
+const watchKind = "mcpwatch"
+
+// watchVersion is a resource's version after n updates on the session
+// called epoch: a resource ID of the host (tools.HostOfResource), so the
+// next watch is routed back to it.
+func watchVersion(host, epoch string, n uint64) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%d", epoch, n))
+	return watchKind + "_" + host + "_" + hex.EncodeToString(sum[:8])
 }
 
 // ended notes that session ended, and its subscriptions with it.
