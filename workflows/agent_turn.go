@@ -353,16 +353,11 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 		return t.observeFailure(ctx, step, call, err, executed.DurationMs)
 	}
 	msg := toolMessage(call, withContext(content, joinContext(governed.additionalContext, extra)))
-	if images := imagesOf(projected.Projection.Metadata); len(images) > 0 && workflow.GetVersion(ctx, versionToolImages, workflow.DefaultVersion, 1) == 1 {
-		msg.Images = images
+	if t.shape >= shapeToolImages {
+		msg.Images = imagesOf(projected.Projection.Metadata)
 	}
 	return toolResult{message: msg}
 }
-
-// versionToolImages marks runs whose tool messages carry the images
-// their tools returned (asked only of a result with images, so other
-// histories are unchanged).
-const versionToolImages = "tool-result-images"
 
 // maxImagesPerToolMessage bounds the images one tool message names.
 const maxImagesPerToolMessage = 8

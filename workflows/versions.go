@@ -147,7 +147,13 @@ const (
 	// gRPC message, and the task failed forever.
 	shapeStepHookContext workflow.Version = 18
 
-	shapeLatest = shapeStepHookContext
+	// shapeToolImages: a tool message names the images its tool returned
+	// (contract.Message.Images, by context-store reference), for a model
+	// provider that shows them. A tool result without images records the
+	// same commands and payloads as before.
+	shapeToolImages workflow.Version = 19
+
+	shapeLatest = shapeToolImages
 )
 
 // readVersions sets what the run's versions enable. The order of the
