@@ -8,6 +8,7 @@ package mcpservers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -38,6 +39,29 @@ type Servers struct {
 // Entry("server-memory") for mcp-server-memory.
 func (s Servers) Entry(pkg string) string {
 	return filepath.Join(s.Dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+}
+
+// EverythingProject makes a project directory as a team's checkout holds
+// one: its .mcp.json names the everything server (stdio) and its
+// .claude/settings.json is settings.
+func (s Servers) EverythingProject(tb testing.TB, settings string) string {
+	tb.Helper()
+	project := tb.TempDir()
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": "node", "args": []string{s.Entry("server-everything"), "stdio"}}}})
+	if err == nil {
+		err = os.WriteFile(filepath.Join(project, ".mcp.json"), cfg, 0o644)
+	}
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(project, ".claude"), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644)
+	}
+	if err != nil {
+		tb.Fatalf("the everything server's project: %v", err)
+	}
+	return project
 }
 
 // CacheDir is where the servers are installed.

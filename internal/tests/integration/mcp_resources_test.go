@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,12 +72,5 @@ exit 0
 func everythingProject(t *testing.T, settings string) (string, mcpservers.Servers) {
 	t.Helper()
 	servers := mcpservers.Require(t)
-	project := t.TempDir()
-	mcpJSON, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": "node", "args": []string{servers.Entry("server-everything"), "stdio"}}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644))
-	return project, servers
+	return servers.EverythingProject(t, settings), servers
 }

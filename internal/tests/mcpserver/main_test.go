@@ -156,13 +156,7 @@ func (w *testWorker) contexts(t testing.TB) *contextstore.FS {
 func startEverythingWorker(t *testing.T, files ...map[string]string) (*testWorker, mcpservers.Servers) {
 	t.Helper()
 	servers := mcpservers.Require(t)
-	project := t.TempDir()
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": "node", "args": []string{servers.Entry("server-everything"), "stdio"}}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), cfg, 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__everything"]}}`), 0o644))
+	project := servers.EverythingProject(t, `{"permissions": {"allow": ["mcp__everything"]}}`)
 	for _, set := range files {
 		for name, body := range set {
 			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(project, name)), 0o755))
