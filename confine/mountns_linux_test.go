@@ -266,3 +266,49 @@ func TestLinkedWorktreesRepositoryIsReadOnlyToCommands(t *testing.T) {
 	require.Zero(t, code, out)
 	assert.Equal(t, "2\n", out)
 }
+
+// A submodule's git directory is in the repository's .git/modules, and
+// git runs its hooks on a commit or checkout in the submodule and reads
+// its config there (the hooks' git status in the workspace reads every
+// submodule's). A command could rewrite them as it could the
+// repository's own; they are read-only to it too, and its commits in the
+// submodule still work.
+func TestSubmodulesGitDirectoriesAreReadOnlyToCommands(t *testing.T) {
+	l, c, git := gitRig(t)
+	lib := filepath.Join(l.other, "lib")
+	commit := []string{"-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q"}
+	for _, args := range [][]string{{"init", "-q", lib}, append([]string{"-C", lib}, append(commit, "--allow-empty", "-m", "lib")...),
+		{"-C", l.ws, "init", "-q"}, {"-C", l.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib"},
+		append([]string{"-C", l.ws}, append(commit, "-m", "with lib")...)} {
+		out, err := exec.Command(git, args...).CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	ws, err := workspace.Open(l.ws)
+	require.NoError(t, err)
+	defer ws.Close()
+	readOnly := ws.CommandReadOnly()
+	modules := filepath.Join(l.ws, ".git", "modules", "vendor", "lib")
+	config, err := os.ReadFile(filepath.Join(modules, "config"))
+	require.NoError(t, err)
+
+	for _, attack := range []string{
+		`printf '#!/bin/sh\ntouch /tmp/pwned\n' > .git/modules/vendor/lib/hooks/post-checkout`,
+		`git -C vendor/lib config core.fsmonitor /tmp/x`,
+		`echo '[core] hooksPath = /tmp' >> .git/modules/vendor/lib/config`,
+		`mv .git/modules/vendor/lib/config .git/modules/vendor/lib/config.old`,
+		`rm -rf .git/modules/vendor/lib/hooks`,
+		`mv .git/modules/vendor/lib .git/modules/vendor/lib-old`,
+	} {
+		code, out := shWith(t, c, l.ws, "", readOnly, attack)
+		assert.NotZero(t, code, "%s: allowed (%s)", attack, out)
+	}
+	got, err := os.ReadFile(filepath.Join(modules, "config"))
+	require.NoError(t, err)
+	assert.Equal(t, string(config), string(got))
+	assert.NoFileExists(t, filepath.Join(modules, "hooks", "post-checkout"))
+
+	code, out := shWith(t, c, l.ws, "", readOnly, `cd vendor/lib && echo work > work.txt && git add work.txt &&
+git -c user.name=agent -c user.email=agent@example.com commit -qm work && git log --oneline | wc -l`)
+	require.Zero(t, code, out)
+	assert.Equal(t, "2\n", out)
+}

@@ -28,9 +28,12 @@ const maxGitPointerBytes = 4096
 // commands may read but never write, replace or remove where the worker
 // can hold them to it (confine.CommandOptions.ReadOnly): the project's
 // hook settings and scripts, its MCP configuration, the paths given to
-// Protect, and git's hooks and config. The file tools refuse them anyway;
+// Protect, and git's hooks and config: the repository's, and those of
+// every submodule's git directory under .git/modules, nested ones
+// included (a commit or checkout in a submodule runs its hooks, and the
+// hooks' git status reads its config). The file tools refuse them anyway;
 // a command is held by a mount namespace, which needs something to mount
-// on, so a .git directory without hooks gets an empty one, as git init
+// on, so a git directory without hooks gets an empty one, as git init
 // makes. A .git file (a linked worktree's or submodule's pointer) is
 // read-only itself, and so are the files above of the git directory it
 // names and of that one's common directory: absolute paths where they lie
@@ -42,10 +45,11 @@ func (w *Workspace) CommandReadOnly() []string {
 	if st, err := w.root.Lstat(gitDir); err == nil {
 		switch {
 		case st.IsDir():
-			w.makeGitHooksDir(st)
+			w.makeGitHooksDir(gitDir, st)
 			for _, f := range gitGoverning {
 				out = append(out, path.Join(gitDir, f))
 			}
+			out = append(out, submoduleGoverning(w.root.FS(), gitDir, w.makeSubmoduleHooksDir)...)
 		case st.Mode()&fs.ModeType == 0:
 			out = append(out, gitDir)
 			out = append(out, w.linkedGitDirs()...)
@@ -60,17 +64,27 @@ func (w *Workspace) CommandReadOnly() []string {
 	return slices.Compact(out)
 }
 
-// makeGitHooksDir makes .git/hooks where it is missing, owned as .git is
-// (a root worker's would keep the repository's owner from installing
-// hooks later). Best effort: without it, a command creating the hooks is
-// reported, not refused.
-func (w *Workspace) makeGitHooksDir(gitInfo fs.FileInfo) {
-	const hooks = ".git/hooks"
+// makeGitHooksDir makes the hooks directory of the git directory dir
+// where it is missing, owned as dir is (a root worker's would keep the
+// repository's owner from installing hooks later). Best effort: without
+// it, a command creating the hooks is not refused (at the workspace's
+// .git, it is reported).
+func (w *Workspace) makeGitHooksDir(dir string, gitInfo fs.FileInfo) {
+	hooks := path.Join(dir, "hooks")
 	if err := w.root.Mkdir(hooks, 0o755); err != nil {
 		return
 	}
 	if sys, ok := gitInfo.Sys().(*syscall.Stat_t); ok {
 		_ = w.root.Lchown(hooks, int(sys.Uid), int(sys.Gid))
+	}
+}
+
+// makeSubmoduleHooksDir makes a submodule git directory's missing hooks
+// directory, as makeGitHooksDir does the repository's.
+func (w *Workspace) makeSubmoduleHooksDir(hooks string) {
+	dir := path.Dir(hooks)
+	if st, err := w.root.Stat(dir); err == nil {
+		w.makeGitHooksDir(dir, st)
 	}
 }
 
@@ -95,15 +109,24 @@ func (w *Workspace) linkedGitDirs() []string {
 		}
 		dirs = append(dirs, filepath.Clean(common))
 	}
-	var out []string
+	var governing []string
 	for _, dir := range dirs {
 		for _, f := range gitGoverning {
-			p := filepath.Join(dir, f)
-			if rel, err := filepath.Rel(w.dir, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-				p = filepath.ToSlash(rel)
-			}
-			out = append(out, p)
+			governing = append(governing, filepath.Join(dir, f))
 		}
+	}
+	// The submodules' git directories are in the common directory's
+	// modules/ (the last of dirs).
+	common := dirs[len(dirs)-1]
+	for _, p := range submoduleGoverning(os.DirFS(common), ".", nil) {
+		governing = append(governing, filepath.Join(common, filepath.FromSlash(p)))
+	}
+	var out []string
+	for _, p := range governing {
+		if rel, err := filepath.Rel(w.dir, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			p = filepath.ToSlash(rel)
+		}
+		out = append(out, p)
 	}
 	return out
 }

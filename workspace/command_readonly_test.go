@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -75,5 +76,52 @@ func TestCommandReadOnly(t *testing.T) {
 	}
 	if got := w2.CommandReadOnly(); slices.Contains(got, filepath.Join(repo, ".git", "config")) {
 		t.Errorf("a FIFO commondir was read: %q", got)
+	}
+}
+
+// A submodule's git directory lives in the repository's .git/modules,
+// named by the submodule's path (modules/vendor/lib) and holding its own
+// nested submodules in its modules/: its hooks and config are held as
+// the repository's are, a missing hooks directory is made, and a tree
+// past the walk's bounds is held whole.
+func TestCommandReadOnlyHoldsSubmodules(t *testing.T) {
+	dir := t.TempDir()
+	mkdirs := func(rels ...string) {
+		t.Helper()
+		for _, rel := range rels {
+			if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mkdirs(".git/hooks", ".git/modules/docs/hooks", ".git/modules/docs/objects",
+		".git/modules/vendor/lib/objects", ".git/modules/vendor/lib/modules/deep/objects",
+		".git/modules/vendor/notes")
+	w, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	got := w.CommandReadOnly()
+	for _, gitdir := range []string{".git/modules/docs", ".git/modules/vendor/lib", ".git/modules/vendor/lib/modules/deep"} {
+		for _, f := range []string{"hooks", "config", "commondir", "config.worktree"} {
+			if !slices.Contains(got, gitdir+"/"+f) {
+				t.Errorf("CommandReadOnly() = %q, want %s/%s", got, gitdir, f)
+			}
+		}
+		if st, err := os.Stat(filepath.Join(dir, gitdir, "hooks")); err != nil || !st.IsDir() {
+			t.Errorf("%s/hooks was not made: %v", gitdir, err)
+		}
+	}
+	if slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, ".git/modules/vendor/notes") }) {
+		t.Errorf("a directory that is no git directory is held: %q", got)
+	}
+
+	// A symbolic link back up would be walked without end.
+	if err := os.Symlink("..", filepath.Join(dir, ".git", "modules", "vendor", "loop")); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.CommandReadOnly(); !slices.Contains(got, ".git/modules") {
+		t.Errorf("a walk without end: CommandReadOnly() = %q, want .git/modules whole", got)
 	}
 }
