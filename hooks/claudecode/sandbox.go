@@ -184,6 +184,16 @@ func (src *Source) sandboxPath(p string) (string, bool) {
 	}
 }
 
+// sandboxMandatoryDenyWrite are what Claude Code's sandbox keeps every
+// sandboxed command from writing in its working directory whatever the
+// settings say (sandbox-runtime's dangerous files and directories), beyond
+// what Fenix holds read-only to every command anyway (.claude, .mcp.json,
+// git's hooks and config): the shell start-up files and git config a shell
+// or git started there reads, the repository's submodule list, ripgrep's
+// config, and the editors' project settings, whose tasks run when a person
+// opens the folder.
+var sandboxMandatoryDenyWrite = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".vscode", ".idea"}
+
 // CommandPolicy merges the loaded files' sandboxes into what confines
 // commands: the sandbox is on when any file turns it on (a project cannot
 // loosen a user's), and the lists add up, as Claude Code merges them
@@ -212,6 +222,7 @@ func CommandPolicy(sources []*Source) (p confine.Policy, fail bool, from []strin
 		unixSockets = unixSockets || sb.AllowAllUnixSockets
 	}
 	if len(from) > 0 {
+		p.Boundary.DenyWrite = append(p.Boundary.DenyWrite, sandboxMandatoryDenyWrite...)
 		allowed, denied := webFetchDomains(sources)
 		domains.Allowed = append(domains.Allowed, allowed...)
 		domains.Denied = append(domains.Denied, denied...)

@@ -54,7 +54,8 @@ func TestSandboxSettingsBecomeTheCommandPolicy(t *testing.T) {
 	policy, fail, from := CommandPolicy(sources)
 	require.NotNil(t, policy.Boundary)
 	assert.Equal(t, []string{"/srv/shared", "/var/cache/build", filepath.Join(home, ".kube"), filepath.Join(project, "generated"), "out"}, policy.Boundary.Writable)
-	assert.Equal(t, []string{"/etc/app", "local-only"}, policy.Boundary.DenyWrite)
+	assert.Equal(t, append([]string{"/etc/app", "local-only"}, sandboxMandatoryDenyWrite...), policy.Boundary.DenyWrite,
+		"the files Claude Code's sandbox always holds (.vscode, .gitmodules, .bashrc, …) follow the settings' own")
 	assert.Equal(t, []string{filepath.Join(home, ".aws", "credentials")}, policy.Boundary.DenyRead)
 	assert.Empty(t, policy.Hidden, "the sandbox's lists are the Boundary's, which holds them inside a workspace by other means")
 	assert.True(t, fail)

@@ -98,7 +98,10 @@ cd ../.. && git add vendor/tool 2>/dev/null && echo embedded`, marker)
 // production config, as teams write them for Claude Code, whose sandbox
 // holds them inside the project. Fenix skipped deny paths inside the
 // workspace with a warning; the commands' mount namespace holds them now,
-// and the rest of the project is the agent's as before.
+// and the rest of the project is the agent's as before. So are the files
+// Claude Code's sandbox holds whatever the settings say: the editor's
+// project settings (a VS Code task that runs when a person opens the
+// folder) and the submodule list.
 func TestSandboxDenyListsHoldInTheProject(t *testing.T) {
 	if confine.ABIVersion() < 2 {
 		t.Skip("the kernel has no Landlock ABI 2")
@@ -108,20 +111,24 @@ func TestSandboxDenyListsHoldInTheProject(t *testing.T) {
 	}
 	project := writeClaudeProject(t, "", nil, `{"sandbox": {"enabled": true,
   "filesystem": {"denyRead": [".env", "/deploy/keys"], "denyWrite": ["config/prod.yaml"]}}}`)
-	files := map[string]string{".env": "STRIPE_KEY=sk_live_s3cret\n", "deploy/keys/id_ed25519": "s3cret-key\n", "config/prod.yaml": "replicas: 3\n"}
+	files := map[string]string{".env": "STRIPE_KEY=sk_live_s3cret\n", "deploy/keys/id_ed25519": "s3cret-key\n", "config/prod.yaml": "replicas: 3\n",
+		".vscode/settings.json": "{}\n", ".gitmodules": "[submodule \"lib\"]\n\tpath = lib\n\turl = https://example.com/lib.git\n"}
 	for rel, content := range files {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(project, rel)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(project, rel), []byte(content), 0o644))
 	}
 	w := startWorker(t, inProject(project))
 	run := commandRunner(w, project, "deny-lists")
-	for _, attack := range []string{"cat .env", "cat deploy/keys/id_ed25519", "echo 'replicas: 0' > config/prod.yaml", "rm .env"} {
+	for _, attack := range []string{"cat .env", "cat deploy/keys/id_ed25519", "echo 'replicas: 0' > config/prod.yaml", "rm .env",
+		`echo '{"version":"2.0.0","tasks":[{"label":"x","type":"shell","command":"sh x.sh","runOptions":{"runOn":"folderOpen"}}]}' > .vscode/tasks.json`,
+		"git config -f .gitmodules submodule.lib.url /tmp/evil", "mv .vscode vscode-old"} {
 		res := run(t, "exec_command", attack+" && echo ESCAPED || echo refused")
 		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 		assert.Contains(t, res.Output.Content, "refused", attack)
 		assert.NotContains(t, res.Output.Content, "ESCAPED", attack)
 		assert.NotContains(t, res.Output.Content, "s3cret", attack)
 	}
+	assert.NoFileExists(t, filepath.Join(project, ".vscode", "tasks.json"))
 	res := run(t, "exec_command", "cat config/prod.yaml && echo ok > notes.txt && cat notes.txt")
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Contains(t, res.Output.Content, "replicas: 3\nok")
