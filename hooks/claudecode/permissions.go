@@ -272,21 +272,29 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 			unsure = &r
 		}
 	}
+	mode, modeSource := p.mode, p.modeSource
+	if ev.PermissionMode != "" && ev.PermissionMode != hooks.PermissionModeDefault {
+		mode, modeSource = ev.PermissionMode, "the session's permission_mode"
+	}
+	// dontAsk denies what would ask, an ask rule's calls included.
+	askOrDeny := func(v hooks.PolicyVerdict) hooks.PolicyVerdict {
+		if mode == "dontAsk" {
+			v.Decision = hooks.KindDeny
+			v.Reason = fmt.Sprintf("%s is refused: %s, and permission mode dontAsk (%s) denies what would ask", call, v.Reason, modeSource)
+		}
+		return v
+	}
 	if unsure != nil {
-		return hooks.PolicyVerdict{Decision: hooks.KindPermissionRequired, Rule: unsure.rule.text, Source: unsure.source,
-			Reason: fmt.Sprintf("%s may fall under deny rule %q in %s (%s); approval is asked", call, unsure.rule.text, unsure.source, c.unknown())}
+		return askOrDeny(hooks.PolicyVerdict{Decision: hooks.KindPermissionRequired, Rule: unsure.rule.text, Source: unsure.source,
+			Reason: fmt.Sprintf("%s may fall under deny rule %q in %s (%s); approval is asked", call, unsure.rule.text, unsure.source, c.unknown())})
 	}
 	for _, r := range p.rules {
 		if r.behavior != behaviorAsk {
 			continue
 		}
 		if matched, uncertain := r.matches(c); matched || uncertain {
-			return r.verdict(call)
+			return askOrDeny(r.verdict(call))
 		}
-	}
-	mode, modeSource := p.mode, p.modeSource
-	if ev.PermissionMode != "" && ev.PermissionMode != hooks.PermissionModeDefault {
-		mode, modeSource = ev.PermissionMode, "the session's permission_mode"
 	}
 	if mode == "plan" && !ev.ReadOnly {
 		return hooks.PolicyVerdict{Decision: hooks.KindDeny, Rule: "defaultMode plan", Source: modeSource,
@@ -304,6 +312,12 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 		return hooks.PolicyVerdict{Decision: hooks.KindAllow, Rule: "sandbox.autoAllowBashIfSandboxed", Source: p.autoAllowSource,
 			Reason: fmt.Sprintf("%s runs in the sandbox that %s turns on, whose autoAllowBashIfSandboxed approves it under dontAsk", call, p.autoAllowSource)}
 	}
+	if mode == "dontAsk" && !hookAllowed && (readsFiles(ev.ToolName) || c.isShell() && c.readOnlyLine()) {
+		// Claude Code asks for neither a read in the working directory (the
+		// only place a workspace tool reaches) nor a read-only command, so
+		// dontAsk, which denies only what would ask, runs them.
+		return hooks.PolicyVerdict{}
+	}
 	if mode == "dontAsk" && !hookAllowed {
 		why := ""
 		if beyond := c.beyondWords(); beyond != "" {
@@ -315,6 +329,12 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 			Reason: fmt.Sprintf("%s is refused: permission mode dontAsk (%s) denies what no allow rule approves%s", call, modeSource, why)}
 	}
 	return hooks.PolicyVerdict{}
+}
+
+// readsFiles reports whether tool is one of Read's, Glob's or Grep's
+// counterparts.
+func readsFiles(tool string) bool {
+	return tool == "workspace_read" || tool == "workspace_list" || tool == "workspace_search"
 }
 
 // autoAllows reports whether autoAllowBashIfSandboxed approves a call of

@@ -91,7 +91,10 @@ func (r permissionRule) wholeTool() bool {
 // dynamic program, an expansion): Claude Code asks about those rather
 // than deny them outright.
 func (r permissionRule) matches(c *judgedCall) (matched, uncertain bool) {
-	if !namesTool(r.rule.tool, c.tool) {
+	if !namesTool(r.rule.tool, c.tool) && !r.readDenyOnWrite(c.tool) {
+		if c.isShell() && r.behavior == behaviorDeny && (r.rule.tool == "Read" || r.rule.tool == "Edit") && !r.wholeTool() {
+			return r.matchesShellFiles(c)
+		}
 		return false, false
 	}
 	if r.wholeTool() || !specifierKnown(r.rule.tool) {
@@ -102,13 +105,39 @@ func (r permissionRule) matches(c *judgedCall) (matched, uncertain bool) {
 		return bashRuleMatchParsed(r.rule.content, sc, ok)
 	}
 	if c.isPath() {
+		rule := r.rule
+		if r.behavior != behaviorAllow {
+			rule = rule.atAnyDepth()
+		}
 		given, resolved, ok := c.paths()
-		if r.rule.pathMatchesIn(given, c.root, c.realRoot) || ok && r.rule.pathMatchesIn(resolved, c.root, c.realRoot) {
+		if rule.pathMatchesIn(given, c.root, c.realRoot) || ok && rule.pathMatchesIn(resolved, c.root, c.realRoot) {
 			return true, false
 		}
 		return false, !ok
 	}
 	return r.rule.matches([]string{r.rule.tool}, c.tool, c.args, c.root), false
+}
+
+// readDenyOnWrite reports whether the rule is a Read deny rule judging a
+// write or edit of a file: Claude Code's Read deny rule also blocks the
+// Edit and Write tools on its path, creating a file there included.
+func (r permissionRule) readDenyOnWrite(tool string) bool {
+	return r.behavior == behaviorDeny && r.rule.tool == "Read" && (tool == "workspace_write" || tool == "workspace_edit")
+}
+
+// atAnyDepth is a rule's path pattern as a deny or ask rule reads it: a
+// relative pattern of one directory segment (secrets/**) matches a
+// directory of that name at any depth under the workspace, as Claude Code
+// reads deny and ask rules. The allow rules and hooks' if conditions
+// read it at the workspace's root (pathMatchesIn).
+func (r *ifRule) atAnyDepth() *ifRule {
+	segment, ok := strings.CutSuffix(r.content, "/**")
+	if !ok || segment == "" || segment == "." || segment == ".." || strings.ContainsAny(segment, "/~") {
+		return r
+	}
+	c := *r
+	c.content = "**/" + r.content
+	return &c
 }
 
 // judgedCall is the call the rules judge; its command line is parsed once

@@ -189,7 +189,8 @@ func TestPathRulesFollowSymlinks(t *testing.T) {
 		{"workspace_list", "link", hooks.KindDeny, "Read(./secrets)"},
 		{"workspace_search", "link", hooks.KindDeny, "Read(./secrets)"},
 		{"workspace_read", "envlink", hooks.KindDeny, "Read(./.env)"},
-		{"workspace_write", "link/new.pem", hooks.KindDeny, "Edit(./secrets)"},
+		// A Read deny rule keeps a file from being written too.
+		{"workspace_write", "link/new.pem", hooks.KindDeny, "Read(./secrets)"},
 		{"workspace_read", "docs/chain/key.pem", hooks.KindDeny, "Read(./secrets)"},
 		{"workspace_read", "docs/leak/notes.txt", hooks.KindAllow, "Read(./docs), Read(./private)"},
 		{"workspace_read", "docs/guide.md", hooks.KindAllow, "Read(./docs)"},
@@ -204,14 +205,15 @@ func TestPathRulesFollowSymlinks(t *testing.T) {
 			t.Errorf("%s %s: %+v, want %q by %q", tc.tool, tc.path, v, tc.want, tc.rule)
 		}
 	}
-	// An allow rule must hold for the target too: under dontAsk, a link
-	// out of an allowed directory is refused.
+	// An allow rule must hold for the target too: under dontAsk, a write
+	// through a link out of an allowed directory is refused (a read in the
+	// workspace needs no rule there).
 	strict := NewPermissions(project(t, t.TempDir(), map[string]string{"settings.json": `{"permissions": {
-		"defaultMode": "dontAsk", "allow": ["Read(./docs)"]}}`}))
-	if v := strict.Evaluate(call(dir, "workspace_read", map[string]any{"path": "docs/leak/notes.txt"}), false); v.Decision != hooks.KindDeny {
+		"defaultMode": "dontAsk", "allow": ["Edit(./docs)"]}}`}))
+	if v := strict.Evaluate(call(dir, "workspace_write", map[string]any{"path": "docs/leak/notes.txt"}), false); v.Decision != hooks.KindDeny {
 		t.Errorf("dontAsk, a link out of an allowed directory: %+v, want deny", v)
 	}
-	if v := strict.Evaluate(call(dir, "workspace_read", map[string]any{"path": "docs/guide.md"}), false); v.Decision != hooks.KindAllow {
+	if v := strict.Evaluate(call(dir, "workspace_write", map[string]any{"path": "docs/guide.md"}), false); v.Decision != hooks.KindAllow {
 		t.Errorf("dontAsk, inside an allowed directory: %+v, want allow", v)
 	}
 }

@@ -361,7 +361,7 @@ func TestAutoApproveHookSeesTheEnvArgument(t *testing.T) {
 	dir := t.TempDir()
 	approve := writeScript(t, dir, "approve-ls.sh", `cmd=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["tool_input"]["command"])')
 case "$cmd" in
-  ls|"ls "*) echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ls is read-only"}}' ;;
+  make|"make "*) echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"make is fine"}}' ;;
 esac`)
 	sources := project(t, dir, map[string]string{"settings.json": `{"permissions": {"defaultMode": "dontAsk"},
 		"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "` + approve + `"}]}]}}`})
@@ -378,13 +378,13 @@ esac`)
 		{map[string]any{"NODE_ENV": "test"}, hooks.KindBlock},
 		{map[string]any{"LD_PRELOAD": "./evil.so"}, hooks.KindBlock},
 	} {
-		args := map[string]any{"command_line": "ls"}
+		args := map[string]any{"command_line": "make"}
 		if tc.env != nil {
 			args["env"] = tc.env
 		}
 		res := r.RunPreToolUse(context.Background(), call(dir, "exec_command", args))
 		if res.Action.Kind != tc.want && !(tc.want == hooks.KindContinue && res.Action.Kind == hooks.KindMutateInput) {
-			t.Errorf("ls with env %v: %s (%s), want %s", tc.env, res.Action.Kind, res.Action.Reason, tc.want)
+			t.Errorf("make with env %v: %s (%s), want %s", tc.env, res.Action.Kind, res.Action.Reason, tc.want)
 		}
 	}
 }
@@ -410,7 +410,8 @@ func TestSandboxAutoAllowsBashUnderDontAsk(t *testing.T) {
 		{"exec_command", "make test", hooks.KindAllow, "sandbox.autoAllowBashIfSandboxed"},
 		{"process_exec", "npm run dev", hooks.KindAllow, "sandbox.autoAllowBashIfSandboxed"},
 		{"exec_command", "rm -rf build", hooks.KindDeny, "Bash(rm:*)"},
-		{"exec_command", "git push origin main", hooks.KindPermissionRequired, "Bash(git push:*)"},
+		// dontAsk denies what an ask rule would ask.
+		{"exec_command", "git push origin main", hooks.KindDeny, "Bash(git push:*)"},
 	} {
 		v := p.Evaluate(call(dir, tc.tool, map[string]any{"command_line": tc.line}), false)
 		if v.Decision != tc.want || v.Rule != tc.rule {

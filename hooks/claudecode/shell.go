@@ -56,6 +56,9 @@ type shellCommands struct {
 	// writes names the first file the line's redirections write
 	// (fileWrite), "" for none.
 	writes string
+	// redirected are all the files the line's redirections write, "?" for
+	// one known only when the line runs.
+	redirected []string
 }
 
 // maxNesting bounds how deep sh -c and eval scripts are read; a deeper
@@ -88,6 +91,7 @@ func (sc *shellCommands) add(script string, depth int, nested bool) bool {
 			if sc.writes == "" {
 				sc.writes = fileWrite(n.Redirs)
 			}
+			sc.redirected = append(sc.redirected, fileWrites(n.Redirs)...)
 		}
 		return true
 	})

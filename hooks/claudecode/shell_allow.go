@@ -78,6 +78,16 @@ var notAFile = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/std
 // output to /dev/null (or the command's own streams) and to another
 // descriptor (2>&1) writes none.
 func fileWrite(redirs []*syntax.Redirect) string {
+	if files := fileWrites(redirs); len(files) > 0 {
+		return files[0]
+	}
+	return ""
+}
+
+// fileWrites names every file a statement's redirections write, as
+// fileWrite names the first.
+func fileWrites(redirs []*syntax.Redirect) []string {
+	var files []string
 	for _, r := range redirs {
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
@@ -92,10 +102,10 @@ func fileWrite(redirs []*syntax.Redirect) string {
 			continue
 		}
 		if target := wordText(r.Word); !notAFile[target] {
-			return target
+			files = append(files, target)
 		}
 	}
-	return ""
+	return files
 }
 
 // wordText is a redirection target as written, quotes removed where the

@@ -42,9 +42,13 @@ var wrappers = map[string]wrapper{
 	"sudo": {short: "CDghpRrTtUu", long: []string{"close-from", "chdir", "group", "host", "prompt", "chroot", "role",
 		"command-timeout", "type", "other-user", "user"}},
 	"doas":    {short: "Cu"},
-	"command": {},
+	// command and builtin run their arguments (command -v only looks one
+	// up, and an option keeps a wrapper from being stripped); zsh's noglob
+	// runs its arguments unglobbed.
+	"command": {documented: true},
 	"exec":    {short: "a"},
-	"builtin": {},
+	"builtin": {documented: true},
+	"noglob":  {documented: true},
 }
 
 // shells run the script of their -c option.
@@ -247,7 +251,8 @@ func joinArgs(args []shellArg) shellArg {
 }
 
 // documentedWrappers counts the leading words of Claude Code's process
-// wrappers (timeout, time, nice, nohup, stdbuf, and xargs without flags),
+// wrappers (timeout, time, nice, nohup, stdbuf, the builtins command and
+// builtin, zsh's noglob, and xargs without flags),
 // which it strips before matching a rule; a wrapper with an option Fenix
 // does not know is kept.
 func documentedWrappers(argv []shellArg) int {

@@ -363,3 +363,67 @@ func TestClaudeCodeAllowListIsNotWidenedByTheEnvironment(t *testing.T) {
 	res = run("quiet", map[string]any{"command_line": "ls 2>/dev/null"})
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 }
+
+// A team's settings as Claude Code reads them today: its Read and Edit
+// deny rules hold for the files of the shell commands it recognizes and,
+// as one directory segment, at any depth; under dontAsk an ask rule's
+// call is denied, not left waiting for a person, while a read in the
+// project and its read-only commands run without a rule. Under Fenix the
+// agent read .env with cat, wrote the generated sources through a
+// redirection and read a nested private directory, and dontAsk parked
+// the push and refused pwd.
+func TestClaudeCodesDenyRulesAndDontAskAsItReadsThem(t *testing.T) {
+	project := t.TempDir()
+	for path, content := range map[string]string{
+		".claude/settings.json": `{"permissions": {"defaultMode": "dontAsk",
+  "deny": ["Read(./.env)", "Read(private/**)", "Edit(/src/generated/**)"],
+  "ask": ["Bash(git push:*)"], "allow": ["Bash(true:*)"]}}`,
+		".env":                 "STRIPE_KEY=sk_live_s3cret\n",
+		"src/generated/api.ts": "export const api = 1;\n",
+		"docs/private/plan.md": "s3cret plan\n",
+		"README.md":            "hello\n",
+	} {
+		full := filepath.Join(project, filepath.FromSlash(path))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+	w := startWorker(t, inProject(project))
+	run := func(name, tool string, args map[string]any) contract.Result {
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args}, tool)
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
+	for name, call := range map[string]struct {
+		tool string
+		args map[string]any
+		rule string
+	}{
+		"cat-env":        {"exec_command", map[string]any{"command_line": "cat .env"}, "Read(./.env)"},
+		"head-env-in-cd": {"exec_command", map[string]any{"command_line": "cd docs && head -n 1 ../.env"}, "Read(./.env)"},
+		"redirect":       {"exec_command", map[string]any{"command_line": "echo 'export const api = 2;' > src/generated/api.ts"}, "Edit(/src/generated/**)"},
+		"nested-read":    {"workspace_read", map[string]any{"path": "docs/private/plan.md"}, "Read(private/**)"},
+		"write-env":      {"workspace_write", map[string]any{"path": ".env", "content": "STRIPE_KEY=x\n"}, "Read(./.env)"},
+		"push":           {"exec_command", map[string]any{"command_line": "git push origin main"}, "Bash(git push:*)"},
+	} {
+		res := run(name, call.tool, call.args)
+		require.Equal(t, contract.StatusFailed, res.Status, "%s: %+v", name, res.Output)
+		assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, name)
+		assert.Contains(t, res.Error.LastErrorSummary, call.rule, name)
+		assert.Nil(t, res.Output, name)
+	}
+	for name, call := range map[string]struct {
+		tool string
+		args map[string]any
+	}{
+		"pwd":          {"exec_command", map[string]any{"command_line": "pwd && ls docs | wc -l"}},
+		"read-readme":  {"workspace_read", map[string]any{"path": "README.md"}},
+		"command-true": {"exec_command", map[string]any{"command_line": "command true"}},
+	} {
+		res := run(name, call.tool, call.args)
+		require.Equal(t, contract.StatusCompleted, res.Status, "%s: %+v", name, res.Error)
+	}
+	got, err := os.ReadFile(filepath.Join(project, "src", "generated", "api.ts"))
+	require.NoError(t, err)
+	assert.Equal(t, "export const api = 1;\n", string(got))
+}
