@@ -41,7 +41,7 @@ var wrappers = map[string]wrapper{
 		scriptShort: "S", scriptLong: []string{"split-string"}},
 	"sudo": {short: "CDghpRrTtUu", long: []string{"close-from", "chdir", "group", "host", "prompt", "chroot", "role",
 		"command-timeout", "type", "other-user", "user"}},
-	"doas":    {short: "Cu"},
+	"doas": {short: "Cu"},
 	// command and builtin run their arguments (command -v only looks one
 	// up, and an option keeps a wrapper from being stripped); zsh's noglob
 	// runs its arguments unglobbed.
