@@ -179,6 +179,9 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 		return outcome{}, &notStartedError{command: t.describe(), file: t.program(), dir: dir,
 			err: fmt.Errorf("exit status %d%s", code, suffix(stderr.String()))}
 	}
+	if sig, ok := shellReportedKill(code); ok {
+		return outcome{}, &killedError{signal: sig, status: code}
+	}
 	if code == -1 {
 		if sig, ok := killedFromOutside(cmd.ProcessState); ok {
 			return outcome{}, &killedError{signal: sig}

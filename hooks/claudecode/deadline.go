@@ -85,9 +85,18 @@ func (e *stoppedError) Error() string {
 // hook that crashed on its own (SIGSEGV, SIGABRT) fails open in Claude
 // Code, but a crash and a sent SIGSEGV look the same afterwards, so here
 // it fails closed too.
-type killedError struct{ signal string }
+//
+// status is set where the hook's shell reported the death of a process
+// it ran as its exit status (128+n).
+type killedError struct {
+	signal string
+	status int
+}
 
 func (e *killedError) Error() string {
+	if e.status != 0 {
+		return fmt.Sprintf("exited with status %d: a process of it was killed by %s, which the worker did not send, so it fails closed", e.status, e.signal)
+	}
 	return "was killed by " + e.signal + ", which the worker did not send, so it fails closed"
 }
 

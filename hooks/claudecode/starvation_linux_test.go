@@ -111,33 +111,41 @@ func TestStoppingOrKillingAGuardDoesNotMakeItFailOpen(t *testing.T) {
 				reason string
 			}{
 				{"stopped", syscall.SIGSTOP, hooks.KindBlock, "was stopped by a signal"},
-				{"killed", syscall.SIGKILL, hooks.KindBlock, "was killed by SIGKILL"},
-				{"terminated", syscall.SIGTERM, hooks.KindBlock, "was killed by SIGTERM"},
-				{"segfaulted", syscall.SIGSEGV, hooks.KindBlock, "was killed by SIGSEGV"},
-				{"user signal", syscall.SIGUSR1, hooks.KindBlock, "was killed by SIGUSR1"},
+				{"killed", syscall.SIGKILL, hooks.KindBlock, "killed by SIGKILL"},
+				{"terminated", syscall.SIGTERM, hooks.KindBlock, "killed by SIGTERM"},
+				{"segfaulted", syscall.SIGSEGV, hooks.KindBlock, "killed by SIGSEGV"},
+				{"user signal", syscall.SIGUSR1, hooks.KindBlock, "killed by SIGUSR1"},
 			} {
-				t.Run(tc.name, func(t *testing.T) {
-					dir := t.TempDir()
-					pidFile := filepath.Join(dir, "pid")
-					// exec: the guard is the hook's main process, as a
-					// python guard run through sh is.
-					h := newCommandHook(t, cmdHook{Command: "echo $$ > " + pidFile + "; exec sleep 5", Timeout: 500 * time.Millisecond})
-					go func() {
-						for range 200 {
-							if raw, err := os.ReadFile(pidFile); err == nil && len(raw) > 1 {
-								pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
-								time.Sleep(50 * time.Millisecond)
-								_ = syscall.Kill(pid, tc.signal)
-								return
-							}
-							time.Sleep(10 * time.Millisecond)
+				for _, shape := range []string{"main process", "child of its shell"} {
+					t.Run(tc.name+", "+shape, func(t *testing.T) {
+						dir := t.TempDir()
+						pidFile := filepath.Join(dir, "pid")
+						// exec: the guard is the hook's main process, as a
+						// python guard run through sh is.
+						command := "echo $$ > " + pidFile + "; exec sleep 5"
+						if shape != "main process" {
+							// The guard is a child of the hook's shell, which
+							// reports its death as exit status 128+signal.
+							command = "sh -c 'echo $$ > " + pidFile + "; exec sleep 5'; exit $?"
 						}
-					}()
-					action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
-					if action.Kind != tc.want || !strings.Contains(fmt.Sprint(err), tc.reason) {
-						t.Fatalf("action = %+v, err = %v; want %s with %q", action, err, tc.want, tc.reason)
-					}
-				})
+						h := newCommandHook(t, cmdHook{Command: command, Timeout: 500 * time.Millisecond})
+						go func() {
+							for range 200 {
+								if raw, err := os.ReadFile(pidFile); err == nil && len(raw) > 1 {
+									pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+									time.Sleep(50 * time.Millisecond)
+									_ = syscall.Kill(pid, tc.signal)
+									return
+								}
+								time.Sleep(10 * time.Millisecond)
+							}
+						}()
+						action, err := h.PreToolUse(context.Background(), commandPreEvent(dir))
+						if action.Kind != tc.want || !strings.Contains(fmt.Sprint(err), tc.reason) {
+							t.Fatalf("action = %+v, err = %v; want %s with %q", action, err, tc.want, tc.reason)
+						}
+					})
+				}
 			}
 		})
 	}

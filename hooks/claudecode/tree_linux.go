@@ -149,3 +149,22 @@ func killedFromOutside(ps *os.ProcessState) (string, bool) {
 	}
 	return unix.SignalName(ws.Signal()), true
 }
+
+// shellReportedKill is the signal a hook's exit status 128+n reports: a
+// shell whose command was killed exits so, and a guard run as a child of
+// the hook's shell, killed by code it ran itself (an npm script the agent
+// rewrote), must fail closed as a guard killed outright does. SIGPIPE is
+// left out (a pipeline's reader closing early is an everyday exit), and
+// so are the signals that end no process.
+func shellReportedKill(code int) (string, bool) {
+	if code <= 128 || code > 128+31 {
+		return "", false
+	}
+	switch sig := syscall.Signal(code - 128); sig {
+	case syscall.SIGPIPE, syscall.SIGCHLD, syscall.SIGCONT, syscall.SIGSTOP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU,
+		syscall.SIGURG, syscall.SIGWINCH:
+		return "", false
+	default:
+		return unix.SignalName(sig), true
+	}
+}

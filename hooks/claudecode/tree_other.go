@@ -32,3 +32,6 @@ func (t *processTree) stopped() bool { return false }
 
 // killedFromOutside is unknown here: a killed hook fails as before.
 func killedFromOutside(*os.ProcessState) (string, bool) { return "", false }
+
+// shellReportedKill is unknown here: a hook's exit status is its own.
+func shellReportedKill(int) (string, bool) { return "", false }

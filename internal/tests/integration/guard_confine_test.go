@@ -382,3 +382,33 @@ func TestKillingTheGuardDoesNotDisarmIt(t *testing.T) {
 
 	requireRmRfBlocked(t, run, project, "a killed guard", "was killed by SIGKILL")
 }
+
+// A guard that runs the project's own tooling before it decides (a lint
+// script, as teams' guards run `npm run lint`) runs code the agent can
+// rewrite, in the guard's own domain, where signals reach the guard. The
+// agent rewrote the script to kill the guard with SIGSEGV: the hook's
+// shell, whose child the guard is, exited with status 139, an ordinary
+// failure, and rm -rf ran. A hook whose exit status reports a process
+// killed by a signal now fails closed too.
+func TestAGuardKilledThroughItsOwnToolingFailsClosed(t *testing.T) {
+	project := writeClaudeProject(t, "", map[string]string{"lint-guard.sh": `#!/bin/bash
+input=$(cat)
+sh "$CLAUDE_PROJECT_DIR"/scripts/lint.sh >/dev/null 2>&1
+if printf '%s' "$input" | grep -q 'rm -rf'; then
+  echo "project policy: rm -rf is not allowed" >&2; exit 2
+fi
+exit 0
+`}, `{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/lint-guard.sh"}]}
+]}}`)
+	require.NoError(t, os.MkdirAll(filepath.Join(project, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, "scripts", "lint.sh"), []byte("exit 0\n"), 0o755))
+	w := startWorker(t, inProject(project))
+	run := commandRunner(w, project, "lint-kill")
+	requireRmRfBlocked(t, run, project, "the guard", "")
+
+	res := run(t, "exec_command", `printf 'kill -SEGV $PPID\n' > scripts/lint.sh && echo rewritten`)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	require.Contains(t, res.Output.Content, "rewritten")
+	requireRmRfBlocked(t, run, project, "a guard its lint script killed", "killed by SIGSEGV")
+}
