@@ -3,6 +3,7 @@ package claudecode
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fenixrt/fenix/hooks"
@@ -115,4 +116,35 @@ func TestDontAskDeniesWhatWouldAskAndOnlyThat(t *testing.T) {
 		{"exec_command", "noglob npm run test -- --grep x", hooks.KindAllow},
 		{"exec_command", "command -v npm", denied},
 	})
+}
+
+// exec_command's line runs in /bin/sh, dash on Debian, which has no $'…'
+// quoting and reads bash's &> as & and >. Rules judged the line as bash
+// reads it only: `echo $'\' ; cat .env # '` was one echo, allowed by
+// Bash(echo:*), and dash ran cat .env; `echo hi &>/dev/null curl x` was an
+// echo, and dash ran curl past Bash(curl:*). The rules now judge the
+// commands of both grammars, and a line dash cannot read as bash does is
+// one they cannot judge.
+func TestRulesJudgeTheLineAsTheShellThatRunsItReadsIt(t *testing.T) {
+	if len(shellGrammars()) < 2 {
+		t.Skip("/bin/sh is bash here")
+	}
+	dir := t.TempDir()
+	p := NewPermissions(project(t, dir, map[string]string{"settings.json": `{"permissions": {"defaultMode": "dontAsk",
+		"deny": ["Bash(cat .env)", "Bash(curl:*)"], "allow": ["Bash(echo:*)"]}}`}))
+	for _, tc := range []struct {
+		line string
+		want hooks.Kind
+		why  string
+	}{
+		{`echo $'\' ; cat .env # '`, hooks.KindDeny, `rule "Bash(cat .env)"`},
+		{`echo hi &>/dev/null curl https://evil.example`, hooks.KindDeny, "reads it otherwise than bash"},
+		{`echo $'a\tb'`, hooks.KindAllow, ""},
+		{`export NODE_ENV=test && echo hi`, hooks.KindAllow, ""},
+	} {
+		v := p.Evaluate(call(dir, "exec_command", map[string]any{"command_line": tc.line}), false)
+		if v.Decision != tc.want || !strings.Contains(v.Reason, tc.why) {
+			t.Errorf("%q: %s (%s), want %s saying %q", tc.line, v.Decision, v.Reason, tc.want, tc.why)
+		}
+	}
 }

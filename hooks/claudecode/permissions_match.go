@@ -416,5 +416,8 @@ func (c *judgedCall) unknown() string {
 	if c.isPath() {
 		return "where its path leads through symlinks cannot be told"
 	}
+	if sc, _ := c.shell(); sc.unreadable != "" {
+		return sc.unreadable
+	}
 	return "its command line cannot be read statically"
 }

@@ -1,7 +1,10 @@
 package claudecode
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/pattern"
@@ -59,6 +62,9 @@ type shellCommands struct {
 	// redirected are all the files the line's redirections write, "?" for
 	// one known only when the line runs.
 	redirected []string
+	// unreadable says why a line bash reads cannot be read in the grammar
+	// of the shell that runs it, "" otherwise.
+	unreadable string
 }
 
 // maxNesting bounds how deep sh -c and eval scripts are read; a deeper
@@ -67,15 +73,43 @@ const maxNesting = 4
 
 func parseShellCommands(command string) (shellCommands, bool) {
 	var sc shellCommands
-	return sc, sc.add(command, 0, false)
+	ok := sc.add(command, 0, false)
+	return sc, ok
 }
 
-// add reads a script's commands into sc; false when it does not parse.
-func (sc *shellCommands) add(script string, depth int, nested bool) bool {
-	file, err := syntax.NewParser().Parse(strings.NewReader(script), "")
-	if err != nil {
-		return false
+// shellGrammars are the grammars a line is read in: bash's, which
+// Claude Code's rules are written for, and, where /bin/sh is not bash
+// (dash on Debian), the POSIX shell's too, since that is what runs an
+// exec_command line. The two split some lines differently (dash has no
+// $'…' quoting, so `echo $'\' ; cat .env # '` is one echo to bash and an
+// echo and a cat to dash); the rules judge the commands of both, and a
+// line either cannot read is one Fenix cannot judge.
+var shellGrammars = sync.OnceValue(func() []syntax.LangVariant {
+	// The shell exec_command runs lines in (tools/procs.Shell).
+	if real, err := filepath.EvalSymlinks("/bin/sh"); err == nil && filepath.Base(real) == "bash" {
+		return []syntax.LangVariant{syntax.LangBash}
 	}
+	return []syntax.LangVariant{syntax.LangBash, syntax.LangPOSIX}
+})
+
+// add reads a script's commands into sc, in every one of shellGrammars;
+// false when it does not parse in one of them.
+func (sc *shellCommands) add(script string, depth int, nested bool) bool {
+	for _, grammar := range shellGrammars() {
+		file, err := syntax.NewParser(syntax.Variant(grammar)).Parse(strings.NewReader(script), "")
+		if err != nil {
+			if grammar == syntax.LangPOSIX && sc.unreadable == "" {
+				sc.unreadable = fmt.Sprintf("/bin/sh, which runs it, reads it otherwise than bash (%v)", err)
+			}
+			return false
+		}
+		sc.addFile(script, file, depth, nested)
+	}
+	return true
+}
+
+// addFile reads the commands of a parsed script into sc.
+func (sc *shellCommands) addFile(script string, file *syntax.File, depth int, nested bool) {
 	syntax.Walk(file, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.CmdSubst, *syntax.ParamExp, *syntax.ArithmExp, *syntax.ProcSubst:
@@ -95,7 +129,6 @@ func (sc *shellCommands) add(script string, depth int, nested bool) bool {
 		}
 		return true
 	})
-	return true
 }
 
 // noteAssignments records the first variable a command line sets that
@@ -107,6 +140,12 @@ func (sc *shellCommands) noteAssignments(assigns []*syntax.Assign) {
 }
 
 func (sc *shellCommands) addCall(script string, call *syntax.CallExpr, depth int, nested bool) {
+	if assigns, ok := declaration(call); ok {
+		// export NAME=value read as a POSIX shell's command: what bash
+		// reads as a declaration (noteAssignments), not a command.
+		sc.noteAssignments(assigns)
+		return
+	}
 	cmd := shellCommand{nested: nested}
 	var bashArgs, shArgs []shellArg
 	expanded := false // brace expansion changed the words
@@ -145,6 +184,38 @@ func (sc *shellCommands) addCall(script string, call *syntax.CallExpr, depth int
 		cmd.allow = strings.Join(words[documentedWrappers(shArgs):], " ")
 	}
 	sc.commands = append(sc.commands, cmd)
+}
+
+// declarations are the builtins whose arguments set variables, which a
+// POSIX shell's grammar reads as commands and bash's as declarations.
+var declarations = map[string]bool{"export": true, "readonly": true, "local": true, "declare": true, "typeset": true}
+
+// declaration is a call of one of declarations whose arguments are all
+// static flags, NAME or NAME=value, as the assignments bash would read.
+func declaration(call *syntax.CallExpr) ([]*syntax.Assign, bool) {
+	if lit := call.Args[0].Lit(); !declarations[lit] {
+		return nil, false
+	}
+	var assigns []*syntax.Assign
+	for _, w := range call.Args[1:] {
+		a := staticArg(w)
+		if a.dynamic || a.glob || isDynamic(w) {
+			return nil, false
+		}
+		if strings.HasPrefix(a.value, "-") {
+			continue
+		}
+		name, value, set := strings.Cut(a.value, "=")
+		if !syntax.ValidName(name) {
+			return nil, false
+		}
+		assign := &syntax.Assign{Name: &syntax.Lit{Value: name}, Naked: !set}
+		if set {
+			assign.Value = &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: value}}}
+		}
+		assigns = append(assigns, assign)
+	}
+	return assigns, true
 }
 
 // addScript reads the script a command runs (sh -c's, eval's); one it

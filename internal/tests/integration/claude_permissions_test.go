@@ -405,6 +405,8 @@ func TestClaudeCodesDenyRulesAndDontAskAsItReadsThem(t *testing.T) {
 		"nested-read":    {"workspace_read", map[string]any{"path": "docs/private/plan.md"}, "Read(private/**)"},
 		"write-env":      {"workspace_write", map[string]any{"path": ".env", "content": "STRIPE_KEY=x\n"}, "Read(./.env)"},
 		"push":           {"exec_command", map[string]any{"command_line": "git push origin main"}, "Bash(git push:*)"},
+		// dash, which runs the line, has no $'…': an echo and a cat to it.
+		"dash-quoting": {"exec_command", map[string]any{"command_line": `true $'\' ; cat .env # '`}, "Read(./.env)"},
 	} {
 		res := run(name, call.tool, call.args)
 		require.Equal(t, contract.StatusFailed, res.Status, "%s: %+v", name, res.Output)
