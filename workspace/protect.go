@@ -21,6 +21,15 @@ var protectedPrefixes = []string{
 	".mcp.json",
 }
 
+// commandsHomeConfig are, at the root, the git configuration of the
+// agent's commands, which get their workspace as HOME: git reads
+// ~/.gitconfig and ~/.config/git/config as its global configuration, so
+// a core.fsmonitor or a diff driver written there runs in the next
+// git status a rule allows (Bash(git status)) as surely as one in
+// .git/config. The file tools never write them; commands may (git config
+// --global), as the rules allow them to.
+var commandsHomeConfig = []string{".gitconfig", ".config/git"}
+
 // gitDir is protected wherever it appears, not only at the root: git
 // runs the hooks and reads the config (core.hooksPath, core.fsmonitor,
 // filter and diff drivers) of the repository it is in, a nested one or a
@@ -182,7 +191,7 @@ func IsProtected(rel string) bool {
 			return true
 		}
 	}
-	for _, p := range protectedPrefixes {
+	for _, p := range slices.Concat(protectedPrefixes, commandsHomeConfig) {
 		if underFold(parts, p) {
 			return true
 		}

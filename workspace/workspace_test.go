@@ -128,6 +128,11 @@ func TestWriteFileRefusals(t *testing.T) {
 		{".fenix/HOOKS.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{".mcp.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{".MCP.json", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		// The global git configuration of the commands, whose HOME the
+		// workspace is: a core.fsmonitor there runs in an allowed git status.
+		{".gitconfig", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{"src/../.gitconfig", fenixerr.ErrWorkspaceEscape, "protected_path"},
+		{".config/git/config", fenixerr.ErrWorkspaceEscape, "protected_path"},
 		{"fifo", fenixerr.ErrValidation, "not_regular_file"},
 		{"src", fenixerr.ErrValidation, "is_directory"},
 		{".", fenixerr.ErrValidation, ""},
@@ -156,7 +161,8 @@ func TestWriteFileRefusals(t *testing.T) {
 		t.Errorf("an in-root symlinked write failed: %v", err)
 	}
 	// Names that only start like a protected one stay writable.
-	for _, p := range []string{".gitignore", "sub/.github/workflows/ci.yml", "src/.git-blame-ignore-revs", ".claude-notes.md", "docs/.mcp.json"} {
+	for _, p := range []string{".gitignore", "sub/.github/workflows/ci.yml", "src/.git-blame-ignore-revs", ".claude-notes.md", "docs/.mcp.json",
+		"docs/.gitconfig", ".config/app.toml"} {
 		if _, err := ws.WriteFile(p, []byte("x"), 0); err != nil {
 			t.Errorf("WriteFile(%q) = %v, want it allowed", p, err)
 		}

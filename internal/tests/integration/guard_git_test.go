@@ -138,3 +138,40 @@ func TestSandboxDenyListsHoldInTheProject(t *testing.T) {
 		assert.Equal(t, content, string(got), rel)
 	}
 }
+
+// Commands get their workspace as HOME, so its .gitconfig is the global
+// git configuration of every git they run. A project that lets the agent
+// edit files and run git status (dontAsk, Edit and Bash(git status)
+// allowed) let it write a core.fsmonitor there with the file tools, which
+// the next git status ran: code past a rule that allows only a read. The
+// file tools refuse the commands' git configuration as they refuse
+// .git/config.
+func TestTheCommandsGlobalGitConfigIsNotTheFileToolsToWrite(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git here")
+	}
+	marker := filepath.Join(t.TempDir(), "planted-code-ran")
+	project := writeClaudeProject(t, "", nil, `{"permissions": {"defaultMode": "dontAsk", "allow": ["Edit", "Bash(git status)"]}}`)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", "project"}} {
+		out, err := exec.Command(git, append([]string{"-C", project}, args...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	w := startWorker(t, inProject(project))
+	run := func(name, tool string, args map[string]any) contract.Result {
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args}, tool)
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
+	for _, path := range []string{"src/../.gitconfig", ".config/git/config"} {
+		res := run("plant-"+strings.ReplaceAll(path, "/", "-"), "workspace_write", map[string]any{"path": path,
+			"content": fmt.Sprintf("[core]\n\tfsmonitor = \"touch %s; false\"\n", marker)})
+		require.Equal(t, contract.StatusFailed, res.Status, "%s: %+v", path, res.Output)
+		assert.Equal(t, "protected_path", res.Error.Code, "%s: %+v", path, res.Error)
+	}
+	res := run("status", "exec_command", map[string]any{"command_line": "git status"})
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.NoFileExists(t, marker, "git status ran code the agent planted")
+	assert.NoFileExists(t, filepath.Join(project, ".gitconfig"))
+}
