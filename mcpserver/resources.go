@@ -43,6 +43,11 @@ func (g *Gateway) resourceMethods(next mcp.MethodHandler) mcp.MethodHandler {
 				result, err = nil, internalError("%s failed: %v", method, p)
 			}
 		}()
+		defer func() {
+			if err == nil {
+				result = settled(req, result)
+			}
+		}()
 		missing := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcp gateway: %s needs params", method)}
 		switch r := req.(type) {
 		case *mcp.ListResourcesRequest:

@@ -199,7 +199,8 @@ func cmdDecide(decision string) func(ctx context.Context, c *cli, args []string)
 		if err != nil {
 			return exitFailed, err
 		}
-		fmt.Fprintf(c.stdout, "%s: call %s (%s %s) of %s\n", strings.ToUpper(decision[:1])+decision[1:]+"ed",
+		done := map[string]string{"allow": "Allowed", "deny": "Denied"}[decision]
+		fmt.Fprintf(c.stdout, "%s: call %s (%s %s) of %s\n", done,
 			contract.Printable(out.CallID), contract.Printable(call.ToolName), call.Summary, contract.Printable(call.WorkflowID))
 		return exitOK, nil
 	}

@@ -183,6 +183,7 @@ func TestInboxAcrossRunsSurvivesAWorkerRestart(t *testing.T) {
 	assert.Contains(t, out, "Allowed: call call-approve")
 	out, code = runBinary(t, "starter", nil, "deny", "-reason", "not this one", deny.Ref)
 	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "Denied: call call-deny")
 
 	var approved, denied contract.Result
 	require.NoError(t, server.Client().GetWorkflow(context.Background(), approveID, "").Get(context.Background(), &approved))

@@ -1,0 +1,107 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fenixrt/fenix/mcpserver"
+)
+
+// A client on protocol 2026-07-28 (the Go SDK's default, over stdio)
+// checks fields the gateway's own answers to the resource and prompt
+// methods left out, where the SDK fills them in for what its handlers
+// build: a cache scope on every listing and read (the Python SDK's v2
+// refused "cacheScope": "") and the result type of a read and a prompt.
+func TestResourceAndPromptAnswersCarryTheFieldsOfProtocol20260728(t *testing.T) {
+	w, _ := startEverythingWorker(t)
+	store := w.contexts(t)
+	g, err := mcpserver.New(context.Background(), mcpserver.Config{Client: env.Server.Client(), TaskQueue: w.queue, Contexts: store,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	toGateway, fromClient := io.Pipe()
+	toClient, fromGateway := io.Pipe()
+	go func() { _ = g.ServeStdio(ctx, toGateway, fromGateway); _ = fromGateway.Close() }()
+	wire := &lockedBuffer{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "protocol-2026", Version: "1"}, nil).Connect(ctx,
+		&mcp.LoggingTransport{Transport: &mcp.IOTransport{Reader: toClient, Writer: fromClient}, Writer: wire}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
+
+	_, err = cs.ListResources(ctx, nil)
+	require.NoError(t, err)
+	_, err = cs.ListPrompts(ctx, nil)
+	require.NoError(t, err)
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://resource/static/document/features.md"})
+	require.NoError(t, err)
+	_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "args-prompt", Arguments: map[string]string{"city": "Paris"}})
+	require.NoError(t, err)
+
+	answers := wire.answers(t)
+	require.Len(t, answers, 4)
+	for i, want := range []struct {
+		cacheScope, resultType bool
+	}{{true, false}, {true, false}, {true, true}, {false, true}} {
+		if want.cacheScope {
+			assert.Equal(t, "private", answers[i]["cacheScope"], "answer %d: %v", i, answers[i])
+		}
+		if want.resultType {
+			assert.Equal(t, "complete", answers[i]["resultType"], "answer %d: %v", i, answers[i])
+		}
+	}
+}
+
+// lockedBuffer is the wire log of a LoggingTransport.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// answers are the results of the gateway's answers after initialize, in
+// order, ignoring notifications.
+func (l *lockedBuffer) answers(t *testing.T) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(l.String(), "\n") {
+		_, msg, ok := strings.Cut(line, "read: ")
+		if !ok {
+			continue
+		}
+		var m map[string]any
+		if json.Unmarshal([]byte(msg), &m) != nil {
+			continue
+		}
+		if result, ok := m["result"].(map[string]any); ok && m["id"] != nil {
+			_, initialize := result["protocolVersion"]
+			_, discover := result["supportedVersions"]
+			if !initialize && !discover {
+				out = append(out, result)
+			}
+		}
+	}
+	return out
+}
