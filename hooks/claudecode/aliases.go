@@ -169,9 +169,12 @@ func outputContent(d Dialect, tool string, v any) (string, error) {
 }
 
 // absPath makes a workspace-relative path absolute, as Claude Code's file
-// tools expect, without cleaning it: a hook sees "<root>/../x" for "../x",
-// the path as the agent wrote it, so its own ".." check still fires (the
-// workspace's confinement decides either way).
+// tools expect. A path that climbs out is not cleaned: a hook sees
+// "<root>/../x" for "../x", the path as the agent wrote it, so its own
+// ".." check still fires (the workspace's confinement decides either
+// way). One that stays in is, as the workspace cleans the path it opens:
+// a guard that allows writes under src/ is shown src/../.gitconfig as the
+// .gitconfig it is.
 func absPath(root, rel string) string {
 	if rel == "" || rel == "." {
 		if root != "" {
@@ -181,6 +184,9 @@ func absPath(root, rel string) string {
 	}
 	if root == "" || filepath.IsAbs(rel) {
 		return rel
+	}
+	if cleaned := filepath.Clean(filepath.FromSlash(rel)); cleaned != ".." && !strings.HasPrefix(cleaned, ".."+string(filepath.Separator)) {
+		return filepath.Join(root, cleaned)
 	}
 	return strings.TrimSuffix(root, string(filepath.Separator)) + string(filepath.Separator) + filepath.FromSlash(rel)
 }

@@ -188,8 +188,9 @@ func TestSubagentResponseIsItsAnswer(t *testing.T) {
 	}
 }
 
-// A hook sees a path as the agent wrote it, made absolute but not
-// cleaned, so its own ".." check fires; the workspace still decides.
+// A hook sees a path that climbs out as the agent wrote it, made absolute
+// but not cleaned, so its own ".." check fires; the workspace still
+// decides.
 func TestHooksSeePathsAsWritten(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "dotdot.py")
@@ -212,5 +213,12 @@ if ".." in p.split("/"):
 	}
 	if got := hookToolInput(DialectFenix, "workspace_write", ev.ToolInput, dir)["path"]; got != "../x" {
 		t.Errorf("fenix dialect path = %v", got)
+	}
+	// A path that stays in is shown cleaned, as the workspace opens it: a
+	// guard allowing writes under src/ sees src/../.gitconfig as the
+	// .gitconfig it is.
+	in := map[string]any{"path": "src/../.gitconfig", "content": "a"}
+	if got := hookToolInput(DialectClaude, "workspace_write", in, dir)["file_path"]; got != filepath.Join(dir, ".gitconfig") {
+		t.Errorf("file_path of src/../.gitconfig = %v, want %s", got, filepath.Join(dir, ".gitconfig"))
 	}
 }
