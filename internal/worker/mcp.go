@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -66,10 +67,17 @@ func mcpConfigFiles(cfg Config) []string {
 // a stdio server runs.
 var mcpServerScriptExtensions = []string{".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php"}
 
+// mcpServerInterpreters run the first file their arguments name as a
+// program, whatever its name (node tools/viewer).
+var mcpServerInterpreters = regexp.MustCompile(`^(node|nodejs|deno|bun|tsx|ts-node|python[0-9.]*|pypy[0-9.]*|sh|bash|dash|zsh|ksh|ruby|perl|php)$`)
+
 // mcpServerFiles are the files the stdio servers of files launch, as the
 // worker starts them: a command named by path (relative to its .mcp.json)
-// and each argument naming a file in the server's working directory, an
-// existing regular file or a script not written yet. The worker runs them
+// and each argument naming code in the server's working directory: a
+// script by its extension (also one not written yet), an executable file,
+// or the first file an interpreter is given. A data file the server is
+// given (a database, a JSON document) is the agent's to write, and its
+// changes are not reported as changes to what governs it. The worker runs them
 // again when it restarts a server (a start, the retry of one that
 // failed), outside any command sandbox: tools may not write them, as they
 // may not write the scripts hooks run. Directories given as arguments
@@ -101,6 +109,7 @@ func mcpServerFiles(cfg Config, files []mcp.ConfigFile) []string {
 			}
 			out = append(out, filepath.Clean(p))
 		}
+		interpreted := mcpServerInterpreters.MatchString(filepath.Base(s.Command))
 		for _, a := range s.Args {
 			if a == "" || strings.HasPrefix(a, "-") || strings.Contains(a, "://") {
 				continue
@@ -111,8 +120,12 @@ func mcpServerFiles(cfg Config, files []mcp.ConfigFile) []string {
 			}
 			info, err := os.Stat(p)
 			script := slices.ContainsFunc(mcpServerScriptExtensions, func(ext string) bool { return strings.HasSuffix(a, ext) })
-			if err == nil && info.Mode().IsRegular() || err != nil && script {
+			file := err == nil && info.Mode().IsRegular()
+			if script && (err != nil || file) || file && (interpreted || info.Mode().Perm()&0o111 != 0) {
 				out = append(out, filepath.Clean(p))
+			}
+			if file {
+				interpreted = false // its later files are the script's data
 			}
 		}
 	}

@@ -29,17 +29,25 @@ func TestMCPServerScriptsAreProtectedOnDevServer(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(ws, rel), []byte(script), 0o755))
 		}
+		// A script without an extension that an interpreter runs, and the
+		// data files servers are given.
+		for _, rel := range []string{"tools/viewer", "data/app.db", "data/report.json"} {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, rel), []byte(script), 0o644))
+		}
 		config := filepath.Join(ws, "conf", "mcp.json")
 		require.NoError(t, os.WriteFile(config, []byte(`{"mcpServers": {
-			"notes": {"command": "sh", "args": ["servers/notes.sh"]},
+			"notes": {"command": "sh", "args": ["servers/notes.sh", "data/app.db"]},
 			"search": {"command": "./bin/search-server", "args": ["--index", "docs"]},
-			"db": {"command": "python3", "args": ["mcp/db.py"]}}}`), 0o644))
+			"db": {"command": "python3", "args": ["mcp/db.py"]},
+			"viewer": {"command": "node", "args": ["tools/viewer", "data/report.json"]}}}`), 0o644))
 		c.MCPConfig = config
 	})
 	for _, call := range []map[string]any{
 		{"call_id": "notes", "tool_name": "workspace_write", "arguments": map[string]any{"path": "servers/notes.sh", "content": "#!/bin/sh\ntouch /tmp/pwned\n"}},
 		{"call_id": "search", "tool_name": "workspace_edit", "arguments": map[string]any{"path": "conf/bin/search-server", "old_string": "exit 1", "new_string": "touch /tmp/pwned"}},
 		{"call_id": "db", "tool_name": "workspace_write", "arguments": map[string]any{"path": "mcp/db.py", "content": "import os\nos.system('touch /tmp/pwned')\n"}},
+		{"call_id": "viewer", "tool_name": "workspace_write", "arguments": map[string]any{"path": "tools/viewer", "content": "require('child_process').execSync('touch /tmp/pwned')\n"}},
 	} {
 		res, _ := runAssignment(t, w.queue, assignment(call["call_id"].(string), call, writeTools...))
 		if !assert.Equal(t, contract.StatusFailed, res.Status, "%v", call) {
@@ -53,10 +61,15 @@ func TestMCPServerScriptsAreProtectedOnDevServer(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, script, string(b), rel)
 	}
-	// What the servers are given as data stays the agent's.
-	res, _ := runAssignment(t, w.queue, assignment("docs", map[string]any{"call_id": "docs", "tool_name": "workspace_write",
-		"arguments": map[string]any{"path": "docs/index.md", "content": "fine"}}, writeTools...))
-	assert.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	// What the servers are given as data stays the agent's: a directory,
+	// and the files after a script (a server's database, its report),
+	// which a command writing them does not report as a change to what
+	// governs the agent.
+	for _, rel := range []string{"docs/index.md", "data/app.db", "data/report.json"} {
+		res, _ := runAssignment(t, w.queue, assignment("data", map[string]any{"call_id": "data", "tool_name": "workspace_write",
+			"arguments": map[string]any{"path": rel, "content": "fine"}}, writeTools...))
+		assert.Equal(t, contract.StatusCompleted, res.Status, "%s: %+v", rel, res.Error)
+	}
 
 	// A server the operator adds with a SIGHUP has its script protected
 	// at once, not from the next start.
@@ -68,7 +81,7 @@ func TestMCPServerScriptsAreProtectedOnDevServer(t *testing.T) {
 		"late": {"command": "sh", "args": ["servers/late.sh"]}}}`), 0o644))
 	_, err := w.ReloadHooks()
 	require.NoError(t, err)
-	res, _ = runAssignment(t, w.queue, assignment("late", map[string]any{"call_id": "late", "tool_name": "workspace_write",
+	res, _ := runAssignment(t, w.queue, assignment("late", map[string]any{"call_id": "late", "tool_name": "workspace_write",
 		"arguments": map[string]any{"path": "servers/late.sh", "content": "#!/bin/sh\ntouch /tmp/pwned\n"}}, writeTools...))
 	if assert.Equal(t, contract.StatusFailed, res.Status) {
 		assert.Equal(t, "protected_path", res.Error.Code, res.Error.LastErrorSummary)
