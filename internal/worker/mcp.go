@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/hooks/claudecode"
@@ -145,11 +147,13 @@ func mcpServerFiles(cfg Config, files []mcp.ConfigFile) []string {
 // pinned guards, the audit log or code the hooks load, and a server that
 // makes requests must not reach the Temporal frontend.
 //
-// settings are the hook settings files' approvals and allow and deny
-// lists of servers (see mcp.ServerRules): a server they keep out is not
-// started, and the log says which setting kept it.
-func startMCP(cfg Config, host *tools.Host, store contextstore.Store, files []mcp.ConfigFile, settings *claudecode.MCPServerSettings, readOnly func(string) []string) (*mcp.Manager, error) {
-	opts := mcp.Options{HostID: host.ID, Contexts: store, Rules: serverRules(settings),
+// The hook settings files' approvals and allow and deny lists of servers
+// (see mcp.ServerRules) keep a server out, and the log says which setting
+// kept it; their env's MCP_TIMEOUT and MCP_TOOL_TIMEOUT bound a server's
+// start and a tool's call (mcpTimeouts).
+func startMCP(cfg Config, host *tools.Host, store contextstore.Store, files []mcp.ConfigFile, policy loadedHooks, readOnly func(string) []string) (*mcp.Manager, error) {
+	connect, call := mcpTimeouts(policy.env, os.Getenv, cfg.Logger)
+	opts := mcp.Options{HostID: host.ID, Contexts: store, Rules: serverRules(policy.mcpServers), ConnectTimeout: connect, CallTimeout: call,
 		// A headersHelper runs with a hook's environment, in the hooks'
 		// confinement.
 		HelperEnv: claudecode.HookProcessEnv(host.HookEnv())}
@@ -157,6 +161,31 @@ func startMCP(cfg Config, host *tools.Host, store contextstore.Store, files []mc
 		opts.Launcher, opts.ReadOnly = c, readOnly
 	}
 	return startMCPServers(cfg, files, opts)
+}
+
+// mcpTimeouts are Claude Code's MCP_TIMEOUT (a server's start: a first
+// `npx -y` downloading its package can take minutes) and MCP_TOOL_TIMEOUT
+// (a tool call), in milliseconds, from the settings files' env or else
+// the worker's environment, as Claude Code reads them; zero (the
+// manager's defaults) where unset. A value that is no positive number is
+// ignored with a warning.
+func mcpTimeouts(settingsEnv map[string]string, getenv func(string) string, logger *slog.Logger) (connect, call time.Duration) {
+	read := func(name string) time.Duration {
+		v, ok := settingsEnv[name]
+		if !ok {
+			v = getenv(name)
+		}
+		if v == "" {
+			return 0
+		}
+		ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || ms <= 0 || ms > int64(24*time.Hour/time.Millisecond) {
+			logger.Warn(name+" is ignored: it must be a number of milliseconds, at most a day", "value", v)
+			return 0
+		}
+		return time.Duration(ms) * time.Millisecond
+	}
+	return read("MCP_TIMEOUT"), read("MCP_TOOL_TIMEOUT")
 }
 
 // serverRules are settings as the MCP manager applies them.

@@ -188,7 +188,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 		return nil, err
 	}
 	liveHooks, liveProtected, private := w.liveHooks(hookRegistry), w.liveProtected(mcpFiles), privateFiles(cfg, hostCfg.Protected)
-	if w.mcp, err = startMCP(cfg, w.Host, w.contexts, mcpFiles, policy.mcpServers, w.workspaceReadOnly(private)); err != nil {
+	if w.mcp, err = startMCP(cfg, w.Host, w.contexts, mcpFiles, policy, w.workspaceReadOnly(private)); err != nil {
 		return nil, err
 	}
 	if w.mcp != nil {
@@ -395,6 +395,9 @@ type loadedHooks struct {
 	// run (nil when they say nothing); the worker applies it when it
 	// starts them.
 	mcpServers *claudecode.MCPServerSettings
+	// env is the settings files' "env" (claudecode.CommandEnv), where
+	// Claude Code's MCP_TIMEOUT and MCP_TOOL_TIMEOUT may be set.
+	env map[string]string
 	// snapshot is what the settings files were loaded from; empty without
 	// a data directory to pin their scripts in.
 	snapshot claudecode.Snapshot
@@ -452,6 +455,7 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 			}
 		}
 		loaded.mcpServers = claudecode.MergedMCPServerSettings(sources)
+		loaded.env, _ = claudecode.CommandEnv(sources)
 		for _, src := range sources {
 			r.AddSource(src.Registered())
 			cfg.Logger.Info("loaded hook settings", "path", src.Path, "kind", string(src.Kind), "dialect", string(src.Dialect),

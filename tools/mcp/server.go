@@ -459,9 +459,14 @@ func (s *server) call(ctx context.Context, env *tools.Env, tool string, args map
 	if env.Workspace != nil {
 		protectedBefore = env.Workspace.ProtectedState()
 	}
-	inflight := &inflightCall{ctx: ctx, env: env, tool: name}
+	// The call's own bound (MCP_TOOL_TIMEOUT), which ends it with a
+	// result and a notifications/cancelled to the server rather than
+	// leaving it to the activity's deadline.
+	callCtx, cancel := context.WithTimeout(ctx, s.m.opts.CallTimeout)
+	defer cancel()
+	inflight := &inflightCall{ctx: callCtx, env: env, tool: name}
 	done := s.inflight.add(inflight)
-	res, err := session.CallTool(ctx, params)
+	res, err := session.CallTool(callCtx, params)
 	done()
 	var changed []string
 	if env.Workspace != nil {
@@ -472,6 +477,10 @@ func (s *server) call(ctx context.Context, env *tools.Env, tool string, args map
 	}
 	if ctx.Err() != nil {
 		return CallResult{}, ctx.Err()
+	}
+	if callCtx.Err() != nil {
+		return CallResult{}, fenixerr.New(fenixerr.TypeToolTimeout, "MCP tool %q of server %q did not answer within %s (MCP_TOOL_TIMEOUT); it was sent notifications/cancelled",
+			tool, s.cfg.Name, s.m.opts.CallTimeout).WithTool(name).WithCode("mcp_call_timeout")
 	}
 	if err != nil {
 		return CallResult{}, fenixerr.Runtime("MCP server %q failed tools/call %q: %v", s.cfg.Name, tool, err).WithTool(name).WithCode("mcp_call_failed")

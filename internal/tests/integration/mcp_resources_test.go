@@ -74,3 +74,27 @@ func everythingProject(t *testing.T, settings string) (string, mcpservers.Server
 	servers := mcpservers.Require(t)
 	return servers.EverythingProject(t, settings), servers
 }
+
+// Claude Code bounds an MCP tool call by MCP_TOOL_TIMEOUT (and a server's
+// start by MCP_TIMEOUT), in milliseconds, which teams set in the settings
+// files' env; Fenix's calls ran for its own ten minutes whatever they
+// said. A settings file's MCP_TOOL_TIMEOUT of 2 s ends a 60 s operation of
+// the everything server at about 2 s, with a result.
+func TestMCPToolTimeoutFromTheSettingsBoundsACall(t *testing.T) {
+	project, _ := everythingProject(t, `{"permissions": {"allow": ["mcp__everything"]}, "env": {"MCP_TOOL_TIMEOUT": "2000"}}`)
+	w := startWorker(t, func(c *worker.Config) {
+		c.HookSources = []string{project}
+		c.DefaultWorkspaceRoot = project
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, w.MCP().WaitReady(ctx))
+	started := time.Now()
+	res, _ := runAssignment(t, w.queue, mcpCall("long", "mcp__everything__trigger-long-running-operation",
+		map[string]any{"duration": 60, "steps": 60}, "mcp__everything"))
+	took := time.Since(started)
+	require.Equal(t, contract.StatusFailed, res.Status, "%+v", res.Output)
+	assert.Less(t, took, 30*time.Second, "the call ran past its MCP_TOOL_TIMEOUT: %+v", res.Error)
+	assert.Equal(t, fenixerr.TypeToolTimeout, res.Error.ErrorType, "%+v", res.Error)
+	assert.Contains(t, res.Error.LastErrorSummary, "did not answer within 2s (MCP_TOOL_TIMEOUT)")
+}
