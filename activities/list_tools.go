@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/tools"
@@ -21,14 +22,19 @@ type ToolCatalog struct {
 	// beyond their descriptors (tools.Declared), which history keeps out
 	// of every descriptor a call records.
 	Declared map[string]*tools.Declared `json:"declared,omitempty"`
+	// ReadOnly names the tools that change nothing (tools.Spec.ReadOnly),
+	// which the descriptors keep out of history: the gateway serves them
+	// with readOnlyHint.
+	ReadOnly []string `json:"read_only,omitempty"`
 }
 
 // WithDeclared returns the catalog's descriptors with what their servers
-// declared of them.
+// declared of them, and whether they only read.
 func (c ToolCatalog) WithDeclared() []tools.Descriptor {
 	out := make([]tools.Descriptor, len(c.Tools))
 	for i, d := range c.Tools {
 		d.Declared = c.Declared[d.Name]
+		d.ReadOnly = slices.Contains(c.ReadOnly, d.Name)
 		out[i] = d
 	}
 	return out
@@ -40,6 +46,9 @@ func (c ToolCatalog) WithDeclared() []tools.Descriptor {
 func (a *Activities) ListTools(ctx context.Context) (ToolCatalog, error) {
 	cat := ToolCatalog{Tools: a.Tools.Descriptors()}
 	for _, d := range cat.Tools {
+		if d.ReadOnly {
+			cat.ReadOnly = append(cat.ReadOnly, d.Name)
+		}
 		if d.Declared != nil {
 			if cat.Declared == nil {
 				cat.Declared = map[string]*tools.Declared{}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fenixrt/fenix/activities"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/tools"
 )
@@ -34,6 +35,13 @@ func TestToolsAreServedAsDeclared(t *testing.T) {
 
 	d.Declared.Annotations = json.RawMessage(`{"readOnlyHint":"yes"}`)
 	assert.Equal(t, own.Annotations, mcpTool(d, slog.New(slog.DiscardHandler)).Annotations)
+
+	// Fenix's own tools that change nothing say so, as a server's would
+	// (the registry's ReadOnly, which the catalog carries by name).
+	cat := activities.ToolCatalog{Tools: []tools.Descriptor{{Name: "workspace_read"}, {Name: "workspace_write"}}, ReadOnly: []string{"workspace_read"}}
+	listed := cat.WithDeclared()
+	assert.True(t, mcpTool(listed[0], slog.New(slog.DiscardHandler)).Annotations.ReadOnlyHint)
+	assert.False(t, mcpTool(listed[1], slog.New(slog.DiscardHandler)).Annotations.ReadOnlyHint)
 }
 
 // A tool the MCP SDK refuses to serve (it panics on an x-mcp-header on an

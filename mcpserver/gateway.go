@@ -359,7 +359,7 @@ func mcpTool(d tools.Descriptor, logger *slog.Logger) *mcp.Tool {
 		Name:        d.Name,
 		Description: desc,
 		InputSchema: d.Schema,
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: d.Idempotent, OpenWorldHint: &openWorld},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: d.ReadOnly, IdempotentHint: d.Idempotent || d.ReadOnly, OpenWorldHint: &openWorld},
 	}
 	if decl := d.Declared; decl != nil {
 		t.Title = decl.Title

@@ -19,14 +19,21 @@ import (
 func TestAnUpstreamToolIsServedAsItsServerDeclaresIt(t *testing.T) {
 	w, _ := startEverythingWorker(t)
 	const tool = "mcp__everything__get-structured-content"
-	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{tool}}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{tool, "workspace_read", "workspace_write"}}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
 	d := startDriver(t, map[string]any{"transport": "http", "url": url, "steps": []any{
 		step("list"), call(tool, map[string]any{"location": "Chicago"}),
 	}})
 
 	listed := d.next(time.Minute, "tools")
-	require.Len(t, listed["tools"], 1)
-	served := listed["tools"].([]any)[0].(map[string]any)
+	require.Len(t, listed["tools"], 3)
+	byName := map[string]map[string]any{}
+	for _, listedTool := range listed["tools"].([]any) {
+		byName[listedTool.(map[string]any)["name"].(string)] = listedTool.(map[string]any)
+	}
+	// Fenix's own tools that change nothing say so, as a server's do.
+	assert.Equal(t, true, byName["workspace_read"]["annotations"].(map[string]any)["readOnlyHint"], "%v", byName["workspace_read"])
+	assert.NotEqual(t, true, byName["workspace_write"]["annotations"].(map[string]any)["readOnlyHint"], "%v", byName["workspace_write"])
+	served := byName[tool]
 	assert.Equal(t, "Get Structured Content Tool", served["title"])
 	output, _ := served["outputSchema"].(map[string]any)
 	props, _ := output["properties"].(map[string]any)
