@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -372,28 +373,57 @@ func (p *process) kill() {
 	}
 }
 
-// stderrNote is the tail of the server's stderr, for error messages.
+// stderrNote is the server's stderr, its start and its tail, for error
+// messages; a confined server refused a write says why it may be.
 func (p *process) stderrNote() string {
-	tail := strings.TrimSpace(p.stderr.String())
-	if tail == "" {
+	text := strings.TrimSpace(p.stderr.String())
+	if text == "" {
 		return ""
 	}
-	return "; stderr: " + tail
+	note := "; stderr: " + text
+	if p.launcher != nil && refusedWrite.MatchString(text) {
+		note += " (" + confinedServerNote + ")"
+	}
+	return note
 }
 
-// tailBuffer keeps the last max bytes written to it.
+// refusedWrite is how programs report a write their confinement refused.
+var refusedWrite = regexp.MustCompile(`EACCES|EROFS|EPERM|[Pp]ermission denied|[Rr]ead-only file system|[Oo]peration not permitted`)
+
+// confinedServerNote says what a stdio server may not write.
+const confinedServerNote = "a stdio server runs confined as the hooks are: it may not write the worker's data directory or " +
+	"the code the hooks load (~/.local/bin, a python user site, git's and npm's configuration), and may not make a new entry " +
+	"directly in a directory leading to one (the home directory, ~/.local, ~/.config); give it a directory of its own in its " +
+	"env in .mcp.json, such as HOME or TMPDIR"
+
+// tailBuffer keeps the first headBytes and the last max bytes written to
+// it: a program's first error line (a Node stack's "Error: EACCES: …")
+// and how it ended.
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
+	mu        sync.Mutex
+	max       int
+	head, buf []byte
+	dropped   bool
 }
+
+const headBytes = 512
 
 func (b *tailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
+	if room := headBytes - len(b.head); room > 0 && b.max > headBytes {
+		n := min(room, len(p))
+		b.head = append(b.head, p[:n]...)
+		if n == len(p) {
+			return len(p), nil
+		}
+		b.buf = append(b.buf, p[n:]...)
+	} else {
+		b.buf = append(b.buf, p...)
+	}
 	if len(b.buf) > b.max {
 		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
+		b.dropped = true
 	}
 	return len(p), nil
 }
@@ -401,7 +431,10 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return string(b.buf)
+	if b.dropped {
+		return string(b.head) + " … " + string(b.buf)
+	}
+	return string(b.head) + string(b.buf)
 }
 
 // recordingTransport counts the notifications/cancelled the client writes

@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
+	"os/exec"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/netguard"
 )
 
@@ -131,4 +134,35 @@ func TestAHangingHeadersHelperIsEnded(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("took %s to give up", took)
 	}
+}
+
+// A server's stderr is kept by its start and its tail: a Node server's
+// first line ("Error: EACCES: permission denied, mkdir …") came before
+// a stack longer than the tail, and the report lost it. A confined
+// server whose stderr reports a refused write is told why it may be.
+func TestStderrKeepsTheFirstLineAndSaysWhyAWriteWasRefused(t *testing.T) {
+	b := &tailBuffer{max: 1024}
+	first := "Error: EACCES: permission denied, mkdir '/root/.claude-server-commander'\n"
+	fmt.Fprint(b, first)
+	for i := range 200 {
+		fmt.Fprintf(b, "    at frame%d (node:internal/fs:%d)\n", i, i)
+	}
+	got := b.String()
+	if !strings.HasPrefix(got, first) || !strings.Contains(got, " … ") || !strings.HasSuffix(got, "(node:internal/fs:199)\n") {
+		t.Errorf("stderr = %q, want its first line, a gap and its last lines", got)
+	}
+	confined := &process{stderr: b, launcher: refusingLauncher{}}
+	if note := confined.stderrNote(); !strings.Contains(note, "give it a directory of its own") {
+		t.Errorf("a confined server's refused write: %q", note)
+	}
+	if note := (&process{stderr: b}).stderrNote(); strings.Contains(note, "confined") {
+		t.Errorf("an unconfined server's refused write: %q", note)
+	}
+}
+
+// refusingLauncher stands for a confiner; nothing is started through it.
+type refusingLauncher struct{}
+
+func (refusingLauncher) StartCommand(*exec.Cmd, confine.CommandOptions) (func(), error) {
+	return nil, errors.New("not started")
 }
