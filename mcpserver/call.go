@@ -59,6 +59,9 @@ type call struct {
 	lastProgress time.Time
 	sentReport   int
 	asked        map[string]bool
+	// inputs are the questions the run has for a client that takes them
+	// as input requests (multiround.go).
+	inputs []inputQuestion
 	// cancellation by the gateway (inflight.go)
 	cancelMu      sync.Mutex
 	cancelReason  string
@@ -100,9 +103,22 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	if session == "" {
 		session = g.stdioSession // one session per `starter mcp` process
 	}
+	// A retry answering the input requests of an earlier answer goes on
+	// with that answer's run.
+	var resumed *pendingInput
+	if state := req.Params.RequestState; state != "" {
+		in, ok := g.inputs.take(state, session)
+		if !ok {
+			return errorResult(fmt.Sprintf("tool %q: the requestState names no call of this session waiting for answers (a state is answered once, within %s, on the gateway that gave it)", d.Name, inputStateTTL)), nil
+		}
+		resumed = &in
+	}
 	workID := logicalWorkID(conversation, session, c.requestID, d.Name, args)
 	c.workflowID = workflows.AssignmentWorkflowID(workID, 1)
 	c.callID = "mcp-" + c.requestID
+	if resumed != nil {
+		c.workflowID, c.callID = resumed.workflowID, resumed.callID
+	}
 	a := g.assignment(workID, conversation, c, args, req)
 	// Registered until the handler returns, which is before the SDK writes
 	// the answer: a request that ends unanswered still finds its call.
@@ -112,6 +128,11 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 
 	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	if resumed != nil {
+		c.resume(ctx, *resumed)
+		c.markStarted()
+		return c.finish(ctx, d, g.cfg.Client.GetWorkflow(startCtx, c.workflowID, ""), session)
+	}
 	run, err := workflows.StartWorkflow(startCtx, g.cfg.Client, client.StartWorkflowOptions{
 		ID:        c.workflowID,
 		TaskQueue: g.cfg.TaskQueue,
@@ -128,15 +149,23 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 		run = g.cfg.Client.GetWorkflow(startCtx, c.workflowID, "")
 	}
 	c.markStarted()
+	return c.finish(ctx, d, run, session)
+}
+
+// finish waits for the call's run and answers with its result, or with
+// the questions it has for a client that takes them as input requests.
+func (c *call) finish(ctx context.Context, d tools.Descriptor, run client.WorkflowRun, session string) (*mcp.CallToolResult, error) {
 	res, err := c.await(ctx, run)
 	switch {
+	case errors.Is(err, errInputRequired):
+		return c.inputRequired(session), nil
 	case err != nil && ctx.Err() != nil:
 		return nil, err // nobody is waiting for the answer
 	case err != nil:
 		return nil, internalError("%v", err)
 	}
 	c.sendLogs(ctx, res)
-	return g.toResult(ctx, d, res, run), nil
+	return c.g.toResult(ctx, d, res, run), nil
 }
 
 // internalError is a JSON-RPC internal error (-32603): the spec's
@@ -241,6 +270,9 @@ func (c *call) await(ctx context.Context, run client.WorkflowRun) (contract.Resu
 			return o.res, nil
 		case <-tick.C:
 			c.poll(ctx, getCtx)
+			if len(c.inputs) > 0 {
+				return contract.Result{}, errInputRequired
+			}
 		case <-ctx.Done():
 			if reason, ok := c.g.cancels.take(c.session, c.requestID); ok {
 				if reason == "" {
@@ -290,6 +322,13 @@ func (c *call) poll(ctx, qctx context.Context) {
 		}
 		c.asked[p.CallID] = true
 		if c.canElicit() {
+			if multiRoundTrip(c.req) {
+				// Returned as an input request (multiround.go).
+				if q, ok := c.question(ctx, p); ok {
+					c.inputs = append(c.inputs, inputQuestion{pending: p, asked: q})
+				}
+				continue
+			}
 			go c.elicit(ctx, p)
 			continue
 		}

@@ -36,57 +36,86 @@ func (c *call) canElicit() bool {
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
-// elicit asks the client's user. Decline denies; accept allows only in
-// ElicitAllow mode, and otherwise leaves the call to an operator, as a
-// dismissed or failed question does.
+// question is what a call's client is asked about a pending permission,
+// and what its answer does: asked by elicitation/create (elicit) or, on
+// protocol 2026-07-28, which sends no request to the client while serving
+// one, returned as an input request the client answers with its retry
+// (multiround.go).
+type question struct {
+	params *mcp.ElicitParams
+	answer func(ctx context.Context, res *mcp.ElicitResult, err error)
+}
+
+// elicit asks the client's user.
 func (c *call) elicit(ctx context.Context, p workflows.PendingPermission) {
-	if p.RequestedBy == workflows.ElicitationRequester {
-		c.forwardQuestion(ctx, p)
+	q, ok := c.question(ctx, p)
+	if !ok {
 		return
 	}
-	question, allow := elicitQuestion(c.g.cfg.ElicitApproval, c.workflowID, p)
-	res, err := c.req.Session.Elicit(ctx, &mcp.ElicitParams{
+	res, err := c.req.Session.Elicit(ctx, q.params)
+	q.answer(ctx, res, err)
+}
+
+// question is what the client's user is asked about p; false when it
+// cannot be asked (the call is left to an operator, which the progress
+// says).
+func (c *call) question(ctx context.Context, p workflows.PendingPermission) (question, bool) {
+	if p.RequestedBy == workflows.ElicitationRequester {
+		return c.forwardedQuestion(ctx, p)
+	}
+	return c.approvalQuestion(p), true
+}
+
+// approvalQuestion asks for a permission. Decline denies; accept allows
+// only in ElicitAllow mode, and otherwise leaves the call to an operator,
+// as a dismissed or failed question does.
+func (c *call) approvalQuestion(p workflows.PendingPermission) question {
+	message, allow := elicitQuestion(c.g.cfg.ElicitApproval, c.workflowID, p)
+	params := &mcp.ElicitParams{
 		Mode:    "form",
-		Message: question,
+		Message: message,
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"reason": map[string]any{"type": "string", "title": "Reason", "description": "Optional note recorded with the decision"},
 			},
 		},
-	})
-	if err != nil || (res.Action != "accept" && res.Action != "decline") || (res.Action == "accept" && !allow) {
-		why := "the client dismissed the question"
-		switch {
-		case err != nil:
-			why = "asking the client failed: " + err.Error()
-		case res.Action == "accept" && c.g.cfg.ElicitApproval == ElicitAllow:
-			why = "the question could not show the arguments whole, so the client's accept is not an approval"
-		case res.Action == "accept":
-			why = "the client's accept is not an approval on this gateway (-elicit-approval " + c.g.cfg.ElicitApproval + ")"
+	}
+	return question{params: params, answer: func(ctx context.Context, res *mcp.ElicitResult, err error) {
+		if err != nil || res == nil || (res.Action != "accept" && res.Action != "decline") || (res.Action == "accept" && !allow) {
+			why := "the client dismissed the question"
+			switch {
+			case err != nil:
+				why = "asking the client failed: " + err.Error()
+			case res == nil:
+				why = "the client did not answer the question"
+			case res.Action == "accept" && c.g.cfg.ElicitApproval == ElicitAllow:
+				why = "the question could not show the arguments whole, so the client's accept is not an approval"
+			case res.Action == "accept":
+				why = "the client's accept is not an approval on this gateway (-elicit-approval " + c.g.cfg.ElicitApproval + ")"
+			}
+			c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
+			return
 		}
-		c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
-		return
-	}
-	// The decision names the arguments the question showed: arguments
-	// changed since refuse it.
-	d := workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, Reason: "approved by the MCP client's user", ArgsHash: p.ArgsHash}
-	if res.Action == "decline" {
-		d.Decision, d.Reason = workflows.DecisionDeny, "declined by the MCP client's user"
-	}
-	if note, _ := res.Content["reason"].(string); note != "" {
-		d.Reason += ": " + note
-	}
-	c.decide(ctx, p, d)
+		// The decision names the arguments the question showed: arguments
+		// changed since refuse it.
+		d := workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, Reason: "approved by the MCP client's user", ArgsHash: p.ArgsHash}
+		if res.Action == "decline" {
+			d.Decision, d.Reason = workflows.DecisionDeny, "declined by the MCP client's user"
+		}
+		if note, _ := res.Content["reason"].(string); note != "" {
+			d.Reason += ": " + note
+		}
+		c.decide(ctx, p, d)
+	}}
 }
 
-// forwardQuestion puts an MCP server's question, asked during a tool the
-// call runs, to the client's user as the server asked it (its message,
-// form or URL): the answer is the user's input, not an approval of
-// anything, so it is forwarded in every mode but off. Accept answers
-// the form, decline declines; a dismissed question stays for an
-// operator.
-func (c *call) forwardQuestion(ctx context.Context, p workflows.PendingPermission) {
+// forwardedQuestion puts an MCP server's question, asked during a tool
+// the call runs, to the client's user as the server asked it (its
+// message, form or URL): the answer is the user's input, not an approval
+// of anything, so it is forwarded in every mode but off. Accept answers
+// the form, decline declines; a dismissed question stays for an operator.
+func (c *call) forwardedQuestion(ctx context.Context, p workflows.PendingPermission) (question, bool) {
 	server, _ := p.Arguments["mcp_server_name"].(string)
 	message, _ := p.Arguments["message"].(string)
 	params := &mcp.ElicitParams{Mode: "form", Message: fmt.Sprintf("MCP server %s (through Fenix) asks: %s", contract.Printable(server), message)}
@@ -94,7 +123,7 @@ func (c *call) forwardQuestion(ctx context.Context, p workflows.PendingPermissio
 		caps := c.req.Session.InitializeParams().Capabilities.Elicitation
 		if caps.URL == nil {
 			c.progress(ctx, "MCP server "+server+" asks you to open "+url+"; the client takes no URL questions; "+waitingMessage(c.workflowID, p))
-			return
+			return question{}, false
 		}
 		params.Mode, params.URL = "url", url
 		params.ElicitationID, _ = p.Arguments["elicitation_id"].(string)
@@ -104,24 +133,25 @@ func (c *call) forwardQuestion(ctx context.Context, p workflows.PendingPermissio
 			params.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{}}
 		}
 	}
-	res, err := c.req.Session.Elicit(ctx, params)
-	if err != nil || (res.Action != "accept" && res.Action != "decline") {
-		why := "the client dismissed the question"
-		if err != nil {
-			why = "asking the client failed: " + err.Error()
+	return question{params: params, answer: func(ctx context.Context, res *mcp.ElicitResult, err error) {
+		if err != nil || res == nil || (res.Action != "accept" && res.Action != "decline") {
+			why := "the client dismissed the question"
+			if err != nil {
+				why = "asking the client failed: " + err.Error()
+			}
+			c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
+			return
 		}
-		c.progress(ctx, why+"; "+waitingMessage(c.workflowID, p))
-		return
-	}
-	d := workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, Reason: "answered by the MCP client's user",
-		ArgsHash: p.ArgsHash, Content: res.Content}
-	if params.Mode == "form" && d.Content == nil {
-		d.Content = map[string]any{}
-	}
-	if res.Action == "decline" {
-		d.Decision, d.Reason, d.Content = workflows.DecisionDeny, "declined by the MCP client's user", nil
-	}
-	c.decide(ctx, p, d)
+		d := workflows.PermissionDecision{CallID: p.CallID, Decision: workflows.DecisionAllow, Reason: "answered by the MCP client's user",
+			ArgsHash: p.ArgsHash, Content: res.Content}
+		if params.Mode == "form" && d.Content == nil {
+			d.Content = map[string]any{}
+		}
+		if res.Action == "decline" {
+			d.Decision, d.Reason, d.Content = workflows.DecisionDeny, "declined by the MCP client's user", nil
+		}
+		c.decide(ctx, p, d)
+	}}, true
 }
 
 // decide sends the client user's decision to the run.

@@ -111,6 +111,9 @@ type Gateway struct {
 	server  *mcp.Server
 	cancels *cancelLedger
 	calls   *inflight
+	// inputs are the calls waiting for their clients' answers to input
+	// requests (multiround.go).
+	inputs *inputLedger
 	// stopping is set by Drain: requests that end from then on leave their
 	// runs to complete in Temporal.
 	stopping atomic.Bool
@@ -195,7 +198,7 @@ func newGateway(cfg Config) (*Gateway, error) {
 			return nil, fenixerr.Validation("allow-list pattern %q is not a valid glob: %v", p, err)
 		}
 	}
-	g := &Gateway{cfg: cfg, cancels: newCancelLedger(), calls: newInflight(), stdioSession: "stdio-" + randomID(), served: map[string][]byte{}}
+	g := &Gateway{cfg: cfg, cancels: newCancelLedger(), calls: newInflight(), inputs: newInputLedger(), stdioSession: "stdio-" + randomID(), served: map[string][]byte{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "fenix", Title: "Fenix governed tools", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions:       "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
 		Logger:             cfg.Logger,

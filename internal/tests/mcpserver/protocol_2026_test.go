@@ -105,3 +105,62 @@ func (l *lockedBuffer) answers(t *testing.T) []map[string]any {
 	}
 	return out
 }
+
+// On protocol 2026-07-28 a server may not ask its client anything while
+// it serves a request (multi round-trip requests, SEP-2322), so the
+// approval question of a call parked for permission never reached a
+// client on it (the Go SDK's default, the Python SDK's v2): the call
+// waited for an operator until the client gave up. The call now answers
+// with the question as an input request; the client asks its user and
+// sends the call again with the answer, which decides the same run: with
+// -elicit-approval allow, accept runs the call and decline denies it.
+func TestApprovalReachesAClientOnProtocol20260728(t *testing.T) {
+	w := startWorker(t)
+	for _, answer := range []string{"accept", "decline"} {
+		t.Run(answer, func(t *testing.T) {
+			// A gateway of its own: a `starter mcp` process is one stdio
+			// session, whose request IDs name its calls' runs.
+			g, err := mcpserver.New(context.Background(), mcpserver.Config{Client: env.Server.Client(), TaskQueue: w.queue, Allow: []string{"workspace_list"},
+				ElicitApproval: mcpserver.ElicitAllow, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			toGateway, fromClient := io.Pipe()
+			toClient, fromGateway := io.Pipe()
+			go func() { _ = g.ServeStdio(ctx, toGateway, fromGateway); _ = fromGateway.Close() }()
+			var asked []string
+			var mu sync.Mutex
+			client := mcp.NewClient(&mcp.Implementation{Name: "protocol-2026", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					asked = append(asked, req.Params.Message)
+					mu.Unlock()
+					return &mcp.ElicitResult{Action: answer, Content: map[string]any{}}, nil
+				}})
+			cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+			require.NoError(t, err)
+			defer cs.Close()
+			require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
+
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "workspace_list", Arguments: map[string]any{"path": "."}})
+			require.NoError(t, err)
+			mu.Lock()
+			require.Len(t, asked, 1, "the client was asked once")
+			assert.Contains(t, asked[0], "workspace_list")
+			mu.Unlock()
+			text := ""
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					text += tc.Text
+				}
+			}
+			if answer == "accept" {
+				assert.False(t, res.IsError, text)
+				assert.Contains(t, text, "README.md")
+			} else {
+				assert.True(t, res.IsError, text)
+				assert.Contains(t, text, "declined by the MCP client's user")
+			}
+		})
+	}
+}
