@@ -295,10 +295,11 @@ func TestElicitationHookOutputs(t *testing.T) {
 			wantAction: hooks.ElicitDecline, wantReason: "no answers on Fridays"},
 		{name: "continue false", script: `echo '{"continue": false, "stopReason": "operator stopped the run"}'`,
 			wantAction: hooks.ElicitDecline, wantReason: "operator stopped the run", wantErr: "the turn is not ended"},
-		{name: "decline then crash", script: `echo '{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}}'; exit 1`,
+		{name: "decline then exit 1", script: `echo '{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}}'; exit 1`,
 			wantAction: hooks.ElicitDecline},
-		{name: "accept then crash", script: `echo '{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept", "content": {"account": "acme"}}}'; exit 1`,
-			wantErr: "exited with status 1"},
+		// The JSON alone decides on a status other than 0 and 2.
+		{name: "accept then exit 1", script: `echo '{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept", "content": {"account": "acme"}}}'; exit 1`,
+			wantAction: hooks.ElicitAccept, wantContent: map[string]any{"account": "acme"}},
 		{name: "crash failing closed", script: `exit 1`, failClosed: true, wantAction: hooks.ElicitDecline, wantReason: "failed closed", wantErr: "exited with status 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

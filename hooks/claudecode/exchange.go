@@ -49,7 +49,7 @@ func (h *ExternalHook) exchange(ctx context.Context, s hooks.Session, in map[str
 		}
 		return verdict{}, fmt.Errorf("hook %q: %w", h.name, err)
 	}
-	v, err := interpret(o, h.spec.event)
+	v, err := interpret(o)
 	v.sessionEnv, v.sessionEnvErr = o.sessionEnv, o.sessionEnvErr
 	if err != nil {
 		return v, fmt.Errorf("hook %q: %s %q %w", h.name, h.transport.kind(), h.transport.describe(), err)

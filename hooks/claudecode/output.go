@@ -87,13 +87,16 @@ type verdict struct {
 	sessionEnvErr error
 }
 
-// interpret applies Claude Code's output rules: stdout is read as JSON
-// when it starts with "{" and ends with "}"; exit 2 blocks with stderr as
-// the reason and stdout ignored; any other non-zero exit, or unparseable
-// or invalid JSON, is a non-blocking error (the returned error) unless a
-// valid JSON object restricted (denied, asked, blocked, stopped, or on an
-// elicitation event declined or cancelled). ev is the hook's event.
-func interpret(o outcome, ev hooks.Event) (verdict, error) {
+// interpret applies Claude Code's output rules (its hooks reference since
+// v2.1.214): stdout is read as JSON when it starts with "{" and ends with
+// "}", on every exit status; exit 2 blocks whatever the JSON says, with
+// the JSON's own blocking reason when it gives one and stderr otherwise
+// (also when the JSON does not parse); on any other status a valid JSON
+// object alone decides, as on exit 0, and without one the hook's failure
+// is a non-blocking error (the returned error). A status that reports a
+// process killed by a signal never gets here: it fails closed
+// (shellReportedKill).
+func interpret(o outcome) (verdict, error) {
 	v := verdict{stderr: strings.TrimSpace(o.stderr)}
 	parsed, plain, parseErr := parseHookStdout(o.stdout)
 	v.parsed, v.plainText = parsed, plain
@@ -110,67 +113,21 @@ func interpret(o outcome, ev hooks.Event) (verdict, error) {
 		}
 		return v, nil
 	case o.exitCode == 2:
-		// Exit 2 blocks with stderr as the reason; as in Claude Code,
-		// stdout and any JSON in it are ignored.
+		// Exit 2 blocks; its JSON is still read (the reason of its own
+		// block among it), and one that does not parse leaves stderr.
 		v.exit2 = true
-		v.parsed, v.plainText = nil, ""
+		v.plainText = ""
+		if parseErr != nil {
+			v.parsed = nil
+		}
 		return v, nil
 	case parseErr != nil:
 		return verdict{}, parseErr
-	case o.exitCode == 0:
-		return v, nil
-	case parsed != nil && parsed.restrictsOnly(ev):
-		// Beyond Claude Code, which reads JSON only on exit 0: a script
-		// that printed its deny and then exited 1 meant the deny. Only
-		// restrictions are read this way (restrictsOnly dropped the rest),
-		// so a crashing hook never widens what runs.
+	case o.exitCode == 0, parsed != nil:
 		return v, nil
 	default:
 		return verdict{}, fmt.Errorf("exited with status %d%s", o.exitCode, suffix(o.stderr))
 	}
-}
-
-// restrictsOnly drops from the output of a hook that exited other than 0
-// and 2 everything that would widen or change what runs (an allow, an
-// updated input or output, added context, a retry, an elicitation's
-// accept), as Claude Code ignores all of it, and reports whether a
-// restriction is left: a deny or ask, a block, a PermissionRequest deny,
-// a decline or cancel on an elicitation event ev, a stop.
-func (h *hookJSON) restrictsOnly(ev hooks.Event) bool {
-	restricted := false
-	if h.Continue != nil && !*h.Continue {
-		restricted = true
-	} else {
-		h.Continue, h.StopReason = nil, ""
-	}
-	if h.Decision == "block" {
-		restricted = true
-	} else {
-		h.Decision, h.Reason = "", ""
-	}
-	h.SuppressOutput, h.AdditionalContext, h.UpdatedToolOutput = nil, "", nil
-	if s := h.HookSpecificOutput; s != nil {
-		switch s.PermissionDecision {
-		case "deny", "ask":
-			restricted = true
-		default:
-			s.PermissionDecision, s.PermissionDecisionReason = "", ""
-		}
-		if s.Decision != nil && s.Decision.Behavior == "deny" {
-			s.Decision.UpdatedInput = nil
-			restricted = true
-		} else {
-			s.Decision = nil
-		}
-		elicitation := ev == hooks.EventElicitation || ev == hooks.EventElicitationResult
-		if elicitation && (s.Action == hooks.ElicitDecline || s.Action == hooks.ElicitCancel) {
-			restricted = true
-		} else {
-			s.Action = ""
-		}
-		s.UpdatedInput, s.AdditionalContext, s.UpdatedToolOutput, s.UpdatedMCPToolOutput, s.Retry, s.Content = nil, "", nil, nil, false, nil
-	}
-	return restricted
 }
 
 func suffix(text string) string {

@@ -35,9 +35,10 @@ func registryOf(hs ...hooks.AgentHook) *hooks.Registry {
 }
 
 // A hook that exits other than 0 and 2 is read as Claude Code reads it
-// (a non-blocking error, its JSON ignored), except that a restriction in
-// its JSON still holds: a crashing hook can only narrow what runs.
-func TestJSONRestrictionsAreReadOnEveryExitCode(t *testing.T) {
+// since v2.1.214: a valid JSON object alone decides, whatever the status
+// (a deny, an ask, an allow with its updated input), and without one the
+// failure is a non-blocking error.
+func TestJSONIsReadOnEveryExitCode(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	deny := scriptHook(t, dir, "PreToolUse", `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no network"}}'; exit 1`)
@@ -47,8 +48,8 @@ func TestJSONRestrictionsAreReadOnEveryExitCode(t *testing.T) {
 	}
 	rewrite := scriptHook(t, dir, "PreToolUse", `echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command_line":"ls -a"}}}'; exit 3`)
 	res = registryOf(rewrite).RunPreToolUse(ctx, commandPreEvent(dir))
-	if res.Blocked() || res.ArgsMutated || res.Decisions[0].Kind == hooks.KindAllow || !strings.Contains(res.Decisions[0].Error, "exited with status 3") {
-		t.Errorf("JSON allow with exit 3: %+v, want the allow and updated input ignored and a non-blocking error", res)
+	if res.Blocked() || !res.ArgsMutated || res.FinalArgs["command_line"] != "ls -a" || res.Decisions[0].Kind != hooks.KindAllow || res.Decisions[0].Error != "" {
+		t.Errorf("JSON allow with exit 3: %+v, want the allow and its updated input, and no error", res)
 	}
 	ask := scriptHook(t, dir, "PreToolUse", `echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"confirm"}}'; exit 1`)
 	res = registryOf(ask).RunPreToolUse(ctx, commandPreEvent(dir))
@@ -100,11 +101,10 @@ func TestExit2GivesTheReason(t *testing.T) {
 		name, body, want string
 	}{
 		{"stderr", `echo "rm is forbidden here" >&2; exit 2`, "rm is forbidden here"},
-		// Claude Code ignores stdout, JSON included, on exit 2: stderr is
-		// the reason.
-		{"JSON deny reason ignored", `echo '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"policy 7"}}'; echo "see stderr" >&2; exit 2`, "see stderr"},
-		{"JSON block reason ignored", `echo '{"decision":"block","reason":"legacy no"}'; echo "see stderr" >&2; exit 2`, "see stderr"},
-		{"JSON halt ignored", `echo '{"continue":false,"stopReason":"stop all"}'; echo "only this call" >&2; exit 2`, "only this call"},
+		// Since v2.1.214 Claude Code reads the JSON on exit 2 too: the
+		// reason of its own block wins over stderr.
+		{"JSON deny reason", `echo '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"policy 7"}}'; echo "see stderr" >&2; exit 2`, "policy 7"},
+		{"JSON block reason", `echo '{"decision":"block","reason":"legacy no"}'; echo "see stderr" >&2; exit 2`, "legacy no"},
 		{"JSON allow cannot override", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'; echo "exit 2 wins" >&2; exit 2`, "exit 2 wins"},
 		{"invalid JSON still blocks", `echo '{"oops":}'; echo "broken but blocked" >&2; exit 2`, "broken but blocked"},
 	}
@@ -113,6 +113,11 @@ func TestExit2GivesTheReason(t *testing.T) {
 		if !res.Blocked() || res.Action.Reason != tc.want || res.Decisions[0].Error != "" || res.Halt != nil {
 			t.Errorf("%s: %+v, want blocked with %q", tc.name, res, tc.want)
 		}
+	}
+	// Its continue: false holds too, as on any other status.
+	res := registryOf(scriptHook(t, dir, "PreToolUse", `echo '{"continue":false,"stopReason":"stop all"}'; echo "only this call" >&2; exit 2`)).RunPreToolUse(context.Background(), commandPreEvent(dir))
+	if !res.Blocked() || res.Halt == nil {
+		t.Errorf("JSON halt on exit 2: %+v, want blocked and halted", res)
 	}
 }
 
