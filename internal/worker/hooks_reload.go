@@ -155,7 +155,7 @@ func (w *Worker) reloadMCP(files []mcp.ConfigFile, settings *claudecode.MCPServe
 	}
 	for _, st := range w.mcp.Status() {
 		if !st.Connected && (slices.Contains(r.Started, st.Name) || slices.Contains(r.Restarted, st.Name)) {
-			w.cfg.Logger.Error("MCP server not ready; its tools are unavailable until it starts", "mcp_server", st.Name, "error", st.LastError)
+			logNotReady(w.cfg.Logger, st)
 		}
 	}
 	return nil

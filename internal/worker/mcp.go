@@ -276,10 +276,20 @@ func startMCPServers(cfg Config, files []mcp.ConfigFile, opts mcp.Options) (*mcp
 		if st.Connected {
 			cfg.Logger.Info("MCP server ready", "mcp_server", st.Name, "transport", st.Type, "tools", st.Tools)
 		} else {
-			cfg.Logger.Error("MCP server not ready; its tools are unavailable until it starts", "mcp_server", st.Name, "error", st.LastError)
+			logNotReady(cfg.Logger, st)
 		}
 	}
 	return m, nil
+}
+
+// logNotReady says that a server is not connected yet: still starting
+// (a first npx -y downloads its package), or failed with its error.
+func logNotReady(logger *slog.Logger, st mcp.ServerStatus) {
+	if st.LastError == "" {
+		logger.Warn("MCP server still starting; its tools are unavailable until it connects", "mcp_server", st.Name, "attempts", st.Attempts)
+		return
+	}
+	logger.Error("MCP server not ready; its tools are unavailable until it starts", "mcp_server", st.Name, "error", st.LastError)
 }
 
 // mcpHookCaller runs mcp_tool hook handlers on the worker's MCP servers.
