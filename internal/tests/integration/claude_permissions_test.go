@@ -387,13 +387,7 @@ func TestClaudeCodesDenyRulesAndDontAskAsItReadsThem(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
 		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
 	}
-	w := startWorker(t, inProject(project))
-	run := func(name, tool string, args map[string]any) contract.Result {
-		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args}, tool)
-		a["workspace_root"] = project
-		res, _ := runAssignment(t, w.queue, a)
-		return res
-	}
+	run := toolRunner(startWorker(t, inProject(project)), project)
 	for name, call := range map[string]struct {
 		tool string
 		args map[string]any
@@ -408,7 +402,7 @@ func TestClaudeCodesDenyRulesAndDontAskAsItReadsThem(t *testing.T) {
 		// dash, which runs the line, has no $'…': an echo and a cat to it.
 		"dash-quoting": {"exec_command", map[string]any{"command_line": `true $'\' ; cat .env # '`}, "Read(./.env)"},
 	} {
-		res := run(name, call.tool, call.args)
+		res := run(t, name, call.tool, call.args)
 		require.Equal(t, contract.StatusFailed, res.Status, "%s: %+v", name, res.Output)
 		assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, name)
 		assert.Contains(t, res.Error.LastErrorSummary, call.rule, name)
@@ -422,7 +416,7 @@ func TestClaudeCodesDenyRulesAndDontAskAsItReadsThem(t *testing.T) {
 		"read-readme":  {"workspace_read", map[string]any{"path": "README.md"}},
 		"command-true": {"exec_command", map[string]any{"command_line": "command true"}},
 	} {
-		res := run(name, call.tool, call.args)
+		res := run(t, name, call.tool, call.args)
 		require.Equal(t, contract.StatusCompleted, res.Status, "%s: %+v", name, res.Error)
 	}
 	got, err := os.ReadFile(filepath.Join(project, "src", "generated", "api.ts"))

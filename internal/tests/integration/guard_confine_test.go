@@ -304,6 +304,18 @@ func conversationRunner(w *testWorker, project, prefix, conversation string) fun
 	}
 }
 
+// toolRunner runs one call of tool with args in project, an assignment
+// named name that allows only that tool.
+func toolRunner(w *testWorker, project string) func(t *testing.T, name, tool string, args map[string]any) contract.Result {
+	return func(t *testing.T, name, tool string, args map[string]any) contract.Result {
+		t.Helper()
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args}, tool)
+		a["workspace_root"] = project
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
+}
+
 // A hook that dies from a signal is a hook that crashed, and a crashed
 // Claude Code hook fails open; a guard whose grep cannot start allows. So
 // an agent that first starts a service killing the project's guard

@@ -157,20 +157,14 @@ func TestTheCommandsGlobalGitConfigIsNotTheFileToolsToWrite(t *testing.T) {
 		out, err := exec.Command(git, append([]string{"-C", project}, args...)...).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}
-	w := startWorker(t, inProject(project))
-	run := func(name, tool string, args map[string]any) contract.Result {
-		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args}, tool)
-		a["workspace_root"] = project
-		res, _ := runAssignment(t, w.queue, a)
-		return res
-	}
+	run := toolRunner(startWorker(t, inProject(project)), project)
 	for _, path := range []string{"src/../.gitconfig", ".config/git/config"} {
-		res := run("plant-"+strings.ReplaceAll(path, "/", "-"), "workspace_write", map[string]any{"path": path,
+		res := run(t, "plant-"+strings.ReplaceAll(path, "/", "-"), "workspace_write", map[string]any{"path": path,
 			"content": fmt.Sprintf("[core]\n\tfsmonitor = \"touch %s; false\"\n", marker)})
 		require.Equal(t, contract.StatusFailed, res.Status, "%s: %+v", path, res.Output)
 		assert.Equal(t, "protected_path", res.Error.Code, "%s: %+v", path, res.Error)
 	}
-	res := run("status", "exec_command", map[string]any{"command_line": "git status"})
+	res := run(t, "status", "exec_command", map[string]any{"command_line": "git status"})
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.NoFileExists(t, marker, "git status ran code the agent planted")
 	assert.NoFileExists(t, filepath.Join(project, ".gitconfig"))

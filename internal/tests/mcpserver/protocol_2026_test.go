@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fenixrt/fenix/internal/harness/logbuf"
 	"github.com/fenixrt/fenix/mcpserver"
 )
 
@@ -25,23 +26,12 @@ import (
 // refused "cacheScope": "") and the result type of a read and a prompt.
 func TestResourceAndPromptAnswersCarryTheFieldsOfProtocol20260728(t *testing.T) {
 	w, _ := startEverythingWorker(t)
-	store := w.contexts(t)
-	g, err := mcpserver.New(context.Background(), mcpserver.Config{Client: env.Server.Client(), TaskQueue: w.queue, Contexts: store,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	toGateway, fromClient := io.Pipe()
-	toClient, fromGateway := io.Pipe()
-	go func() { _ = g.ServeStdio(ctx, toGateway, fromGateway); _ = fromGateway.Close() }()
-	wire := &lockedBuffer{}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "protocol-2026", Version: "1"}, nil).Connect(ctx,
-		&mcp.LoggingTransport{Transport: &mcp.IOTransport{Reader: toClient, Writer: fromClient}, Writer: wire}, nil)
-	require.NoError(t, err)
-	defer cs.Close()
-	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
+	wire := &logbuf.Buffer{}
+	cs := stdioClient(ctx, t, mcpserver.Config{TaskQueue: w.queue, Contexts: w.contexts(t)}, nil, wire)
 
-	_, err = cs.ListResources(ctx, nil)
+	_, err := cs.ListResources(ctx, nil)
 	require.NoError(t, err)
 	_, err = cs.ListPrompts(ctx, nil)
 	require.NoError(t, err)
@@ -50,43 +40,25 @@ func TestResourceAndPromptAnswersCarryTheFieldsOfProtocol20260728(t *testing.T) 
 	_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "args-prompt", Arguments: map[string]string{"city": "Paris"}})
 	require.NoError(t, err)
 
-	answers := wire.answers(t)
-	require.Len(t, answers, 4)
+	got := answers(wire.String())
+	require.Len(t, got, 4)
 	for i, want := range []struct {
 		cacheScope, resultType bool
 	}{{true, false}, {true, false}, {true, true}, {false, true}} {
 		if want.cacheScope {
-			assert.Equal(t, "private", answers[i]["cacheScope"], "answer %d: %v", i, answers[i])
+			assert.Equal(t, "private", got[i]["cacheScope"], "answer %d: %v", i, got[i])
 		}
 		if want.resultType {
-			assert.Equal(t, "complete", answers[i]["resultType"], "answer %d: %v", i, answers[i])
+			assert.Equal(t, "complete", got[i]["resultType"], "answer %d: %v", i, got[i])
 		}
 	}
 }
 
-// lockedBuffer is the wire log of a LoggingTransport.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // answers are the results of the gateway's answers after initialize, in
 // order, ignoring notifications.
-func (l *lockedBuffer) answers(t *testing.T) []map[string]any {
+func answers(wire string) []map[string]any {
 	var out []map[string]any
-	for _, line := range strings.Split(l.String(), "\n") {
+	for _, line := range strings.Split(wire, "\n") {
 		_, msg, ok := strings.Cut(line, "read: ")
 		if !ok {
 			continue
@@ -118,29 +90,17 @@ func TestApprovalReachesAClientOnProtocol20260728(t *testing.T) {
 	w := startWorker(t)
 	for _, answer := range []string{"accept", "decline"} {
 		t.Run(answer, func(t *testing.T) {
-			// A gateway of its own: a `starter mcp` process is one stdio
-			// session, whose request IDs name its calls' runs.
-			g, err := mcpserver.New(context.Background(), mcpserver.Config{Client: env.Server.Client(), TaskQueue: w.queue, Allow: []string{"workspace_list"},
-				ElicitApproval: mcpserver.ElicitAllow, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			toGateway, fromClient := io.Pipe()
-			toClient, fromGateway := io.Pipe()
-			go func() { _ = g.ServeStdio(ctx, toGateway, fromGateway); _ = fromGateway.Close() }()
 			var asked []string
 			var mu sync.Mutex
-			client := mcp.NewClient(&mcp.Implementation{Name: "protocol-2026", Version: "1"}, &mcp.ClientOptions{
-				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			cs := stdioClient(ctx, t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{"workspace_list"}, ElicitApproval: mcpserver.ElicitAllow},
+				&mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					mu.Lock()
 					asked = append(asked, req.Params.Message)
 					mu.Unlock()
 					return &mcp.ElicitResult{Action: answer, Content: map[string]any{}}, nil
-				}})
-			cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
-			require.NoError(t, err)
-			defer cs.Close()
-			require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
+				}}, nil)
 
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "workspace_list", Arguments: map[string]any{"path": "."}})
 			require.NoError(t, err)
@@ -163,4 +123,28 @@ func TestApprovalReachesAClientOnProtocol20260728(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stdioClient is a Go SDK client (opts) on protocol 2026-07-28, its
+// default, of a gateway of its own (cfg) served over stdio: a `starter
+// mcp` process is one stdio session, whose request IDs name its calls'
+// runs. wire, when set, logs what crosses it.
+func stdioClient(ctx context.Context, t *testing.T, cfg mcpserver.Config, opts *mcp.ClientOptions, wire io.Writer) *mcp.ClientSession {
+	t.Helper()
+	cfg.Client = env.Server.Client()
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	g, err := mcpserver.New(context.Background(), cfg)
+	require.NoError(t, err)
+	toGateway, fromClient := io.Pipe()
+	toClient, fromGateway := io.Pipe()
+	go func() { _ = g.ServeStdio(ctx, toGateway, fromGateway); _ = fromGateway.Close() }()
+	var transport mcp.Transport = &mcp.IOTransport{Reader: toClient, Writer: fromClient}
+	if wire != nil {
+		transport = &mcp.LoggingTransport{Transport: transport, Writer: wire}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "protocol-2026", Version: "1"}, opts).Connect(ctx, transport, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
+	return cs
 }
