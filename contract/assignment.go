@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -68,7 +69,17 @@ type AgentContext struct {
 	// ParentSessionID is the session (workflow ID) a subagent works for,
 	// set by its parent since fenix-shape 6.
 	ParentSessionID string `json:"parent_session_id,omitempty"`
+	// PermissionMode is the session's Claude Code permission mode, which
+	// the kernel (not the agent) chooses: one of PermissionModes, or
+	// empty for the settings files' defaultMode. Hooks read it as
+	// permission_mode and the permission rules apply it; a subagent
+	// inherits its parent's.
+	PermissionMode string `json:"permission_mode,omitempty"`
 }
+
+// PermissionModes are Claude Code's permission modes, which a session
+// may run in.
+var PermissionModes = []string{"default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", "auto"}
 
 // ModelContext names the model the kernel expects to call next.
 type ModelContext struct {
@@ -251,6 +262,9 @@ func (a Assignment) Validate() error {
 	case "", PureStagesRegular, PureStagesLocal:
 	default:
 		return fmt.Errorf("execution.pure_stages %q is unknown: use %q or %q", a.Execution.PureStages, PureStagesRegular, PureStagesLocal)
+	}
+	if m := a.AgentContext.PermissionMode; m != "" && !slices.Contains(PermissionModes, m) {
+		return fmt.Errorf("agent_context.permission_mode %q is not a Claude Code permission mode: use one of %s", m, strings.Join(PermissionModes, ", "))
 	}
 	if a.Execution.Stages != "" && a.Execution.PureStages != "" {
 		return fmt.Errorf("execution has both stages and pure_stages: send stages only")

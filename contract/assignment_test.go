@@ -34,6 +34,14 @@ func TestParseAssignment(t *testing.T) {
 		{"unknown execution stages", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","execution":{"stages":"turbo"}}`, `execution.stages "turbo" is unknown: use "fast" or "regular"`, nil},
 		{"stages and pure_stages together", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","execution":{"stages":"fast","pure_stages":"local"}}`, "send stages only", nil},
 		{"message without role", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","context_messages":[{"content":"x"}]}`, "context_messages[0] has no role", nil},
+		{"a permission mode", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","agent_context":{"permission_mode":"plan"}}`, "",
+			func(t *testing.T, a Assignment) {
+				if a.AgentContext.PermissionMode != "plan" {
+					t.Errorf("permission mode %q", a.AgentContext.PermissionMode)
+				}
+			}},
+		{"an unknown permission mode", `{"logical_work_id":"w","conversation_id":"c","turn_id":"t","agent_context":{"permission_mode":"yolo"}}`,
+			`agent_context.permission_mode "yolo" is not a Claude Code permission mode`, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

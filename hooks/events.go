@@ -53,9 +53,9 @@ var AllEvents = []Event{
 	EventConfigChange,
 }
 
-// Permission modes of Session.PermissionMode, Claude Code's words. Fenix
-// runs every session in "default": hooks decide, then a human for what
-// they ask about.
+// Permission modes of Session.PermissionMode, Claude Code's words
+// (contract.PermissionModes): the kernel names one per assignment, else a
+// session runs in "default" and the settings files' defaultMode applies.
 const PermissionModeDefault = "default"
 
 // Notification types of NotificationEvent.
@@ -156,6 +156,7 @@ func SessionFromAssignment(workflowID, runID string, a contract.Assignment) Sess
 		Cwd:            a.WorkspaceRoot,
 		// Cloned: the session outlives the assignment it was built from.
 		AllowedToolNames: slices.Clone(a.AgentContext.AllowedToolNames),
+		PermissionMode:   a.AgentContext.PermissionMode,
 	}
 }
 

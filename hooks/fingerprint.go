@@ -63,8 +63,12 @@ func (r *Registry) PolicyFingerprint(allowedTools []string) string {
 		writeField(h, string(src.Data))
 	}
 	if r.permissions != nil {
-		writeField(h, "permissions")
-		writeField(h, r.permissions.Fingerprint())
+		// A policy with nothing of its own (a session's mode only) leaves
+		// the fingerprint as it was without one.
+		if fp := r.permissions.Fingerprint(); fp != "" {
+			writeField(h, "permissions")
+			writeField(h, fp)
+		}
 	}
 	for _, e := range r.entries {
 		writeField(h, "hook")

@@ -566,7 +566,7 @@ func (t *turnRun) childRequest(call contract.ToolCall, args activities.SubagentA
 			ContextMessages: []contract.Message{{Role: contract.RoleUser, Content: args.Task}},
 			AgentContext: contract.AgentContext{Profile: args.Profile, IsSubagent: true,
 				AllowedToolNames: args.AllowedToolNames, SubagentDepth: parent.AgentContext.SubagentDepth + 1,
-				ParentSessionID: t.parentSessionForChild()},
+				ParentSessionID: t.parentSessionForChild(), PermissionMode: parent.AgentContext.PermissionMode},
 			ModelContext:  contract.ModelContext{LikelyModel: model},
 			BudgetHints:   parent.BudgetHints,
 			WorkspaceRoot: parent.WorkspaceRoot,

@@ -583,6 +583,13 @@ func builtinScenarios() []scenario {
 		req["agent_context"] = map[string]any{"profile": "main", "allowed_tool_names": []string{"test_picture"}}
 		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-tool-images", req)
 	}})
+	// A subagent of a session whose permission mode the kernel chose
+	// (agent_context.permission_mode) runs in its parent's mode.
+	shapes = append(shapes, scenario{file: "permission_mode_agent_turn_subagent.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		req := agentRequest("delegating", 5)
+		req["agent_context"].(map[string]any)["permission_mode"] = "acceptEdits"
+		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-permission-mode", req)
+	}})
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),

@@ -190,6 +190,22 @@ func NewPermissions(sources []*Source) *Permissions {
 	return p
 }
 
+// SessionModes is the policy of a worker whose settings files set no
+// permissions: it applies only a session's permission_mode, which the
+// kernel names per assignment (plan mode's reads only, dontAsk's
+// denials). It has no path rules (no hooks.PathFilter, so tools judge no
+// open against it) and an empty fingerprint: it adds nothing to a policy
+// of none.
+func SessionModes() hooks.PermissionPolicy { return sessionModes{&Permissions{}} }
+
+type sessionModes struct{ p *Permissions }
+
+func (s sessionModes) Name() string { return s.p.Name() }
+func (s sessionModes) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks.PolicyVerdict {
+	return s.p.Evaluate(ev, hookAllowed)
+}
+func (s sessionModes) Fingerprint() string { return s.p.Fingerprint() }
+
 // settingsMode is the defaultMode the sources set (the most specific
 // file's, as NewPermissions takes it), "" for none.
 func settingsMode(sources []*Source) string {
@@ -238,6 +254,9 @@ func UseSettingsMode(sources []*Source, mode string) {
 // Fingerprint lists the mode and every rule in load order, without the
 // files' paths: the same rules deployed elsewhere are the same policy.
 func (p *Permissions) Fingerprint() string {
+	if p.empty() {
+		return ""
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode=%q", p.mode)
 	if p.autoAllowSource != "" {
@@ -257,6 +276,9 @@ func (p *Permissions) Fingerprint() string {
 // call to the rest of the pipeline. A session's permission_mode other than
 // "default" overrides the files' defaultMode.
 func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks.PolicyVerdict {
+	if p.empty() && (ev.PermissionMode == "" || ev.PermissionMode == hooks.PermissionModeDefault) {
+		return hooks.PolicyVerdict{} // nothing to apply, on every call of a worker without rules
+	}
 	call := describeCall(ev.ToolName, ev.ToolInput)
 	c := &judgedCall{tool: ev.ToolName, args: ev.ToolInput, root: ev.WorkspaceRoot}
 	var unsure *permissionRule
@@ -329,6 +351,12 @@ func (p *Permissions) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 			Reason: fmt.Sprintf("%s is refused: permission mode dontAsk (%s) denies what no allow rule approves%s", call, modeSource, why)}
 	}
 	return hooks.PolicyVerdict{}
+}
+
+// empty reports whether the files set no rule, no mode and no sandbox
+// auto-allow: only a session's mode can apply.
+func (p *Permissions) empty() bool {
+	return len(p.rules) == 0 && p.mode == "" && p.autoAllowSource == ""
 }
 
 // readsFiles reports whether tool is one of Read's, Glob's or Grep's

@@ -482,6 +482,11 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 			host.SetCommandEnv(claudecode.CommandEnv(sources))
 		}
 	}
+	if r.PermissionPolicy() == nil {
+		// No settings file sets permissions: a session's permission_mode,
+		// which the kernel names per assignment, still applies.
+		r.SetPermissionPolicy(claudecode.SessionModes())
+	}
 	r.Add(builtin.NewAuditLogHook(store, 0, cfg.Logger.Warn))
 	for _, h := range cfg.Hooks {
 		r.Add(h)

@@ -423,3 +423,49 @@ func TestClaudeCodesDenyRulesAndDontAskAsItReadsThem(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "export const api = 1;\n", string(got))
 }
+
+// The kernel chooses a session's permission mode (plan while the agent
+// only plans, dontAsk for an unattended run), as a Claude Code user picks
+// one per session, but an assignment had no way to name it: hooks always
+// read "default", and a worker without settings files had no mode at
+// all. agent_context.permission_mode names it now, with no settings file
+// on the worker: plan runs reads and refuses writes, dontAsk refuses what
+// no rule allows but Claude Code's read-only commands, and an assignment
+// without one runs as before.
+func TestTheKernelChoosesASessionsPermissionMode(t *testing.T) {
+	w := startWorker(t)
+	run := func(name, mode, tool string, args map[string]any) contract.Result {
+		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": tool, "arguments": args}, tool)
+		if mode != "" {
+			a["agent_context"].(map[string]any)["permission_mode"] = mode
+		}
+		res, _ := runAssignment(t, w.queue, a)
+		return res
+	}
+	write := map[string]any{"path": "notes.txt", "content": "plan"}
+	for _, c := range []struct {
+		name, mode, tool string
+		args             map[string]any
+		want             string
+	}{
+		{"plan-read", "plan", "workspace_read", map[string]any{"path": "README.md"}, contract.StatusCompleted},
+		{"plan-write", "plan", "workspace_write", write, contract.StatusFailed},
+		{"dontask-pwd", "dontAsk", "exec_command", map[string]any{"command_line": "pwd"}, contract.StatusCompleted},
+		{"dontask-touch", "dontAsk", "exec_command", map[string]any{"command_line": "touch made-in-dontask"}, contract.StatusFailed},
+		{"default-write", "", "workspace_write", write, contract.StatusCompleted},
+	} {
+		res := run(c.name, c.mode, c.tool, c.args)
+		require.Equal(t, c.want, res.Status, "%s: %+v", c.name, res.Error)
+		if c.want == contract.StatusFailed {
+			assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType, c.name)
+			assert.Contains(t, res.Error.LastErrorSummary, "permission mode "+c.mode, c.name)
+		}
+	}
+	assert.NoFileExists(t, filepath.Join(w.workspace, "made-in-dontask"))
+
+	a := assignment("bad-mode", map[string]any{"call_id": "call-bad", "tool_name": "calculator", "arguments": map[string]any{"expression": "1+1"}})
+	a["agent_context"].(map[string]any)["permission_mode"] = "yolo"
+	res, _ := runAssignment(t, w.queue, a)
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Contains(t, res.Error.LastErrorSummary, `agent_context.permission_mode "yolo" is not a Claude Code permission mode`)
+}
