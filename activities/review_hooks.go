@@ -52,9 +52,9 @@ var turnEvents = []hooks.Event{
 // run; inConversation is whether the run's conversation-scoped hooks
 // follow its conversation (fenix-shape 6).
 func (a *Activities) turnSubscription(inConversation bool) *HookSubscription {
-	events := a.hookRegistry().Subscribed("", turnEvents...)
+	events := a.hookRegistry().Subscribed("", "", turnEvents...)
 	if inConversation {
-		events = a.hookRegistry().SubscribedInConversation("", turnEvents...)
+		events = a.hookRegistry().SubscribedInConversation("", "", turnEvents...)
 	}
 	return &HookSubscription{Events: events, Answers: turnEvents}
 }
@@ -66,9 +66,10 @@ func (a *Activities) turnSubscription(inConversation bool) *HookSubscription {
 // MCP tool's can be kilobytes, recorded with every call).
 func (a *Activities) leanReview(in ReviewToolCallInput, desc tools.Descriptor, queue, fingerprint string) ReviewToolCallResult {
 	desc.Description, desc.Schema = "", nil
-	events := a.hookRegistry().Subscribed(in.ToolCall.ToolName, skippableEvents...)
+	mode := in.AgentContext.PermissionMode
+	events := a.hookRegistry().Subscribed(mode, in.ToolCall.ToolName, skippableEvents...)
 	if in.ConversationSessions {
-		events = a.hookRegistry().SubscribedInConversation(in.ToolCall.ToolName, skippableEvents...)
+		events = a.hookRegistry().SubscribedInConversation(mode, in.ToolCall.ToolName, skippableEvents...)
 	}
 	return ReviewToolCallResult{
 		Tool:              desc,

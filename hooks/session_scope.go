@@ -88,8 +88,8 @@ func (r *Registry) NeedsConversationSession() bool {
 // claims the conversation's session) and StepComplete stages (which keep
 // it from idling out) are needed whenever some hook follows the
 // conversation.
-func (r *Registry) SubscribedInConversation(tool string, evs ...Event) []Event {
-	out := r.subscribed(tool, func(h AgentHook, ev Event) bool {
+func (r *Registry) SubscribedInConversation(mode, tool string, evs ...Event) []Event {
+	out := r.subscribed(mode, tool, func(h AgentHook, ev Event) bool {
 		return ev == EventSessionStop && isConversationScoped(h)
 	}, evs)
 	for i, ev := range evs {

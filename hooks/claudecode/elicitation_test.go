@@ -154,16 +154,16 @@ func TestElicitationSubscription(t *testing.T) {
 	both, _ := elicitationProject(t, `{"hooks": {
 		"Elicitation": [{"matcher": "crm", "hooks": [{"type": "command", "command": "true"}]}],
 		"ElicitationResult": [{"hooks": [{"type": "command", "command": "true"}]}]}}`, nil)
-	if got := both.Subscribed("mcp__crm__create_invoice", evs...); !slices.Equal(got, evs) {
+	if got := both.Subscribed("", "mcp__crm__create_invoice", evs...); !slices.Equal(got, evs) {
 		t.Errorf("with both events: Subscribed = %v, want %v", got, evs)
 	}
 	onlyResult, _ := elicitationProject(t, `{"hooks": {"ElicitationResult": [{"hooks": [{"type": "command", "command": "true"}]}]}}`, nil)
-	if got := onlyResult.Subscribed("mcp__crm__create_invoice", evs...); !slices.Equal(got, []hooks.Event{hooks.EventElicitationResult}) {
+	if got := onlyResult.Subscribed("", "mcp__crm__create_invoice", evs...); !slices.Equal(got, []hooks.Event{hooks.EventElicitationResult}) {
 		t.Errorf("with ElicitationResult only: Subscribed = %v", got)
 	}
 	none, _ := elicitationProject(t, `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}],
 		"Notification": [{"hooks": [{"type": "command", "command": "true"}]}]}}`, nil)
-	if got := none.Subscribed("mcp__crm__create_invoice", evs...); len(got) != 0 {
+	if got := none.Subscribed("", "mcp__crm__create_invoice", evs...); len(got) != 0 {
 		t.Errorf("without elicitation hooks: Subscribed = %v, want none", got)
 	}
 

@@ -206,6 +206,11 @@ func (s sessionModes) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 }
 func (s sessionModes) Fingerprint() string { return s.p.Fingerprint() }
 
+// ActsInMode: only a mode other than the default has something to apply.
+func (s sessionModes) ActsInMode(mode string) bool {
+	return mode != "" && mode != hooks.PermissionModeDefault
+}
+
 // settingsMode is the defaultMode the sources set (the most specific
 // file's, as NewPermissions takes it), "" for none.
 func settingsMode(sources []*Source) string {

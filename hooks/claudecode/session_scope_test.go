@@ -151,15 +151,15 @@ func TestSubscribedInConversation(t *testing.T) {
 	evs := []hooks.Event{hooks.EventSessionStart, hooks.EventPreToolUse, hooks.EventSessionStop}
 	r := hooks.NewRegistry()
 	r.Add(newCommandHook(t, cmdHook{Event: "SessionEnd", Command: "true", Dialect: DialectClaude, Dir: dir}))
-	if got := r.Subscribed("exec_command", evs...); len(got) != 1 || got[0] != hooks.EventSessionStop {
+	if got := r.Subscribed("", "exec_command", evs...); len(got) != 1 || got[0] != hooks.EventSessionStop {
 		t.Errorf("Subscribed = %v, want [session_stop]", got)
 	}
-	if got := r.SubscribedInConversation("exec_command", evs...); len(got) != 1 || got[0] != hooks.EventSessionStart {
+	if got := r.SubscribedInConversation("", "exec_command", evs...); len(got) != 1 || got[0] != hooks.EventSessionStart {
 		t.Errorf("SubscribedInConversation = %v, want [session_start]", got)
 	}
 	r.Add(newCommandHook(t, cmdHook{Event: "SessionEnd", Command: "true", Dialect: DialectFenix, Dir: dir, Name: "fenix-end"}))
 	r.Add(newCommandHook(t, cmdHook{Event: "PreToolUse", Command: "true", Dialect: DialectClaude, Dir: dir}))
-	got := r.SubscribedInConversation("exec_command", evs...)
+	got := r.SubscribedInConversation("", "exec_command", evs...)
 	if len(got) != 3 || got[0] != hooks.EventSessionStart || got[1] != hooks.EventPreToolUse || got[2] != hooks.EventSessionStop {
 		t.Errorf("with a Fenix SessionEnd and a PreToolUse hook: %v, want all three in order", got)
 	}
@@ -173,14 +173,14 @@ func TestSubscribedInConversationKeepsStepCompleteToTouchTheSession(t *testing.T
 	evs := []hooks.Event{hooks.EventUserPromptSubmit, hooks.EventStepComplete, hooks.EventStop, hooks.EventSessionStop}
 	r := hooks.NewRegistry()
 	r.Add(newCommandHook(t, cmdHook{Event: "Stop", Command: "true", Dialect: DialectClaude, Dir: dir}))
-	if got := r.SubscribedInConversation("", evs...); len(got) != 1 || got[0] != hooks.EventStop {
+	if got := r.SubscribedInConversation("", "", evs...); len(got) != 1 || got[0] != hooks.EventStop {
 		t.Errorf("with only a Stop hook: %v, want [stop]", got)
 	}
 	r.Add(newCommandHook(t, cmdHook{Event: "SessionStart", Command: "true", Dialect: DialectClaude, Dir: dir}))
-	if got := r.SubscribedInConversation("", evs...); len(got) != 2 || got[0] != hooks.EventStepComplete || got[1] != hooks.EventStop {
+	if got := r.SubscribedInConversation("", "", evs...); len(got) != 2 || got[0] != hooks.EventStepComplete || got[1] != hooks.EventStop {
 		t.Errorf("with a Claude SessionStart hook: %v, want [step_complete stop]", got)
 	}
-	if got := r.Subscribed("", evs...); len(got) != 1 || got[0] != hooks.EventStop {
+	if got := r.Subscribed("", "", evs...); len(got) != 1 || got[0] != hooks.EventStop {
 		t.Errorf("outside a conversation: %v, want [stop]", got)
 	}
 }
