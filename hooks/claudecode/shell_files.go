@@ -38,14 +38,18 @@ type shellFiles struct {
 
 // files lists the files of a parsed line run in cwd (relative to the
 // workspace root). A relative path is judged in the call's directory and
-// in every directory a cd of the line names, since which applies depends
-// on how the line runs.
+// in every directory a cd of the line names, before or after it, since
+// which applies depends on how the line runs; a path from the home (~/)
+// is the workspace's, which commands get as HOME.
 func (sc shellCommands) files(root, cwd string) shellFiles {
 	var out shellFiles
 	bases := []string{cwd}
 	in := func(p string) []string {
-		if filepath.IsAbs(p) {
+		switch {
+		case filepath.IsAbs(p):
 			return []string{p}
+		case p == "~" || strings.HasPrefix(p, "~/"):
+			return []string{path.Clean("." + strings.TrimPrefix(p, "~"))}
 		}
 		var paths []string
 		for _, b := range bases {
@@ -53,21 +57,50 @@ func (sc shellCommands) files(root, cwd string) shellFiles {
 		}
 		return paths
 	}
+	// Every directory a cd names, first.
+	for _, cmd := range sc.commands {
+		for _, argv := range cmd.readings {
+			if len(argv) < 2 || programName(argv[0]) != "cd" {
+				continue
+			}
+			if argv[1].dynamic || argv[1].glob {
+				out.unknown = true
+				continue
+			}
+			for _, b := range in(argv[1].value) {
+				switch {
+				case slices.Contains(bases, b):
+				case len(bases) == maxShellFileBases:
+					out.unknown = true
+				default:
+					bases = append(bases, b)
+				}
+			}
+		}
+	}
 	add := func(into *[]string, a shellArg) {
 		switch {
 		case a.dynamic:
 			out.unknown = true
 		case a.glob:
-			for _, b := range bases {
-				matches, err := filepath.Glob(filepath.Join(root, b, a.pattern))
+			patterns := []string{a.pattern}
+			if !filepath.IsAbs(a.pattern) {
+				patterns = nil
+				for _, p := range in(a.pattern) {
+					patterns = append(patterns, filepath.Join(root, p))
+				}
+			}
+			for _, pattern := range patterns {
+				matches, err := filepath.Glob(pattern)
 				if err != nil || len(matches) > 1000 {
 					out.unknown = true
 					return
 				}
 				for _, m := range matches {
-					if rel, err := filepath.Rel(root, m); err == nil {
-						*into = append(*into, filepath.ToSlash(rel))
+					if rel, err := filepath.Rel(root, m); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+						m = filepath.ToSlash(rel)
 					}
+					*into = append(*into, m)
 				}
 			}
 		case a.value != "" && a.value != "-":
@@ -86,18 +119,7 @@ func (sc shellCommands) files(root, cwd string) shellFiles {
 			if len(argv) == 0 {
 				continue
 			}
-			name := programName(argv[0])
-			switch {
-			case name == "cd" && len(argv) > 1:
-				if argv[1].dynamic || argv[1].glob {
-					out.unknown = true
-					continue
-				}
-				for _, b := range in(argv[1].value) {
-					if len(bases) < maxShellFileBases && !slices.Contains(bases, b) {
-						bases = append(bases, b)
-					}
-				}
+			switch name := programName(argv[0]); {
 			case name == "tee":
 				for _, a := range operands(name, argv) {
 					add(&out.writes, a)
