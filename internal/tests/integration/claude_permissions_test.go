@@ -49,12 +49,13 @@ func permissionProject(t *testing.T, permissions string) string {
   }
 }`,
 		// Refuses paths that climb out of the project; prints a JSON
-		// verdict too, which Claude Code ignores on exit 2.
+		// allow too, which cannot override exit 2 and gives no reason for
+		// a block it did not make, so stderr is the reason.
 		".claude/hooks/path_guard.py": `import json, os, sys
 data = json.load(sys.stdin)
 path = data["tool_input"].get("file_path", "")
 if ".." in path.split(os.sep):
-    print(json.dumps({"decision": "block", "reason": "stdout is ignored on exit 2"}))
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "an allow cannot override exit 2"}}))
     print("path climbs out of " + os.environ["CLAUDE_PROJECT_DIR"] + ": " + path, file=sys.stderr)
     sys.exit(2)
 `,
@@ -191,7 +192,7 @@ func TestClaudeCodePermissionsGovernToolCalls(t *testing.T) {
 		require.Equal(t, contract.StatusFailed, res.Status)
 		assert.Equal(t, fenixerr.TypeToolBlocked, res.Error.ErrorType)
 		assert.Contains(t, res.Error.LastErrorSummary, "path climbs out of "+project+": "+project+"/../x")
-		assert.NotContains(t, res.Error.LastErrorSummary, "stdout is ignored")
+		assert.NotContains(t, res.Error.LastErrorSummary, "cannot override", "exit 2 blocks whatever the JSON says")
 		_, err := os.Stat(filepath.Join(filepath.Dir(project), "x"))
 		assert.True(t, os.IsNotExist(err))
 	})
