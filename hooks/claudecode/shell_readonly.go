@@ -23,7 +23,14 @@ var findWrites = []string{"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fpr
 
 // readOnlyGit are git's subcommands that only read, with the options
 // that would make them write or run a program refused (gitReadOnly).
-var readOnlyGit = []string{"status", "log", "diff", "show"}
+var readOnlyGit = []string{"status", "log", "diff", "show", "rev-parse", "ls-files", "blame"}
+
+// listingGit are git's subcommands that only read when they list: with
+// no argument, or only these options (a name would create or rename).
+var listingGit = map[string][]string{
+	"branch": {"--show-current", "--list", "-l", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose"},
+	"remote": {"-v", "--verbose"},
+}
 
 // readOnlyLine reports whether a shell call's line is made of read-only
 // commands only.
@@ -79,7 +86,13 @@ func withinWorkspace(a shellArg) bool {
 // with no global option before it and none that writes a file (--output)
 // or runs an external diff program.
 func gitReadOnly(argv []shellArg) bool {
-	if len(argv) < 2 || !slices.Contains(readOnlyGit, argv[1].value) {
+	if len(argv) < 2 {
+		return false
+	}
+	if options, ok := listingGit[argv[1].value]; ok {
+		return !slices.ContainsFunc(argv[2:], func(a shellArg) bool { return a.dynamic || !slices.Contains(options, a.value) })
+	}
+	if !slices.Contains(readOnlyGit, argv[1].value) {
 		return false
 	}
 	return !slices.ContainsFunc(argv[2:], func(a shellArg) bool {
