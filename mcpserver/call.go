@@ -107,9 +107,9 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	// with that answer's run.
 	var resumed *pendingInput
 	if state := req.Params.RequestState; state != "" {
-		in, ok := g.inputs.take(state, session)
+		in, ok := g.inputs.take(state, session, d.Name)
 		if !ok {
-			return errorResult(fmt.Sprintf("tool %q: the requestState names no call of this session waiting for answers (a state is answered once, within %s, on the gateway that gave it)", d.Name, inputStateTTL)), nil
+			return errorResult(fmt.Sprintf("tool %q: the requestState names no call of this tool in this session waiting for answers (a state is answered once, within %s, on the gateway that gave it)", d.Name, inputStateTTL)), nil
 		}
 		resumed = &in
 	}
@@ -119,7 +119,6 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 	if resumed != nil {
 		c.workflowID, c.callID = resumed.workflowID, resumed.callID
 	}
-	a := g.assignment(workID, conversation, c, args, req)
 	// Registered until the handler returns, which is before the SDK writes
 	// the answer: a request that ends unanswered still finds its call.
 	g.calls.add(c)
@@ -133,6 +132,7 @@ func (g *Gateway) call(ctx context.Context, d tools.Descriptor, req *mcp.CallToo
 		c.markStarted()
 		return c.finish(ctx, d, g.cfg.Client.GetWorkflow(startCtx, c.workflowID, ""), session)
 	}
+	a := g.assignment(workID, conversation, c, args, req)
 	run, err := workflows.StartWorkflow(startCtx, g.cfg.Client, client.StartWorkflowOptions{
 		ID:        c.workflowID,
 		TaskQueue: g.cfg.TaskQueue,

@@ -44,9 +44,9 @@ type inputQuestion struct {
 // pendingInput is what a retry needs to go on with a call that answered
 // with input requests: its run, and the questions by input request key.
 type pendingInput struct {
-	session, workflowID, callID string
-	questions                   map[string]workflows.PendingPermission
-	expires                     time.Time
+	session, tool, workflowID, callID string
+	questions                         map[string]workflows.PendingPermission
+	expires                           time.Time
 }
 
 // inputLedger holds the calls waiting for their clients' answers, by the
@@ -87,12 +87,12 @@ func (l *inputLedger) put(in pendingInput) string {
 }
 
 // take returns and forgets the call a request state names, when it was
-// given to this session and has not expired.
-func (l *inputLedger) take(state, session string) (pendingInput, bool) {
+// given to this session for this tool and has not expired.
+func (l *inputLedger) take(state, session, tool string) (pendingInput, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	in, ok := l.states[state]
-	if !ok || in.session != session || time.Now().After(in.expires) {
+	if !ok || in.session != session || in.tool != tool || time.Now().After(in.expires) {
 		return pendingInput{}, false
 	}
 	delete(l.states, state)
@@ -108,7 +108,7 @@ func (c *call) inputRequired(session string) *mcp.CallToolResult {
 		requests[q.pending.CallID] = q.asked.params
 		questions[q.pending.CallID] = q.pending
 	}
-	state := c.g.inputs.put(pendingInput{session: session, workflowID: c.workflowID, callID: c.callID, questions: questions})
+	state := c.g.inputs.put(pendingInput{session: session, tool: c.tool, workflowID: c.workflowID, callID: c.callID, questions: questions})
 	return &mcp.CallToolResult{InputRequests: requests, RequestState: state}
 }
 
