@@ -133,6 +133,20 @@ type Policy struct {
 	// fence on it before it starts; one without is refused, so leave
 	// this empty where no cgroup can be made.
 	Unreachable []Endpoint
+	// HeldByMounts holds the Hidden and ReadOnly paths that exist when a
+	// process starts in a mount namespace of its own, where the worker may
+	// make one (a root worker; see mountns_linux.go), instead of cutting
+	// them out of the Landlock rules: a read-only path bound read-only
+	// onto itself, a hidden one with nothing readable in its place, each
+	// directory on the way to one pinned (bound onto itself, so it cannot
+	// be renamed or removed). The directories leading to them then keep
+	// their new entries: an MCP server may make ~/.its-config beside a
+	// read-only ~/.gitconfig. Each start costs a mount per path and per
+	// leading directory, so it is for processes that start seldom. A path
+	// that does not exist yet, one holding the workspace or a Writable
+	// path, and the kernel's filesystems (/proc, /sys, RawDevicesIn) are
+	// still cut out of the rules.
+	HeldByMounts bool
 	// Network, when set, takes the network away from a command: it runs
 	// in its workspace's network namespace, where only loopback exists
 	// (shared by the workspace's commands and services, no other's), and
@@ -243,6 +257,7 @@ func (p Policy) Merge(q Policy) Policy {
 		Writable:          append(append([]string(nil), p.Writable...), q.Writable...),
 		SignalsAnywhere:   p.SignalsAnywhere || q.SignalsAnywhere,
 		BoundCapabilities: p.BoundCapabilities || q.BoundCapabilities,
+		HeldByMounts:      p.HeldByMounts || q.HeldByMounts,
 		RawDevicesIn:      p.RawDevicesIn,
 		Unreachable:       append(append([]Endpoint(nil), p.Unreachable...), q.Unreachable...),
 		Network:           p.Network,

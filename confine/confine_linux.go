@@ -53,6 +53,8 @@ type Confiner struct {
 	// signalsAnywhere is Policy.SignalsAnywhere; boundCaps is
 	// Policy.BoundCapabilities.
 	signalsAnywhere, boundCaps bool
+	// heldByMounts is Policy.HeldByMounts.
+	heldByMounts bool
 	// rawDevicesIn is Policy.RawDevicesIn, absolute and real: a leading
 	// directory whose raw device entries get no rule when one is cut.
 	rawDevicesIn string
@@ -114,7 +116,10 @@ type ruleset struct {
 	// none.
 	boundaryFD int
 	leads      []dirStamp
-	closed     bool
+	// held are the paths a mount namespace holds instead of the rules
+	// (Policy.HeldByMounts), as they were when the rules were cut.
+	held   []protected
+	closed bool
 	// starting counts the commands handed this ruleset that have not
 	// restricted themselves yet, and dropped that it is no longer cached;
 	// both under Confiner.mu. A dropped ruleset is closed when the last of
@@ -164,7 +169,7 @@ func New(p Policy) (*Confiner, error) {
 		}
 		writable = append(writable, abs)
 	}
-	c := &Confiner{abi: abi, handled: accessV2, paths: paths, writable: writable, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, boundCaps: p.BoundCapabilities, rawDevicesIn: rawDevicesIn, sets: map[string]*ruleset{}, nets: map[string]*network{}}
+	c := &Confiner{abi: abi, handled: accessV2, paths: paths, writable: writable, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, boundCaps: p.BoundCapabilities, heldByMounts: p.HeldByMounts, rawDevicesIn: rawDevicesIn, sets: map[string]*ruleset{}, nets: map[string]*network{}}
 	switch {
 	case abi >= 5:
 		c.handled = accessV5
@@ -366,8 +371,11 @@ func (c *Confiner) confineThread(rs *ruleset, n *network, workspace string, read
 	}
 	if err == nil && c.noMountns == nil {
 		// Before the domain, which may not mount.
-		denyRead, denyWrite := c.boundary.inWorkspace(workspace)
-		err = holdInWorkspace(workspace, append(slices.Clone(readOnly), denyWrite...), denyRead)
+		var entered bool
+		if entered, err = holdPaths(rs.held, c.writable); err == nil {
+			denyRead, denyWrite := c.boundary.inWorkspace(workspace)
+			err = holdInWorkspace(workspace, append(slices.Clone(readOnly), denyWrite...), denyRead, entered)
+		}
 	}
 	if err == nil {
 		err = c.restrictThread(rs)

@@ -33,6 +33,14 @@ func (c *Confiner) String() string {
 	if c.boundCaps {
 		others += "; capabilities: at most " + keptCapabilityNames()
 	}
+	cut, held := c.guarded("")
+	if len(held) > 0 {
+		var names []string
+		for _, p := range held {
+			names = append(names, p.path)
+		}
+		others += "; held in a mount namespace per process, the directories leading to them keeping their new entries: " + strings.Join(names, ", ")
+	}
 	switch {
 	case c.noMountns == nil:
 		others += "; in the workspace: what governs the agent read-only, and the sandbox's deny lists held (a mount namespace per command)"
@@ -42,7 +50,7 @@ func (c *Confiner) String() string {
 		others += "; in the workspace: what governs the agent changed only reported (" + c.noMountns.Error() + ")"
 	}
 	desc := fmt.Sprintf("Landlock ABI %d; hidden: %s; read-only: %s; no new entries in: %s; %s",
-		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs("")), others)
+		c.abi, orNone(hidden), orNone(readOnly), orNone(c.leadingDirs(cut)), others)
 	if len(c.writable) > 0 {
 		desc += "; reachable inside them: " + strings.Join(c.writable, ", ")
 	}

@@ -72,8 +72,9 @@ func enterMountns() error {
 // (see above) and those hidden names have
 // nothing readable in their place: an empty directory, a file that cannot
 // be opened (a sandbox's denyRead inside the workspace). Paths that do
-// not exist, or lead out of the workspace, are left alone.
-func holdInWorkspace(workspace string, readOnly, hidden []string) error {
+// not exist, or lead out of the workspace, are left alone. entered is
+// whether the thread is in its own mount namespace already (holdPaths).
+func holdInWorkspace(workspace string, readOnly, hidden []string, entered bool) error {
 	if len(readOnly)+len(hidden) == 0 || workspace == "" {
 		return nil
 	}
@@ -103,8 +104,10 @@ func holdInWorkspace(workspace string, readOnly, hidden []string) error {
 	}
 	slices.Sort(pins) // a directory before those in it
 	pins = slices.Compact(pins)
-	if err := enterMountns(); err != nil {
-		return err
+	if !entered {
+		if err := enterMountns(); err != nil {
+			return err
+		}
 	}
 	// Outside the workspace (a linked worktree's repository): every
 	// directory leading to a path is pinned first, from the top, so that
@@ -152,6 +155,128 @@ func holdInWorkspace(workspace string, readOnly, hidden []string) error {
 		}
 	}
 	return nil
+}
+
+// holdPaths moves the calling (locked, single-use) thread into a mount
+// namespace of its own where each of held (Policy.HeldByMounts) is held:
+// every directory on the way to one pinned first, from the top (a mount
+// point cannot be renamed or removed, so none can be swapped for another
+// that holds a path of the agent's making), then a read-only path bound
+// read-only onto itself and a hidden one with nothing readable in its
+// place, a path before those in it, and a writable path (Policy.Writable)
+// in a hidden one bound back where it was. It reports whether it entered
+// a namespace (not without held paths). A path the rules were cut
+// without that is gone, or became a symbolic link, fails the start: the
+// next one cuts the rules again.
+func holdPaths(held []protected, writable []string) (entered bool, err error) {
+	if len(held) == 0 {
+		return false, nil
+	}
+	held = slices.Clone(held)
+	slices.SortFunc(held, func(a, b protected) int { return strings.Compare(a.path, b.path) })
+	var pins []string
+	for _, p := range held {
+		for dir := filepath.Dir(p.path); dir != "/"; dir = filepath.Dir(dir) {
+			pins = append(pins, dir)
+		}
+	}
+	slices.Sort(pins)
+	pins = slices.Compact(pins)
+	if err := enterMountns(); err != nil {
+		return false, err
+	}
+	// Opened by names relative to the root with no symbolic link on the
+	// way: each is opened again after the mounts above it.
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true, err
+	}
+	defer unix.Close(root)
+	rel := func(path string) string { return strings.TrimPrefix(path, "/") }
+	for _, dir := range pins {
+		if err := bindAt(root, rel(dir), 0); err != nil {
+			return true, fmt.Errorf("holding the protected paths: pinning %s: %w", dir, err)
+		}
+	}
+	var done []protected
+	for _, p := range held {
+		covered := slices.ContainsFunc(done, func(q protected) bool { return within(p.path, q.path) && (!q.readOnly || p.readOnly) })
+		if covered {
+			continue
+		}
+		switch holes := slices.DeleteFunc(slices.Clone(writable), func(w string) bool { return !within(w, p.path) }); {
+		case p.readOnly:
+			err = bindAt(root, rel(p.path), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+		case len(holes) > 0:
+			err = veilAround(root, p.path, holes)
+		default:
+			err = veilAt(root, rel(p.path))
+		}
+		if err != nil {
+			return true, fmt.Errorf("holding the protected path %s: %w", p.path, err)
+		}
+		done = append(done, p)
+	}
+	return true, nil
+}
+
+// veilAround puts an empty read-only tmpfs on the directory dir (absolute,
+// opened from root) with each of holes, paths inside it, bound back in
+// its place: the hooks' plugin data directory inside the data directory.
+// A hole that is not there is left out.
+func veilAround(root int, dir string, holes []string) error {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	type hole struct {
+		fd  int
+		rel string
+	}
+	var kept []hole
+	defer func() {
+		for _, h := range kept {
+			unix.Close(h.fd)
+		}
+	}()
+	for _, path := range holes {
+		fd, err := unix.Openat2(root, strings.TrimPrefix(path, "/"), how)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		rel, _ := filepath.Rel(dir, path)
+		kept = append(kept, hole{fd, rel})
+	}
+	fd, err := unix.Openat2(root, strings.TrimPrefix(dir, "/"), how)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Mount("tmpfs", fdPath(fd), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
+		return err
+	}
+	veil, err := unix.Openat2(root, strings.TrimPrefix(dir, "/"), how)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(veil)
+	for _, h := range kept {
+		if err := os.MkdirAll(filepath.Join(fdPath(veil), h.rel), 0o555); err != nil {
+			return fmt.Errorf("veiling %s around %s: %w", dir, h.rel, err)
+		}
+		target, err := unix.Openat2(veil, h.rel, how)
+		if err != nil {
+			return fmt.Errorf("veiling %s around %s: %w", dir, h.rel, err)
+		}
+		err = unix.Mount(fdPath(h.fd), fdPath(target), "", unix.MS_BIND|unix.MS_REC, "")
+		unix.Close(target)
+		if err != nil {
+			return fmt.Errorf("veiling %s around %s: %w", dir, h.rel, err)
+		}
+	}
+	// Read-only once the holes are in: the tmpfs alone, not what is
+	// bound into it.
+	return unix.MountSetattr(veil, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
 }
 
 // resolveOutside resolves absolute paths, following symbolic links, to

@@ -312,3 +312,90 @@ git -c user.name=agent -c user.email=agent@example.com commit -qm work && git lo
 	require.Zero(t, code, out)
 	assert.Equal(t, "2\n", out)
 }
+
+// An MCP server that made a directory of its own in the home
+// (desktop-commander's ~/.claude-server-commander) was refused: the rules
+// cut around the home's protected paths let nothing new be made in a
+// directory leading to one. Held by mounts (Policy.HeldByMounts), the
+// paths are as protected — the hidden one unreadable, the read-only ones
+// neither written, replaced, removed nor linked, no directory on the way
+// renamed — and the directories keep their new entries. A protected path
+// that does not exist is still cut out of the rules, and the worker's
+// view is unchanged.
+func TestHeldPathsLeaveTheirDirectoriesNewEntries(t *testing.T) {
+	l := newLayout(t)
+	home := l.root
+	gitconfig := filepath.Join(home, ".gitconfig")
+	localBin := filepath.Join(home, ".local", "bin")
+	require.NoError(t, os.MkdirAll(localBin, 0o755))
+	require.NoError(t, os.WriteFile(gitconfig, []byte("[user]\n\tname = worker\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(localBin, "jq"), []byte("#!/bin/sh\necho real jq\n"), 0o755))
+	pluginData := filepath.Join(l.state, "plugin-data")
+	require.NoError(t, os.MkdirAll(pluginData, 0o755))
+	policy := Policy{Hidden: []string{l.state}, ReadOnly: []string{gitconfig, localBin}, Writable: []string{pluginData}}
+	cut := newConfiner(t, policy)
+	if err := cut.ReadOnlyUnavailable(); err != nil {
+		t.Skipf("no mount namespaces here: %v", err)
+	}
+	policy.HeldByMounts = true
+	held := newConfiner(t, policy)
+	assert.Contains(t, held.String(), "held in a mount namespace per process")
+
+	script := `export H=` + home + `
+try() { if sh -c "$2" >/dev/null 2>&1; then echo "$1: done"; else echo "$1: refused"; fi; }
+try mkdir 'mkdir "$H/.server-config" && echo {} > "$H/.server-config/config.json"'
+try mktemp 'mktemp -d -p "$H"'
+try local-entry 'touch "$H/.local/state-of-mine"'
+try read-hidden 'cat "$H/state/audit.db"'
+try list-hidden 'ls "$H/state" | grep -q audit'
+try write-hidden 'echo x > "$H/state/planted"'
+try write-gitconfig 'echo "[core]" >> "$H/.gitconfig"'
+try remove-gitconfig 'rm -f "$H/.gitconfig"'
+try replace-gitconfig 'echo x > "$H/gc" && mv -f "$H/gc" "$H/.gitconfig"'
+try link-gitconfig 'ln "$H/.gitconfig" "$H/gc-link"'
+try plant-bin 'echo "#!/bin/sh" > "$H/.local/bin/git"'
+try rewrite-bin 'echo x > "$H/.local/bin/jq"'
+try rename-local 'mv "$H/.local" "$H/.local-old"'
+try rename-state 'mv "$H/state" "$H/state-old"'
+try run-bin '"$H/.local/bin/jq" | grep -q "real jq"'
+try plugin-data 'echo kept > "$H/state/plugin-data/cache" && grep -q kept "$H/state/plugin-data/cache"'
+try beside-plugin-data 'echo x > "$H/state/other"'
+`
+	code, out := sh(t, held, l.ws, script)
+	require.Zero(t, code, out)
+	for _, line := range []string{"mkdir: done", "mktemp: done", "local-entry: done", "run-bin: done", "plugin-data: done",
+		"beside-plugin-data: refused", "read-hidden: refused", "list-hidden: refused", "write-hidden: refused", "write-gitconfig: refused",
+		"remove-gitconfig: refused", "replace-gitconfig: refused", "link-gitconfig: refused", "plant-bin: refused",
+		"rewrite-bin: refused", "rename-local: refused", "rename-state: refused"} {
+		assert.Contains(t, out, line)
+	}
+	raw, err := os.ReadFile(filepath.Join(home, ".server-config", "config.json"))
+	require.NoError(t, err, "the server's directory is in the worker's home, not its namespace only")
+	assert.Equal(t, "{}\n", string(raw))
+	raw, err = os.ReadFile(filepath.Join(pluginData, "cache"))
+	require.NoError(t, err, "the writable path inside the hidden one is the worker's, not a copy")
+	assert.Equal(t, "kept\n", string(raw))
+	raw, err = os.ReadFile(gitconfig)
+	require.NoError(t, err)
+	assert.Equal(t, "[user]\n\tname = worker\n", string(raw))
+	raw, err = os.ReadFile(l.audit)
+	require.NoError(t, err)
+	assert.Equal(t, "audit rows", string(raw))
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	assert.NotContains(t, string(mounts), home, "the mounts stay in the command's namespace")
+
+	// Cut out of the rules, the same home takes no new entry.
+	_, out = sh(t, cut, l.ws, script)
+	assert.Contains(t, out, "mkdir: refused")
+	assert.Contains(t, out, "write-gitconfig: refused")
+
+	// A protected path that is not there yet cannot be held by a mount: it
+	// is cut out of the rules, so its directory takes no new entry.
+	policy.ReadOnly = append(policy.ReadOnly, filepath.Join(home, ".npmrc"))
+	absent := newConfiner(t, policy)
+	_, out = sh(t, absent, l.ws, `export H=`+home+`
+if touch "$H/.npmrc" 2>/dev/null; then echo planted; else echo refused; fi`)
+	assert.Contains(t, out, "refused")
+	assert.NoFileExists(t, filepath.Join(home, ".npmrc"))
+}

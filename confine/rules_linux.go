@@ -26,24 +26,67 @@ type dirStamp struct {
 	sec, nsec int64
 }
 
-// guarded is the policy as it applies to one workspace.
-func (c *Confiner) guarded(workspace string) []protected {
-	var out []protected
+// guarded is the policy as it applies to one workspace: cut are the
+// paths the rules are cut around, held those a mount namespace holds
+// instead (Policy.HeldByMounts; see holdsByMount).
+func (c *Confiner) guarded(workspace string) (cut, held []protected) {
+	var rest []protected
 	for _, p := range c.paths {
-		if p.outsideWorkspace && workspace != "" && within(p.path, workspace) {
-			continue
+		switch {
+		case p.outsideWorkspace && workspace != "" && within(p.path, workspace):
+		case c.holdsByMount(p, workspace):
+			held = append(held, p)
+		default:
+			rest = append(rest, p)
 		}
-		out = append(out, p)
 	}
-	return out
+	// One in a held path is held with it (audit.db before its first row,
+	// in the hidden data directory), unless it is hidden in a read-only
+	// one.
+	for _, p := range rest {
+		if !slices.ContainsFunc(held, func(h protected) bool { return within(p.path, h.path) && (!h.readOnly || p.readOnly) }) {
+			cut = append(cut, p)
+		}
+	}
+	return cut, held
 }
 
-// leadingDirs are the directories on the way down to a protected path:
-// commands may reach their entries but not add any.
-func (c *Confiner) leadingDirs(workspace string) []string {
+// holdsByMount is whether p is held in a process's mount namespace rather
+// than cut out of the rules (Policy.HeldByMounts): a file or directory
+// that exists, outside the kernel's filesystems, not holding the
+// workspace, nor a Writable path unless it is hidden (holdPaths binds
+// the Writable path back into what veils it).
+func (c *Confiner) holdsByMount(p protected, workspace string) bool {
+	if !c.heldByMounts || c.noMountns != nil || p.outsideWorkspace {
+		return false
+	}
+	for _, kernel := range []string{"/proc", "/sys", c.rawDevicesIn} {
+		if kernel != "" && within(p.path, kernel) {
+			return false
+		}
+	}
+	if workspace != "" && within(workspace, p.path) {
+		return false
+	}
+	for _, w := range c.writable {
+		if within(w, p.path) && (p.readOnly || w == p.path) {
+			return false
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(p.path, &st); err != nil {
+		return false
+	}
+	kind := st.Mode & unix.S_IFMT
+	return kind == unix.S_IFDIR || kind == unix.S_IFREG
+}
+
+// leadingDirs are the directories on the way down to a path the rules
+// are cut around (cut): commands may reach their entries but not add any.
+func (c *Confiner) leadingDirs(cut []protected) []string {
 	set := map[string]bool{}
 	var under []string
-	for _, p := range c.guarded(workspace) {
+	for _, p := range cut {
 		under = append(under, filepath.Dir(p.path))
 	}
 	if c.rawDevicesIn != "" {
@@ -91,17 +134,33 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 			return nil, err
 		}
 	}
-	guarded := c.guarded(workspace)
+	guarded, held := c.guarded(workspace)
 	kind := map[string]protected{}
 	for _, p := range guarded {
 		kind[p.path] = p
 	}
-	leads := c.leadingDirs(workspace)
+	// A held path that goes (or is replaced) rebuilds the rules: it is cut
+	// out of them from then on.
+	rs.held = held
+	for _, p := range held {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Dir(p.path), &st); err != nil {
+			return nil, fmt.Errorf("confining commands: %s: %w", filepath.Dir(p.path), err)
+		}
+		rs.leads = append(rs.leads, stampOf(filepath.Dir(p.path), &st))
+	}
+	leads := c.leadingDirs(guarded)
 	leading := map[string]bool{}
 	for _, d := range leads {
 		leading[d] = true
 	}
-	if err := c.addRule(rs.fd, "/", unix.LANDLOCK_ACCESS_FS_READ_DIR); err != nil {
+	// With every path held by mounts no directory leads to one that is
+	// cut out of the rules: the whole tree is reached.
+	rootAccess := uint64(unix.LANDLOCK_ACCESS_FS_READ_DIR)
+	if len(leads) == 0 {
+		rootAccess = c.handled
+	}
+	if err := c.addRule(rs.fd, "/", rootAccess); err != nil {
 		return nil, err
 	}
 	for _, dir := range leads {

@@ -54,6 +54,10 @@ type Host struct {
 	// they run unconfined. hookEnv goes with it (HookEnv).
 	hooks   *confine.Confiner
 	hookEnv map[string]string
+	// mcpServers confines the stdio MCP servers: hooks, or where the
+	// worker may make mount namespaces the same paths held by mounts
+	// (newMCPServerConfinement).
+	mcpServers *confine.Confiner
 	// plainHookEnv is HookEnv where hooks run unconfined.
 	plainHookEnv map[string]string
 	// settingsEnv is the settings files' "env" for commands
@@ -179,6 +183,10 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		h.Close()
 		return nil, err
 	}
+	if h.mcpServers, err = newMCPServerConfinement(cfg, codePaths, h.hooks); err != nil {
+		h.Close()
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -189,6 +197,15 @@ func (h *Host) HookConfiner() *confine.Confiner {
 		return nil
 	}
 	return h.hooks
+}
+
+// MCPServerConfiner starts the stdio MCP servers confined (see
+// newMCPServerConfinement), or is nil where they run unconfined.
+func (h *Host) MCPServerConfiner() *confine.Confiner {
+	if h == nil {
+		return nil
+	}
+	return h.mcpServers
 }
 
 // HookEnv are the variables every hook gets from the worker. Where hooks
@@ -289,6 +306,9 @@ func (h *Host) Close() error {
 		h.confinement.Load().close()
 		if h.hooks != nil {
 			h.hooks.Close()
+		}
+		if h.mcpServers != nil && h.mcpServers != h.hooks {
+			h.mcpServers.Close()
 		}
 		if h.proxyServer != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

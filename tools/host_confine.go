@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
@@ -169,14 +170,7 @@ func newHookConfinement(cfg HostConfig, codePaths []string) (*confine.Confiner, 
 	if len(cfg.Hooks.Hidden) == 0 || cfg.Confinement == confine.ModeOff {
 		return nil, nil
 	}
-	policy := cfg.Hooks.Merge(confine.Policy{Hidden: cfg.Protected.Hidden, ReadOnly: append(proctree.Mounts(), codePaths...),
-		Unreachable: cfg.Protected.Unreachable, SignalsAnywhere: cfg.HookSignalsAnywhere})
-	if os.Geteuid() == 0 {
-		// A root worker's hooks run as root: the agent's code one of them
-		// runs gets no more of the kernel or the system than a command.
-		policy = policy.Merge(rootCommandPolicy(cfg.SystemWritable))
-	}
-	c, err := confine.New(policy)
+	c, err := confine.New(hookPolicy(cfg, codePaths))
 	switch {
 	case errors.Is(err, confine.ErrUnavailable):
 		cfg.Logger.Warn("hooks run unconfined: " + err.Error() + "; code a hook runs from the workspace (a git config's fsmonitor, node_modules/.bin) could rewrite the worker's data directory")
@@ -191,20 +185,63 @@ func newHookConfinement(cfg HostConfig, codePaths []string) (*confine.Confiner, 
 	return c, nil
 }
 
+// hookPolicy is what the hooks' processes may not reach (see
+// newHookConfinement).
+func hookPolicy(cfg HostConfig, codePaths []string) confine.Policy {
+	policy := cfg.Hooks.Merge(confine.Policy{Hidden: cfg.Protected.Hidden, ReadOnly: append(proctree.Mounts(), codePaths...),
+		Unreachable: cfg.Protected.Unreachable, SignalsAnywhere: cfg.HookSignalsAnywhere})
+	if os.Geteuid() == 0 {
+		// A root worker's hooks run as root: the agent's code one of them
+		// runs gets no more of the kernel or the system than a command.
+		policy = policy.Merge(rootCommandPolicy(cfg.SystemWritable))
+	}
+	return policy
+}
+
+// newMCPServerConfinement builds what confines the stdio MCP servers (and
+// their headersHelpers): the hooks' policy, its paths held in a mount
+// namespace per server where the worker may make one (confine.Policy's
+// HeldByMounts), since a server starts seldom and, unlike a hook, often
+// makes a directory of its own in the home (desktop-commander's
+// ~/.claude-server-commander), which the rules cut around the home's
+// protected paths refuse. Elsewhere it is hooks, the hooks' confinement.
+// What a server could add to the home that the hooks would load is
+// turned off for them (hookCodeGuard).
+func newMCPServerConfinement(cfg HostConfig, codePaths []string, hooks *confine.Confiner) (*confine.Confiner, error) {
+	if hooks == nil || hooks.ReadOnlyUnavailable() != nil {
+		return hooks, nil
+	}
+	policy := hookPolicy(cfg, codePaths)
+	policy.HeldByMounts = true
+	c, err := confine.New(policy)
+	if err != nil {
+		return nil, fmt.Errorf("confining MCP servers: %w", err)
+	}
+	cfg.Logger.Info("MCP servers are confined", "confinement", c.String())
+	return c, nil
+}
+
 // hookCodeGuard is what keeps a hook that runs the agent's code (see
 // newHookConfinement) from planting code for the next hooks in the
 // worker's home, where they load it without naming it: the python user
 // site, ~/.local/bin on the PATH, git's user configuration (an fsmonitor,
-// a filter, an alias runs), node's legacy module directories. Those that
-// exist are read-only to hooks (readOnly). Those that do not are turned
-// off for hooks (env), so that one made later is not read:
-// PYTHONNOUSERSITE=1 without a user site, GIT_CONFIG_GLOBAL naming the
-// one user git configuration that exists (or /dev/null), a PATH without
-// its missing entries in a home and without relative entries, which name
-// the workspace the hook runs in. (A missing path protected by Landlock
-// would keep hooks from creating any entry in the home, npm's cache on a
-// first npx among them.) A missing ~/.node_modules is not covered: node
-// has no variable to turn it off.
+// a filter, an alias runs), node's legacy module directories, npm's and
+// yarn's user configuration (a script-shell, a yarnPath runs), ssh's (a
+// ProxyCommand runs; an authorized key lets anyone in), and the shell's
+// start-up files, which the operator's next login runs outside any
+// domain. Those that exist are read-only to hooks (readOnly). Those that
+// do not are turned off for hooks (env) where a variable can, so that one
+// made later — by a hook, or by an MCP server, which may add to the home
+// on a root worker (newMCPServerConfinement) — is not read:
+// PYTHONNOUSERSITE=1 without a user site, GIT_CONFIG_GLOBAL naming the one
+// user git configuration that exists (or /dev/null),
+// NPM_CONFIG_USERCONFIG=/dev/null without a ~/.npmrc, node's
+// --no-global-search-paths without its legacy directories (nodeGlobalsOff),
+// a PATH without its missing entries in a home and without relative
+// entries, which name the workspace the hook runs in. (A missing path
+// protected by Landlock would keep hooks from creating any entry in the
+// home, npm's cache on a first npx among them.) A missing ~/.ssh, yarn
+// configuration or shell start-up file is not covered.
 func hookCodeGuard(path string) (readOnly []string, env map[string]string) {
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	userSite := func(home string) bool {
@@ -213,7 +250,8 @@ func hookCodeGuard(path string) (readOnly []string, env map[string]string) {
 	}
 	homes := workerHomes()
 	for _, home := range homes {
-		for _, rel := range []string{".local/bin", ".node_modules", ".node_libraries", ".gitconfig", ".config/git"} {
+		for _, rel := range []string{".local/bin", ".node_modules", ".node_libraries", ".gitconfig", ".config/git", ".npmrc", ".yarnrc", ".yarnrc.yml", ".ssh",
+			".profile", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshenv", ".zprofile", ".zshrc", ".zlogin"} {
 			if p := filepath.Join(home, rel); exists(p) {
 				readOnly = append(readOnly, p)
 			}
@@ -238,6 +276,12 @@ func hookCodeGuard(path string) (readOnly []string, env map[string]string) {
 		default:
 			env["GIT_CONFIG_GLOBAL"] = os.DevNull
 		}
+		if !exists(filepath.Join(home, ".npmrc")) && os.Getenv("NPM_CONFIG_USERCONFIG") == "" && os.Getenv("npm_config_userconfig") == "" {
+			env["NPM_CONFIG_USERCONFIG"] = os.DevNull
+		}
+		if options, ok := nodeGlobalsOff(home, exists); ok {
+			env["NODE_OPTIONS"] = options
+		}
 	}
 	// A relative entry (".", "node_modules/.bin", an empty one, which the
 	// shell reads as ".") is looked up in the directory the hook runs in,
@@ -250,6 +294,31 @@ func hookCodeGuard(path string) (readOnly []string, env map[string]string) {
 		env["PATH"] = joined
 	}
 	return readOnly, env
+}
+
+// nodeGlobalsOff is the NODE_OPTIONS that keeps node from loading modules
+// from its legacy global directories (~/.node_modules, ~/.node_libraries,
+// $PREFIX/lib/node), where none exists and no NODE_PATH is set (the flag
+// turns both off), and where the node on the PATH takes the flag (16.10
+// and later; one older than that would refuse to start with it).
+func nodeGlobalsOff(home string, exists func(string) bool) (string, bool) {
+	const flag = "--no-global-search-paths"
+	if os.Getenv("NODE_PATH") != "" || exists(filepath.Join(home, ".node_modules")) || exists(filepath.Join(home, ".node_libraries")) {
+		return "", false
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return "", false
+	}
+	if real, err := filepath.EvalSymlinks(node); err == nil && exists(filepath.Join(filepath.Dir(filepath.Dir(real)), "lib", "node")) {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if exec.CommandContext(ctx, node, flag, "-e", "").Run() != nil {
+		return "", false
+	}
+	return strings.TrimSpace(os.Getenv("NODE_OPTIONS") + " " + flag), true
 }
 
 // hookPATH is path as hooks get it: its absolute entries that keep says
@@ -304,7 +373,9 @@ func workerHomes() []string {
 // systemDirs are where the programs and libraries the hooks and the
 // worker run live, and their configuration (/etc/ld.so.preload loads a
 // library into every program).
-var systemDirs = []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/boot"}
+var systemDirs = []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/boot",
+	// A crontab or an at job in the spool runs as root outside any domain.
+	"/var/spool/cron", "/var/spool/anacron", "/var/spool/at"}
 
 // rootCommandPolicy is what keeps commands that run as root from the
 // kernel's reach around Landlock: capabilities bounded (no modules,

@@ -187,15 +187,56 @@ func TestHookEnvTurnsOffMissingCodePaths(t *testing.T) {
 		t.Errorf("without PYTHONNOUSERSITE the plant did not run either (%q): the test shows nothing", got)
 	}
 
+	// npm reads no planted ~/.npmrc (its script-shell runs for every
+	// npx), and node no module planted in ~/.node_modules (an optional
+	// require() a hook's library makes in a try finds it).
+	if env["NPM_CONFIG_USERCONFIG"] != os.DevNull {
+		t.Errorf("env = %v, want npm's user configuration off", env)
+	}
+	if _, err := exec.LookPath("node"); err == nil {
+		if !strings.Contains(env["NODE_OPTIONS"], "--no-global-search-paths") {
+			t.Errorf("env = %v, want node's legacy global directories off", env)
+		}
+		planted := filepath.Join(home, ".node_modules", "bufferutil")
+		if err := os.MkdirAll(planted, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(planted, "index.js"), []byte("console.log('planted code ran')\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script := "try { require('bufferutil') } catch (e) {} console.log('guard ran')"
+		hook := exec.Command("node", "-e", script)
+		hook.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "NODE_OPTIONS=" + env["NODE_OPTIONS"]}
+		if got, err := hook.CombinedOutput(); err != nil || strings.Contains(string(got), "planted") || !strings.Contains(string(got), "guard ran") {
+			t.Errorf("the next node hook: %q, %v; want the plant ignored", got, err)
+		}
+		hook = exec.Command("node", "-e", script)
+		hook.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+		if got, _ := hook.CombinedOutput(); !strings.Contains(string(got), "planted") {
+			t.Errorf("without the flag the plant did not run either (%q): the test shows nothing", got)
+		}
+		if err := os.RemoveAll(filepath.Join(home, ".node_modules")); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// Where they exist they are read-only instead, and git is held to
 	// the one configuration there is.
 	gitconfig := filepath.Join(home, ".gitconfig")
 	if err := os.WriteFile(gitconfig, []byte("[user]\n\tname = t\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for _, rel := range []string{".npmrc", ".ssh"} {
+		if err := os.Mkdir(filepath.Join(home, rel), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	readOnly, env = hookCodeGuard("/usr/bin")
 	if !slices.Contains(readOnly, gitconfig) || !slices.Contains(readOnly, filepath.Join(home, ".local", "lib")) || env["GIT_CONFIG_GLOBAL"] != gitconfig || env["PYTHONNOUSERSITE"] != "" {
 		t.Errorf("readOnly = %v, env = %v; want the git config and user site read-only and git held to %s", readOnly, env, gitconfig)
+	}
+	if !slices.Contains(readOnly, filepath.Join(home, ".npmrc")) || !slices.Contains(readOnly, filepath.Join(home, ".ssh")) || env["NPM_CONFIG_USERCONFIG"] != "" {
+		t.Errorf("readOnly = %v, env = %v; want ~/.npmrc and ~/.ssh read-only and npm's user configuration read", readOnly, env)
 	}
 }
 

@@ -141,8 +141,8 @@ func mcpServerFiles(cfg Config, files []mcp.ConfigFile) []string {
 // retried in the background; only an unreadable configuration file fails
 // the worker.
 //
-// The stdio servers start in the hooks' confinement (see
-// tools.Host.HookConfiner): a server acts on the agent's arguments, so
+// The stdio servers start in the hooks' confinement, held by mounts on a
+// root worker (see tools.Host.MCPServerConfiner): a server acts on the agent's arguments, so
 // the filesystem server rooted at the home directory must not rewrite the
 // pinned guards, the audit log or code the hooks load, and a server that
 // makes requests must not reach the Temporal frontend.
@@ -157,7 +157,7 @@ func startMCP(cfg Config, host *tools.Host, store contextstore.Store, files []mc
 		// A headersHelper runs with a hook's environment, in the hooks'
 		// confinement.
 		HelperEnv: claudecode.HookProcessEnv(host.HookEnv())}
-	if c := host.HookConfiner(); c != nil {
+	if c := host.MCPServerConfiner(); c != nil {
 		opts.Launcher, opts.ReadOnly = c, readOnly
 	}
 	return startMCPServers(cfg, files, opts)

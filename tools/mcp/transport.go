@@ -392,9 +392,9 @@ var refusedWrite = regexp.MustCompile(`EACCES|EROFS|EPERM|[Pp]ermission denied|[
 
 // confinedServerNote says what a stdio server may not write.
 const confinedServerNote = "a stdio server runs confined as the hooks are: it may not write the worker's data directory or " +
-	"the code the hooks load (~/.local/bin, a python user site, git's and npm's configuration), and may not make a new entry " +
-	"directly in a directory leading to one (the home directory, ~/.local, ~/.config); give it a directory of its own in its " +
-	"env in .mcp.json, such as HOME or TMPDIR"
+	"the code the hooks load (~/.local/bin, a python user site, git's and npm's configuration), and, unless the worker runs " +
+	"as root, may not make a new entry directly in a directory leading to one (the home directory, ~/.local, ~/.config); " +
+	"give it a directory of its own in its env in .mcp.json, such as HOME or TMPDIR"
 
 // tailBuffer keeps the first headBytes and the last max bytes written to
 // it: a program's first error line (a Node stack's "Error: EACCES: …")

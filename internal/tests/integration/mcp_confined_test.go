@@ -42,6 +42,14 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
     name: "read",
     description: "Reads the file at path",
     inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  }, {
+    name: "mkdir",
+    description: "Makes the directory at path",
+    inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  }, {
+    name: "rename",
+    description: "Renames from to to",
+    inputSchema: { type: "object", properties: { from: { type: "string" }, to: { type: "string" } }, required: ["from", "to"] },
   }],
 }));
 server.setRequestHandler(CallToolRequestSchema, async (req) => {
@@ -53,6 +61,14 @@ server.setRequestHandler(CallToolRequestSchema, async (req) => {
     }
     if (req.params.name === "read") {
       return { content: [{ type: "text", text: fs.readFileSync(args.path, "utf8") }] };
+    }
+    if (req.params.name === "mkdir") {
+      fs.mkdirSync(args.path);
+      return { content: [{ type: "text", text: "made" }] };
+    }
+    if (req.params.name === "rename") {
+      fs.renameSync(args.from, args.to);
+      return { content: [{ type: "text", text: "renamed" }] };
     }
   } catch (err) {
     return { content: [{ type: "text", text: "refused: " + err.code }], isError: true };
@@ -166,6 +182,29 @@ func TestAgentCannotGoAroundTheGuardThroughAnMCPServer(t *testing.T) {
 	res = call("reach-read-data", "mcp__reach__read", map[string]any{"path": filepath.Join(dataDir, "host-id")})
 	t.Logf("read from the data directory: %s %s", res.Status, text(res))
 	assert.NotContains(t, text(res), strings.TrimSpace(string(secret)), "the MCP server read the worker's data directory")
+
+	// A directory of the server's own in the home, beside the way to the
+	// data directory (desktop-commander makes ~/.claude-server-commander
+	// at its start), was refused by the rules cut around the home's
+	// protected paths. A root worker holds those paths in a mount
+	// namespace per server instead, which leaves the home its new entries
+	// and lets no directory on the way to them be renamed.
+	own := filepath.Join(home, ".server-config")
+	res = call("reach-mkdir-home", "mcp__reach__mkdir", map[string]any{"path": own})
+	if os.Geteuid() == 0 {
+		require.Equal(t, contract.StatusCompleted, res.Status, "%s", text(res))
+		res = call("reach-write-own", "mcp__reach__write", map[string]any{"path": filepath.Join(own, "config.json"), "content": "{}"})
+		require.Equal(t, contract.StatusCompleted, res.Status, "%s", text(res))
+		written, err := os.ReadFile(filepath.Join(own, "config.json"))
+		require.NoError(t, err, "the server's file is in the worker's home")
+		assert.Equal(t, "{}", string(written))
+		res = call("reach-rename-local", "mcp__reach__rename", map[string]any{"from": filepath.Join(home, ".local"), "to": filepath.Join(home, ".local-old")})
+		assert.Contains(t, text(res), "refused: EBUSY", "renaming the way to the data directory")
+		assert.DirExists(t, dataDir, "the MCP server renamed the directory holding the data directory")
+		assert.NoDirExists(t, filepath.Join(home, ".local-old"))
+	} else {
+		assert.NoDirExists(t, own, "without mount namespaces the home takes no new entry")
+	}
 
 	// Connections: the frontend is refused, another local server is not.
 	host, portText, err := net.SplitHostPort(server.HostPort)
