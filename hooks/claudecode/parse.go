@@ -15,6 +15,10 @@ type settingsFile struct {
 	Hooks               json.RawMessage   `json:"hooks"`
 	Dialect             string            `json:"fenixDialect"`
 	DisableAllHooks     bool              `json:"disableAllHooks"`
+	// AllowManagedHooksOnly and AllowManagedPermissionRulesOnly apply in
+	// the managed settings only (applyManagedSettings).
+	AllowManagedHooksOnly           bool `json:"allowManagedHooksOnly"`
+	AllowManagedPermissionRulesOnly bool `json:"allowManagedPermissionRulesOnly"`
 	AllowedHTTPHookURLs []string          `json:"allowedHttpHookUrls"`
 	Env                 map[string]string `json:"env"`
 	Permissions         json.RawMessage   `json:"permissions"`
@@ -69,8 +73,16 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 	}
 	// Commands get the env whether or not the file's hooks run.
 	src.env = file.Env
+	src.managed = managedFlags{disableAllHooks: file.DisableAllHooks, hooksOnly: file.AllowManagedHooksOnly, rulesOnly: file.AllowManagedPermissionRulesOnly}
+	if !isManaged(src) && (file.AllowManagedHooksOnly || file.AllowManagedPermissionRulesOnly) {
+		src.warn("%s: allowManagedHooksOnly and allowManagedPermissionRulesOnly apply in managed-settings.json only; ignored here", path)
+	}
 	if file.DisableAllHooks {
-		src.Warnings = append(src.Warnings, fmt.Sprintf("%s: disableAllHooks is set: none of its hooks run", path))
+		if isManaged(src) {
+			src.warn("%s: disableAllHooks is set in the managed settings: no file's hooks run", path)
+		} else {
+			src.warn("%s: disableAllHooks is set: no hooks run but the managed settings'", path)
+		}
 		return src, nil
 	}
 	policy := opts.HTTPPolicy

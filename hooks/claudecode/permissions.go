@@ -170,11 +170,14 @@ var (
 func NewPermissions(sources []*Source) *Permissions {
 	p := &Permissions{}
 	rank := 0
+	rulesOnly := managedRulesOnly(sources)
 	for _, src := range sources {
 		if src.Permissions == nil {
 			continue
 		}
-		p.rules = append(p.rules, src.Permissions.rules...)
+		if !rulesOnly || isManaged(src) {
+			p.rules = append(p.rules, src.Permissions.rules...)
+		}
 		if m := src.Permissions.DefaultMode; m != "" && modeRank(src) >= rank {
 			p.mode, p.modeSource, rank = m, src.Path, modeRank(src)
 		}

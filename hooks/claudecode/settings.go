@@ -115,7 +115,6 @@ func LoadSources(paths []string, opts LoadOptions) ([]*Source, error) {
 			return nil, err
 		}
 	}
-	seen := map[string]*ExternalHook{}
 	var out []*Source
 	for i, f := range files {
 		var src *Source
@@ -130,6 +129,15 @@ func LoadSources(paths []string, opts LoadOptions) ([]*Source, error) {
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, src)
+	}
+	applyManagedSettings(out)
+	// One session's environment, as Claude Code gives every process of a
+	// session the files' env merged: a hook of settings.json sees what
+	// settings.local.json sets.
+	env, _ := CommandEnv(out)
+	seen := map[string]*ExternalHook{}
+	for _, src := range out {
 		kept := src.Hooks[:0]
 		for _, h := range src.Hooks {
 			eh, ok := h.(*ExternalHook)
@@ -137,16 +145,16 @@ func LoadSources(paths []string, opts LoadOptions) ([]*Source, error) {
 				kept = append(kept, h)
 				continue
 			}
+			eh.settingsEnv = env
 			if first, dup := seen[eh.dedupKey()]; dup {
 				first.merge(eh)
-				src.Warnings = append(src.Warnings, fmt.Sprintf("%s: %s duplicates a handler of %s and runs once", f, eh.transport.describe(), first.sourcePath))
+				src.Warnings = append(src.Warnings, fmt.Sprintf("%s: %s duplicates a handler of %s and runs once", src.Path, eh.transport.describe(), first.sourcePath))
 				continue
 			}
 			seen[eh.dedupKey()] = eh
 			kept = append(kept, h)
 		}
 		src.Hooks = kept
-		out = append(out, src)
 	}
 	return out, nil
 }

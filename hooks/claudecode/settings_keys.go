@@ -7,6 +7,7 @@ import (
 
 // actedOnKeys are the top-level settings keys Fenix reads.
 var actedOnKeys = map[string]bool{"hooks": true, "permissions": true, "disableAllHooks": true,
+	"allowManagedHooksOnly": true, "allowManagedPermissionRulesOnly": true,
 	"allowedHttpHookUrls": true, "sandbox": true, DialectKey: true, "$schema": true,
 	"enableAllProjectMcpServers": true, "enabledMcpjsonServers": true, "disabledMcpjsonServers": true,
 	"allowedMcpServers": true, "deniedMcpServers": true}
@@ -43,9 +44,9 @@ func (src *Source) checkSettingsKeys(data []byte) error {
 		case actedOnKeys[f.key]:
 		case f.key == "description" && src.Kind == SourcePlugin:
 		case f.key == "env":
-			// Acted on: this file's hooks and every exec_command and
-			// process_exec get it (CommandEnv), as every process of a
-			// Claude Code session does.
+			// Acted on: every hook and every exec_command and
+			// process_exec get the files' env merged (CommandEnv), as
+			// every process of a Claude Code session does.
 		default:
 			if why, ok := ignoredSettingsKeys[f.key]; ok {
 				src.warn("%s: settings key %q is not acted on: %s", src.Path, f.key, why)

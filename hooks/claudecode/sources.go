@@ -70,6 +70,9 @@ type Source struct {
 	// the launched scripts that did not exist, for SnapshotOf.
 	pinned        []*pinnedTree
 	absentScripts []string
+	// managed are the file's keys that reach the other files
+	// (applyManagedSettings).
+	managed managedFlags
 }
 
 // Registered describes the source for hooks.Registry.AddSource: its
