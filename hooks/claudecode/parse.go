@@ -12,17 +12,17 @@ import (
 
 // settingsFile is the part of a settings file Fenix reads.
 type settingsFile struct {
-	Hooks               json.RawMessage   `json:"hooks"`
-	Dialect             string            `json:"fenixDialect"`
-	DisableAllHooks     bool              `json:"disableAllHooks"`
+	Hooks           json.RawMessage `json:"hooks"`
+	Dialect         string          `json:"fenixDialect"`
+	DisableAllHooks bool            `json:"disableAllHooks"`
 	// AllowManagedHooksOnly and AllowManagedPermissionRulesOnly apply in
 	// the managed settings only (applyManagedSettings).
-	AllowManagedHooksOnly           bool `json:"allowManagedHooksOnly"`
-	AllowManagedPermissionRulesOnly bool `json:"allowManagedPermissionRulesOnly"`
-	AllowedHTTPHookURLs []string          `json:"allowedHttpHookUrls"`
-	Env                 map[string]string `json:"env"`
-	Permissions         json.RawMessage   `json:"permissions"`
-	Sandbox             json.RawMessage   `json:"sandbox"`
+	AllowManagedHooksOnly           bool              `json:"allowManagedHooksOnly"`
+	AllowManagedPermissionRulesOnly bool              `json:"allowManagedPermissionRulesOnly"`
+	AllowedHTTPHookURLs             []string          `json:"allowedHttpHookUrls"`
+	Env                             map[string]string `json:"env"`
+	Permissions                     json.RawMessage   `json:"permissions"`
+	Sandbox                         json.RawMessage   `json:"sandbox"`
 }
 
 // ParseSource parses settings-file JSON in Claude Code's format:
