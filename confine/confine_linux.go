@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -94,6 +95,9 @@ type Confiner struct {
 
 	mu   sync.Mutex
 	sets map[string]*ruleset // by workspace ("" for none)
+	// stopSweep ends sweepStale (Close).
+	stopSweep     chan struct{}
+	stopSweepOnce sync.Once
 
 	// launchers start the commands of a group in its shared domain
 	// (group_linux.go).
@@ -216,7 +220,38 @@ func New(p Policy) (*Confiner, error) {
 		return nil, err
 	}
 	c.doneWith(rs)
+	c.stopSweep = make(chan struct{})
+	go c.sweepStale(c.stopSweep, sweepInterval)
 	return c, nil
+}
+
+// sweepInterval is how often sweepStale looks for rulesets cut from
+// directories that changed since (a variable for tests).
+var sweepInterval = 10 * time.Second
+
+// sweepStale drops the cached rulesets whose leading directories changed,
+// until stop is closed. A rule holds its file: a file deleted from a
+// leading directory (a big one removed from the home to free a full disk)
+// kept its space while a ruleset cut before the deletion was cached, on
+// an idle worker until the next command.
+func (c *Confiner) sweepStale(stop chan struct{}, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		c.mu.Lock()
+		for ws, rs := range c.sets {
+			if !fresh(rs.leads) {
+				delete(c.sets, ws)
+				c.dropLocked(rs)
+			}
+		}
+		c.mu.Unlock()
+	}
 }
 
 // ABI is the Landlock ABI version the Confiner uses.
@@ -541,6 +576,9 @@ func (rs *ruleset) close() {
 
 // Close releases every cached ruleset and network namespace.
 func (c *Confiner) Close() {
+	if c.stopSweep != nil {
+		c.stopSweepOnce.Do(func() { close(c.stopSweep) })
+	}
 	c.closeNetworks()
 	if c.ports != nil {
 		c.ports.close()

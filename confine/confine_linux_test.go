@@ -19,6 +19,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fenixrt/fenix/netguard"
 	"github.com/stretchr/testify/assert"
@@ -823,4 +824,36 @@ true`
 			assert.Contains(t, out, "refused by the command sandbox's proxy: evil.test:80 is not on the allowed domains", "git shows the proxy's reason")
 		})
 	}
+}
+
+// A rule holds the file it was cut for: after a disk filled up, a big file
+// the operator deleted from a directory on the way to the data directory
+// kept its space while a ruleset cut before the deletion stayed cached —
+// on an idle worker, until the next command. Stale rulesets are now
+// dropped within sweepInterval.
+func TestDeletedFilesDoNotKeepTheirSpace(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=16m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	state := filepath.Join(dir, "state")
+	require.NoError(t, os.MkdirAll(state, 0o700))
+	big := filepath.Join(dir, "big.bin")
+	require.NoError(t, os.WriteFile(big, make([]byte, 8<<20), 0o644))
+	free := func() uint64 {
+		var st unix.Statfs_t
+		require.NoError(t, unix.Statfs(dir, &st))
+		return st.Bfree * uint64(st.Bsize)
+	}
+	before := free()
+	old := sweepInterval
+	sweepInterval = 50 * time.Millisecond
+	t.Cleanup(func() { sweepInterval = old })
+	c := newConfiner(t, Policy{Hidden: []string{state}})
+	code, out := sh(t, c, "", "true")
+	require.Zero(t, code, out)
+	require.NoError(t, os.Remove(big))
+	assert.Eventually(t, func() bool { return free() >= before+7<<20 }, 5*time.Second, 20*time.Millisecond,
+		"the deleted file's 8 MiB stayed allocated (free %d, was %d)", free(), before)
 }
