@@ -165,3 +165,50 @@ func (e *unconfinedError) Error() string {
 }
 
 func (e *unconfinedError) Unwrap() error { return e.err }
+
+// unrunnable says why the script a hook starts as its program (words[0],
+// a path) cannot start — not executable (sh exits 126), or its #! names
+// an interpreter that is not there (127) — or "" when it can, or is not
+// a script of the hook's. Such a hook fails on every call, which lets
+// the call through unless the hook fails closed.
+func unrunnable(path string) string {
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	if info.Mode()&0o111 == 0 {
+		return "is not executable (mode " + info.Mode().Perm().String() + ")"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := f.Read(head)
+	line, _, _ := strings.Cut(string(head[:n]), "\n")
+	if !strings.HasPrefix(line, "#!") {
+		return ""
+	}
+	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
+	if len(fields) == 0 {
+		return ""
+	}
+	interpreter := fields[0]
+	if filepath.Base(interpreter) == "env" && len(fields) > 1 {
+		for _, f := range fields[1:] {
+			if strings.HasPrefix(f, "-") || strings.Contains(f, "=") {
+				continue
+			}
+			if _, err := exec.LookPath(f); err != nil {
+				return "names the interpreter " + f + " (#!" + strings.Join(fields, " ") + "), which is not on the worker's PATH"
+			}
+			return ""
+		}
+		return ""
+	}
+	if _, err := os.Stat(interpreter); err != nil {
+		return "names the interpreter " + interpreter + ", which is not there"
+	}
+	return ""
+}

@@ -61,3 +61,34 @@ func TestConfinedHookWhoseProgramIsMissingCouldNotStart(t *testing.T) {
 		t.Fatalf("action = %+v, err = %v, want a could-not-start failure that fails open", action, err)
 	}
 }
+
+// A guard whose script lost its executable bit, or whose #! names an
+// interpreter the host lacks, failed on every call and, without
+// onFailure "block", let each through, with nothing said until the
+// first call. The load warns, naming the script and why.
+func TestUnrunnableHookScriptsWarnAtLoad(t *testing.T) {
+	dir := t.TempDir()
+	hooksDir := filepath.Join(dir, ".claude", "hooks")
+	writeFileAt(t, filepath.Join(hooksDir, "noexec.sh"), "#!/bin/sh\nexit 2\n")
+	for name, body := range map[string]string{"nointerp.py": "#!/usr/bin/python9\nimport sys\n", "noenv.py": "#!/usr/bin/env python9\nimport sys\n"} {
+		if err := os.WriteFile(filepath.Join(hooksDir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeScript(t, hooksDir, "fine.sh", "exit 0")
+	sources := project(t, dir, map[string]string{"settings.json": `{"hooks": {"PreToolUse": [{"hooks": [
+		{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/noexec.sh"},
+		{"type": "command", "command": ".claude/hooks/nointerp.py"},
+		{"type": "command", "command": ".claude/hooks/noenv.py"},
+		{"type": "command", "command": ".claude/hooks/fine.sh && sh .claude/hooks/noexec.sh"}]}]}}`})
+	_, warnings := hookCount(sources)
+	for _, want := range []string{"noexec.sh is not executable (mode -rw-r--r--)", "nointerp.py names the interpreter /usr/bin/python9, which is not there",
+		"noenv.py names the interpreter python9 (#!/usr/bin/env python9), which is not on the worker's PATH"} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("warnings lack %q:\n%s", want, warnings)
+		}
+	}
+	if strings.Contains(warnings, "fine.sh") || strings.Count(warnings, "noexec.sh is not executable") != 1 {
+		t.Errorf("a runnable script, or one an interpreter is given, warned:\n%s", warnings)
+	}
+}

@@ -339,6 +339,22 @@ func (p *pinner) pinLaunched(w string) error {
 	return err
 }
 
+// warnUnrunnable warns when the program of one simple command of a hook
+// (words, rendered) is a script that cannot start (unrunnable): the
+// operator hears of it at load, not from the first call it lets through.
+func (p *pinner) warnUnrunnable(words []string, vars map[string]string) {
+	if len(words) == 0 || !strings.Contains(words[0], "/") || !looksLikePath(words[0], vars) {
+		return
+	}
+	path := p.resolve(words[0])
+	if path == "" {
+		return
+	}
+	if why := unrunnable(path); why != "" {
+		p.src.warn("%s: hook script %s %s: the hook cannot start, and every call it matches goes on as if it were not there unless it fails closed (\"onFailure\": \"block\")", p.src.Path, path, why)
+	}
+}
+
 // command pins what a command hook launches and rewrites every path word
 // inside a pinned tree to its stored copy.
 func (p *pinner) command(command string, args []string, execForm bool) (string, []string, error) {
@@ -353,6 +369,7 @@ func (p *pinner) command(command string, args []string, execForm bool) (string, 
 				return "", nil, err
 			}
 		}
+		p.warnUnrunnable(words, vars)
 		out := slices.Clone(append([]string{command}, args...))
 		for i, w := range words {
 			if path := p.resolve(w); path != "" && looksLikePath(w, vars) {
@@ -386,6 +403,7 @@ func (p *pinner) command(command string, args []string, execForm bool) (string, 
 				return "", nil, err
 			}
 		}
+		p.warnUnrunnable(rendered, vars)
 	}
 	changed := false
 	for _, call := range calls {
