@@ -104,6 +104,11 @@ func TestHookContextKeepsToTheStepsShare(t *testing.T) {
 	if !within(post.Result.AdditionalContext, share) {
 		t.Errorf("PostToolUse context %d bytes, want at most the share %d", len(post.Result.AdditionalContext), share)
 	}
+	// Each stage names the policy it ran under, so a run whose stages
+	// moved between workers holding different policies shows it.
+	if got, want := post.Trace.Get("policy_fingerprint"), pre.PolicyFingerprint; got != want || want == "" {
+		t.Errorf("PostToolUse's policy_fingerprint = %v, want PreToolUse's %q", got, want)
+	}
 	alone, err := a.RunPreToolUseHooks(ctx, hooks.PreToolUseEvent{ToolName: "calculator", CallID: "c"})
 	if err != nil {
 		t.Fatal(err)

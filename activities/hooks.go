@@ -418,12 +418,16 @@ func (a *Activities) RunPostToolUseHooks(ctx context.Context, ev hooks.PostToolU
 	}
 	boundPostToolUse(&res, ev.ContextBudget, ev.ResultBudget)
 	a.recordDecisions(hooks.EventPostToolUse, res.Decisions)
+	// The policy this stage ran under, as the review's and PreToolUse's
+	// record theirs: a run whose stages moved to a worker holding another
+	// policy (a rolling change of settings) shows where it changed.
 	trace := contract.Trace(StagePostToolUse,
 		"tool_name", ev.ToolName,
 		"call_id", ev.CallID,
 		"mutated", res.Mutated,
 		"mutated_by", res.MutatedBy,
 		"hooks", decisionsOrEmpty(res.Decisions),
+		"policy_fingerprint", a.hookRegistry().PolicyFingerprint(ev.AllowedToolNames),
 	)
 	addContextAndHalt(trace, res.AdditionalContext, res.Halt)
 	return PostToolUseHooksResult{Result: res, Trace: trace}, nil
