@@ -65,6 +65,11 @@ const (
 	NotificationElicitationDialog = "elicitation_dialog"
 )
 
+// PermissionPromptMessage is a permission_prompt notification's message
+// for a call of tool: the words, then the reason and where to decide.
+func PermissionPromptMessage(tool string) string { return "Fenix needs your permission to use " + tool }
+
+
 // Stop reasons of SessionStopEvent and SubagentStopEvent; the same words as
 // the workflow result status.
 const (

@@ -90,7 +90,7 @@ func (s *session) notifyPermissionPending(ctx workflow.Context, call contract.To
 	}
 	ev := hooks.NotificationEvent{Session: s.hookSession(), NotificationType: hooks.NotificationPermissionPrompt,
 		Title: "Permission needed", ToolName: call.ToolName, CallID: call.CallID,
-		Message: fmt.Sprintf("Fenix needs your permission to use %s: %s", call.ToolName, req.Permission)}
+		Message: hooks.PermissionPromptMessage(call.ToolName) + ": " + req.Permission}
 	s.lifecycle(ctx, activities.LifecycleHooksInput{Notification: &ev})
 }
 

@@ -101,6 +101,11 @@ func (h *ExternalHook) Feedback(ctx context.Context, event any) (hooks.Feedback,
 		s = e.Session
 		in = h.input(s)
 		in["message"], in["title"], in["notification_type"] = e.Message, e.Title, e.NotificationType
+		if rest, ok := strings.CutPrefix(e.Message, hooks.PermissionPromptMessage(e.ToolName)); ok && h.dialect == DialectClaude && e.ToolName != "" {
+			// Claude Code's words, which a notifier script matches on,
+			// then the reason and where to decide.
+			in["message"] = "Claude needs your permission to use " + hookToolName(h.dialect, e.ToolName) + rest
+		}
 	case hooks.ConfigChangeEvent:
 		s = e.Session
 		in = h.input(s)

@@ -218,7 +218,8 @@ func TestClaudeCodeTurnHooks(t *testing.T) {
 	}
 
 	// Logged events carry Claude Code's common fields.
-	r.RunNotification(ctx, hooks.NotificationEvent{Session: s, NotificationType: hooks.NotificationPermissionPrompt, Message: "Fenix needs your permission to use Bash"})
+	r.RunNotification(ctx, hooks.NotificationEvent{Session: s, NotificationType: hooks.NotificationPermissionPrompt, ToolName: "exec_command",
+		Message: hooks.PermissionPromptMessage("exec_command") + ": rule Bash(git push:*) — decide at http://127.0.0.1:9090/inbox/"})
 	r.RunSessionStop(ctx, hooks.SessionStopEvent{Session: s, StopReason: hooks.StopCompleted})
 	raw, err := os.ReadFile(filepath.Join(s.WorkspaceRoot, ".claude", "logs", "events.jsonl"))
 	if err != nil {
@@ -238,6 +239,11 @@ func TestClaudeCodeTurnHooks(t *testing.T) {
 		}
 		if ev["hook_event_name"] == "Notification" && ev["notification_type"] != "permission_prompt" {
 			t.Errorf("notification = %v", ev)
+		}
+		// Claude Code's words, which a notifier script matches on, then
+		// the reason and where to decide.
+		if want := "Claude needs your permission to use Bash: rule Bash(git push:*) — decide at http://127.0.0.1:9090/inbox/"; ev["hook_event_name"] == "Notification" && ev["message"] != want {
+			t.Errorf("notification message = %q, want %q", ev["message"], want)
 		}
 		if ev["hook_event_name"] == "SessionEnd" && ev["reason"] != "other" {
 			t.Errorf("SessionEnd reason = %v", ev["reason"])
