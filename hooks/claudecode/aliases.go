@@ -154,6 +154,9 @@ func outputContent(d Dialect, tool string, v any) (string, error) {
 	if s, ok := v.(string); ok {
 		return s, nil
 	}
+	if text, ok := mcpContentText(v); ok && strings.HasPrefix(tool, "mcp__") {
+		return text, nil
+	}
 	if d == DialectClaude {
 		if a, ok := toolAliases[tool]; ok && a.outputText != nil {
 			if text := a.outputText(v); text != "" {
@@ -166,6 +169,30 @@ func outputContent(d Dialect, tool string, v any) (string, error) {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// mcpContentText is an MCP tool's replacement output as the model reads
+// a result: the text of its content blocks, one per line, given as the
+// blocks ([{"type": "text", "text": …}]) or as a result ({"content":
+// [...]}). A block of another kind, or anything else, is not text.
+func mcpContentText(v any) (string, bool) {
+	if result, ok := v.(map[string]any); ok {
+		v = result["content"]
+	}
+	blocks, ok := v.([]any)
+	if !ok || len(blocks) == 0 {
+		return "", false
+	}
+	texts := make([]string, 0, len(blocks))
+	for _, b := range blocks {
+		block, ok := b.(map[string]any)
+		text, isText := block["text"].(string)
+		if !ok || block["type"] != "text" || !isText {
+			return "", false
+		}
+		texts = append(texts, text)
+	}
+	return strings.Join(texts, "\n"), true
 }
 
 // absPath makes a workspace-relative path absolute, as Claude Code's file

@@ -207,13 +207,32 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"
 	}
 }
 
+// updatedMCPToolOutput replaces an MCP tool's output only, as Claude
+// Code reads it; given as content blocks or as a result, the model reads
+// the blocks' text, not their JSON. updatedToolOutput replaces any tool's.
 func TestCommandHookStructuredUpdatedToolOutput(t *testing.T) {
 	dir := t.TempDir()
-	h := newCommandHook(t, cmdHook{Event: "PostToolUse", Command: writeScript(t, dir, "json.sh",
-		`echo '{"hookSpecificOutput":{"updatedMCPToolOutput":{"ok": true}}}'`)})
-	action, err := h.PostToolUse(context.Background(), hooks.PostToolUseEvent{Session: hooks.Session{WorkspaceRoot: dir}, Content: "x"})
-	if err != nil || action.Kind != hooks.KindMutateOutput || action.UpdatedContent != `{"ok":true}` {
-		t.Errorf("action = %+v, err = %v", action, err)
+	post := func(output, tool string) hooks.PostToolUseAction {
+		t.Helper()
+		h := newCommandHook(t, cmdHook{Event: "PostToolUse", Command: writeScript(t, dir, "json.sh", `echo '{"hookSpecificOutput":`+output+`}'`)})
+		action, err := h.PostToolUse(context.Background(), hooks.PostToolUseEvent{Session: hooks.Session{WorkspaceRoot: dir}, ToolName: tool, Content: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return action
+	}
+	for _, tc := range []struct{ output, tool, want string }{
+		{`{"updatedMCPToolOutput":{"ok": true}}`, "mcp__notes__get_note", `{"ok":true}`},
+		{`{"updatedMCPToolOutput":[{"type":"text","text":"REDACTED"},{"type":"text","text":"by the DLP hook"}]}`, "mcp__notes__get_note", "REDACTED\nby the DLP hook"},
+		{`{"updatedMCPToolOutput":{"content":[{"type":"text","text":"REDACTED"}],"isError":false}}`, "mcp__notes__get_note", "REDACTED"},
+		{`{"updatedToolOutput":"replaced"}`, "workspace_write", "replaced"},
+	} {
+		if action := post(tc.output, tc.tool); action.Kind != hooks.KindMutateOutput || action.UpdatedContent != tc.want {
+			t.Errorf("%s on %s: action = %+v, want %q", tc.output, tc.tool, action, tc.want)
+		}
+	}
+	if action := post(`{"updatedMCPToolOutput":"replaced"}`, "workspace_write"); action.Kind == hooks.KindMutateOutput {
+		t.Errorf("updatedMCPToolOutput replaced a built-in tool's output: %+v", action)
 	}
 }
 

@@ -134,7 +134,7 @@ func (h *ExternalHook) PostToolUse(ctx context.Context, ev hooks.PostToolUseEven
 		return hooks.KeepOutput(), err
 	}
 	action := hooks.KeepOutput()
-	replacement, ok, err := v.updatedToolOutput()
+	replacement, ok, err := v.updatedToolOutput(strings.HasPrefix(ev.ToolName, "mcp__"))
 	if err != nil {
 		return hooks.KeepOutput(), fmt.Errorf("hook %q: %w", h.name, err)
 	}

@@ -246,14 +246,20 @@ func (v verdict) blockReason(jsonReason string) string {
 	return v.stderr
 }
 
-// updatedToolOutput is the replacement tool output, if any.
-func (v verdict) updatedToolOutput() (any, bool, error) {
+// updatedToolOutput is the replacement tool output, if any: a call of an
+// MCP tool also takes updatedMCPToolOutput, which Claude Code reads for
+// MCP tools only.
+func (v verdict) updatedToolOutput(mcpTool bool) (any, bool, error) {
 	var raw json.RawMessage
 	if v.parsed != nil {
 		raw = v.parsed.UpdatedToolOutput
 	}
 	h := v.hso()
-	for _, r := range []json.RawMessage{h.UpdatedToolOutput, h.UpdatedMCPToolOutput} {
+	replacements := []json.RawMessage{h.UpdatedToolOutput}
+	if mcpTool {
+		replacements = append(replacements, h.UpdatedMCPToolOutput)
+	}
+	for _, r := range replacements {
 		if len(r) > 0 {
 			raw = r
 		}

@@ -258,6 +258,10 @@ func TestMCPToolHookHandlers(t *testing.T) {
 		"PreToolUse": []any{map[string]any{"matcher": "mcp__everything__.*", "hooks": []any{map[string]any{
 			"type": "mcp_tool", "server": "policy", "tool": "read_text_file",
 			"input": map[string]any{"path": policies + "/${tool_name}.json"}}}}},
+		// A DLP hook as one is written for Claude Code: it hands back the
+		// MCP tool's content blocks with the code masked.
+		"PostToolUse": []any{map[string]any{"matcher": "mcp__everything__echo", "hooks": []any{map[string]any{"type": "command",
+			"command": `grep -q 4242 && echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedMCPToolOutput":[{"type":"text","text":"Echo: the code is [MASKED]"}]}}' || true`}}}},
 	}}
 	raw, _ = json.Marshal(settings)
 	require.NoError(t, os.MkdirAll(filepath.Join(project, ".claude"), 0o755))
@@ -276,6 +280,11 @@ func TestMCPToolHookHandlers(t *testing.T) {
 	res, _ = runAssignment(t, w.queue, mcpCall("echo", "mcp__everything__echo", map[string]any{"message": "allowed"}, "mcp__everything"))
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	assert.Equal(t, "Echo: allowed", res.Output.Content)
+
+	// The model reads the masked blocks' text, not their JSON.
+	res, _ = runAssignment(t, w.queue, mcpCall("echo-code", "mcp__everything__echo", map[string]any{"message": "the code is 4242"}, "mcp__everything"))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Equal(t, "Echo: the code is [MASKED]", res.Output.Content)
 }
 
 // policy-diff reviews recorded MCP calls against the servers' own tools
