@@ -83,6 +83,12 @@ func (a *Activities) hookSession(ctx context.Context, ev hooks.Event, s hooks.Se
 		return s, nil
 	}
 	if source == nil {
+		// An event of the conversation itself (its SessionEnd after the
+		// idle timeout) reads the conversation's latest transcript.
+		if path, ok := a.Transcripts.Latest(s.ConversationSessionID); ok && s.ConversationSessionID != "" && !s.IsSubagent {
+			s.TranscriptPath = path
+			return s, nil
+		}
 		path, err := a.Transcripts.Ensure(s.SessionID)
 		if err != nil {
 			return s, err

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -89,6 +91,44 @@ func (w *TranscriptWriter) PathFor(sessionID string) string {
 	return filepath.Join(w.Dir, name+"-"+hex.EncodeToString(sum[:4])+".jsonl")
 }
 
+// conversationPath is where the latest transcript of a conversation's
+// main agent is linked from (Latest).
+func (w *TranscriptWriter) conversationPath(conversation string) string {
+	return w.PathFor("conversation\x00" + conversation)
+}
+
+// pointConversation links the conversation's path at p, the transcript
+// just written for s, when s is a run of a conversation's main agent.
+func (w *TranscriptWriter) pointConversation(s hooks.Session, p string) error {
+	if s.ConversationSessionID == "" || s.ConversationSessionID == s.SessionID || s.IsSubagent {
+		return nil
+	}
+	link := w.conversationPath(s.ConversationSessionID)
+	if target, err := os.Readlink(link); err == nil && target == filepath.Base(p) {
+		return nil
+	}
+	tmp := link + ".tmp-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if err := os.Symlink(filepath.Base(p), tmp); err != nil {
+		return fmt.Errorf("transcript of conversation %q: %w", s.ConversationSessionID, err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("transcript of conversation %q: %w", s.ConversationSessionID, err)
+	}
+	return nil
+}
+
+// Latest is the transcript last written for a run of the conversation's
+// main agent on this worker's host, for the events of the conversation
+// itself (its SessionEnd after the idle timeout), which carry none.
+func (w *TranscriptWriter) Latest(conversation string) (string, bool) {
+	link := w.conversationPath(conversation)
+	if info, err := os.Stat(link); err != nil || !info.Mode().IsRegular() {
+		return "", false
+	}
+	return link, true
+}
+
 // Ensure makes sure the session's file exists (empty when nothing was
 // written yet) and returns its path.
 func (w *TranscriptWriter) Ensure(sessionID string) (string, error) {
@@ -121,7 +161,7 @@ func (w *TranscriptWriter) WriteSet(s hooks.Session, set contract.MessageSet, lo
 		w.mu.Unlock()
 		if same {
 			if _, err := os.Stat(p); err == nil {
-				return p, nil
+				return p, w.pointConversation(s, p)
 			}
 		}
 	}
@@ -144,6 +184,15 @@ func (w *TranscriptWriter) Write(s hooks.Session, msgs []contract.Message) (stri
 // messages' lines, and only those are rendered and redacted (about 7–9
 // MB/s, the cost of a long transcript).
 func (w *TranscriptWriter) write(s hooks.Session, msgs []contract.Message, refKey string) (string, error) {
+	p, err := w.writeFile(s, msgs, refKey)
+	if err != nil {
+		return p, err
+	}
+	return p, w.pointConversation(s, p)
+}
+
+// writeFile is write's file, without the conversation's link.
+func (w *TranscriptWriter) writeFile(s hooks.Session, msgs []contract.Message, refKey string) (string, error) {
 	p := w.PathFor(s.SessionID)
 	next := &transcriptFile{session: strings.Join([]string{s.SessionID, s.WorkDir(), s.WorkspaceRoot}, "\x00"), ref: refKey}
 	for i, m := range msgs {
@@ -352,7 +401,10 @@ func transcriptLines(s hooks.Session, msgs []contract.Message, from int) ([]byte
 	}
 	for i := from; i < len(msgs); i++ {
 		m := msgs[i]
-		line := transcriptLine{SessionID: s.SessionID, Cwd: s.WorkDir(), ParentUUID: parent,
+		// sessionId is the session_id the hooks get: the conversation's
+		// (fenix-shape 6), so a script's select(.sessionId == $sid)
+		// finds its lines.
+		line := transcriptLine{SessionID: cmp.Or(s.ConversationSessionID, s.SessionID), Cwd: s.WorkDir(), ParentUUID: parent,
 			UUID: lineUUID(s.SessionID, i)}
 		switch m.Role {
 		case contract.RoleAssistant:

@@ -192,3 +192,43 @@ func readFile(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// A Claude Code script selects its session's lines by sessionId, which
+// was the run's ID while hooks got the conversation's session_id; and the
+// conversation's SessionEnd (after its idle timeout, outside any run) got
+// an empty file, where Claude Code's gets the session's transcript. The
+// lines carry the conversation, and the conversation's latest transcript
+// is what its own events read; a subagent's run does not replace it.
+func TestTranscriptsFollowTheConversation(t *testing.T) {
+	w, err := NewTranscriptWriter(filepath.Join(t.TempDir(), "transcripts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.Latest("conv-1"); ok {
+		t.Fatal("a conversation with no transcript has a latest one")
+	}
+	run := hooks.Session{SessionID: "run-2", ConversationSessionID: "conv-1", WorkspaceRoot: t.TempDir()}
+	msgs := []contract.Message{{Role: contract.RoleUser, Content: "ship it"}, {Role: contract.RoleAssistant, Content: "shipped"}}
+	p, err := w.Write(run, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(raw), `"sessionId":"conv-1"`); n != 2 {
+		t.Errorf("%d lines carry the conversation:\n%s", n, raw)
+	}
+	sub := hooks.Session{SessionID: "run-2-sub", ConversationSessionID: "conv-1", IsSubagent: true, WorkspaceRoot: run.WorkspaceRoot}
+	if _, err := w.Write(sub, []contract.Message{{Role: contract.RoleUser, Content: "review"}}); err != nil {
+		t.Fatal(err)
+	}
+	latest, ok := w.Latest("conv-1")
+	if !ok {
+		t.Fatal("no latest transcript for the conversation")
+	}
+	if got, _ := os.ReadFile(latest); string(got) != string(raw) {
+		t.Errorf("the conversation's latest transcript is\n%s\nwant the main agent's\n%s", got, raw)
+	}
+}

@@ -125,15 +125,25 @@ func TestClaudeSessionStartOncePerConversation(t *testing.T) {
 // (reason other); going on with it fires SessionStart "resume".
 func TestClaudeSessionIdleExpiry(t *testing.T) {
 	project := sessionProject(t)
-	w := sessionWorker(t, project, func(c *worker.Config) { c.SessionIdleTimeout = 2 * time.Second })
+	w := sessionWorker(t, project, func(c *worker.Config) { c.SessionIdleTimeout = 2 * time.Second },
+		withScripts(t, filepath.Join(repoRoot, "examples", "agent_scripts.json")))
 
-	runInConversation(t, w, project, "i1", "it-sess-idle")
+	res := runTurn(t, w.queue, agentTurnRequest(t, "main", map[string]any{"conversation_id": "it-sess-idle", "workspace_root": project}))
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	require.Eventually(t, func() bool { return len(eventsNamed(hookEvents(t, project), "SessionEnd")) > 0 }, 30*time.Second, 200*time.Millisecond,
 		"SessionEnd after the idle timeout")
 	ends := eventsNamed(hookEvents(t, project), "SessionEnd")
 	require.Len(t, ends, 1)
 	assert.Equal(t, "other", ends[0]["reason"])
 	assert.Equal(t, "it-sess-idle", ends[0]["session_id"])
+	// The session's transcript, as Claude Code's SessionEnd gets it (it
+	// was an empty file of the session's own), its lines naming the
+	// conversation as their sessionId.
+	path, _ := ends[0]["transcript_path"].(string)
+	transcript, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(transcript), `"sessionId":"it-sess-idle"`)
+	assert.Contains(t, string(transcript), `"type":"assistant"`)
 
 	runInConversation(t, w, project, "i2", "it-sess-idle")
 	starts := eventsNamed(hookEvents(t, project), "SessionStart")
