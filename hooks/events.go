@@ -69,7 +69,6 @@ const (
 // for a call of tool: the words, then the reason and where to decide.
 func PermissionPromptMessage(tool string) string { return "Fenix needs your permission to use " + tool }
 
-
 // Stop reasons of SessionStopEvent and SubagentStopEvent; the same words as
 // the workflow result status.
 const (
