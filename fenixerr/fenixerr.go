@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 )
@@ -224,7 +225,7 @@ func toTemporal(err error) error {
 	if errors.As(err, &appErr) {
 		return err
 	}
-	fe := As(err)
+	fe := bounded(As(err))
 	details := Details{Class: fe.Class, Code: fe.Code, Tool: fe.Tool, PolicyFingerprint: fe.PolicyFingerprint}
 	if fe.Type == TypeTransient {
 		return temporal.NewApplicationErrorWithCause(fe.Message, fe.Type, fe.Cause, details)
@@ -235,6 +236,40 @@ func toTemporal(err error) error {
 			NonRetryable: true, Cause: fe.Cause, Details: []any{details}, Category: temporal.ApplicationErrorCategoryBenign})
 	}
 	return temporal.NewNonRetryableApplicationError(fe.Message, fe.Type, fe.Cause, details)
+}
+
+// maxMessageBytes bounds an error's message, and its cause's, on the way
+// into history: a schema error listing each of 120,000 bad elements of an
+// argument made the workflow task larger than the server takes
+// (GRPC_MESSAGE_TOO_LARGE), and the run, its task failing on every
+// attempt, never ended.
+const maxMessageBytes = 8 << 10
+
+// bounded is e with its message and cause cut to maxMessageBytes, a copy
+// when anything is cut.
+func bounded(e *Error) *Error {
+	long := func(s string) bool { return len(s) > maxMessageBytes }
+	if !long(e.Message) && (e.Cause == nil || !long(e.Cause.Error())) {
+		return e
+	}
+	c := *e
+	if long(c.Message) {
+		c.Message = cutMessage(c.Message)
+	}
+	if c.Cause != nil && long(c.Cause.Error()) {
+		c.Cause = errors.New(cutMessage(c.Cause.Error()))
+	}
+	return &c
+}
+
+// cutMessage keeps the first maxMessageBytes of s, at a character's start, and
+// says how much it left out.
+func cutMessage(s string) string {
+	n := maxMessageBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf(" … [%d more bytes cut by Fenix]", len(s)-n)
 }
 
 // Expected reports a refusal the policy meant to make (a path outside the

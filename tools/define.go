@@ -316,11 +316,16 @@ func describeSchemaError(err error) string {
 		return err.Error()
 	}
 	var parts []string
+	more := 0
 	var walk func(e *validator.ValidationError)
 	walk = func(e *validator.ValidationError) {
 		if len(e.Causes) == 0 {
-			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			parts = append(parts, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
+			if len(parts) == maxSchemaErrors {
+				more++
+				return
+			}
+			loc := contract.TruncateText("/"+strings.Join(e.InstanceLocation, "/"), 256)
+			parts = append(parts, fmt.Sprintf("at %s: %s", loc, contract.TruncateText(e.ErrorKind.LocalizedString(printer), 512)))
 			return
 		}
 		for _, c := range e.Causes {
@@ -328,5 +333,13 @@ func describeSchemaError(err error) string {
 		}
 	}
 	walk(ve)
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
 	return strings.Join(parts, "; ")
 }
+
+// maxSchemaErrors is how many of an argument's schema errors a
+// ValidationError names: each element of a 120,000-element array can fail
+// on its own, and the model needs the first few to fix its call.
+const maxSchemaErrors = 20

@@ -21,6 +21,7 @@ import (
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/harness/scarce"
 	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -391,4 +392,33 @@ func TestACommandFillingItsDiskEndsWithAResult(t *testing.T) {
 	after := run(t, "exec_command", "rm fill && echo still serving")
 	require.Equal(t, contract.StatusCompleted, after.Status, "%+v", after.Error)
 	assert.Contains(t, after.Output.Content, "still serving")
+}
+
+// An argument of 120,000 wrong elements (240 KB, under the argument
+// bound) failed the schema once per element, and the ValidationError
+// listed every failure: the workflow task recording it was larger than
+// the server takes (GRPC_MESSAGE_TOO_LARGE), failed on every attempt,
+// and the run never ended. It names the first failures and counts the
+// rest, and the run ends at once.
+func TestAnArgumentWithCountlessSchemaErrorsEndsWithAResult(t *testing.T) {
+	type pathsArgs struct {
+		Paths []string `json:"paths"`
+	}
+	paths := tools.Define(tools.Spec{Name: "test_read_many", Timeout: 10 * time.Second},
+		func(_ context.Context, _ *tools.Env, a pathsArgs) (struct{}, error) { return struct{}{}, nil },
+		func(pathsArgs, struct{}) tools.Projection { return tools.Projection{} })
+	w := startWorker(t, withTools(paths))
+	many := make([]any, 120000)
+	for i := range many {
+		many[i] = 1
+	}
+	started := time.Now()
+	res, _ := runAssignment(t, w.queue, assignment("many-errors", map[string]any{"call_id": "many", "tool_name": "test_read_many",
+		"arguments": map[string]any{"paths": many}}, "test_read_many"))
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeValidation, res.Error.ErrorType)
+	assert.Contains(t, res.Error.LastErrorSummary, "at /paths/0: ")
+	assert.Contains(t, res.Error.LastErrorSummary, "and 119980 more")
+	assert.Less(t, len(res.Error.LastErrorSummary), 16<<10)
+	assert.Less(t, time.Since(started), 30*time.Second)
 }
