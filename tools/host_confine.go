@@ -259,6 +259,7 @@ func hookCodeGuard(path string) (readOnly []string, env map[string]string) {
 		if userSite(home) {
 			readOnly = append(readOnly, filepath.Join(home, ".local", "lib"))
 		}
+		readOnly = append(readOnly, homeToolchains(home, path, exists)...)
 	}
 	// What the hooks' HOME lacks is turned off for them.
 	env = map[string]string{}
@@ -294,6 +295,67 @@ func hookCodeGuard(path string) (readOnly []string, env map[string]string) {
 		env["PATH"] = joined
 	}
 	return readOnly, env
+}
+
+// homeToolchains are the places in home from which a hook's programs and
+// their libraries load: the PATH's directories there (~/.cargo/bin,
+// ~/go/bin, ~/.pyenv/shims, ~/bin; those under a directory whose name
+// does not start with a dot are taken for a project's and left alone,
+// but ~/bin and ~/go/bin), the interpreters a version manager installs
+// (pyenv's, nvm's, uv's pythons, …), and the installation an interpreter
+// on the PATH runs from when it lies in home (a virtualenv's, with its
+// site-packages). Code a hook runs — or an MCP server — planted a
+// python3 in ~/.pyenv/shims, or a .pth in the site-packages of the
+// python the guard runs, and the next guard ran it.
+func homeToolchains(home, path string, exists func(string) bool) []string {
+	var out []string
+	add := func(p string) {
+		if p = filepath.Clean(p); p != home && strings.HasPrefix(p, home+"/") && exists(p) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		rel, err := filepath.Rel(home, filepath.Clean(dir))
+		if !filepath.IsAbs(dir) || err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if strings.HasPrefix(rel, ".") || rel == "bin" || rel == "go/bin" {
+			add(dir)
+		}
+	}
+	for _, rel := range []string{".pyenv/versions", ".rbenv/versions", ".nodenv/versions", ".goenv/versions", ".nvm/versions",
+		".asdf/installs", ".local/share/mise/installs", ".local/share/rtx/installs", ".local/share/uv/python", ".volta/tools/image", ".bun/install/global"} {
+		add(filepath.Join(home, rel))
+	}
+	for _, name := range []string{"python3", "python", "node", "ruby", "perl", "php"} {
+		program, err := lookPathIn(path, name)
+		if err != nil {
+			continue
+		}
+		// A virtualenv's python links to the base interpreter; its
+		// site-packages are the virtualenv's.
+		if venv := filepath.Dir(filepath.Dir(program)); exists(filepath.Join(venv, "pyvenv.cfg")) {
+			add(venv)
+		}
+		if real, err := filepath.EvalSymlinks(program); err == nil && filepath.Base(filepath.Dir(real)) == "bin" {
+			add(filepath.Dir(filepath.Dir(real)))
+		}
+	}
+	return out
+}
+
+// lookPathIn finds name as exec.LookPath does, on path's absolute entries.
+func lookPathIn(path, name string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
 }
 
 // nodeGlobalsOff is the NODE_OPTIONS that keeps node from loading modules

@@ -290,3 +290,39 @@ func checkHookPath(t *testing.T, ws, path string, env map[string]string) {
 		t.Errorf("PATH %q: a hook's guardtool printed %q (%v), want the system's guard", path, got, err)
 	}
 }
+
+// An MCP server (or code a hook runs) wrote python3 into ~/.pyenv/shims,
+// first on the worker's PATH, or a .pth into the site-packages of the
+// python the guard runs, and the next guard ran it: the home's toolchains
+// are read-only to hooks and servers. A project's directory on the PATH
+// is not: hooks write their workspace.
+func TestHomeToolchainsAreCodePaths(t *testing.T) {
+	home := t.TempDir()
+	for _, dir := range []string{".pyenv/shims", ".pyenv/versions/3.12.1/bin", "go/bin", "project/node_modules/.bin", "venvs/tools/bin", ".nvm/versions/node/v22/bin"} {
+		if err := os.MkdirAll(filepath.Join(home, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, "venvs", "tools", "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	if err := os.Symlink(python, filepath.Join(home, "venvs", "tools", "bin", "python3")); err != nil {
+		t.Fatal(err)
+	}
+	path := strings.Join([]string{filepath.Join(home, "venvs", "tools", "bin"), filepath.Join(home, ".pyenv", "shims"), filepath.Join(home, "go", "bin"),
+		filepath.Join(home, "project", "node_modules", ".bin"), "/usr/bin"}, ":")
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	got := homeToolchains(home, path, exists)
+	for _, want := range []string{".pyenv/shims", "go/bin", ".pyenv/versions", ".nvm/versions", "venvs/tools"} {
+		if !slices.Contains(got, filepath.Join(home, want)) {
+			t.Errorf("%s is not among the code paths %v", want, got)
+		}
+	}
+	if slices.Contains(got, filepath.Join(home, "project", "node_modules", ".bin")) || slices.Contains(got, home) {
+		t.Errorf("a project's directory, or the home itself, is among the code paths %v", got)
+	}
+}

@@ -206,6 +206,19 @@ func TestAgentCannotGoAroundTheGuardThroughAnMCPServer(t *testing.T) {
 		assert.NoDirExists(t, own, "without mount namespaces the home takes no new entry")
 	}
 
+	// Nor in the worker's toolchains: a python3 planted in a PATH
+	// directory of the worker's home (~/.pyenv/shims, ~/go/bin) ran in the
+	// next guard's place.
+	if bin := homeBinOnPath(); bin != "" {
+		planted := filepath.Join(bin, "fenix-planted-python3")
+		t.Cleanup(func() { os.Remove(planted) })
+		res = call("reach-write-path", "mcp__reach__write", map[string]any{"path": planted, "content": "#!/bin/sh\nexit 0\n"})
+		assert.NotEqual(t, contract.StatusCompleted, res.Status, "the server wrote into %s: %s", bin, text(res))
+		assert.NoFileExists(t, planted)
+	} else {
+		t.Log("no directory of the worker's home on its PATH: the toolchain check is skipped")
+	}
+
 	// Connections: the frontend is refused, another local server is not.
 	host, portText, err := net.SplitHostPort(server.HostPort)
 	require.NoError(t, err)
@@ -223,4 +236,24 @@ func TestAgentCannotGoAroundTheGuardThroughAnMCPServer(t *testing.T) {
 		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 		assert.Equal(t, "refused: EPERM", res.Output.Content, "the server reached the frontend at %s:%d", h, port)
 	}
+}
+
+// homeBinOnPath is a directory of the worker's home on its PATH where a
+// toolchain's programs are (~/go/bin, ~/.cargo/bin, ~/.pyenv/shims), ""
+// if there is none.
+func homeBinOnPath() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		rel, err := filepath.Rel(home, dir)
+		if err != nil || !(strings.HasPrefix(rel, ".") && !strings.HasPrefix(rel, "..") || rel == "go/bin" || rel == "bin") {
+			continue
+		}
+		if info, err := os.Stat(dir); err == nil && info.IsDir() {
+			return dir
+		}
+	}
+	return ""
 }
