@@ -39,7 +39,8 @@ const maxGitPointerBytes = 4096
 // names and of that one's common directory: absolute paths where they lie
 // outside the workspace (a worktree per task, the repository beside it),
 // which a command without a write boundary could otherwise rewrite, and
-// with them the hooks the main checkout's commits run.
+// with them the hooks the main checkout's commits run. What governs the
+// agent from outside the workspace is read-only too (governingOutside).
 func (w *Workspace) CommandReadOnly() []string {
 	out := slices.Clone(protectedPrefixes)
 	if st, err := w.root.Lstat(gitDir); err == nil {
@@ -60,8 +61,31 @@ func (w *Workspace) CommandReadOnly() []string {
 			out = append(out, rel)
 		}
 	}
+	out = append(out, w.governingOutside()...)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// governingOutside are the absolute paths given to Protect that lie
+// outside the workspace (a hook project given apart from it: its
+// settings, hook and MCP server scripts, its .mcp.json), neither hidden
+// (Hide: the domain keeps commands out of those) nor holding the
+// workspace, which must stay writable. A command or an MCP server rewrote
+// them there: the worker kept its pinned hooks, but started another
+// server's changed script at its next restart.
+func (w *Workspace) governingOutside() []string {
+	var out []string
+	for _, p := range w.extraAbs {
+		if !filepath.IsAbs(p) || w.unwatched[p] || len(w.namesInside([]string{p})) > 0 {
+			continue
+		}
+		p = filepath.Clean(p)
+		if rel, err := filepath.Rel(p, w.dir); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+			continue // the workspace is in it
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // makeGitHooksDir makes the hooks directory of the git directory dir

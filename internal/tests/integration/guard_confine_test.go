@@ -424,3 +424,52 @@ exit 0
 	require.Contains(t, res.Output.Content, "rewritten")
 	requireRmRfBlocked(t, run, project, "a guard its lint script killed", "killed by SIGSEGV")
 }
+
+// A hook project given apart from the workspace (-hooks-file policy/,
+// -workspace-root ws/): its settings, hook script, .mcp.json and MCP
+// server script lay outside the workspace's mount namespace, and the
+// agent's command (or an MCP server) rewrote them; the worker kept its
+// pinned hooks, but a server's changed script ran at its next start.
+// On a root worker they are read-only to commands as the workspace's own
+// are; the command's other writes go on.
+func TestAHookProjectOutsideTheWorkspaceIsReadOnlyToCommands(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("read-only paths need a root worker's mount namespaces")
+	}
+	policy, ws := t.TempDir(), t.TempDir()
+	files := map[string]string{
+		".claude/settings.json":  `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}]}]}}`,
+		".claude/hooks/guard.sh": "grep -q FORBIDDEN && exit 2\nexit 0\n",
+		"servers/notes.sh":       "exit 1\n",
+	}
+	// A server runs in the workspace: one of the hook project's is named
+	// by its path there.
+	files[".mcp.json"] = `{"mcpServers": {"notes": {"command": "sh", "args": ["` + filepath.Join(policy, "servers", "notes.sh") + `"]}}}`
+	for rel, body := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(policy, rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(policy, rel), []byte(body), 0o644))
+	}
+	w := startWorker(t, func(c *worker.Config) { c.HookSources, c.DefaultWorkspaceRoot = []string{policy}, ws })
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "rewrite.sh"), []byte(`P=`+policy+`
+try() { if sh -c "$2" 2>/dev/null; then echo "$1: done"; else echo "$1: refused"; fi; }
+export P
+try settings 'echo "{}" > "$P/.claude/settings.json"'
+try local 'echo "{}" > "$P/.claude/settings.local.json"'
+try guard 'echo "exit 0" > "$P/.claude/hooks/guard.sh"'
+try mcp 'echo "{}" > "$P/.mcp.json"'
+try server 'echo "touch /tmp/pwned" >> "$P/servers/notes.sh"'
+try move 'mv "$P/.claude" "$P/claude-old"'
+try workspace 'echo fine > notes.txt'
+`), 0o644))
+	res := toolRunner(w, ws)(t, "rewrite-policy", "exec_command", map[string]any{"command_line": "sh rewrite.sh"})
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	for _, line := range []string{"settings: refused", "local: refused", "guard: refused", "mcp: refused", "server: refused", "move: refused", "workspace: done"} {
+		assert.Contains(t, res.Output.Content, line)
+	}
+	for rel, body := range files {
+		got, err := os.ReadFile(filepath.Join(policy, rel))
+		require.NoError(t, err)
+		assert.Equal(t, body, string(got), rel)
+	}
+	assert.NoFileExists(t, filepath.Join(policy, ".claude", "settings.local.json"))
+}
