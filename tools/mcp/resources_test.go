@@ -118,3 +118,29 @@ func TestMCPServersResourcesAreListedAndRead(t *testing.T) {
 		t.Errorf("resource reads are not pinned to the servers' host: %q", host)
 	}
 }
+
+// A server whose tools/list never ends (a next cursor on every page) held
+// the worker's memory until the connect timeout, on every connection and
+// list change. The listing stops at its page bound and serves what it
+// read.
+func TestToolListingsAreBounded(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "pager", Version: "1"}, &sdk.ServerOptions{PageSize: 1})
+	for i := range 60 {
+		sdk.AddTool(s, &sdk.Tool{Name: fmt.Sprintf("tool_%02d", i), Description: "one of many"},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, struct{}, error) {
+				return &sdk.CallToolResult{}, struct{}{}, nil
+			})
+	}
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	m, _, _ := startManager(t, `{"mcpServers": {"pager": {"type": "http", "url": "${PAGER}"}}}`, map[string]string{"PAGER": srv.URL}, "pager")
+	served := 0
+	for _, d := range m.Definitions() {
+		if strings.HasPrefix(d.Name, "mcp__pager__tool_") {
+			served++
+		}
+	}
+	if served != 50 {
+		t.Errorf("%d of the server's 60 tools on 60 pages are served, want the first 50 pages'", served)
+	}
+}

@@ -55,6 +55,11 @@ type server struct {
 
 	cancels     atomic.Int64
 	listChanges atomic.Int64
+	// refreshes counts the tools/list_changed notifications not yet
+	// answered by a listing: one refresh runs at a time, and the
+	// notifications that came while it ran are answered by one more
+	// (refreshAfterChange).
+	refreshes atomic.Int64
 	tokens      sync.Map // progress token -> func(*sdk.ProgressNotificationParams)
 	nextToken   atomic.Int64
 	// inflight are the calls the session serves, one of which a question
@@ -153,8 +158,11 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			s.listChanges.Add(1)
 			// Not in the handler: it runs on the session's read loop,
-			// which must keep reading for tools/list to answer.
-			go s.refreshAfterChange()
+			// which must keep reading for tools/list to answer. A storm
+			// of notifications starts one refresh, not one each.
+			if s.refreshes.Add(1) == 1 {
+				go s.refreshAfterChange()
+			}
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
 			if req.Params != nil {
@@ -200,6 +208,17 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 // refreshAfterChange re-lists the tools after tools/list_changed: tools
 // that disappeared are unsupported from now on.
 func (s *server) refreshAfterChange() {
+	for {
+		pending := s.refreshes.Load()
+		s.refreshTools()
+		if s.refreshes.Add(-pending) == 0 {
+			return
+		}
+	}
+}
+
+// refreshTools lists the tools again and keeps the new list.
+func (s *server) refreshTools() {
 	s.mu.Lock()
 	session := s.session
 	s.mu.Unlock()
@@ -224,12 +243,9 @@ func (s *server) refreshAfterChange() {
 // listTools turns the server's tools into definitions. A tool whose name
 // or schema Fenix cannot use is skipped with a warning (see usableNames).
 func (s *server) listTools(ctx context.Context, session *sdk.ClientSession) (map[string]tools.Definition, []string, error) {
-	var listed []*sdk.Tool
-	for t, err := range session.Tools(ctx, nil) {
-		if err != nil {
-			return nil, nil, err
-		}
-		listed = append(listed, t)
+	listed, err := s.boundedTools(ctx, session)
+	if err != nil {
+		return nil, nil, err
 	}
 	defs := map[string]tools.Definition{}
 	var names []string
@@ -244,6 +260,46 @@ func (s *server) listTools(ctx context.Context, session *sdk.ClientSession) (map
 		s.upstream.Store(d.Name, t.Name)
 	}
 	return defs, names, nil
+}
+
+// Bounds of a server's tools/list: a server answering 8 MB pages, each
+// with a next cursor, held a gigabyte of the worker's memory until the
+// connect timeout, on every connection and every list change.
+const (
+	maxToolPages = 50
+	maxTools     = 2000
+	// maxToolListBytes bounds the listed tools, as encoded.
+	maxToolListBytes = 16 << 20
+)
+
+// boundedTools reads the server's tools/list pages within the bounds
+// above; past one, it keeps what it read and says so in the log.
+func (s *server) boundedTools(ctx context.Context, session *sdk.ClientSession) ([]*sdk.Tool, error) {
+	var listed []*sdk.Tool
+	budget := maxToolListBytes
+	cursor := ""
+	for page := 0; ; page++ {
+		if page == maxToolPages {
+			s.logger().Warn(fmt.Sprintf("MCP server %q lists more than %d pages of tools: the rest are not served", s.cfg.Name, maxToolPages))
+			return listed, nil
+		}
+		res, err := session.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range res.Tools {
+			raw, _ := json.Marshal(t)
+			if len(listed) == maxTools || !spend(&budget, len(raw)) {
+				s.logger().Warn(fmt.Sprintf("MCP server %q lists more than %d tools or %d MiB of them: the rest are not served", s.cfg.Name, maxTools, maxToolListBytes>>20))
+				return listed, nil
+			}
+			listed = append(listed, t)
+		}
+		if res.NextCursor == "" {
+			return listed, nil
+		}
+		cursor = res.NextCursor
+	}
 }
 
 // maxUpstreamName is the MCP spec's bound on a tool name (2025-11-25,
