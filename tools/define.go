@@ -258,6 +258,9 @@ func checkArguments(name string, maxBytes int, compiled *validator.Schema, args 
 	if err != nil {
 		return nil, fenixerr.Validation("arguments of tool %q are not valid JSON: %v", name, err).WithTool(name)
 	}
+	if compiled == nil {
+		return raw, nil // a recursive dynamic schema (DefineDynamic)
+	}
 	if err := compiled.Validate(inst); err != nil {
 		return nil, fenixerr.Validation("arguments of tool %q do not match its schema: %s", name, describeSchemaError(err)).WithTool(name)
 	}

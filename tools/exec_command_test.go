@@ -354,8 +354,9 @@ func TestExecCommandOrphanedByLostContactIsRecordedAsWorkerLost(t *testing.T) {
 // configurations, git config and hooks, a hook script outside the
 // workspace) is reported in its result, its metadata and its text, and
 // nothing is reported for a command that leaves them alone. Where the
-// host holds them read-only to commands (a root worker), only what the
-// command could still do is: create a missing one, write one outside.
+// host holds them read-only to commands (a root worker), those outside
+// the workspace included, only what the command could still do is:
+// create a missing one.
 func TestExecCommandReportsChangesToProtectedPaths(t *testing.T) {
 	r := newRig(t)
 	r.write(t, ".claude/settings.json", `{"permissions":{"deny":["Bash(rm *)"]}}`)
@@ -379,13 +380,16 @@ func TestExecCommandReportsChangesToProtectedPaths(t *testing.T) {
 	res := decode[ExecCommandResult](t, raw)
 	want := []string{".claude/hooks/guard.sh", ".claude/settings.json", ".git/commondir", ".git/hooks", ".git/hooks/pre-commit", ".mcp.json", outsideGuard}
 	if r.host.confinement.Load().holdsReadOnly() {
-		// Those that existed were read-only to the command; what it could
-		// still do is create one (.mcp.json, .git/commondir) and write
-		// outside.
-		want = []string{".git/commondir", ".mcp.json", outsideGuard}
+		// Those that existed were read-only to the command, the one
+		// outside the workspace too; what it could still do is create one
+		// (.mcp.json, .git/commondir).
+		want = []string{".git/commondir", ".mcp.json"}
 		settings, err := os.ReadFile(filepath.Join(r.ws.Dir(), ".claude", "settings.json"))
 		if err != nil || string(settings) != `{"permissions":{"deny":["Bash(rm *)"]}}` {
 			t.Errorf("settings = %q, %v", settings, err)
+		}
+		if guard, err := os.ReadFile(outsideGuard); err != nil || string(guard) != "#!/bin/sh\nexit 2\n" {
+			t.Errorf("the hook script outside the workspace = %q, %v", guard, err)
 		}
 	}
 	slices.Sort(want)

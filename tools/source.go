@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
@@ -143,6 +144,15 @@ func DefineDynamic(spec DynamicSpec) (Definition, error) {
 	if err != nil {
 		return Definition{}, fmt.Errorf("tool %q: input schema does not compile: %w", spec.Name, err)
 	}
+	if RecursiveSchema(doc) {
+		// Validating against a schema that refers back into itself can
+		// take time exponential in the arguments' depth: a server's
+		// oneOf of three branches, each referring to it again, took 23 s
+		// for 12 levels, and longer than any call for 16. Such a tool's
+		// arguments are bounded in size and depth only; the server checks
+		// the rest.
+		compiled = nil
+	}
 	validate := func(args map[string]any) error {
 		if args == nil {
 			args = map[string]any{}
@@ -158,6 +168,86 @@ func DefineDynamic(spec DynamicSpec) (Definition, error) {
 		project: spec.Project,
 		owner:   spec.Owner,
 	}, nil
+}
+
+// RecursiveSchema reports whether a JSON schema (as decoded) refers back
+// into itself: a $ref whose target holds a $ref that leads, directly or
+// through others, to it again. A reference Fenix does not follow as a
+// JSON pointer into the document ($dynamicRef, $recursiveRef, an anchor)
+// counts as recursive.
+func RecursiveSchema(doc any) bool {
+	refs := map[string][]string{} // location -> the pointers it refers to
+	opaque := false
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, child := range v {
+				switch k {
+				case "$dynamicRef", "$recursiveRef":
+					opaque = true
+				case "$ref":
+					ref, _ := child.(string)
+					if ref != "#" && !strings.HasPrefix(ref, "#/") {
+						opaque = true
+						continue
+					}
+					refs[at] = append(refs[at], strings.TrimPrefix(ref, "#"))
+					continue
+				}
+				walk(child, at+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k))
+			}
+		case []any:
+			for i, child := range v {
+				walk(child, at+"/"+strconv.Itoa(i))
+			}
+		}
+	}
+	walk(doc, "")
+	if opaque {
+		return true
+	}
+	// Each target leads to the targets of the references inside it.
+	leads := func(target string) []string {
+		var out []string
+		for at, to := range refs {
+			if at == target || strings.HasPrefix(at, target+"/") || target == "" {
+				out = append(out, to...)
+			}
+		}
+		return out
+	}
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var cyclic func(target string) bool
+	cyclic = func(target string) bool {
+		switch state[target] {
+		case open:
+			return true
+		case done:
+			return false
+		}
+		state[target] = open
+		for _, next := range leads(target) {
+			if cyclic(next) {
+				return true
+			}
+		}
+		state[target] = done
+		return false
+	}
+	for _, to := range refs {
+		for _, target := range to {
+			if cyclic(target) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // noExternalSchemas refuses every $ref or $schema a dynamic tool's schema
