@@ -99,7 +99,11 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stopOps, err := startOps(cfg.Process, metrics, ready, inbox, inboxLinkTo{dir: cfg.DataDir, terminal: isTerminal(stderr)}, logger)
+	health := &readiness{started: ready, dataDir: cfg.DataDir, frontend: func(ctx context.Context) error {
+		_, err := c.CheckHealth(ctx, &client.CheckHealthRequest{})
+		return err
+	}}
+	stopOps, err := startOps(cfg.Process, metrics, health, inbox, inboxLinkTo{dir: cfg.DataDir, terminal: isTerminal(stderr)}, logger)
 	if err != nil {
 		return err
 	}
@@ -141,7 +145,7 @@ func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metri
 
 // startOps serves /metrics, /healthz, /readyz and, with a codec, /codec/
 // on the configured address; the returned func stops it.
-func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *observability.Readiness, inbox *web.Handler, link inboxLinkTo, logger *slog.Logger) (func(), error) {
+func startOps(cfg worker.ProcessConfig, metrics *observability.Metrics, ready *readiness, inbox *web.Handler, link inboxLinkTo, logger *slog.Logger) (func(), error) {
 	if cfg.HTTPAddr == "off" {
 		return func() {}, nil
 	}
