@@ -33,7 +33,7 @@ func New(parent, prefix string) (*Cgroup, error) {
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
-	dir := filepath.Join(parent, prefix+hex.EncodeToString(id[:]))
+	dir := filepath.Join(parent, prefix+owner()+"-"+hex.EncodeToString(id[:]))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making cgroup %s: %w", dir, err)
 	}
@@ -126,6 +126,7 @@ var parent = sync.OnceValue(func() string {
 	if dir == "" {
 		return ""
 	}
+	killOrphans(dir)
 	removeStale(dir, time.Now().Add(-staleAge))
 	cg, err := New(dir, "fenix-probe-")
 	if err != nil {
@@ -140,6 +141,65 @@ var parent = sync.OnceValue(func() string {
 	}
 	return dir
 })
+
+// owner names this worker process in its run cgroups' names: its PID and
+// start time, which a later process with the same PID does not share.
+var owner = sync.OnceValue(func() string { return ownerOf(os.Getpid()) })
+
+// ownerOf is pid's owner name, "" when it is not running.
+func ownerOf(pid int) string {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// The command name may hold spaces and parentheses: the fields that
+	// follow its last one are counted from the third.
+	end := bytes.LastIndexByte(raw, ')')
+	if end < 0 {
+		return ""
+	}
+	fields := strings.Fields(string(raw[end+1:]))
+	const startTime = 22 - 3
+	if len(fields) <= startTime {
+		return ""
+	}
+	return strconv.Itoa(pid) + "." + fields[startTime]
+}
+
+// orphaned are the prefixes of the run cgroups that end with the worker
+// that made them: a hook's (the stage runs again on another worker), an
+// MCP server's and a browser's. A command's may hold a service the
+// command-run records recover (tools/procs).
+var orphaned = []string{PrefixHook, PrefixMCP, PrefixBrowser}
+
+// killOrphans ends the processes left in the hook, MCP server and browser
+// cgroups of a worker process that is gone: a worker killed while a hook
+// ran left the hook's processes running beside the stage's run on another
+// worker, their side effects twice.
+func killOrphans(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		i := slices.IndexFunc(orphaned, func(p string) bool { return strings.HasPrefix(name, p) })
+		if !e.IsDir() || i < 0 {
+			continue
+		}
+		tag, _, ok := strings.Cut(strings.TrimPrefix(name, orphaned[i]), "-")
+		pid, _, isTag := strings.Cut(tag, ".")
+		n, err := strconv.Atoi(pid)
+		if !ok || !isTag || err != nil || ownerOf(n) == tag {
+			continue
+		}
+		cg := filepath.Join(dir, name)
+		_ = os.WriteFile(filepath.Join(cg, "cgroup.kill"), []byte("1"), 0)
+		for deadline := time.Now().Add(time.Second); os.Remove(cg) != nil && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
 
 // removeStale removes the empty run cgroups a worker that died mid-run
 // left under dir. A cgroup with processes cannot be removed, and one made

@@ -115,3 +115,53 @@ func TestCloseTwiceLeavesOtherFilesOpen(t *testing.T) {
 		t.Fatalf("a file opened after the first Close was closed by the second: %v", err)
 	}
 }
+
+// A worker killed while a hook ran left the hook's processes running
+// beside the stage's run on another worker. The next worker on the host
+// ends what is left in the hook, MCP server and browser cgroups of a
+// worker process that is gone, and leaves a live worker's alone.
+func TestOrphanedRunCgroupsAreKilled(t *testing.T) {
+	parent := Parent()
+	if parent == "" {
+		t.Skip("no writable cgroup v2 here")
+	}
+	start := func(name string) (*exec.Cmd, string) {
+		t.Helper()
+		dir := filepath.Join(parent, name)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0); time.Sleep(50 * time.Millisecond); _ = os.Remove(dir) })
+		fd, err := syscall.Open(dir, syscall.O_DIRECTORY|syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Close(fd)
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, dir
+	}
+	gone, goneDir := start(PrefixHook + "999999999.1-orphan")
+	mine, mineDir := start(PrefixHook + owner() + "-mine")
+	defer func() { _ = mine.Process.Kill(); _ = mine.Wait() }()
+	done := make(chan error, 1)
+	go func() { done <- gone.Wait() }()
+	killOrphans(parent)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the dead worker's hook process is still running")
+	}
+	if _, err := os.Stat(goneDir); !os.IsNotExist(err) {
+		t.Errorf("the orphaned cgroup is still there: %v", err)
+	}
+	if _, err := os.Stat(mineDir); err != nil || mine.ProcessState != nil {
+		t.Errorf("a live worker's hook cgroup was touched: %v", err)
+	}
+	if err := mine.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("a live worker's hook process was killed: %v", err)
+	}
+}
