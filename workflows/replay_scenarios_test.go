@@ -590,6 +590,18 @@ func builtinScenarios() []scenario {
 		req["agent_context"].(map[string]any)["permission_mode"] = "acceptEdits"
 		return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-permission-mode", req)
 	}})
+	// fenix-shape 20: a run canceled while its stage's worker is lost
+	// ends canceled. A worker is not lost in the recording (the dev
+	// server test TestACancelOutlivesALostWorker loses one); the shape's
+	// cancel is recorded, as every shape's commands are.
+	shapes = append(shapes, scenario{file: "cancel_outlives_lost_worker_canceled.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-cancel-lost-worker",
+			withTool(map[string]any{"call_id": "c", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 120}}, "test_sleep"))
+		if err != nil {
+			return nil, err
+		}
+		return run, cancelOnceReviewed(ctx, c, run)
+	}})
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),

@@ -248,7 +248,12 @@ func (s *session) isCanceled(err error) bool {
 		return true
 	}
 	var se *stageError
-	return s.cancelled && errors.As(err, &se) && se.err.Type == fenixerr.TypeCanceled
+	if !s.cancelled || !errors.As(err, &se) {
+		return false
+	}
+	// A stage on a worker that died could not acknowledge the cancel: it
+	// ended at its heartbeat timeout, and the run was still canceled.
+	return se.err.Type == fenixerr.TypeCanceled || se.err.Type == fenixerr.TypeWorkerLost && s.shape >= shapeCancelOutlivesLostWorker
 }
 
 func (s *session) addTrace(e contract.TraceEntry) { s.trace = append(s.trace, e) }
@@ -377,7 +382,12 @@ func (s *session) failureInput(err error, inv *contract.ToolInvocation) activiti
 		if stage == "" {
 			stage = s.currentStage
 		}
-		in.Error = activities.ErrorInfoOf(stage, fenixerr.New(fenixerr.TypeCanceled, "execution canceled: %s", s.cancelReason))
+		msg := "execution canceled: " + s.cancelReason
+		if errors.As(err, &se) && se.err.Type == fenixerr.TypeWorkerLost {
+			// The stage could not hear the cancel: what is known of it.
+			msg += "; " + se.err.Message
+		}
+		in.Error = activities.ErrorInfoOf(stage, fenixerr.New(fenixerr.TypeCanceled, "%s", msg))
 	case errors.As(err, &se):
 		in.Error = activities.ErrorInfoOf(se.stage, se.err)
 	default:

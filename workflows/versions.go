@@ -153,7 +153,13 @@ const (
 	// same commands and payloads as before.
 	shapeToolImages workflow.Version = 19
 
-	shapeLatest = shapeToolImages
+	// shapeCancelOutlivesLostWorker: a run canceled while a stage's worker
+	// was lost (its stage could not acknowledge the cancel and timed out)
+	// ends canceled, its error naming the cancel's reason and what is
+	// known of the stage, where it ended failed with WorkerLostError.
+	shapeCancelOutlivesLostWorker workflow.Version = 20
+
+	shapeLatest = shapeCancelOutlivesLostWorker
 )
 
 // readVersions sets what the run's versions enable. The order of the

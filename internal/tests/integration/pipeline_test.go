@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +26,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/internal/harness/testtools"
+	"github.com/fenixrt/fenix/internal/worker"
 
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -315,4 +318,44 @@ func TestStartWorkflowJSONStartsInputThatIsNoAssignment(t *testing.T) {
 	assert.Equal(t, contract.StatusFailed, res.Status)
 	assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType)
 	assert.Contains(t, res.Error.LastErrorSummary, "attempt_no")
+}
+
+// A cancel sent while the worker running the command was dead ended the
+// run failed with WorkerLostError at the stage's heartbeat timeout: the
+// stage could not acknowledge the cancel, and nothing said one was asked
+// (the chaos session's finding). The run now ends canceled, its error
+// naming the cancel's reason and the command's unknown outcome.
+func TestACancelOutlivesALostWorker(t *testing.T) {
+	queue := newTaskQueue(t)
+	ws, dataDir := t.TempDir(), t.TempDir()
+	first := exec.Command(filepath.Join(binDir, "worker"), "-task-queue", queue, "-data-dir", dataDir, "-workspace-root", ws,
+		"-http-addr", "off", "-log-format", "text")
+	first.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+server.HostPort)
+	var logs lockedBuffer
+	first.Stdout, first.Stderr = &logs, &logs
+	require.NoError(t, first.Start())
+	t.Cleanup(func() { _ = first.Process.Kill(); _ = first.Wait() })
+	a := assignment("lost", map[string]any{"call_id": "lost", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "sleep 60"}}, "exec_command")
+	a["workspace_root"] = ws
+	run := startWorkflow(t, queue, workflows.ExecuteAssignmentWorkflow, "it-cancel-lost-"+t.Name(), a)
+	waitForRunningActivity(t, run, "ExecuteTool")
+
+	require.NoError(t, first.Process.Kill())
+	_ = first.Wait()
+	ctx := context.Background()
+	require.NoError(t, server.Client().SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "operator stop"}))
+	// The host's worker comes back, with its data directory.
+	second, err := worker.New(server.Client(), worker.Config{TaskQueue: queue, DataDir: dataDir, DefaultWorkspaceRoot: ws,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	require.NoError(t, second.Start())
+	t.Cleanup(second.Stop)
+
+	var res contract.Result
+	require.NoError(t, run.Get(ctx, &res))
+	assert.Equal(t, contract.StatusCanceled, res.Status, "%+v", res.Error)
+	require.NotNil(t, res.Error)
+	assert.Equal(t, fenixerr.TypeCanceled, res.Error.ErrorType)
+	assert.Contains(t, res.Error.LastErrorSummary, "execution canceled: operator stop")
+	assert.Contains(t, res.Error.LastErrorSummary, "the outcome of exec_command is unknown")
 }
