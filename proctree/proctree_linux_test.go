@@ -131,7 +131,11 @@ func TestOrphanedRunCgroupsAreKilled(t *testing.T) {
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0); time.Sleep(50 * time.Millisecond); _ = os.Remove(dir) })
+		t.Cleanup(func() {
+			_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+			time.Sleep(50 * time.Millisecond)
+			_ = os.Remove(dir)
+		})
 		fd, err := syscall.Open(dir, syscall.O_DIRECTORY|syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			t.Fatal(err)

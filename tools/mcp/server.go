@@ -60,8 +60,8 @@ type server struct {
 	// notifications that came while it ran are answered by one more
 	// (refreshAfterChange).
 	refreshes atomic.Int64
-	tokens      sync.Map // progress token -> func(*sdk.ProgressNotificationParams)
-	nextToken   atomic.Int64
+	tokens    sync.Map // progress token -> func(*sdk.ProgressNotificationParams)
+	nextToken atomic.Int64
 	// inflight are the calls the session serves, one of which a question
 	// the server asks belongs to (see elicitation.go).
 	inflight inflight
