@@ -63,6 +63,9 @@ type session struct {
 	currentStage string
 
 	trace    []contract.TraceEntry
+	// policy is the policy fingerprint the run's stages last recorded
+	// (notePolicy).
+	policy string
 	reports  []contract.Report
 	id       identity
 	reportTo *contract.ReportTarget
@@ -256,7 +259,29 @@ func (s *session) isCanceled(err error) bool {
 	return se.err.Type == fenixerr.TypeCanceled || se.err.Type == fenixerr.TypeWorkerLost && s.shape >= shapeCancelOutlivesLostWorker
 }
 
-func (s *session) addTrace(e contract.TraceEntry) { s.trace = append(s.trace, e) }
+func (s *session) addTrace(e contract.TraceEntry) {
+	s.trace = append(s.trace, e)
+	s.notePolicy(e)
+}
+
+// notePolicy follows the policy fingerprint the run's stages record (the
+// review, PreToolUse, a permission decision, PostToolUse): a stage that
+// ran under another one than the run's first — its activity taken by a
+// worker holding other settings while a call waited for approval, or a
+// reload — is traced as policy_changed and logged, where a run used to
+// finish under the second policy with nothing saying so.
+func (s *session) notePolicy(e contract.TraceEntry) {
+	fingerprint, _ := e.Get("policy_fingerprint").(string)
+	switch {
+	case fingerprint == "" || fingerprint == s.policy:
+	case s.policy == "":
+		s.policy = fingerprint
+	default:
+		s.logger.Warn("a stage ran under another hook policy than the run's earlier stages", "stage", e.Hook, "from", s.policy, "to", fingerprint)
+		s.trace = append(s.trace, contract.Trace("policy_changed", "stage", e.Hook, "from", s.policy, "to", fingerprint))
+		s.policy = fingerprint
+	}
+}
 
 // stageHeartbeatTimeout bounds how long a stage may go without a
 // heartbeat before it counts as lost.
