@@ -62,10 +62,10 @@ type session struct {
 	cancelStage  string
 	currentStage string
 
-	trace    []contract.TraceEntry
+	trace []contract.TraceEntry
 	// policy is the policy fingerprint the run's stages last recorded
 	// (notePolicy).
-	policy string
+	policy   string
 	reports  []contract.Report
 	id       identity
 	reportTo *contract.ReportTarget
