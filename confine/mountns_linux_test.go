@@ -183,6 +183,48 @@ func BenchmarkStartCommandReadOnly(b *testing.B) {
 	}
 }
 
+// What holding a home's protected paths by mounts (Policy.HeldByMounts,
+// an MCP server's start) costs against cutting the rules around them:
+// the data directory with its plugins' data, a git configuration and a
+// PATH directory in the home.
+func BenchmarkStartCommandHeldByMounts(b *testing.B) {
+	home := b.TempDir()
+	state := filepath.Join(home, ".local", "state", "fenix")
+	for _, d := range []string{filepath.Join(state, "plugin-data"), filepath.Join(home, ".local", "bin"), filepath.Join(home, "ws")} {
+		require.NoError(b, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(b, os.WriteFile(filepath.Join(home, ".gitconfig"), nil, 0o644))
+	policy := Policy{Hidden: []string{state, filepath.Join(state, "audit.db")}, ReadOnly: []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".local", "bin")},
+		Writable: []string{filepath.Join(state, "plugin-data")}}
+	for _, held := range []bool{false, true} {
+		policy.HeldByMounts = held
+		c, err := New(policy)
+		if errors.Is(err, ErrUnavailable) {
+			b.Skip(err)
+		}
+		require.NoError(b, err)
+		if err := c.ReadOnlyUnavailable(); err != nil {
+			c.Close()
+			b.Skip(err)
+		}
+		name := map[bool]string{false: "cut", true: "held"}[held]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				release, err := c.StartCommand(cmd, CommandOptions{Workspace: filepath.Join(home, "ws")})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+				release()
+			}
+		})
+		c.Close()
+	}
+}
+
 // Claude Code's sandbox holds its deny lists inside the project too: a
 // settings file's denyRead ".env" is unreadable to the commands it
 // sandboxes, and denyWrite "config/prod.yaml" read-only. Landlock could
