@@ -78,7 +78,16 @@ type Definition struct {
 	// process_run_id of process_stop), so the call is routed to the host
 	// that owns it. Empty when the call creates a new resource.
 	owner func(args map[string]any) string
+	// unchecked is set for a dynamic tool whose schema refers back into
+	// itself: its arguments are bounded in size, not validated
+	// (DefineDynamic).
+	unchecked bool
 }
+
+// SchemaUnchecked reports whether the tool's arguments are bounded in
+// size but not validated against its schema, which refers back into
+// itself (DefineDynamic).
+func (d Definition) SchemaUnchecked() bool { return d.unchecked }
 
 // Validate checks arguments against the tool's schema and decodes them
 // strictly, without executing anything.

@@ -27,18 +27,21 @@ func TestRecursiveSchemasAreNotValidatedExponentially(t *testing.T) {
 		}
 		return d
 	}
+	plain := `{"type":"object","properties":{"n":{"$ref":"#/$defs/count"}},"$defs":{"count":{"type":"integer"}}}`
 	var deep any = map[string]any{"a": 1}
 	for range 16 {
 		deep = map[string]any{"a": deep}
 	}
 	start := time.Now()
+	if !define(hostile).SchemaUnchecked() || define(plain).SchemaUnchecked() {
+		t.Error("SchemaUnchecked does not tell the recursive schema from the other")
+	}
 	if err := define(hostile).validate(map[string]any{"x": deep}); err != nil {
 		t.Errorf("a recursive schema's arguments: %v", err)
 	}
 	if elapsed := time.Since(start); elapsed > 2*time.Second {
 		t.Errorf("validating 16 levels took %v", elapsed)
 	}
-	plain := `{"type":"object","properties":{"n":{"$ref":"#/$defs/count"}},"$defs":{"count":{"type":"integer"}}}`
 	if err := define(plain).validate(map[string]any{"n": "many"}); err == nil {
 		t.Error("a schema whose references do not recur was not validated")
 	}

@@ -144,13 +144,13 @@ func DefineDynamic(spec DynamicSpec) (Definition, error) {
 	if err != nil {
 		return Definition{}, fmt.Errorf("tool %q: input schema does not compile: %w", spec.Name, err)
 	}
-	if RecursiveSchema(doc) {
+	unchecked := RecursiveSchema(doc)
+	if unchecked {
 		// Validating against a schema that refers back into itself can
 		// take time exponential in the arguments' depth: a server's
 		// oneOf of three branches, each referring to it again, took 23 s
 		// for 12 levels, and longer than any call for 16. Such a tool's
-		// arguments are bounded in size and depth only; the server checks
-		// the rest.
+		// arguments are bounded in size only; the server checks the rest.
 		compiled = nil
 	}
 	validate := func(args map[string]any) error {
@@ -164,9 +164,10 @@ func DefineDynamic(spec DynamicSpec) (Definition, error) {
 		Descriptor: spec.descriptor(spec.Schema),
 		validate:   validate,
 		// Registry.Execute validates before it executes.
-		execute: spec.Execute,
-		project: spec.Project,
-		owner:   spec.Owner,
+		execute:   spec.Execute,
+		project:   spec.Project,
+		owner:     spec.Owner,
+		unchecked: unchecked,
 	}, nil
 }
 
@@ -195,7 +196,7 @@ func RecursiveSchema(doc any) bool {
 					refs[at] = append(refs[at], strings.TrimPrefix(ref, "#"))
 					continue
 				}
-				walk(child, at+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k))
+				walk(child, at+"/"+pointerEscape.Replace(k))
 			}
 		case []any:
 			for i, child := range v {
@@ -218,7 +219,7 @@ func RecursiveSchema(doc any) bool {
 		return out
 	}
 	const (
-		unseen = iota
+		_ = iota // not reached yet
 		open
 		done
 	)
@@ -249,6 +250,9 @@ func RecursiveSchema(doc any) bool {
 	}
 	return false
 }
+
+// pointerEscape escapes a key as a JSON pointer's token (RFC 6901).
+var pointerEscape = strings.NewReplacer("~", "~0", "/", "~1")
 
 // noExternalSchemas refuses every $ref or $schema a dynamic tool's schema
 // makes outside itself. Such schemas come from MCP servers and plugins:

@@ -255,6 +255,9 @@ func (s *server) listTools(ctx context.Context, session *sdk.ClientSession) (map
 			s.logger().Warn(fmt.Sprintf("MCP tool %q of server %q skipped: %v", t.Name, s.cfg.Name, err), "tool", t.Name)
 			continue
 		}
+		if d.SchemaUnchecked() {
+			s.logger().Info(fmt.Sprintf("MCP tool %q of server %q has an input schema that refers back into itself: Fenix bounds its arguments' size and leaves the rest to the server (validating them could take time exponential in their depth)", t.Name, s.cfg.Name), "tool", t.Name)
+		}
 		defs[d.Name] = d
 		names = append(names, d.Name)
 		s.upstream.Store(d.Name, t.Name)
@@ -368,10 +371,6 @@ func (s *server) define(t *sdk.Tool) (tools.Definition, error) {
 	}
 	if string(schema) == "null" {
 		schema = []byte(`{"type":"object"}`)
-	}
-	var doc any
-	if json.Unmarshal(schema, &doc) == nil && tools.RecursiveSchema(doc) {
-		s.logger().Info(fmt.Sprintf("MCP tool %q of server %q has an input schema that refers back into itself: Fenix bounds its arguments' size and leaves the rest to the server (validating them could take time exponential in their depth)", t.Name, s.cfg.Name), "tool", t.Name)
 	}
 	resource := s.m.resourceID(s.cfg.Name)
 	toolName := t.Name
