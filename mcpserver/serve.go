@@ -81,11 +81,12 @@ type stdioTransport struct {
 
 func (t stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	r := mcpframe.NewReader(t.in, MaxMessageBytes, t.onEOF)
-	c, err := (&mcp.IOTransport{Reader: r, Writer: t.out, MaxLineLength: mcpframe.SDKLineLimit(MaxMessageBytes)}).Connect(ctx)
+	out := mcpframe.NewSerialWriter(t.out)
+	c, err := (&mcp.IOTransport{Reader: r, Writer: out, MaxLineLength: mcpframe.SDKLineLimit(MaxMessageBytes)}).Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return mcpframe.NewConn(c, r, "by the Fenix MCP gateway", t.logger), nil
+	return mcpframe.NewConn(c, r, "by the Fenix MCP gateway", t.logger).AnswerUnidentified(out), nil
 }
 
 // HTTPHandler is the Streamable HTTP endpoint at Path, and the older

@@ -134,8 +134,11 @@ func TestStdioMalformedLinesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
 	p.initialize()
 
 	p.send(`this is not json`)
-	p.send(`{"jsonrpc":"2.0","id":5,"method":"tools/list",`)
 	r := p.reply()
+	assert.Equal(t, map[string]any{"jsonrpc": "2.0", "id": nil, "error": r["error"]}, r, "answered with a null id")
+	assert.EqualValues(t, -32700, r["error"].(map[string]any)["code"])
+	p.send(`{"jsonrpc":"2.0","id":5,"method":"tools/list",`)
+	r = p.reply()
 	assert.EqualValues(t, 5, r["id"])
 	e, _ := r["error"].(map[string]any)
 	require.NotNil(t, e, "an error response: %v", r)
@@ -151,10 +154,40 @@ func TestStdioMalformedLinesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
 	assert.Contains(t, e["message"], "version")
 
 	p.send(`{"hello":"world"}`)
+	r = p.reply()
+	assert.Contains(t, r, "id")
+	assert.Nil(t, r["id"], "an object that is no message is answered with a null id: %v", r)
+	assert.EqualValues(t, -32600, r["error"].(map[string]any)["code"])
+	p.send(`{"jsonrpc":"2.0","method":"notifications/bogus","params":[1,2,3]}`)
 	p.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
 	r = p.reply()
-	assert.EqualValues(t, 7, r["id"], "the session still serves: %v", r)
+	assert.EqualValues(t, 7, r["id"], "the session still serves, a notification is never answered: %v", r)
 	assert.Contains(t, r, "result")
 	assert.Contains(t, logs.String(), "is not JSON")
 	assert.Contains(t, logs.String(), "not a valid message")
+}
+
+// A request whose id is not a JSON-RPC ID (an object, an array, a number
+// out of range, a boolean) is answered with -32600 and
+// a null id, as JSON-RPC 2.0 asks, and the session goes on; so is a request
+// with a valid ID after it.
+func TestStdioRequestsWithUnreadableIDsAreAnsweredWithANullID(t *testing.T) {
+	g, err := newGateway(Config{Conversation: "stdio-test"})
+	require.NoError(t, err)
+	p := serveStdioForTest(t, g)
+	p.initialize()
+	for _, id := range []string{`{"a":1}`, `[1]`, `1e400`, `true`} {
+		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`)
+		r := p.reply()
+		require.Contains(t, r, "id", "id %s: %v", id, r)
+		assert.Nil(t, r["id"], "id %s", id)
+		e, _ := r["error"].(map[string]any)
+		require.NotNil(t, e, "id %s: an error response: %v", id, r)
+		assert.EqualValues(t, -32600, e["code"], "id %s", id)
+		assert.Contains(t, e["message"], "tools/list", "id %s", id)
+	}
+	p.send(`{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	r := p.reply()
+	assert.EqualValues(t, 8, r["id"], "the session still serves: %v", r)
+	assert.Contains(t, r, "result")
 }

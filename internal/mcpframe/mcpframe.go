@@ -58,6 +58,10 @@ type Dropped struct {
 	// Response is set when the message was a response (it had "result" or
 	// "error" and no "method").
 	Response bool
+	// UnreadableID is set when the message had an "id" that is not a
+	// JSON-RPC ID (an object, an array, a number out of range, a boolean)
+	// or too long to keep.
+	UnreadableID bool
 }
 
 // Message says what was dropped and names the limit; where says who read
@@ -72,8 +76,11 @@ func (o Dropped) Message(where string) string {
 	case o.Response:
 		kind = "response"
 	}
-	if o.ID.IsValid() {
+	switch {
+	case o.ID.IsValid():
 		kind += fmt.Sprintf(" (id %v)", o.ID.Raw())
+	case o.UnreadableID:
+		kind += " (its id is not a string or an integer)"
 	}
 	if o.NotJSON {
 		return fmt.Sprintf("line of %d bytes read %s is not JSON (%s); it was dropped", o.Bytes, where, o.Invalid)
@@ -324,6 +331,9 @@ type Conn struct {
 	r      *Reader
 	where  string
 	logger *slog.Logger
+	// nullIDs, when set, answers what has no ID to answer (see
+	// AnswerUnidentified).
+	nullIDs io.Writer
 }
 
 // NewConn wraps c, which reads from r; where names the reader in messages
@@ -356,8 +366,72 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: o.ID, Error: wire}); err != nil {
 				return nil, fmt.Errorf("answer a dropped oversized request: %w", err)
 			}
+		case c.nullIDs != nil && o.unidentified():
+			c.logger.Warn(text)
+			if err := c.answerNullID(wire); err != nil {
+				return nil, fmt.Errorf("answer a dropped request without a readable ID: %w", err)
+			}
 		default:
 			c.logger.Error(text + "; it had no ID to answer")
 		}
 	}
 }
+
+// unidentified reports whether a dropped line is owed an answer it has no
+// ID for: a line that is not JSON, a request whose ID cannot be read, or
+// an object that is neither a request, a notification nor a response.
+// A notification is never answered.
+func (o Dropped) unidentified() bool {
+	switch {
+	case o.NotJSON:
+		return true
+	case o.Method != "":
+		return o.UnreadableID
+	}
+	return !o.Response && !o.ID.IsValid()
+}
+
+// AnswerUnidentified makes c answer what has no ID to answer (a line
+// that is not JSON, a request whose ID cannot be read, an object that is
+// no JSON-RPC message) with an error whose "id" is null, as JSON-RPC 2.0 asks of a server ("If there was an error in
+// detecting the id in the Request object, it MUST be Null"): the SDK
+// leaves a null ID out of a response, so c writes it through w, which
+// must be the writer under the connection, shared through a SerialWriter.
+// Only a server's side should: a client would answer a server's stray
+// log line on stdout with a response it never asked for.
+func (c *Conn) AnswerUnidentified(w *SerialWriter) *Conn {
+	c.nullIDs = w
+	return c
+}
+
+func (c *Conn) answerNullID(wire *jsonrpc.Error) error {
+	data, err := json.Marshal(struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      *struct{}      `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{JSONRPC: "2.0", Error: wire})
+	if err != nil {
+		return err
+	}
+	_, err = c.nullIDs.Write(append(data, '\n'))
+	return err
+}
+
+// SerialWriter writes whole messages one at a time: the SDK's stream
+// connection writes each message with one Write, so a message written
+// beside it through the same SerialWriter never splits one of the SDK's.
+type SerialWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+// NewSerialWriter serializes the writes to w.
+func NewSerialWriter(w io.WriteCloser) *SerialWriter { return &SerialWriter{w: w} }
+
+func (s *SerialWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *SerialWriter) Close() error { return s.w.Close() }

@@ -22,6 +22,9 @@ type scanner struct {
 	valueLong          bool
 	id, method         []byte
 	hasResult          bool
+	// idSeen: the message has a top-level "id" that is not null (id is
+	// nil when it was over maxValue bytes).
+	idSeen bool
 }
 
 const (
@@ -129,6 +132,7 @@ func (s *scanner) endValue() {
 	}
 	if s.capturing == "id" {
 		s.id = v
+		s.idSeen = s.valueLong || string(v) != "null"
 	} else {
 		s.method = v
 	}
@@ -149,5 +153,6 @@ func (s *scanner) result() Dropped {
 		_ = json.Unmarshal(s.method, &o.Method)
 	}
 	o.Response = o.Method == "" && s.hasResult
+	o.UnreadableID = s.idSeen && !o.ID.IsValid()
 	return o
 }
