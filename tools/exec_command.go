@@ -207,9 +207,20 @@ func startCommandRun(env *Env, h *Host, p commandPlan, conf *commandConfinement,
 		},
 	})
 	if err != nil {
-		return procs.CommandRun{}, nil, fenixerr.New(fenixerr.TypeToolUnavailable, "exec_command could not start %q: %v", p.commandLine, err).WithTool(execCommandName)
+		return procs.CommandRun{}, nil, notStarted(execCommandName, p.commandLine, err)
 	}
 	return rec, proc, nil
+}
+
+// notStarted is the error of a command tool whose command could not start:
+// a worker out of descriptors or processes is named as the cause, with
+// its own code, whatever step of the start met it.
+func notStarted(tool, commandLine string, err error) *fenixerr.Error {
+	if why := procs.Exhausted(err); why != "" {
+		return fenixerr.New(fenixerr.TypeToolUnavailable, "%s could not start %q, which did not run: %s (%v)", tool, commandLine, why, err).
+			WithTool(tool).WithCode(procs.CodeWorkerExhausted).WithCause(err)
+	}
+	return fenixerr.New(fenixerr.TypeToolUnavailable, "%s could not start %q: %v", tool, commandLine, err).WithTool(tool).WithCause(err)
 }
 
 // superviseCommand streams the command's output and heartbeats until it

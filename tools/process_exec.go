@@ -144,7 +144,7 @@ func launchService(env *Env, h *Host, a ProcessExecArgs) (string, procs.ServiceI
 	case errors.Is(err, procs.ErrLimitReached):
 		return "", procs.ServiceInfo{}, fenixerr.New(fenixerr.TypeToolUnavailable, "process_exec: %v", err).WithTool(processExecName).WithCode("too_many_services")
 	case err != nil:
-		return "", procs.ServiceInfo{}, fenixerr.New(fenixerr.TypeToolUnavailable, "process_exec could not start %q: %v", a.CommandLine, err).WithTool(processExecName)
+		return "", procs.ServiceInfo{}, notStarted(processExecName, a.CommandLine, err)
 	}
 	return cwd, info, nil
 }
