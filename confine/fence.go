@@ -51,10 +51,15 @@ func fenceDial(dial netguard.DialFunc, unreachable []Endpoint) netguard.DialFunc
 }
 
 // loopbacks are the addresses a process on the host reaches a server
-// listening on loopback (or on every address) with.
+// listening on loopback (or on every address) with: besides 127.0.0.0/8
+// and ::1, Linux takes a connect(2) to the unspecified address (0.0.0.0,
+// ::) as one to the host itself, and recent kernels route all of
+// 0.0.0.0/8 there too (0.1.2.3 reaches a server on 0.0.0.0).
 var loopbacks = []netip.Prefix{
 	netip.MustParsePrefix("127.0.0.0/8"),
 	netip.MustParsePrefix("::1/128"),
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("::/128"),
 }
 
 // EndpointsOf are the destinations through which a command on this host

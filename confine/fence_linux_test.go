@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,7 +90,14 @@ func TestFenceRefusesTheFrontendToTheCgroupOnly(t *testing.T) {
 	require.NoError(t, err)
 	cg := fencedCgroup(t, endpoints)
 
-	targets := []string{"127.0.0.1:" + port, "127.0.0.2:" + port, "[::1]:" + port, "[::ffff:127.0.0.1]:" + port}
+	targets := []string{"127.0.0.1:" + port, "127.0.0.2:" + port, "[::1]:" + port, "[::ffff:127.0.0.1]:" + port,
+		// Linux takes the unspecified address as the host itself.
+		"0.0.0.0:" + port, "[::]:" + port, "[::ffff:0.0.0.0]:" + port}
+	// Recent kernels route all of 0.0.0.0/8 to the host.
+	if c, err := net.DialTimeout("tcp", "0.1.2.3:"+port, time.Second); err == nil {
+		c.Close()
+		targets = append(targets, "0.1.2.3:"+port)
+	}
 	if own := hostAddresses(); len(own) > 0 {
 		for _, a := range own {
 			if a.Is4() && !a.IsLoopback() {

@@ -25,6 +25,7 @@ import (
 // and it listens on the worker's loopback. An agent whose `git push`
 // waits for decide_permission sends the update itself — with the
 // Temporal CLI, with a raw connection, through another loopback address
+// or the unspecified one (0.0.0.0, ::, which Linux routes to the host),
 // or a POST to the HTTP API on every port that listens on loopback (the
 // dev server picks that one at random) — from a command, and from code a
 // hook runs; each connection to the dev server is refused by the fence
@@ -41,7 +42,7 @@ func TestAgentCannotApproveItselfThroughTheDevServer(t *testing.T) {
 		// A hook that runs what the agent can change (here directly: the
 		// connection a git fsmonitor would open).
 		".claude/hooks/probe.sh": fmt.Sprintf("#!/bin/bash\ncat >/dev/null\n"+
-			"if (exec 3<>/dev/tcp/127.0.0.1/%s) 2>>%q; then echo hook-connected >>%q; else echo hook-refused >>%q; fi\nexit 0\n", port, probeLog, probeLog, probeLog),
+			"for a in 127.0.0.1 0.0.0.0; do if (exec 3<>/dev/tcp/$a/%s) 2>>%q; then echo hook-connected $a >>%q; else echo hook-refused $a >>%q; fi; done\nexit 0\n", port, probeLog, probeLog, probeLog),
 	} {
 		full := filepath.Join(project, filepath.FromSlash(path))
 		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
@@ -60,20 +61,24 @@ try cli-update "$T" workflow update execute --address "$A" --namespace %s --work
 try raw-connect bash -c "exec 3<>/dev/tcp/127.0.0.1/$P"
 try other-loopback bash -c "exec 3<>/dev/tcp/127.0.0.2/$P"
 try ipv6-loopback bash -c "exec 3<>/dev/tcp/::1/$P"
+# Linux takes a connect to the unspecified address as one to the host.
+try unspecified bash -c "exec 3<>/dev/tcp/0.0.0.0/$P"
+try unspecified-v6 bash -c "exec 3<>/dev/tcp/::/$P"
+try cli-unspecified "$T" workflow update execute --address "0.0.0.0:$P" --namespace %s --workflow-id %s --name decide_permission --input '%s' --command-timeout 5s
 # The dev server's HTTP API listens on a port of its own choosing: try
 # every listening port on loopback.
 for hex in $(awk 'NR > 1 && $4 == "0A" { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 | sort -u); do
   p=$((16#$hex))
   try http-$p curl -sS --max-time 5 -X POST -d '{"request": {"meta": {"updateId": "agent-'$p'"}, "input": {"args": [%s]}}, "waitPolicy": {"lifecycleStage": "UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED"}}' http://127.0.0.1:$p/api/v1/namespaces/%s/workflows/%s/update/decide_permission
 done
-`, cliPath, server.HostPort, port, server.Namespace, push.GetID(), decision, decision, server.Namespace, push.GetID())
+`, cliPath, server.HostPort, port, server.Namespace, push.GetID(), decision, server.Namespace, push.GetID(), decision, decision, server.Namespace, push.GetID())
 	require.NoError(t, os.WriteFile(filepath.Join(project, "approve-myself.sh"), []byte(probe), 0o644))
 	res, _ := runAssignment(t, w.queue, assignment("fence-attack",
 		map[string]any{"call_id": "call-attack", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "bash approve-myself.sh", "timeout_seconds": 60}}, "exec_command"))
 	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
 	out := res.Output.Content
 	t.Logf("the agent's attempts:\n%s", out)
-	for _, attempt := range []string{"cli-update", "raw-connect", "other-loopback", "ipv6-loopback"} {
+	for _, attempt := range []string{"cli-update", "raw-connect", "other-loopback", "ipv6-loopback", "unspecified", "unspecified-v6", "cli-unspecified"} {
 		line := lineStarting(out, attempt+" rc=")
 		if assert.NotEmpty(t, line, "attempt %s did not report", attempt) {
 			assert.NotContains(t, line, "rc=0 ", "attempt %s got through", attempt)
@@ -85,7 +90,8 @@ done
 
 	hookLog, err := os.ReadFile(probeLog)
 	require.NoError(t, err)
-	assert.Contains(t, string(hookLog), "hook-refused")
+	assert.Contains(t, string(hookLog), "hook-refused 127.0.0.1")
+	assert.Contains(t, string(hookLog), "hook-refused 0.0.0.0")
 	assert.NotContains(t, string(hookLog), "hook-connected", "a hook's process reached the frontend:\n%s", hookLog)
 
 	assert.Len(t, pendingPermissions(t, push), 1, "the push still waits for the operator")
