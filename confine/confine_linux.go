@@ -47,9 +47,14 @@ const maxCachedRulesets = 64
 type Confiner struct {
 	abi     int
 	handled uint64
-	// scoped is LANDLOCK_SCOPE_SIGNAL where the kernel has it (ABI 6,
-	// Linux 6.12): a command can signal only its own processes, not the
-	// worker, its hooks, or another command.
+	// scoped is, where the kernel has them (ABI 6, Linux 6.12),
+	// LANDLOCK_SCOPE_SIGNAL: a command can signal only its own
+	// processes, not the worker, its hooks, or another command; and
+	// LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET: it connects only to the
+	// abstract unix sockets its own processes listen on, not to another
+	// run's (a channel between two agents' commands) or a host service's
+	// (a container runtime's shim sockets are abstract on some hosts).
+	// Abstract sockets have no path, so no file rule reaches them.
 	scoped uint64
 	// signalsAnywhere is Policy.SignalsAnywhere; boundCaps is
 	// Policy.BoundCapabilities.
@@ -180,8 +185,11 @@ func New(p Policy) (*Confiner, error) {
 	case abi >= 3:
 		c.handled = accessV3
 	}
-	if abi >= 6 && !p.SignalsAnywhere {
-		c.scoped = unix.LANDLOCK_SCOPE_SIGNAL
+	if abi >= 6 {
+		c.scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+		if !p.SignalsAnywhere {
+			c.scoped |= unix.LANDLOCK_SCOPE_SIGNAL
+		}
 	}
 	c.noPrlimitFilter = probePrlimitFilter()
 	c.noMountns = probeMountns()
@@ -259,7 +267,13 @@ func (c *Confiner) ABI() int { return c.abi }
 
 // SignalsScoped reports whether a command may signal only the processes
 // it started (Landlock ABI 6).
-func (c *Confiner) SignalsScoped() bool { return c.scoped != 0 }
+func (c *Confiner) SignalsScoped() bool { return c.scoped&unix.LANDLOCK_SCOPE_SIGNAL != 0 }
+
+// SocketsScoped reports whether a command may connect only to the
+// abstract unix sockets of its own domain (ABI 6).
+func (c *Confiner) SocketsScoped() bool {
+	return c.scoped&unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET != 0
+}
 
 // NetworkUnavailable is why the Policy's Network cannot be applied, or
 // nil when it can (or there is none): commands then reach the network as

@@ -324,6 +324,54 @@ func TestBoundaryConfinesWrites(t *testing.T) {
 	assert.Equal(t, "notes\n", string(b))
 }
 
+// Where the kernel scopes them (ABI 6), a command connects only to the
+// abstract unix sockets its own processes listen on: not to one the
+// worker (or a host service, or another run's command) listens on, which
+// no file rule reaches since it has no path.
+func TestAbstractSocketsStayWithinTheCommand(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}, SignalsAnywhere: true})
+	if c.ABI() < 6 {
+		t.Skipf("Landlock ABI %d does not scope abstract sockets (6 does)", c.ABI())
+	}
+	require.True(t, c.SocketsScoped(), "scoped whether or not signals are")
+	name := fmt.Sprintf("fenix-test-%d", os.Getpid())
+	outside, err := net.Listen("unix", "@"+name)
+	require.NoError(t, err)
+	defer outside.Close()
+	go func() {
+		for {
+			conn, err := outside.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = conn.Write([]byte("the worker's secret\n"))
+			conn.Close()
+		}
+	}()
+	code, out := sh(t, c, l.ws, fmt.Sprintf(`python3 - <<'PY'
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("\0%s"); print("outside-reached", s.recv(100))
+except OSError as e:
+    print("outside-refused", e)
+own = socket.socket(socket.AF_UNIX); own.bind("\0%s-own"); own.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect("\0%s-own"); print("own-reached")
+PY`, name, name, name))
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "outside-refused")
+	assert.Contains(t, out, "Operation not permitted")
+	assert.NotContains(t, out, "outside-reached")
+	assert.Contains(t, out, "own-reached", "a command's own abstract sockets still work")
+	conn, err := net.Dial("unix", "@"+name)
+	require.NoError(t, err, "the worker, outside the domain, still connects")
+	conn.Close()
+}
+
 // Where the kernel scopes signals (ABI 6), a command signals only the
 // processes it started: not the worker, not a hook or any other process
 // the worker runs unconfined, not another command — also under a

@@ -25,6 +25,9 @@ func (c *Confiner) String() string {
 	case c.SignalsScoped():
 		others = "signals: to the processes of the command's own group only (a conversation's in its workspace; a hook's own)"
 	}
+	if c.SocketsScoped() {
+		others += "; abstract unix sockets: its own group's only"
+	}
 	if c.PrlimitFiltered() {
 		others += "; prlimit: own limits only"
 	} else {
