@@ -200,9 +200,13 @@ func newGateway(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{cfg: cfg, cancels: newCancelLedger(), calls: newInflight(), inputs: newInputLedger(), stdioSession: "stdio-" + randomID(), served: map[string][]byte{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "fenix", Title: "Fenix governed tools", Version: cfg.Version}, &mcp.ServerOptions{
-		Instructions:       "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
-		Logger:             cfg.Logger,
-		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{Subscribe: true}, Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{}},
+		Instructions: "Every tool call runs as a durable, governed Fenix ExecuteAssignment workflow on Temporal (review, hooks, approval, audit).",
+		Logger:       cfg.Logger,
+		// Logging: the gateway serves logging/setLevel and passes its
+		// servers' log messages on, which a server must declare (clients
+		// that check capabilities offer no log level without it).
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{Subscribe: true},
+			Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,

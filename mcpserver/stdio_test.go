@@ -76,11 +76,24 @@ func (p *stdioPeer) reply() map[string]any {
 	return nil
 }
 
-func (p *stdioPeer) initialize() {
+func (p *stdioPeer) initialize() map[string]any {
 	p.t.Helper()
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	require.Contains(p.t, p.reply(), "result")
+	r := p.reply()
+	require.Contains(p.t, r, "result")
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return r["result"].(map[string]any)
+}
+
+// The gateway declares what it serves: logging among them, since it
+// answers logging/setLevel and passes its servers' log messages on.
+func TestStdioInitializeDeclaresTheGatewaysCapabilities(t *testing.T) {
+	g, err := newGateway(Config{Conversation: "stdio-test"})
+	require.NoError(t, err)
+	caps, _ := serveStdioForTest(t, g).initialize()["capabilities"].(map[string]any)
+	for _, c := range []string{"tools", "resources", "prompts", "completions", "logging"} {
+		assert.Contains(t, caps, c)
+	}
 }
 
 // logBuffer collects a gateway's log lines.
