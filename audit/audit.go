@@ -1,6 +1,7 @@
 // Package audit stores the agent audit log: one row per tool call, tool
-// failure and session stop, in the agent_audit_log table of an embedded
-// SQLite file (the default) or a PostgreSQL database.
+// failure, session stop and run ended from outside, in the
+// agent_audit_log table of an embedded SQLite file (the default) or a
+// PostgreSQL database.
 //
 // Rows are idempotent: (session_id, run_id, call_id, event) is unique and a
 // second Record of the same key does nothing, so an activity retried after
@@ -21,6 +22,10 @@ const (
 	EventToolCall    = "TOOL_CALL"
 	EventToolFailure = "TOOL_FAILURE"
 	EventSessionStop = "SESSION_STOP"
+	// EventRunEnded rows record a run Temporal ended from outside, where
+	// no stage ran to record it: terminated by an operator, or past its
+	// execution timeout (Status "terminated" or "timed_out").
+	EventRunEnded = "RUN_ENDED"
 )
 
 // Size caps applied by Record, so one huge tool output cannot bloat the log.

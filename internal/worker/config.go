@@ -67,6 +67,11 @@ type Config struct {
 	// (<DataDir>/transcripts) is kept after its last write
 	// (FENIX_TRANSCRIPT_RETENTION, default DefaultTranscriptRetention).
 	TranscriptRetention time.Duration
+	// EndedRunsSweepInterval is how often the worker records, in the
+	// audit log, the runs of its task queue Temporal ended from outside
+	// (terminated, timed out); negative turns it off
+	// (FENIX_ENDED_RUNS_SWEEP, default DefaultEndedRunsSweepInterval).
+	EndedRunsSweepInterval time.Duration
 	// SessionIdleTimeout ends a conversation's Claude Code session (its
 	// SessionEnd hooks run) after this long without a run of the
 	// conversation (FENIX_SESSION_IDLE_TIMEOUT, default
@@ -197,6 +202,9 @@ func (c Config) withDefaults() Config {
 	if c.SessionIdleTimeout == 0 {
 		c.SessionIdleTimeout = workflows.DefaultSessionIdleTimeout
 	}
+	if c.EndedRunsSweepInterval == 0 {
+		c.EndedRunsSweepInterval = DefaultEndedRunsSweepInterval
+	}
 	if c.TranscriptRetention == 0 {
 		c.TranscriptRetention = DefaultTranscriptRetention
 	}
@@ -297,6 +305,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.DurationVar(&cfg.Contexts.GCInterval, "context-gc-interval", env.duration("FENIX_CONTEXT_GC_INTERVAL", DefaultContextGCInterval), "how often this worker collects the shared context store's blobs no open run references; negative disables (env FENIX_CONTEXT_GC_INTERVAL)")
 	fs.StringVar(&cfg.InboxURL, "inbox-url", getenv("FENIX_INBOX_URL"), "approvals inbox page linked from permission_prompt notifications (env FENIX_INBOX_URL; default http://<http-addr>/inbox/)")
 	fs.DurationVar(&cfg.SessionIdleTimeout, "session-idle-timeout", env.duration("FENIX_SESSION_IDLE_TIMEOUT", workflows.DefaultSessionIdleTimeout), "end a conversation's Claude Code session (SessionEnd hooks, reason other) after this long without a run (env FENIX_SESSION_IDLE_TIMEOUT)")
+	fs.DurationVar(&cfg.EndedRunsSweepInterval, "ended-runs-sweep", env.duration("FENIX_ENDED_RUNS_SWEEP", DefaultEndedRunsSweepInterval), "how often this worker records in the audit log the runs of its task queue Temporal ended from outside (terminated, timed out); negative turns it off (env FENIX_ENDED_RUNS_SWEEP)")
 	fs.DurationVar(&cfg.TranscriptRetention, "transcript-retention", env.duration("FENIX_TRANSCRIPT_RETENTION", DefaultTranscriptRetention), "delete the transcript files hooks read this long after their last write (env FENIX_TRANSCRIPT_RETENTION)")
 	fs.StringVar(&cfg.AuditDSN, "audit-dsn", getenv("FENIX_AUDIT_DSN"), "audit store: postgres://... or a SQLite file (env FENIX_AUDIT_DSN; default <data-dir>/audit.db)")
 	fs.StringVar(&cfg.Process.GRPCCompression, "grpc-compression", env.or("FENIX_GRPC_COMPRESSION", "gzip"), "Temporal client request compression: gzip (the SDK's default) or none (a server on the same network) (env FENIX_GRPC_COMPRESSION)")

@@ -77,6 +77,9 @@ type Worker struct {
 	// the one on disk (see acceptedPolicyFile).
 	policyHeld atomic.Bool
 	sweeper    *periodic
+	// endedRunsSweeper records runs Temporal ended from outside (see
+	// ended_runs.go).
+	endedRunsSweeper *periodic
 	// pinBook records the workspace pins of the policy the hooks run
 	// (see workspacePinsFile); pinsMu guards it and the record.
 	pinsMu  sync.Mutex
@@ -521,6 +524,7 @@ func (w *Worker) Start() error {
 	}
 	w.startContextGC()
 	w.startTranscriptSweep()
+	w.startEndedRunsSweep()
 	w.cfg.Logger.Info("fenix worker started", "task_queue", w.cfg.TaskQueue, "host_queue", w.Host.Queue, "host_id", w.Host.ID)
 	return nil
 }
@@ -528,6 +532,7 @@ func (w *Worker) Start() error {
 // Stop drains in-flight tasks, stops polling, stops this host's commands
 // and services, and closes the stores.
 func (w *Worker) Stop() {
+	w.stopEndedRunsSweep()
 	w.hostWorker.Stop()
 	w.shared.Stop()
 	// The MCP servers first: their stdio processes start through the

@@ -16,6 +16,7 @@ import (
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/tools"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -138,4 +139,35 @@ func TestToolErrorIsRedactedLikeItsResult(t *testing.T) {
 	raw, err := json.Marshal(history(t, run))
 	require.NoError(t, err)
 	assert.False(t, strings.Contains(string(raw), secret), "the secret is in the run's history")
+}
+
+// A run an operator terminates runs no further stage, so nothing of the
+// run writes its end: the worker's sweep records a RUN_ENDED row with who
+// ended it and why, once however many sweeps see it.
+func TestATerminatedRunIsAudited(t *testing.T) {
+	w := startWorker(t, func(c *worker.Config) { c.EndedRunsSweepInterval = 300 * time.Millisecond })
+	id := "audit-terminated-" + w.queue
+	a := assignment(id, map[string]any{"call_id": "c1", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "sleep 60"}}, "exec_command")
+	run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, id, a)
+	waitForRunningActivity(t, run, "ExecuteTool")
+	ctx := context.Background()
+	require.NoError(t, server.Client().TerminateWorkflow(ctx, id, run.GetRunID(), "runaway build, stopped by on-call"))
+
+	var rows []audit.Row
+	require.Eventually(t, func() bool {
+		var err error
+		rows, err = w.Audit().Query(ctx, audit.Filter{SessionID: id, Event: audit.EventRunEnded})
+		require.NoError(t, err)
+		return len(rows) > 0
+	}, 30*time.Second, 200*time.Millisecond, "no RUN_ENDED row for the terminated run")
+	r := rows[0]
+	assert.Equal(t, run.GetRunID(), r.RunID)
+	assert.Equal(t, "terminated", r.Status)
+	assert.Contains(t, r.Error, "runaway build, stopped by on-call")
+	assert.Contains(t, r.Error, "terminated by ")
+	assert.Equal(t, "exec_command", r.ToolName)
+	assert.Equal(t, a["conversation_id"], r.ConversationID)
+	time.Sleep(time.Second) // three more sweeps
+	assert.Equal(t, 1, auditCount(t, w.Audit(), id, audit.EventRunEnded), "recorded once")
+	assert.Equal(t, 0, auditCount(t, w.Audit(), id, audit.EventSessionStop), "no stage ran after the terminate")
 }
