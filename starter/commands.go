@@ -23,6 +23,7 @@ import (
 	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/contextstore"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/internal/grpcheaders"
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -63,6 +64,7 @@ func connect(ctx context.Context) (*connection, error) {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	opts.Interceptors = append(opts.Interceptors, tracing)
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpcheaders.DialOption())
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		_ = shutdownTracing(context.Background())

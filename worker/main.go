@@ -27,6 +27,7 @@ import (
 	"github.com/fenixrt/fenix/approvals/web"
 	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/contextstore"
+	"github.com/fenixrt/fenix/internal/grpcheaders"
 	"github.com/fenixrt/fenix/internal/observability"
 	"github.com/fenixrt/fenix/internal/worker"
 	"github.com/fenixrt/fenix/tools"
@@ -136,6 +137,7 @@ func dial(ctx context.Context, logger *slog.Logger, metrics *observability.Metri
 	if process.GRPCCompression == "none" {
 		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	}
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpcheaders.DialOption())
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("connect to Temporal at %q: %w", displayAddress(opts.HostPort), err)

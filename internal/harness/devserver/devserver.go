@@ -21,8 +21,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"google.golang.org/grpc"
 
 	"github.com/fenixrt/fenix/codec"
+	"github.com/fenixrt/fenix/internal/grpcheaders"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -230,8 +232,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		out = io.Discard
 	}
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-		ExistingPath:     o.CLIPath,
-		ClientOptions:    &client.Options{HostPort: o.HostPort, Namespace: o.Namespace, Logger: quietLogger{}, DataConverter: codec.NewDataConverter(nil)},
+		ExistingPath: o.CLIPath,
+		ClientOptions: &client.Options{HostPort: o.HostPort, Namespace: o.Namespace, Logger: quietLogger{}, DataConverter: codec.NewDataConverter(nil),
+			ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpcheaders.DialOption()}}},
 		EnableUI:         o.EnableUI,
 		UIPort:           o.UIPort,
 		DBFilename:       o.DBFilename,

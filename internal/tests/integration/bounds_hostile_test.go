@@ -422,3 +422,22 @@ func TestAnArgumentWithCountlessSchemaErrorsEndsWithAResult(t *testing.T) {
 	assert.Less(t, len(res.Error.LastErrorSummary), 16<<10)
 	assert.Less(t, time.Since(started), 30*time.Second)
 }
+
+// A run whose IDs hold characters outside printable ASCII (a kernel's
+// conversation "conv-ü 🚀", a tab) ends with its result: the Go SDK puts
+// the workflow ID in a gRPC header, which gRPC refuses for such bytes, so
+// every workflow task of the run failed and it never ended; the worker's
+// connection now leaves the header out where it cannot be sent.
+func TestARunWithNonASCIIIDsEndsWithItsResult(t *testing.T) {
+	w := startWorker(t, withScripts(t, filepath.Join(repoRoot, "examples", "agent_scripts.json")))
+	req := agentTurnRequest(t, "main", map[string]any{"conversation_id": "conv-ü 🚀", "turn_id": "turn\t1"})
+	req["logical_work_id"] = "agent-turn-conv-ü 🚀-turn\t1-" + w.queue
+	res := runTurn(t, w.queue, req)
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+
+	a := assignment("work/ü 🚀", map[string]any{"call_id": "call-ü", "tool_name": "calculator", "arguments": map[string]any{"expression": "6 * 7"}})
+	a["conversation_id"] = "conv-ü 🚀"
+	out, _ := runAssignment(t, w.queue, a)
+	require.Equal(t, contract.StatusCompleted, out.Status, "%+v", out.Error)
+	assert.Contains(t, out.Output.Content, "42")
+}
