@@ -103,6 +103,19 @@ func (s *progressSink) emit(chunk contract.ToolOutputChunk) {
 	}
 }
 
+// tick sends what is pending once progressInterval has passed since the
+// last send, on the heartbeat's clock: emit sends only when more output
+// arrives, so a command that prints a line and then works quietly (a
+// build's banner, `echo started; sleep 30`) would hold its line until the
+// next one, or the end, and a cancel in between would lose it.
+func (s *progressSink) tick() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Since(s.lastSent) >= progressInterval {
+		s.sendLocked()
+	}
+}
+
 // flush sends what is pending when the tool ends, if it streamed at all.
 func (s *progressSink) flush() {
 	s.mu.Lock()
@@ -154,7 +167,10 @@ func (s *progressSink) sendLocked() {
 
 // startHeartbeat heartbeats a tool's progress while it runs.
 func startHeartbeat(ctx context.Context, sink *progressSink) (stop func()) {
-	return StartHeartbeats(ctx, func() any { return sink.heartbeat() })
+	return StartHeartbeats(ctx, func() any {
+		sink.tick()
+		return sink.heartbeat()
+	})
 }
 
 // StartHeartbeats records heartbeats while an activity with a heartbeat

@@ -109,6 +109,42 @@ func TestExecCommandStreamsOutputAndCancelKillsTheProcessGroup(t *testing.T) {
 	t.Logf("cancel to canceled result: %s; processes %v gone", elapsed, pids)
 }
 
+// A command that prints a line and then works quietly streams that line
+// while it works: output is sent on the heartbeat's clock, not only when
+// more arrives (the line waited for the next one, and a cancel in between
+// lost it).
+func TestAQuietCommandsFirstLineIsStreamedWhileItWorks(t *testing.T) {
+	w := startWorker(t)
+	run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, "it-exec-quiet-"+w.queue, assignment("exec-quiet", map[string]any{
+		"call_id": "call-quiet", "tool_name": "exec_command", "arguments": map[string]any{"command_line": "echo started; sleep 30", "timeout_seconds": 60},
+	}, hostTools...))
+	ctx := context.Background()
+	begin := time.Now()
+	require.Eventually(t, func() bool {
+		v, err := server.Client().QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.QueryReports)
+		var reports []contract.Report
+		if err != nil || v.Get(&reports) != nil {
+			return false
+		}
+		for _, r := range reports {
+			if r.Phase == contract.PhaseToolOutput && strings.Contains(r.OutputChunk.Text, "started") {
+				return true
+			}
+		}
+		return false
+	}, 15*time.Second, 100*time.Millisecond, "the first line is streamed while the command sleeps")
+	t.Logf("first line streamed after %s", time.Since(begin))
+	require.NoError(t, server.Client().SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "seen enough"}))
+	var res contract.Result
+	require.NoError(t, run.Get(ctx, &res))
+	assert.Equal(t, contract.StatusCanceled, res.Status)
+	streamed := false
+	for _, r := range res.Reports {
+		streamed = streamed || r.Phase == contract.PhaseToolOutput && strings.Contains(r.OutputChunk.Text, "started")
+	}
+	assert.True(t, streamed, "the canceled run's reports keep the streamed line")
+}
+
 // An agent that detaches a process from exec_command's process group
 // (setsid, then nohup and a new session) does not leave it running: the
 // command's cgroup ends it with the command. Where the worker cannot make
