@@ -36,6 +36,10 @@ const (
 	// permission_denied, resource_not_found, ...), for clients that act
 	// on it rather than read the text.
 	MetaErrorCode = "fenixrt/error_code"
+	// MetaData is the run's output data for an MCP server's tool that
+	// declared no output schema (Fenix's own tools send theirs as
+	// structuredContent).
+	MetaData = "fenixrt/data"
 )
 
 // cancelWait bounds how long a cancelled call waits for its run to record
@@ -357,7 +361,15 @@ func (g *Gateway) toResult(ctx context.Context, d tools.Descriptor, res contract
 		out.StructuredContent = structured
 	case res.Status == contract.StatusCompleted && res.Output != nil:
 		out.Content = append([]mcp.Content{&mcp.TextContent{Text: res.Output.Content}}, g.attachments(ctx, run.GetID(), res.Output.Data)...)
-		if len(res.Output.Data) > 0 {
+		switch {
+		case len(res.Output.Data) == 0:
+		case d.Declared != nil:
+			// An MCP server's tool that declared no output schema: the
+			// run's data is Fenix's account of the call (server, items,
+			// stored references), not the tool's output, and a client that
+			// prefers structuredContent to content would show it instead.
+			out.Meta[MetaData] = res.Output.Data
+		default:
 			out.StructuredContent = res.Output.Data
 		}
 	case res.Error != nil:
