@@ -10,7 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/tools"
+	mcptools "github.com/fenixrt/fenix/tools/mcp"
 )
 
 // DefaultMaxAttachmentBytes bounds the attachment bytes one result
@@ -49,6 +51,9 @@ func (g *Gateway) attachments(ctx context.Context, workflowID string, data map[s
 	var unsent []string
 	budget := g.cfg.MaxAttachmentBytes
 	for _, a := range list {
+		if a.Type == tools.AttachmentText {
+			continue // put back into the narrative by wholeTexts
+		}
 		c, size, why := g.attachment(ctx, a, budget)
 		if why != "" {
 			unsent = append(unsent, fmt.Sprintf("%s %s of %d bytes (%s): %s", a.Type, a.MIMEType, a.Bytes, a.Ref, why))
@@ -62,6 +67,73 @@ func (g *Gateway) attachments(ctx context.Context, workflowID string, data map[s
 		out = append(out, &mcp.TextContent{Text: "[not attached: " + strings.Join(unsent, "; ") + "]"})
 	}
 	return out
+}
+
+// completedContent is a completed run's answer: its narrative, with the
+// whole of each text the tool returned too long for history put back in
+// place of its preview, then its other attachments.
+func (g *Gateway) completedContent(ctx context.Context, workflowID string, out *contract.Output) []mcp.Content {
+	text, extra := g.wholeTexts(ctx, workflowID, out.Content, out.Data)
+	content := append([]mcp.Content{&mcp.TextContent{Text: text}}, extra...)
+	return append(content, g.attachments(ctx, workflowID, out.Data)...)
+}
+
+// wholeTexts puts back into the narrative the whole of each text a tool
+// returned too long for history, which the narrative holds as its first
+// bytes and a note (mcptools.StoredTextNote): the client asked for the
+// tool's output, not for Fenix's preview of it. The stored text was
+// cleaned by the worker's redactor before it was stored. A text whose
+// preview is not found where its note is (the narrative was changed by a
+// hook) follows as an item of its own; one that cannot be read, or is
+// over what one result carries, leaves the preview and says why.
+func (g *Gateway) wholeTexts(ctx context.Context, workflowID, narrative string, data map[string]any) (string, []mcp.Content) {
+	list, err := tools.AttachmentsOf(data)
+	if err != nil {
+		return narrative, nil
+	}
+	var extra []mcp.Content
+	var unsent []string
+	budget := g.cfg.MaxAttachmentBytes
+	for _, a := range list {
+		if a.Type != tools.AttachmentText {
+			continue
+		}
+		note := mcptools.StoredTextNote(a.Bytes, a.Ref)
+		at := strings.Index(narrative, note)
+		if at < 0 {
+			continue
+		}
+		var why string
+		var whole []byte
+		switch {
+		case g.cfg.Contexts == nil:
+			why = noStoreHint
+		case a.Bytes > budget:
+			why = fmt.Sprintf("over the %d bytes of attachments one result carries", g.cfg.MaxAttachmentBytes)
+		default:
+			whole, err = g.stored(ctx, a.Ref)
+			if err != nil {
+				why = err.Error()
+			}
+		}
+		if why != "" {
+			unsent = append(unsent, fmt.Sprintf("the whole text of %d bytes (%s): %s", a.Bytes, a.Ref, why))
+			continue
+		}
+		budget -= len(whole)
+		preview := mcptools.Preview(string(whole))
+		if strings.HasSuffix(narrative[:at], preview) {
+			narrative = narrative[:at-len(preview)] + string(whole) + narrative[at+len(note):]
+			continue
+		}
+		narrative = narrative[:at] + "… [the whole text follows]" + narrative[at+len(note):]
+		extra = append(extra, &mcp.TextContent{Text: string(whole)})
+	}
+	if len(unsent) > 0 {
+		g.cfg.Logger.Warn("texts not sent whole to the client", "workflow_id", workflowID, "unsent", unsent)
+		extra = append(extra, &mcp.TextContent{Text: "[not sent whole: " + strings.Join(unsent, "; ") + "]"})
+	}
+	return narrative, extra
 }
 
 // attachment reads one attachment within budget bytes, or says why not.

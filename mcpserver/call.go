@@ -350,7 +350,7 @@ func (g *Gateway) toResult(ctx context.Context, d tools.Descriptor, res contract
 	case res.Status == contract.StatusCompleted && res.Output != nil && d.Declared != nil && len(d.Declared.OutputSchema) > 0:
 		// The client validates structuredContent against the output schema
 		// the server declared: it gets the server's own.
-		out.Content = append([]mcp.Content{&mcp.TextContent{Text: res.Output.Content}}, g.attachments(ctx, run.GetID(), res.Output.Data)...)
+		out.Content = g.completedContent(ctx, run.GetID(), res.Output)
 		structured, err := g.declaredStructure(ctx, res.Output.Data)
 		if err != nil {
 			// A result without it would fail the client's check with no
@@ -360,7 +360,7 @@ func (g *Gateway) toResult(ctx context.Context, d tools.Descriptor, res contract
 		}
 		out.StructuredContent = structured
 	case res.Status == contract.StatusCompleted && res.Output != nil:
-		out.Content = append([]mcp.Content{&mcp.TextContent{Text: res.Output.Content}}, g.attachments(ctx, run.GetID(), res.Output.Data)...)
+		out.Content = g.completedContent(ctx, run.GetID(), res.Output)
 		switch {
 		case len(res.Output.Data) == 0:
 		case d.Declared != nil:

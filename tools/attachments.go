@@ -14,6 +14,9 @@ const (
 	AttachmentImage    = "image"
 	AttachmentAudio    = "audio"
 	AttachmentResource = "resource"
+	// AttachmentText is a text too long for history; the narrative holds
+	// its start and a note (mcp.StoredTextNote) where the rest goes.
+	AttachmentText = "text"
 )
 
 // Attachment is a part of a tool's result that history does not hold: an

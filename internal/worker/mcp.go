@@ -153,7 +153,7 @@ func mcpServerFiles(cfg Config, files []mcp.ConfigFile) []string {
 // start and a tool's call (mcpTimeouts).
 func startMCP(cfg Config, host *tools.Host, store contextstore.Store, files []mcp.ConfigFile, policy loadedHooks, readOnly func(string) []string) (*mcp.Manager, error) {
 	connect, call := mcpTimeouts(policy.env, os.Getenv, cfg.Logger)
-	opts := mcp.Options{HostID: host.ID, Contexts: store, Rules: serverRules(policy.mcpServers), ConnectTimeout: connect, CallTimeout: call,
+	opts := mcp.Options{HostID: host.ID, Contexts: store, Redactor: cfg.Redactor, Rules: serverRules(policy.mcpServers), ConnectTimeout: connect, CallTimeout: call,
 		// A headersHelper runs with a hook's environment, in the hooks'
 		// confinement.
 		HelperEnv: claudecode.HookProcessEnv(host.HookEnv())}

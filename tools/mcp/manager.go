@@ -35,6 +35,7 @@ import (
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/netguard"
+	"github.com/fenixrt/fenix/redact"
 	"github.com/fenixrt/fenix/tools"
 )
 
@@ -68,6 +69,11 @@ type Options struct {
 	// Contexts stores result content too large for history; nil keeps
 	// large content out of the result with a note instead.
 	Contexts contextstore.Store
+	// Redactor cleans text before it is stored (the worker's, which
+	// cleans the result history keeps): a reader of the store — the MCP
+	// gateway sending a client the whole of a long text — gets what the
+	// model would. Nil stores text as the server sent it.
+	Redactor *redact.Redactor
 	// InlineLimit is the largest content item kept inline in a result
 	// (default 64 KiB).
 	InlineLimit    int

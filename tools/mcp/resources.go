@@ -234,7 +234,8 @@ func (m *Manager) readResource(ctx context.Context, _ *tools.Env, a ReadResource
 			if err == nil && item.Ref == "" && c.Text != "" && s.m.opts.Contexts != nil {
 				// The narrative joins the texts; the gateway's resources/read
 				// answers with each content apart.
-				item.Copy, err = s.m.opts.Contexts.Put(ctx, []byte(c.Text))
+				clean, _ := s.m.opts.Redactor.String(c.Text)
+				item.Copy, err = s.m.opts.Contexts.Put(ctx, []byte(clean))
 			}
 		}
 		if err != nil {

@@ -82,6 +82,9 @@ func projectResult(ctx context.Context, opts Options, server, tool string, res *
 		if len(raw) <= opts.InlineLimit {
 			out.StructuredContent = raw
 		} else if opts.Contexts != nil {
+			if clean, _, err := opts.Redactor.JSON(raw); err == nil {
+				raw = clean
+			}
 			ref, err := opts.Contexts.Put(ctx, raw)
 			if err != nil {
 				return CallResult{}, fenixerr.Runtime("storing structuredContent of MCP tool %q: %v", tool, err)
@@ -134,17 +137,29 @@ func textItem(ctx context.Context, opts Options, item Content, text string) (Con
 		item.Text, item.Truncated = cut(text, opts.InlineLimit), true
 		return item, nil
 	}
+	text, _ = opts.Redactor.String(text)
+	item.Bytes = len(text)
 	ref, err := opts.Contexts.Put(ctx, []byte(text))
 	if err != nil {
 		return Content{}, fenixerr.Runtime("storing %d bytes of MCP %s content: %v", len(text), item.Type, err)
 	}
 	item.Ref = ref
-	item.Text = cut(text, previewBytes)
+	item.Text = Preview(text)
 	return item, nil
 }
 
 // previewBytes is the text kept inline beside a reference.
 const previewBytes = 2048
+
+// Preview is the start of a stored text that a result keeps inline.
+func Preview(text string) string { return cut(text, previewBytes) }
+
+// StoredTextNote follows a stored text's preview in the narrative: a
+// reader with the store (the MCP gateway) finds it there and puts the
+// whole text back in its place.
+func StoredTextNote(bytes int, ref string) string {
+	return fmt.Sprintf("… [%d bytes in all, stored as %s]", bytes, ref)
+}
 
 func binaryItem(ctx context.Context, opts Options, item Content, data []byte) (Content, error) {
 	item.Bytes = len(data)
@@ -233,7 +248,7 @@ func narrate(c Content) string {
 			return fmt.Sprintf("[resource %s, %s, %d bytes%s]", c.URI, c.MIMEType, c.Bytes, storedAs(c))
 		}
 		if c.Ref != "" {
-			return fmt.Sprintf("%s… [%d bytes in all, stored as %s]", c.Text, c.Bytes, c.Ref)
+			return c.Text + StoredTextNote(c.Bytes, c.Ref)
 		}
 		if c.Truncated {
 			return fmt.Sprintf("%s… [truncated from %d bytes]", c.Text, c.Bytes)
@@ -261,15 +276,18 @@ func storedAs(c Content) string {
 }
 
 // attachments are the stored items an MCP client of Fenix's gateway gets
-// back whole: images, audio and resources (a text resource a tool returned
+// back whole: images, audio, resources (a text resource a tool returned
 // only when it was too long to keep inline, a short one is in the
-// narrative; every content of a resource read).
+// narrative; every content of a resource read) and texts too long to
+// keep inline.
 func attachments(items []Content) []tools.Attachment {
 	var out []tools.Attachment
 	for _, c := range items {
 		switch {
 		case c.Ref != "" && (c.Type == "image" || c.Type == "audio"):
 			out = append(out, tools.Attachment{Type: c.Type, MIMEType: c.MIMEType, Ref: c.Ref, Bytes: c.Bytes})
+		case c.Ref != "" && (c.Type == "text" || c.Type == "unknown"):
+			out = append(out, tools.Attachment{Type: tools.AttachmentText, MIMEType: "text/plain", Text: true, Ref: c.Ref, Bytes: c.Bytes})
 		case c.Ref != "" && c.Type == "resource":
 			// textItem leaves a preview in Text; binaryItem leaves none.
 			out = append(out, tools.Attachment{Type: tools.AttachmentResource, MIMEType: c.MIMEType, URI: c.URI, Text: c.Text != "", Ref: c.Ref, Bytes: c.Bytes})

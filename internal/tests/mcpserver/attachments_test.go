@@ -74,3 +74,30 @@ func TestAnUpstreamServersImageReachesTheGatewaysClient(t *testing.T) {
 	assert.Contains(t, r.Content[1].Text, "[not attached: image image/png of "+strconv.Itoa(len(image))+" bytes (ctx-sha256-")
 	assert.Contains(t, r.Content[1].Text, "this gateway reads no context store")
 }
+
+// A text an MCP server behind Fenix returns that is too long for history
+// (here the "everything" server's echo of 100 KB) reaches the gateway's
+// client (the TypeScript SDK client) whole, in place of the 2 KiB preview
+// history keeps, and cleaned by the worker's redactor as the model's copy
+// is: the client asked for the tool's output, not Fenix's preview of it.
+func TestAnUpstreamServersLongTextReachesTheGatewaysClientWhole(t *testing.T) {
+	w, _ := startEverythingWorker(t)
+	const echo = "mcp__everything__echo"
+	const secret = "AKIAIOSFODNN7EXAMPLE"
+	message := strings.Repeat("0123456789abcdef", 4096) + " aws_access_key_id=" + secret + " " + strings.Repeat("the end is here ", 2048)
+	url, _ := gateway(t, mcpserver.Config{TaskQueue: w.queue, Allow: []string{echo}, Contexts: w.contexts(t)}, mcpserver.HTTPOptions{Addr: "127.0.0.1:0"})
+	d := startDriver(t, map[string]any{"transport": "http", "url": url, "steps": []any{call(echo, map[string]any{"message": message})}})
+
+	r := d.result(time.Minute)
+	require.False(t, r.IsError, r.text())
+	require.Len(t, r.Content, 1, "the narrative alone, the text in it whole: %+v", r.Content)
+	text := r.Content[0].Text
+	assert.Greater(t, len(text), 90_000, "the whole text, not the preview")
+	assert.True(t, strings.HasSuffix(strings.TrimSpace(text), "the end is here"), "the text's end: %q", text[max(0, len(text)-80):])
+	assert.NotContains(t, text, "bytes in all, stored as", "no note of the preview is left")
+	assert.NotContains(t, text, secret, "the stored text was redacted as the model's copy is")
+	assert.Contains(t, text, "[REDACTED:")
+
+	res := runResult(t, r.workflowID())
+	assert.Less(t, len(res.Output.Content), 8<<10, "history keeps the preview")
+}
