@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -153,11 +154,12 @@ func DefineDynamic(spec DynamicSpec) (Definition, error) {
 		// arguments are bounded in size only; the server checks the rest.
 		compiled = nil
 	}
+	defaults := requiredDefaults(doc)
 	validate := func(args map[string]any) error {
 		if args == nil {
 			args = map[string]any{}
 		}
-		_, err := checkArguments(spec.Name, spec.MaxArgBytes, compiled, args)
+		_, err := checkArguments(spec.Name, spec.MaxArgBytes, compiled, withDefaults(args, defaults))
 		return err
 	}
 	return Definition{
@@ -169,6 +171,49 @@ func DefineDynamic(spec DynamicSpec) (Definition, error) {
 		owner:     spec.Owner,
 		unchecked: unchecked,
 	}, nil
+}
+
+// requiredDefaults are the top-level properties an object schema both
+// requires and gives a default. Zod 4's JSON Schema (the TypeScript SDK's
+// servers: @playwright/mcp's browser_take_screenshot "scale") lists a
+// field with a default as required, while the server fills the default
+// in when the field is missing; a validator, for which "default" is only
+// an annotation, refused the call the server takes.
+func requiredDefaults(doc any) map[string]any {
+	schema, _ := doc.(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	required, _ := schema["required"].([]any)
+	out := map[string]any{}
+	for _, r := range required {
+		name, _ := r.(string)
+		prop, _ := props[name].(map[string]any)
+		if d, ok := prop["default"]; ok {
+			out[name] = d
+		}
+	}
+	return out
+}
+
+// withDefaults is args with the missing ones of defaults filled in, for
+// validation only: the call goes to the server as the caller wrote it,
+// and the server fills them in as it would have.
+func withDefaults(args, defaults map[string]any) map[string]any {
+	missing := false
+	for name := range defaults {
+		if _, ok := args[name]; !ok {
+			missing = true
+		}
+	}
+	if !missing {
+		return args
+	}
+	filled := maps.Clone(args)
+	for name, d := range defaults {
+		if _, ok := filled[name]; !ok {
+			filled[name] = d
+		}
+	}
+	return filled
 }
 
 // RecursiveSchema reports whether a JSON schema (as decoded) refers back

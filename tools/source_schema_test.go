@@ -37,3 +37,31 @@ func TestDynamicSchemasLoadNothingOutsideThemselves(t *testing.T) {
 		t.Error("the internal $ref is not applied: a string passed as an integer")
 	}
 }
+
+// A property a server's schema both requires and gives a default (Zod 4's
+// JSON Schema does so for every field with a default: @playwright/mcp's
+// browser_take_screenshot "scale") may be left out, as the server fills
+// it in; the call still goes as written, and a value outside the schema
+// is still refused.
+func TestARequiredPropertyWithADefaultMayBeLeftOut(t *testing.T) {
+	schema := `{"type":"object","properties":{"type":{"type":"string","enum":["png","jpeg"]},
+		"scale":{"type":"string","enum":["css","device"],"default":"css"}},"required":["type","scale"],"additionalProperties":false}`
+	d, err := DefineDynamic(DynamicSpec{Spec: Spec{Name: "mcp__playwright__browser_take_screenshot"}, Schema: json.RawMessage(schema),
+		Execute: func(context.Context, *Env, map[string]any) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"type": "png"}
+	if err := d.validate(args); err != nil {
+		t.Fatalf("scale left out: %v", err)
+	}
+	if _, ok := args["scale"]; ok {
+		t.Error("the default was written into the caller's arguments")
+	}
+	if err := d.validate(map[string]any{"type": "png", "scale": "huge"}); err == nil {
+		t.Error("a scale outside the enum passed")
+	}
+	if err := d.validate(map[string]any{"scale": "css"}); err == nil || !strings.Contains(err.Error(), "type") {
+		t.Errorf("a required property without a default left out: %v, want it named", err)
+	}
+}
