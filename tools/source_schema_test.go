@@ -47,7 +47,9 @@ func TestARequiredPropertyWithADefaultMayBeLeftOut(t *testing.T) {
 	schema := `{"type":"object","properties":{"type":{"type":"string","enum":["png","jpeg"]},
 		"scale":{"type":"string","enum":["css","device"],"default":"css"}},"required":["type","scale"],"additionalProperties":false}`
 	d, err := DefineDynamic(DynamicSpec{Spec: Spec{Name: "mcp__playwright__browser_take_screenshot"}, Schema: json.RawMessage(schema),
-		Execute: func(context.Context, *Env, map[string]any) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }})
+		Execute: func(context.Context, *Env, map[string]any) (json.RawMessage, error) {
+			return json.RawMessage(`{}`), nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
