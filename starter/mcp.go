@@ -35,6 +35,8 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 	origins := fs.String("allow-origin", "", "comma-separated browser origins allowed besides loopback ones (scheme://host:port)")
 	oauthIssuer := fs.String("oauth-issuer", os.Getenv("FENIX_MCP_OAUTH_ISSUER"), "make the HTTP endpoint an OAuth protected resource of this authorization server (its issuer URL): clients sign in there and bring a JWT issued for -oauth-resource; instead of a bearer token (env FENIX_MCP_OAUTH_ISSUER)")
 	oauthResource := fs.String("oauth-resource", os.Getenv("FENIX_MCP_OAUTH_RESOURCE"), "the endpoint's URL as clients reach it (https://fenix.example.com/mcp), which tokens must name as their audience (env FENIX_MCP_OAUTH_RESOURCE)")
+	dataDir := fs.String("data-dir", os.Getenv("FENIX_DATA_DIR"), "the workers' data directory (their -data-dir), whose context store holds the images, audio, resources and long texts tools return (env FENIX_DATA_DIR)")
+	contextStore := fs.String("context-store", os.Getenv(contextstore.Setting), "the workers' context store, as their -context-store names it (postgres://… when they share one); overrides -data-dir (env "+contextstore.Setting+")")
 	oauthScopes := fs.String("oauth-scopes", os.Getenv("FENIX_MCP_OAUTH_SCOPES"), "scopes every token must carry, separated by spaces (env FENIX_MCP_OAUTH_SCOPES)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, usageError{err.Error()}
@@ -53,7 +55,7 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 		return exitFailed, err
 	}
 	defer conn.Close()
-	contexts, err := gatewayContexts(ctx)
+	contexts, err := gatewayContexts(ctx, *contextStore, *dataDir)
 	if err != nil {
 		return exitFailed, err
 	}
@@ -70,7 +72,7 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 	}
 	go g.KeepFresh(ctx)
 	if contexts == nil {
-		fmt.Fprintf(c.stderr, "fenix mcp: no context store found: tools' images, audio and resources are named, not sent (set %s, or FENIX_DATA_DIR to the worker's data directory)\n", contextstore.Setting)
+		fmt.Fprintf(c.stderr, "fenix mcp: no context store found: tools' images, audio, resources and long texts are named, not sent (pass -data-dir with the workers' data directory, or -context-store)\n")
 	}
 	if *httpAddr == "" {
 		fmt.Fprintf(c.stderr, "fenix mcp: serving %d tools over stdio (task queue %s)\n", len(g.Tools()), *taskQueue)
@@ -105,12 +107,12 @@ func cmdMCP(ctx context.Context, c *cli, args []string) (int, error) {
 }
 
 // gatewayContexts opens the workers' context store, from which the
-// gateway reads the images, audio and resources tools return: the one
-// FENIX_CONTEXT_STORE or FENIX_DATA_DIR names (a store that does not open
-// is an error), else the default data directory's of a worker on this
-// host when it has one. Nil (attachments named, not sent) otherwise.
-func gatewayContexts(ctx context.Context) (contextstore.Store, error) {
-	spec, dataDir := os.Getenv(contextstore.Setting), os.Getenv("FENIX_DATA_DIR")
+// gateway reads the images, audio, resources and long texts tools return:
+// the one spec (-context-store) or dataDir (-data-dir) names (a store that
+// does not open is an error), else the default data directory's of a
+// worker on this host when it has one. Nil (attachments named, not sent)
+// otherwise.
+func gatewayContexts(ctx context.Context, spec, dataDir string) (contextstore.Store, error) {
 	if spec == "" && dataDir == "" {
 		dataDir = worker.DefaultDataDir(os.Getenv)
 		if st, err := os.Stat(filepath.Join(dataDir, "contexts")); err != nil || !st.IsDir() {

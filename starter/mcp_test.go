@@ -11,16 +11,15 @@ import (
 )
 
 // The gateway reads the store the worker writes attachments to: the one
-// named, else a worker's default data directory on this host when it has
+// named (-context-store, -data-dir, which default to the workers'
+// variables), else a worker's default data directory on this host when it has
 // one; a named store that does not open stops the start, and no store at
 // all leaves attachments named, not sent.
 func TestTheGatewayFindsTheWorkersContextStore(t *testing.T) {
 	ctx := context.Background()
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	t.Setenv(contextstore.Setting, "")
-	t.Setenv("FENIX_DATA_DIR", "")
-	if store, err := gatewayContexts(ctx); err != nil || store != nil {
+	if store, err := gatewayContexts(ctx, "", ""); err != nil || store != nil {
 		t.Fatalf("no worker on this host: store %v, err %v; want none", store, err)
 	}
 	if _, err := os.Stat(filepath.Join(state, "fenix")); !os.IsNotExist(err) {
@@ -35,7 +34,7 @@ func TestTheGatewayFindsTheWorkersContextStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := gatewayContexts(ctx)
+	store, err := gatewayContexts(ctx, "", "")
 	if err != nil || store == nil {
 		t.Fatalf("a worker's default data directory: store %v, err %v", store, err)
 	}
@@ -44,16 +43,14 @@ func TestTheGatewayFindsTheWorkersContextStore(t *testing.T) {
 	}
 
 	dataDir := t.TempDir()
-	t.Setenv("FENIX_DATA_DIR", dataDir)
-	if store, err = gatewayContexts(ctx); err != nil || store == nil {
-		t.Fatalf("FENIX_DATA_DIR: store %v, err %v", store, err)
+	if store, err = gatewayContexts(ctx, "", dataDir); err != nil || store == nil {
+		t.Fatalf("-data-dir: store %v, err %v", store, err)
 	}
 	if _, err := store.Get(ctx, ref); err == nil {
-		t.Fatal("FENIX_DATA_DIR names another store, yet the default one was read")
+		t.Fatal("-data-dir names another store, yet the default one was read")
 	}
 
-	t.Setenv(contextstore.Setting, "relative/dir")
-	if _, err := gatewayContexts(ctx); err == nil || !strings.Contains(err.Error(), contextstore.Setting) {
+	if _, err := gatewayContexts(ctx, "relative/dir", ""); err == nil || !strings.Contains(err.Error(), contextstore.Setting) {
 		t.Fatalf("a store that does not open: err = %v, want it named", err)
 	}
 }
