@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/contract"
@@ -47,7 +49,12 @@ func cmdAgent(ctx context.Context, c *cli, args []string) (int, error) {
 		return exitFailed, err
 	}
 	defer conn.Close()
-	run, err := workflows.StartWorkflow(ctx, conn, client.StartWorkflowOptions{ID: *id, TaskQueue: *taskQueue}, workflows.AgentTurnWorkflow, req.Assignment, json.RawMessage(raw))
+	run, err := workflows.StartWorkflow(ctx, conn, client.StartWorkflowOptions{ID: *id, TaskQueue: *taskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true},
+		workflows.AgentTurnWorkflow, req.Assignment, json.RawMessage(raw))
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return exitFailed, alreadyStarted(*id)
+	}
 	if err != nil {
 		return exitFailed, fmt.Errorf("start AgentTurn: %w", err)
 	}

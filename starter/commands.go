@@ -170,12 +170,13 @@ func start(ctx context.Context, c *cli, sf startFlags, args []string, workflowTy
 	if err != nil {
 		return nil, nil, a, err
 	}
-	run, err := workflows.StartWorkflow(ctx, conn, client.StartWorkflowOptions{ID: id, TaskQueue: *sf.taskQueue}, workflowType, a, json.RawMessage(raw))
+	run, err := workflows.StartWorkflow(ctx, conn, client.StartWorkflowOptions{ID: id, TaskQueue: *sf.taskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true},
+		workflowType, a, json.RawMessage(raw))
 	if err != nil {
 		conn.Close()
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
-			return nil, nil, a, fmt.Errorf("workflow %q is already running; wait for it (`starter result %s`), cancel it, or pass -id", id, id)
+			return nil, nil, a, alreadyStarted(id)
 		}
 		return nil, nil, a, fmt.Errorf("start %s: %w", workflowType, err)
 	}
@@ -184,6 +185,12 @@ func start(ctx context.Context, c *cli, sf startFlags, args []string, workflowTy
 			workflowType, run.GetID(), run.GetRunID(), *sf.taskQueue, runURL(conn.uiBase, conn.namespace, run.GetID(), run.GetRunID()))
 	}
 	return conn, run, a, nil
+}
+
+// alreadyStarted says that the workflow ID names a run that exists: an
+// assignment's attempt, a turn and a round run once (StartWorkflow).
+func alreadyStarted(id string) error {
+	return fmt.Errorf("workflow %q exists already, running or ended (an assignment's attempt, a turn and a round run once): see it with `starter result %s`, cancel it if it runs, or run the work again with a new attempt_no (or turn_id), or -id", id, id)
 }
 
 // maxInlineInput keeps a start request under Temporal's 2 MiB payload

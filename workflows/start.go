@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
@@ -18,7 +19,19 @@ import (
 // does not know Fenix's search attributes (no worker registered them), it
 // starts the run without them: the run then upserts what it can, as it
 // would for a starter in any other language that sets none.
+//
+// A start that names no WorkflowIDReusePolicy gets REJECT_DUPLICATE: an
+// assignment's attempt, a turn and a round run once. Temporal's default
+// (ALLOW_DUPLICATE) starts a closed run's ID again, so a kernel that
+// started an assignment again after it ended (a retry after a lost
+// answer, a restart that replays its queue) ran its tool calls twice;
+// now it gets the run that exists (the Go SDK's handle to it, whose Get
+// is that run's result, unless WorkflowExecutionErrorWhenAlreadyStarted
+// asks for the error).
 func StartWorkflow(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, workflowType string, a contract.Assignment, input any) (client.WorkflowRun, error) {
+	if opts.WorkflowIDReusePolicy == enumspb.WORKFLOW_ID_REUSE_POLICY_UNSPECIFIED {
+		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	}
 	withAttributes := opts
 	withAttributes.TypedSearchAttributes = StartAttributes(a)
 	run, err := c.ExecuteWorkflow(ctx, withAttributes, workflowType, input)

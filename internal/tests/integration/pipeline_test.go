@@ -187,6 +187,11 @@ func TestStarterRunPrintsResultAndWebUILink(t *testing.T) {
 	assert.Equal(t, 1, code, out)
 	assert.True(t, containsAll(out, "Status: failed", "ToolNotVisibleError", "authorization"), out)
 
+	// An attempt runs once: the same start again names the run that ran.
+	out, code = runBinary(t, "starter", []string{"FENIX_TASK_QUEUE=" + w.queue}, "run", "-id", "it-starter-calc", "examples/calculator.json")
+	assert.Equal(t, 1, code, out)
+	assert.True(t, containsAll(out, `workflow "it-starter-calc" exists already`, "starter result it-starter-calc", "attempt_no"), out)
+
 	out, code = runBinary(t, "starter", nil, "trace", "it-starter-calc")
 	assert.Equal(t, 0, code, out)
 	assert.True(t, containsAll(out, "prepare_turn", "finalize_output"), out)
@@ -275,6 +280,32 @@ func TestStartAttributesFindTheRunWithoutItsUpsert(t *testing.T) {
 		}
 	}
 	assert.Equal(t, [][]string{{"TemporalChangeVersion"}, {"AssignmentStatus"}}, upserted)
+}
+
+// An assignment started again after it ended (a kernel's retry after a
+// lost answer) does not run its command again: StartWorkflow refuses to
+// reuse the ID of a closed run, and the handle it returns is the first
+// run's, whose result the second start gets.
+func TestAnAssignmentStartedAgainAfterItEndedRunsOnce(t *testing.T) {
+	w := startWorker(t)
+	ctx := context.Background()
+	a := contract.Assignment{LogicalWorkID: "once-" + w.queue, AttemptNo: 1, ConversationID: "conv-once", TurnID: "turn-1", WorkspaceRoot: w.workspace,
+		AgentContext: contract.AgentContext{Profile: "main", AllowedToolNames: []string{"exec_command"}},
+		ToolCall:     &contract.ToolCall{CallID: "call-once", ToolName: "exec_command", Arguments: map[string]any{"command_line": "echo ran >> runs.log"}}}
+	id := workflows.AssignmentWorkflowID(a.LogicalWorkID, a.AttemptNo)
+	var runIDs []string
+	for range 2 {
+		run, err := workflows.StartWorkflow(ctx, server.Client(), client.StartWorkflowOptions{ID: id, TaskQueue: w.queue}, workflows.ExecuteAssignmentWorkflow, a, a)
+		require.NoError(t, err)
+		var res contract.Result
+		require.NoError(t, run.Get(ctx, &res))
+		require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+		runIDs = append(runIDs, run.GetRunID())
+	}
+	assert.Equal(t, runIDs[0], runIDs[1], "the second start is the first run")
+	log, err := os.ReadFile(filepath.Join(w.workspace, "runs.log"))
+	require.NoError(t, err)
+	assert.Equal(t, "ran\n", string(log), "the command ran once")
 }
 
 // StartWorkflow on a namespace without Fenix's search attributes starts
