@@ -31,7 +31,7 @@ func checkArgsHash(p *PendingPermission, d PermissionDecision) error {
 	}
 	return fenixerr.New(fenixerr.TypeValidation,
 		"decision on tool call %q (%s) refused: it was made on arguments %s but the waiting call's arguments are %s; list the call again and decide on what it asks now",
-		d.CallID, p.ToolName, d.ArgsHash, p.ArgsHash)
+		d.CallID, p.ToolName, d.ArgsHash, p.ArgsHash).WithCode(CodeArgsHashMismatch)
 }
 
 // decider is who made a human decision, bounded for history.

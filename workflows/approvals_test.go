@@ -12,6 +12,7 @@ import (
 
 	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/contract"
+	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/workflows"
 )
 
@@ -53,7 +54,7 @@ func TestDecisionOnChangedArgumentsIsRefusedAndTheRightOneIsRecorded(t *testing.
 	h := withHook(t, &scriptedHook{pre: requirePermission})
 	store := withAudit(t, h)
 	var pending []workflows.PendingPermission
-	var stale, wordy, good *updateOutcome
+	var stale, wordy, unknown, camel, good, late *updateOutcome
 	h.env.RegisterDelayedCallback(func() {
 		v, err := h.env.QueryWorkflow(workflows.QueryPendingPermissions)
 		require.NoError(t, err)
@@ -62,8 +63,11 @@ func TestDecisionOnChangedArgumentsIsRefusedAndTheRightOneIsRecorded(t *testing.
 			ArgsHash: contract.ArgumentsHash(map[string]any{"expression": "6 * 7"})})
 		wordy = decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "bob",
 			Reason: strings.Repeat("because ", 1<<17), ArgsHash: pending[0].ArgsHash})
+		unknown = decideAs(h, workflows.PermissionDecision{CallID: "call-9", Decision: workflows.DecisionAllow, DecidedBy: "carol"})
+		camel = decideAs(h, workflows.PermissionDecision{Decision: workflows.DecisionAllow, DecidedBy: "dave"})
 		good = decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionAllow, DecidedBy: "alice",
 			Reason: "2 + 2 is fine", ArgsHash: pending[0].ArgsHash})
+		late = decideAs(h, workflows.PermissionDecision{CallID: "call-1", Decision: workflows.DecisionDeny, DecidedBy: "erin"})
 	}, time.Hour)
 	a := calculatorAssignment()
 	a["approval"] = map[string]any{"timeout_seconds": 2 * 24 * 3600}
@@ -80,6 +84,16 @@ func TestDecisionOnChangedArgumentsIsRefusedAndTheRightOneIsRecorded(t *testing.
 	require.Error(t, wordy.rejected, "a 1 MiB reason would be repeated into history")
 	assert.Contains(t, wordy.rejected.Error(), "over the 8192-byte limit")
 	assert.True(t, good.accepted)
+	// Typed, as a stage's errors are, so a kernel in another language
+	// tells the refusals apart without reading their text.
+	for rejected, code := range map[error]string{stale.rejected: workflows.CodeArgsHashMismatch, wordy.rejected: workflows.CodeInvalidDecision,
+		late.rejected: workflows.CodeAlreadyDecided, unknown.rejected: workflows.CodeCallNotPending, camel.rejected: workflows.CodeInvalidDecision} {
+		fe := fenixerr.FromTemporal(rejected)
+		require.NotNil(t, fe, "%v", rejected)
+		assert.Equal(t, fenixerr.TypeValidation, fe.Type, "%v", rejected)
+		assert.Equal(t, code, fe.Code, "%v", rejected)
+	}
+	assert.Contains(t, camel.rejected.Error(), "snake_case", "a decision without call_id says which fields it takes")
 
 	tr := findTrace(res.Trace, "permission_decision")
 	require.NotNil(t, tr)

@@ -120,27 +120,58 @@ func (s *session) registerGovernance(initial contract.Metrics) error {
 			return PermissionDecisionResult{CallID: d.CallID, Decision: d.Decision, Accepted: true}, nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, d PermissionDecision) error {
-			if d.Decision != DecisionAllow && d.Decision != DecisionDeny {
-				return fmt.Errorf("decision %q is not %q or %q", d.Decision, DecisionAllow, DecisionDeny)
-			}
-			// Refused before it is accepted, so nothing of it is recorded:
-			// the reason is repeated in the trace, the reports and the
-			// result, and an unbounded one would overflow history.
-			if len(d.Reason) > MaxDecisionReasonBytes {
-				return fmt.Errorf("decision on tool call %q has a reason of %d bytes, over the %d-byte limit: shorten it", d.CallID, len(d.Reason), MaxDecisionReasonBytes)
-			}
-			p := s.findPending(d.CallID)
-			if p == nil {
-				return fmt.Errorf("no tool call %q is waiting for a permission decision (pending: %s)", d.CallID, s.pendingIDs())
-			}
-			if p.decided {
-				return fmt.Errorf("tool call %q was already decided: %s", d.CallID, p.decision.Decision)
-			}
-			if err := checkArgsHash(p, d); err != nil {
-				return err
-			}
-			return checkElicitationAnswer(p, d)
+			return decisionRefused(s.checkDecision(d))
 		}})
+}
+
+// Codes of decide_permission's refusals (ValidationError application
+// errors), for a kernel that acts on them rather than read the text.
+const (
+	CodeInvalidDecision  = "invalid_decision"
+	CodeCallNotPending   = "call_not_pending"
+	CodeAlreadyDecided   = "already_decided"
+	CodeArgsHashMismatch = "args_hash_mismatch"
+)
+
+// decisionRefused is a validator's refusal as a typed application error
+// (ValidationError, its code in the details), as a stage's errors are:
+// a plain error reached a kernel in another language with no type.
+func decisionRefused(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fenixerr.ToTemporal(fenixerr.As(err))
+}
+
+// checkDecision is decide_permission's validator: nothing it refuses is
+// recorded.
+func (s *session) checkDecision(d PermissionDecision) error {
+	if d.CallID == "" {
+		return fenixerr.Validation("decision names no call_id (the fields are snake_case: call_id, decision, reason, args_hash, decided_by); pending: %s", s.pendingIDs()).WithCode(CodeInvalidDecision)
+	}
+	if d.Decision != DecisionAllow && d.Decision != DecisionDeny {
+		return fenixerr.Validation("decision %q is not %q or %q", d.Decision, DecisionAllow, DecisionDeny).WithCode(CodeInvalidDecision)
+	}
+	// Refused before it is accepted, so nothing of it is recorded: the
+	// reason is repeated in the trace, the reports and the result, and an
+	// unbounded one would overflow history.
+	if len(d.Reason) > MaxDecisionReasonBytes {
+		return fenixerr.Validation("decision on tool call %q has a reason of %d bytes, over the %d-byte limit: shorten it", d.CallID, len(d.Reason), MaxDecisionReasonBytes).WithCode(CodeInvalidDecision)
+	}
+	p := s.findPending(d.CallID)
+	if p == nil {
+		return fenixerr.Validation("no tool call %q is waiting for a permission decision (pending: %s)", d.CallID, s.pendingIDs()).WithCode(CodeCallNotPending)
+	}
+	if p.decided {
+		return fenixerr.Validation("tool call %q was already decided: %s", d.CallID, p.decision.Decision).WithCode(CodeAlreadyDecided)
+	}
+	if err := checkArgsHash(p, d); err != nil {
+		return err
+	}
+	if err := checkElicitationAnswer(p, d); err != nil {
+		return fenixerr.Validation("%v", err).WithCode(CodeInvalidDecision)
+	}
+	return nil
 }
 
 func (s *session) findPending(callID string) *PendingPermission {
