@@ -48,13 +48,44 @@ func PlaceholderContent(model string) string {
 
 // Sandwich is the seed's strategy: keep the first message when it is a
 // system message, keep the last two messages, and put a system placeholder
-// between them.
+// between them. The first message is every system message the context
+// opens with: PrepareRound puts Fenix's prompt first, and a kernel's own
+// rules after it would otherwise be the first thing compaction dropped.
+// A tail that opens with tool results keeps the assistant message that
+// asked for them (and the results between): providers refuse a tool
+// message whose call is not before it.
 func Sandwich(messages []contract.Message, model string) []contract.Message {
-	out := make([]contract.Message, 0, 4)
-	if messages[0].Role == contract.RoleSystem {
-		out = append(out, messages[0])
+	head := 0
+	for head < len(messages) && messages[head].Role == contract.RoleSystem {
+		head++
 	}
+	tail := max(len(messages)-2, head)
+	if call := callBefore(messages, head, tail); call >= 0 {
+		tail = call
+	}
+	out := make([]contract.Message, 0, head+1+len(messages)-tail)
+	out = append(out, messages[:head]...)
 	out = append(out, contract.Message{Role: contract.RoleSystem, Content: PlaceholderContent(model)})
-	out = append(out, messages[len(messages)-2:]...)
+	out = append(out, messages[tail:]...)
 	return out
+}
+
+// callBefore is the index of the assistant message whose tool calls the
+// messages from tail on answer, when they open with tool results (-1
+// otherwise, or when no such message follows head).
+func callBefore(messages []contract.Message, head, tail int) int {
+	if tail >= len(messages) || messages[tail].Role != contract.RoleTool {
+		return -1
+	}
+	for i := tail - 1; i >= head; i-- {
+		switch {
+		case messages[i].Role == contract.RoleTool:
+			continue
+		case messages[i].Role == contract.RoleAssistant && len(messages[i].ToolCalls) > 0:
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
 }

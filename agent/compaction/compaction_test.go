@@ -124,6 +124,10 @@ func TestDecide(t *testing.T) {
 }
 
 func TestSandwich(t *testing.T) {
+	call := contract.Message{Role: "assistant", ToolCalls: []contract.ToolCall{{CallID: "c1", ToolName: "calculator"}, {CallID: "c2", ToolName: "calculator"}}}
+	result := func(id, content string) contract.Message {
+		return contract.Message{Role: "tool", ToolCallID: id, Content: content}
+	}
 	tests := []struct {
 		name  string
 		in    []contract.Message
@@ -136,6 +140,15 @@ func TestSandwich(t *testing.T) {
 		{"drops a leading non-system message",
 			[]contract.Message{msg("user", "u1"), msg("assistant", "a1"), msg("user", "u2")}, "",
 			[]contract.Message{msg("system", "Earlier context compacted for unknown-model."), msg("assistant", "a1"), msg("user", "u2")}},
+		{"keeps every system message the context opens with (Fenix's prompt, then the kernel's rules)",
+			[]contract.Message{msg("system", "Fenix"), msg("system", "kernel rules"), msg("user", "u1"), msg("assistant", "a1"), msg("user", "u2")}, "m",
+			[]contract.Message{msg("system", "Fenix"), msg("system", "kernel rules"), msg("system", "Earlier context compacted for m."), msg("assistant", "a1"), msg("user", "u2")}},
+		{"keeps the call of the tool results the tail opens with",
+			[]contract.Message{msg("system", "S"), msg("user", "u1"), call, result("c1", "r1"), result("c2", "r2"), msg("assistant", "done")}, "m",
+			[]contract.Message{msg("system", "S"), msg("system", "Earlier context compacted for m."), call, result("c1", "r1"), result("c2", "r2"), msg("assistant", "done")}},
+		{"a tool result whose call is gone keeps the two last messages",
+			[]contract.Message{msg("system", "S"), msg("user", "u1"), result("c1", "r1"), msg("assistant", "done")}, "m",
+			[]contract.Message{msg("system", "S"), msg("system", "Earlier context compacted for m."), result("c1", "r1"), msg("assistant", "done")}},
 	}
 	for _, tt := range tests {
 		if got := Sandwich(tt.in, tt.model); !reflect.DeepEqual(got, tt.want) {
