@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -58,6 +59,49 @@ type ToolCall struct {
 	CallID    string         `json:"call_id"`
 	ToolName  string         `json:"tool_name"`
 	Arguments map[string]any `json:"arguments"`
+}
+
+// UnmarshalJSON reads Fenix's shape of a call and OpenAI's chat
+// completions shape, which a kernel may keep its transcript in
+// ({"id", "type": "function", "function": {"name", "arguments": "<JSON
+// text>"}}): that one decoded to a call with no ID, no name and no
+// arguments, which a model then saw answered by a result of nothing.
+func (c *ToolCall) UnmarshalJSON(data []byte) error {
+	type fenixShape ToolCall
+	var in struct {
+		fenixShape
+		ID       string `json:"id"`
+		Function *struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*c = ToolCall(in.fenixShape)
+	if in.Function == nil || c.ToolName != "" {
+		return nil
+	}
+	c.ToolName = in.Function.Name
+	if c.CallID == "" {
+		c.CallID = in.ID
+	}
+	if c.Arguments != nil || len(in.Function.Arguments) == 0 {
+		return nil
+	}
+	text := in.Function.Arguments
+	var encoded string
+	if json.Unmarshal(text, &encoded) == nil {
+		text = json.RawMessage(encoded) // OpenAI sends the arguments as JSON text in a string
+	}
+	if len(strings.TrimSpace(string(text))) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(text, &c.Arguments); err != nil {
+		return fmt.Errorf("tool call %q (%s): function.arguments is not a JSON object: %v", c.CallID, c.ToolName, err)
+	}
+	return nil
 }
 
 // AgentContext says who the agent is and what it may use.
@@ -212,7 +256,52 @@ func ParseAssignment(raw []byte) (Assignment, error) {
 		return a, fmt.Errorf("assignment is not valid JSON for this contract: %s", describeJSONError(err))
 	}
 	a.Normalize()
-	return a, a.Validate()
+	if err := a.Validate(); err != nil {
+		return a, withUnknownFields(err, "assignment", raw, reflect.TypeFor[Assignment]())
+	}
+	return a, nil
+}
+
+// withUnknownFields adds to a refusal the top-level fields of raw that no
+// field of t reads: a camelCase or misspelt field is the likeliest reason
+// a required one is missing.
+func withUnknownFields(err error, what string, raw []byte, t reflect.Type) error {
+	unknown := unknownFields(raw, t)
+	if len(unknown) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; the %s has fields this contract does not know: %s (its fields are snake_case: logical_work_id, conversation_id, turn_id, …)", err, what, strings.Join(unknown, ", "))
+}
+
+// unknownFields are the top-level fields of raw that no field of the
+// struct type t reads (its embedded structs' included), sorted.
+func unknownFields(raw []byte, t reflect.Type) []string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return nil
+	}
+	known := map[string]bool{}
+	var note func(t reflect.Type)
+	note = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				note(f.Type)
+				continue
+			}
+			known[name] = true
+		}
+	}
+	note(t)
+	var out []string
+	for name := range fields { // sorted below: the order does not reach the result
+		if !known[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Normalize fills defaults that do not change meaning.
@@ -403,7 +492,7 @@ func ParseAgentTurn(raw []byte) (AgentTurnRequest, error) {
 	}
 	r.Assignment.Normalize()
 	if err := r.Assignment.Validate(); err != nil {
-		return r, err
+		return r, withUnknownFields(err, "agent turn request", raw, reflect.TypeFor[AgentTurnRequest]())
 	}
 	if r.MaxSteps < 0 || r.MaxSteps > 1000 {
 		return r, fmt.Errorf("max_steps must be between 1 and 1000, got %d", r.MaxSteps)

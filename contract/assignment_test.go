@@ -2,6 +2,9 @@ package contract
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -146,5 +149,41 @@ func TestTraceEntryMarshalsFlat(t *testing.T) {
 	}
 	if back.Hook != "review_tool_call" || back.Get("tool_name") != "calculator" || back.Get("hook") != nil {
 		t.Errorf("round trip: %+v", back)
+	}
+}
+
+// A kernel's OpenAI-shaped tool calls in its transcript read as calls
+// (they decoded to calls with no ID, name or arguments), and an
+// assignment refused for a missing field names the fields the contract
+// does not know, so camelCase says what is wrong.
+func TestOpenAIShapedToolCallsAndUnknownFields(t *testing.T) {
+	a, err := ParseAssignment([]byte(`{"logical_work_id":"w","conversation_id":"c","turn_id":"t","context_messages":[
+		{"role":"assistant","content":"","tool_calls":[{"id":"call_9","type":"function","function":{"name":"calculator","arguments":"{\"expression\":\"2+2\"}"}}]},
+		{"role":"tool","tool_call_id":"call_9","content":"4"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := a.ContextMessages[0].ToolCalls
+	want := []ToolCall{{CallID: "call_9", ToolName: "calculator", Arguments: map[string]any{"expression": "2+2"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("tool calls = %+v, want %+v", got, want)
+	}
+	if _, err := ParseAssignment([]byte(`{"logical_work_id":"w","conversation_id":"c","turn_id":"t","context_messages":[
+		{"role":"assistant","tool_calls":[{"id":"x","function":{"name":"calculator","arguments":"not json"}}]}]}`)); err == nil || !strings.Contains(err.Error(), "function.arguments") {
+		t.Fatalf("arguments that are no JSON: err = %v, want them named", err)
+	}
+	_, err = ParseAssignment([]byte(`{"logicalWorkId":"w","conversationId":"c","turnId":"t"}`))
+	if err == nil || !strings.Contains(err.Error(), "logicalWorkId, turnId") || !strings.Contains(err.Error(), "snake_case") {
+		t.Fatalf("camelCase assignment: err = %v, want its unknown fields named", err)
+	}
+	for f, typ := range map[string]reflect.Type{"examples/calculator.json": reflect.TypeFor[Assignment](),
+		"examples/agent_turn.json": reflect.TypeFor[AgentTurnRequest](), "examples/prepare_round.json": reflect.TypeFor[Assignment]()} {
+		raw, err := os.ReadFile(filepath.Join("..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unknown := unknownFields(raw, typ); len(unknown) > 0 {
+			t.Errorf("%s: fields the contract does not know: %v", f, unknown)
+		}
 	}
 }
