@@ -206,7 +206,9 @@ func newGateway(cfg Config) (*Gateway, error) {
 		// servers' log messages on, which a server must declare (clients
 		// that check capabilities offer no log level without it).
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{Subscribe: true},
-			Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+			Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{},
+			//lint:ignore SA1019 SEP-2577 deprecates MCP logging, which clients still read during its deprecation window.
+			Logging: &mcp.LoggingCapabilities{}},
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
