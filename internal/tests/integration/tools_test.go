@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/internal/worker"
@@ -79,19 +80,8 @@ func TestExecCommandStreamsOutputAndCancelKillsTheProcessGroup(t *testing.T) {
 	}, hostTools...))
 
 	ctx := context.Background()
-	require.Eventually(t, func() bool {
-		v, err := server.Client().QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.QueryReports)
-		var reports []contract.Report
-		if err != nil || v.Get(&reports) != nil {
-			return false
-		}
-		for _, r := range reports {
-			if r.Phase == contract.PhaseToolOutput && strings.Contains(r.OutputChunk.Text, "tick") {
-				return true
-			}
-		}
-		return false
-	}, 30*time.Second, 100*time.Millisecond, "streamed output reaches the reports while the command runs")
+	require.Eventually(t, func() bool { return streamed(queryReports(run), "tick") },
+		30*time.Second, 100*time.Millisecond, "streamed output reaches the reports while the command runs")
 
 	pids := readPIDs(t, w.workspace, "shell.pid", "child.pid")
 	sent := time.Now()
@@ -120,29 +110,35 @@ func TestAQuietCommandsFirstLineIsStreamedWhileItWorks(t *testing.T) {
 	}, hostTools...))
 	ctx := context.Background()
 	begin := time.Now()
-	require.Eventually(t, func() bool {
-		v, err := server.Client().QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.QueryReports)
-		var reports []contract.Report
-		if err != nil || v.Get(&reports) != nil {
-			return false
-		}
-		for _, r := range reports {
-			if r.Phase == contract.PhaseToolOutput && strings.Contains(r.OutputChunk.Text, "started") {
-				return true
-			}
-		}
-		return false
-	}, 15*time.Second, 100*time.Millisecond, "the first line is streamed while the command sleeps")
+	require.Eventually(t, func() bool { return streamed(queryReports(run), "started") },
+		15*time.Second, 100*time.Millisecond, "the first line is streamed while the command sleeps")
 	t.Logf("first line streamed after %s", time.Since(begin))
 	require.NoError(t, server.Client().SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "seen enough"}))
 	var res contract.Result
 	require.NoError(t, run.Get(ctx, &res))
 	assert.Equal(t, contract.StatusCanceled, res.Status)
-	streamed := false
-	for _, r := range res.Reports {
-		streamed = streamed || r.Phase == contract.PhaseToolOutput && strings.Contains(r.OutputChunk.Text, "started")
+	assert.True(t, streamed(res.Reports, "started"), "the canceled run's reports keep the streamed line")
+}
+
+// queryReports are a running run's reports so far (none when the query
+// fails).
+func queryReports(run client.WorkflowRun) []contract.Report {
+	v, err := server.Client().QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), workflows.QueryReports)
+	var reports []contract.Report
+	if err != nil || v.Get(&reports) != nil {
+		return nil
 	}
-	assert.True(t, streamed, "the canceled run's reports keep the streamed line")
+	return reports
+}
+
+// streamed reports whether a tool_output report holds text.
+func streamed(reports []contract.Report, text string) bool {
+	for _, r := range reports {
+		if r.Phase == contract.PhaseToolOutput && strings.Contains(r.OutputChunk.Text, text) {
+			return true
+		}
+	}
+	return false
 }
 
 // An agent that detaches a process from exec_command's process group
