@@ -34,9 +34,9 @@ type BlobReader interface {
 
 // attachments are a completed run's attachments (tools.Attachment) as MCP
 // content: the image, audio and resources a tool returned, read from the
-// context store, in their order. What cannot be sent is named in one
+// context store, in their order, within budget bytes. What cannot be sent is named in one
 // text item saying why, so the client is never left to guess.
-func (g *Gateway) attachments(ctx context.Context, workflowID string, data map[string]any) []mcp.Content {
+func (g *Gateway) attachments(ctx context.Context, workflowID string, data map[string]any, budget int) []mcp.Content {
 	list, err := tools.AttachmentsOf(data)
 	if err != nil {
 		g.cfg.Logger.Warn("a run's attachments do not decode", "workflow_id", workflowID, "error", err)
@@ -49,7 +49,6 @@ func (g *Gateway) attachments(ctx context.Context, workflowID string, data map[s
 	defer cancel()
 	var out []mcp.Content
 	var unsent []string
-	budget := g.cfg.MaxAttachmentBytes
 	for _, a := range list {
 		if a.Type == tools.AttachmentText {
 			continue // put back into the narrative by wholeTexts
@@ -73,9 +72,9 @@ func (g *Gateway) attachments(ctx context.Context, workflowID string, data map[s
 // whole of each text the tool returned too long for history put back in
 // place of its preview, then its other attachments.
 func (g *Gateway) completedContent(ctx context.Context, workflowID string, out *contract.Output) []mcp.Content {
-	text, extra := g.wholeTexts(ctx, workflowID, out.Content, out.Data)
+	text, extra, budget := g.wholeTexts(ctx, workflowID, out.Content, out.Data)
 	content := append([]mcp.Content{&mcp.TextContent{Text: text}}, extra...)
-	return append(content, g.attachments(ctx, workflowID, out.Data)...)
+	return append(content, g.attachments(ctx, workflowID, out.Data, budget)...)
 }
 
 // wholeTexts puts back into the narrative the whole of each text a tool
@@ -85,15 +84,16 @@ func (g *Gateway) completedContent(ctx context.Context, workflowID string, out *
 // cleaned by the worker's redactor before it was stored. A text whose
 // preview is not found where its note is (the narrative was changed by a
 // hook) follows as an item of its own; one that cannot be read, or is
-// over what one result carries, leaves the preview and says why.
-func (g *Gateway) wholeTexts(ctx context.Context, workflowID, narrative string, data map[string]any) (string, []mcp.Content) {
+// over what one result carries, leaves the preview and says why. It
+// returns what is left of the bytes one result carries.
+func (g *Gateway) wholeTexts(ctx context.Context, workflowID, narrative string, data map[string]any) (string, []mcp.Content, int) {
+	budget := g.cfg.MaxAttachmentBytes
 	list, err := tools.AttachmentsOf(data)
 	if err != nil {
-		return narrative, nil
+		return narrative, nil, budget
 	}
 	var extra []mcp.Content
 	var unsent []string
-	budget := g.cfg.MaxAttachmentBytes
 	for _, a := range list {
 		if a.Type != tools.AttachmentText {
 			continue
@@ -133,7 +133,7 @@ func (g *Gateway) wholeTexts(ctx context.Context, workflowID, narrative string, 
 		g.cfg.Logger.Warn("texts not sent whole to the client", "workflow_id", workflowID, "unsent", unsent)
 		extra = append(extra, &mcp.TextContent{Text: "[not sent whole: " + strings.Join(unsent, "; ") + "]"})
 	}
-	return narrative, extra
+	return narrative, extra, budget
 }
 
 // attachment reads one attachment within budget bytes, or says why not.

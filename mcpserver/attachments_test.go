@@ -45,7 +45,7 @@ func TestAttachmentsReachTheClientAsMCPContent(t *testing.T) {
 	)
 	g, err := newGateway(Config{Contexts: store})
 	require.NoError(t, err)
-	got := g.attachments(ctx, "wf", data)
+	got := g.attachments(ctx, "wf", data, g.cfg.MaxAttachmentBytes)
 	require.Len(t, got, 4, "%#v", got)
 	assert.Equal(t, &mcp.ImageContent{Data: png, MIMEType: "image/png"}, got[0])
 	assert.Equal(t, &mcp.AudioContent{Data: wav, MIMEType: "audio/wav"}, got[1])
@@ -55,7 +55,7 @@ func TestAttachmentsReachTheClientAsMCPContent(t *testing.T) {
 	assert.Equal(t, blob, res.Resource.Blob)
 	assert.Equal(t, "fenix:context/"+contextstore.RefFor(blob), res.Resource.URI, "a resource without a URI is named by its content address")
 
-	assert.Nil(t, g.attachments(ctx, "wf", map[string]any{"server": "everything"}), "a result without attachments adds nothing")
+	assert.Nil(t, g.attachments(ctx, "wf", map[string]any{"server": "everything"}, g.cfg.MaxAttachmentBytes), "a result without attachments adds nothing")
 }
 
 // What cannot be sent is named, with why, in one text item: no context
@@ -80,7 +80,7 @@ func TestAttachmentsThatCannotBeSentAreNamed(t *testing.T) {
 
 	g, err := newGateway(Config{Contexts: store, MaxAttachmentBytes: 32})
 	require.NoError(t, err)
-	got := g.attachments(ctx, "wf", data)
+	got := g.attachments(ctx, "wf", data, g.cfg.MaxAttachmentBytes)
 	require.Len(t, got, 2, "%#v", got)
 	assert.Equal(t, &mcp.ImageContent{Data: small, MIMEType: "image/png"}, got[0])
 	note := got[1].(*mcp.TextContent).Text
@@ -90,11 +90,11 @@ func TestAttachmentsThatCannotBeSentAreNamed(t *testing.T) {
 
 	g, err = newGateway(Config{})
 	require.NoError(t, err)
-	got = g.attachments(ctx, "wf", data)
+	got = g.attachments(ctx, "wf", data, g.cfg.MaxAttachmentBytes)
 	require.Len(t, got, 1)
 	assert.Contains(t, got[0].(*mcp.TextContent).Text, "image image/png of 5 bytes ("+smallRef+"): this gateway reads no context store (set FENIX_CONTEXT_STORE")
 
-	got = g.attachments(ctx, "wf", map[string]any{tools.MetaAttachments: "not a list"})
+	got = g.attachments(ctx, "wf", map[string]any{tools.MetaAttachments: "not a list"}, g.cfg.MaxAttachmentBytes)
 	require.Len(t, got, 1)
 	assert.Contains(t, got[0].(*mcp.TextContent).Text, `attachments not sent: metadata "attachments" is not a list of attachments`)
 }

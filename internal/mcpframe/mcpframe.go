@@ -393,10 +393,11 @@ func (o Dropped) unidentified() bool {
 
 // AnswerUnidentified makes c answer what has no ID to answer (a line
 // that is not JSON, a request whose ID cannot be read, an object that is
-// no JSON-RPC message) with an error whose "id" is null, as JSON-RPC 2.0 asks of a server ("If there was an error in
-// detecting the id in the Request object, it MUST be Null"): the SDK
-// leaves a null ID out of a response, so c writes it through w, which
-// must be the writer under the connection, shared through a SerialWriter.
+// no JSON-RPC message) with an error whose "id" is null, as JSON-RPC 2.0
+// asks of a server ("If there was an error in detecting the id in the
+// Request object, it MUST be Null"): the SDK leaves a null ID out of a
+// response, so c writes it through w, which must be the writer under the
+// connection, shared through a SerialWriter.
 // Only a server's side should: a client would answer a server's stray
 // log line on stdout with a response it never asked for.
 func (c *Conn) AnswerUnidentified(w *SerialWriter) *Conn {
