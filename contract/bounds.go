@@ -19,6 +19,13 @@ const (
 	// EchoStringBytes is what is kept of each long string inside a value
 	// over EchoBytes.
 	EchoStringBytes = 1 << 10
+	// EchoDepth is how deep the copy of a value over EchoBytes follows
+	// nested objects; what lies deeper is a note. Each level encodes what
+	// is below it once, so an object nested 9,000 deep cost 9,000
+	// encodings of ever smaller halves, seconds of workflow code: the
+	// workflow task failed as a deadlock, again and again, and the run
+	// never ended.
+	EchoDepth = 8
 )
 
 // TruncateText keeps at most max bytes of s, cut at a rune boundary, and
@@ -42,6 +49,10 @@ func TruncateText(s string, max int) string {
 //
 //workflowcheck:ignore
 func BoundMap(m map[string]any, max int) map[string]any {
+	return boundMap(m, max, EchoDepth)
+}
+
+func boundMap(m map[string]any, max, depth int) map[string]any {
 	raw, err := json.Marshal(m)
 	if err == nil && len(raw) <= max {
 		return m
@@ -52,7 +63,11 @@ func BoundMap(m map[string]any, max int) map[string]any {
 		case string:
 			out[k] = TruncateText(v, EchoStringBytes)
 		case map[string]any:
-			out[k] = BoundMap(v, EchoStringBytes)
+			if depth <= 1 {
+				out[k] = fmt.Sprintf("[object nested deeper than %d levels omitted by Fenix]", EchoDepth)
+				continue
+			}
+			out[k] = boundMap(v, EchoStringBytes, depth-1)
 		default:
 			b, err := json.Marshal(v)
 			if err != nil || len(b) > EchoStringBytes {

@@ -50,3 +50,29 @@ func TestReportBounded(t *testing.T) {
 		t.Errorf("a small report changed: %v", got)
 	}
 }
+
+// A value over EchoBytes is copied EchoDepth objects deep; what lies
+// deeper is a note.
+func TestBoundMapFollowsNestedObjectsEchoDepthDeep(t *testing.T) {
+	var deep any = strings.Repeat("x", EchoBytes)
+	for range 20 {
+		deep = map[string]any{"a": deep}
+	}
+	got := BoundMap(deep.(map[string]any), EchoBytes)
+	levels := 0
+	var v any = got
+	for {
+		m, ok := v.(map[string]any)
+		if !ok {
+			break
+		}
+		levels++
+		v = m["a"]
+	}
+	if levels != EchoDepth {
+		t.Fatalf("copied %d levels, want %d", levels, EchoDepth)
+	}
+	if s, _ := v.(string); !strings.Contains(s, "nested deeper than") {
+		t.Fatalf("below the copy: %v, want a note", v)
+	}
+}

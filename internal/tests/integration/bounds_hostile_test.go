@@ -441,3 +441,29 @@ func TestARunWithNonASCIIIDsEndsWithItsResult(t *testing.T) {
 	require.Equal(t, contract.StatusCompleted, out.Status, "%+v", out.Error)
 	assert.Contains(t, out.Output.Content, "42")
 }
+
+// Tool arguments nested 9,000 objects deep (60 KB, under every size
+// limit) end the run with a typed error: copying them into the failure
+// payload encoded each level's subtree again, seconds of workflow code,
+// so the workflow task failed as a deadlock, again and again, and the run
+// never ended.
+func TestDeeplyNestedArgumentsEndWithAResult(t *testing.T) {
+	w := startWorker(t)
+	var deep any = 1
+	for range 9000 {
+		deep = map[string]any{"a": deep}
+	}
+	a := assignment("deep-args", map[string]any{"call_id": "call-deep", "tool_name": "exec_command",
+		"arguments": map[string]any{"command_line": "echo deep", "x": deep}}, "exec_command")
+	run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, "bounds-deep-"+w.queue, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var res contract.Result
+	if err := run.Get(ctx, &res); err != nil {
+		why := lastTaskFailure(t, run.GetID(), run.GetRunID())
+		_ = server.Client().TerminateWorkflow(context.Background(), run.GetID(), run.GetRunID(), "test gave up")
+		t.Fatalf("no result: %v%s", err, why)
+	}
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeValidation, res.Error.ErrorType, "%+v", res.Error)
+}
