@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -155,4 +157,43 @@ func TestOperatorSnapshotOfAFIFOMemoryDirectoryEnds(t *testing.T) {
 		system := res.Messages[0].Content
 		assert.True(t, containsAll(system, "Operator State:", `"memory_entries": "path \".fenix/memory/main\" is not a directory`), system)
 	}
+}
+
+// A kernel in another language sends a transcript over Temporal's 2 MB
+// limit by context_ref and reads a prepared round over 1 MiB back by
+// messages_ref, with the store as the README's recipe has it and no Go:
+// the transcript's JSON bytes in <store>/<2 hex>/<64 hex>.json, named
+// ctx-sha256-<sha256 of those bytes>.
+func TestAKernelWithoutGoUsesTheContextStoreByItsRecipe(t *testing.T) {
+	w := startWorker(t)
+	var messages []map[string]any
+	for i := range 3000 {
+		messages = append(messages, map[string]any{"role": "user", "content": fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum dolor ", 55))})
+	}
+	messages = append(messages, map[string]any{"role": "user", "content": "the last question"})
+	data, err := json.Marshal(messages)
+	require.NoError(t, err)
+	require.Greater(t, len(data), 2<<20)
+	sum := sha256.Sum256(data)
+	hexSum := hex.EncodeToString(sum[:])
+	dir := filepath.Join(w.dataDir, "contexts", hexSum[:2])
+	require.NoError(t, os.MkdirAll(dir, 0o750))
+	tmp := filepath.Join(dir, ".kernel-upload")
+	require.NoError(t, os.WriteFile(tmp, data, 0o640))
+	require.NoError(t, os.Rename(tmp, filepath.Join(dir, hexSum+".json")))
+
+	a := map[string]any{"logical_work_id": "kernel-ref-" + w.queue, "attempt_no": 1, "conversation_id": "conv-kernel-ref", "turn_id": "turn-1",
+		"context_ref": "ctx-sha256-" + hexSum, "model_context": map[string]any{"likely_model": "gpt-test"}}
+	run := startWorkflow(t, w.queue, workflows.PrepareRoundWorkflow, "it-kernel-ref-"+w.queue, a)
+	var res map[string]any
+	require.NoError(t, run.Get(context.Background(), &res))
+	require.Equal(t, "completed", res["status"], "%v", res["error"])
+	ref, _ := res["messages_ref"].(string)
+	require.True(t, strings.HasPrefix(ref, "ctx-sha256-"), "a round over 1 MiB comes back by reference: %v", res["messages_ref"])
+	back, err := os.ReadFile(filepath.Join(w.dataDir, "contexts", ref[len("ctx-sha256-"):][:2], ref[len("ctx-sha256-"):]+".json"))
+	require.NoError(t, err)
+	var round []map[string]any
+	require.NoError(t, json.Unmarshal(back, &round))
+	assert.Equal(t, "system", round[0]["role"], "Fenix's prompt first")
+	assert.Equal(t, "the last question", round[len(round)-1]["content"])
 }
