@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/fenixerr"
 	"github.com/fenixrt/fenix/netguard"
@@ -60,6 +62,9 @@ type Host struct {
 	mcpServers *confine.Confiner
 	// plainHookEnv is HookEnv where hooks run unconfined.
 	plainHookEnv map[string]string
+	// hooksKeptFrom are the paths the hooks' domain keeps read-only or
+	// hidden (HooksReach).
+	hooksKeptFrom []string
 	// settingsEnv is the settings files' "env" for commands
 	// (SetCommandEnv); nil for none.
 	settingsEnv atomic.Pointer[map[string]string]
@@ -183,11 +188,37 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		h.Close()
 		return nil, err
 	}
+	if h.hooks != nil {
+		kept := hookPolicy(cfg, codePaths)
+		h.hooksKeptFrom = append(slices.Clone(kept.ReadOnly), kept.Hidden...)
+	}
 	if h.mcpServers, err = newMCPServerConfinement(cfg, codePaths, h.hooks); err != nil {
 		h.Close()
 		return nil, err
 	}
 	return h, nil
+}
+
+// HooksReach reports whether code a hook runs — the agent's, through a
+// PostToolUse npm test running its scripts.test — could write path:
+// anywhere the hooks' domain does not keep read-only or hidden (on a root
+// worker the system's directories, the worker's files, the code paths of
+// its home), and anywhere at all where hooks run unconfined. Such code
+// rewrote an operator's ~/.claude/settings.json, which the next start
+// took for the operator's own change and adopted.
+func (h *Host) HooksReach(path string) bool {
+	if os.Geteuid() != 0 && unix.Access(path, unix.W_OK) != nil && unix.Access(filepath.Dir(path), unix.W_OK) != nil {
+		return false // neither the file nor its directory is the worker's user's to write
+	}
+	if h.HookConfiner() == nil {
+		return true
+	}
+	for _, kept := range h.hooksKeptFrom {
+		if path == kept || strings.HasPrefix(path, strings.TrimSuffix(kept, "/")+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 // HookConfiner starts the hooks' processes confined (HostConfig.Hooks),

@@ -326,3 +326,29 @@ func TestHomeToolchainsAreCodePaths(t *testing.T) {
 		t.Errorf("a project's directory, or the home itself, is among the code paths %v", got)
 	}
 }
+
+// What code a hook runs could write, for a start that decides whether a
+// changed policy file is the operator's (tools.Host.HooksReach): the
+// home's settings and a directory beside the workspaces are within its
+// reach, the system's directories and the worker's state are not.
+func TestHooksReachTheHomeButNotTheSystem(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a root worker's hooks are kept from the system's directories")
+	}
+	if confine.ABIVersion() < 2 {
+		t.Skip("no Landlock ABI 2 here: hooks run unconfined")
+	}
+	home, state := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	r := newRig(t, func(c *HostConfig) { c.Hooks = confine.Policy{Hidden: []string{state}} })
+	for path, want := range map[string]bool{
+		filepath.Join(home, ".claude", "settings.json"): true,
+		"/srv/policy/guard.sh":                          true,
+		"/etc/fenix/hooks.json":                         false,
+		filepath.Join(state, "accepted-policy.json"):    false,
+	} {
+		if got := r.host.HooksReach(path); got != want {
+			t.Errorf("HooksReach(%s) = %v, want %v", path, got, want)
+		}
+	}
+}

@@ -66,6 +66,30 @@ func (w *Workspace) CommandReadOnly() []string {
 	return slices.Compact(out)
 }
 
+// hookPolicyFiles are the project's policy files at the root: what a
+// hook may not write of the project (HookReadOnly).
+var hookPolicyFiles = []string{".claude/settings.json", ".claude/settings.local.json", ".fenix/hooks.json", ".mcp.json"}
+
+// HookReadOnly lists what a hook — and the code from the workspace it
+// runs, a PostToolUse npm test running the agent's scripts.test — may
+// read but never write, where the worker can hold it to that: the
+// project's settings files and MCP configuration that exist, so that no
+// such code rewrites them for an operator's SIGHUP to adopt. Far less
+// than CommandReadOnly: hooks keep their logs and state in .claude/ and
+// beside their scripts, and run git (a Stop hook that commits); the paths
+// given to Protect are read off the hooks' commands and name their log
+// files too. What such code writes elsewhere a restart does not adopt
+// unseen (the worker's HooksReach).
+func (w *Workspace) HookReadOnly() []string {
+	var out []string
+	for _, rel := range hookPolicyFiles {
+		if st, err := w.root.Lstat(rel); err == nil && st.Mode().IsRegular() {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
 // governingOutside are the absolute paths given to Protect that lie
 // outside the workspace (a hook project given apart from it: its
 // settings, hook and MCP server scripts, its .mcp.json), neither hidden

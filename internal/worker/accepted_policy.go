@@ -239,7 +239,7 @@ func (w *Worker) PolicyHeld() bool { return w.policyHeld.Load() }
 // loadPolicy builds the hook registry, from the settings on disk or from
 // a snapshot, and reads the MCP configuration files on disk.
 func (w *Worker) loadPolicy(from *claudecode.Snapshot, pins *claudecode.WorkspacePinBook) (loadedHooks, []mcp.ConfigFile, error) {
-	loaded, err := buildHooks(w.cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host, from, pins)
+	loaded, err := buildHooks(w.cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host, hookReadOnly, from, pins)
 	if err != nil || from != nil {
 		return loaded, nil, err
 	}
@@ -247,8 +247,14 @@ func (w *Worker) loadPolicy(from *claudecode.Snapshot, pins *claudecode.Workspac
 	return loaded, files, err
 }
 
-// agentWritable reports whether agents' commands could have written path:
-// anywhere when they run unconfined, else inside a workspace.
-func agentWritable(host interface{ CommandsConfined() bool }, bases interface{ Holds(string) bool }) func(string) bool {
-	return func(path string) bool { return !host.CommandsConfined() || bases.Holds(path) }
+// agentWritable reports whether agents could have written path: their
+// commands anywhere when they run unconfined, else inside a workspace;
+// the code hooks run from the workspace (a PostToolUse npm test) wherever
+// the hooks' domain reaches (tools.Host.HooksReach), which is most of the
+// host outside the system's directories.
+func agentWritable(host interface {
+	CommandsConfined() bool
+	HooksReach(string) bool
+}, bases interface{ Holds(string) bool }) func(string) bool {
+	return func(path string) bool { return !host.CommandsConfined() || bases.Holds(path) || host.HooksReach(path) }
 }

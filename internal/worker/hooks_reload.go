@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fenixrt/fenix/activities"
+	"github.com/fenixrt/fenix/confine"
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/hooks/claudecode"
 	"github.com/fenixrt/fenix/tools/mcp"
@@ -68,6 +70,29 @@ func (w *Worker) workspaceReadOnly(private []string) func(dir string) []string {
 		activities.GuardWorkspace(ws, w.hooks.Load(), *w.protected.Load(), private)
 		return ws.CommandReadOnly()
 	}
+}
+
+// hookReadOnly lists what a hook run in a workspace may not write there
+// (workspace.HookReadOnly).
+func hookReadOnly(dir string) []string {
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer ws.Close()
+	return ws.HookReadOnly()
+}
+
+// heldHookLauncher starts the hooks' processes in the hooks' domain with
+// the policy's files read-only (readOnly), in a mount namespace of their
+// own where the worker may make one.
+type heldHookLauncher struct {
+	confiner *confine.Confiner
+	readOnly func(dir string) []string
+}
+
+func (l heldHookLauncher) Start(cmd *exec.Cmd, workspace string) (func(), error) {
+	return l.confiner.StartCommand(cmd, confine.CommandOptions{Workspace: workspace, ReadOnly: l.readOnly(workspace)})
 }
 
 func (w *Worker) liveHooks(r *hooks.Registry) *atomic.Pointer[hooks.Registry] {

@@ -20,6 +20,6 @@ func PolicyHooks(cfg Config, store audit.Store) (*hooks.Registry, error) {
 	if cfg.Redactor == nil {
 		cfg.Redactor = redact.Default()
 	}
-	loaded, err := buildHooks(cfg, store, nil, nil, nil, nil, nil)
+	loaded, err := buildHooks(cfg, store, nil, nil, nil, nil, nil, nil)
 	return loaded.registry, err
 }

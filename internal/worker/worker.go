@@ -411,7 +411,7 @@ type loadedHooks struct {
 // the order given), the audit log, custom Go hooks, then secret redaction.
 // The settings files are read where cfg names them, or, with from, taken
 // from that snapshot of an accepted policy.
-func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, hookAgent *activities.HookAgent, host *tools.Host, from *claudecode.Snapshot, pins *claudecode.WorkspacePinBook) (loaded loadedHooks, err error) {
+func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, hookAgent *activities.HookAgent, host *tools.Host, hookReadOnly func(string) []string, from *claudecode.Snapshot, pins *claudecode.WorkspacePinBook) (loaded loadedHooks, err error) {
 	opts := []hooks.Option{hooks.WithLogger(cfg.Logger.Warn)}
 	if cfg.HookConcurrency > 0 {
 		opts = append(opts, hooks.WithConcurrency(cfg.HookConcurrency))
@@ -441,6 +441,9 @@ func buildHooks(cfg Config, store audit.Store, mcpTools claudecode.MCPCaller, ho
 		loadOpts.HookEnv = host.HookEnv()
 		if c := host.HookConfiner(); c != nil {
 			loadOpts.Launcher = c
+			if hookReadOnly != nil {
+				loadOpts.Launcher = heldHookLauncher{confiner: c, readOnly: hookReadOnly}
+			}
 		}
 		if cfg.Model != nil {
 			loadOpts.Prompt = llm.HookPromptEvaluator{Provider: cfg.Model, Model: cfg.HookModel}
