@@ -14,8 +14,14 @@ import (
 	"github.com/fenixrt/fenix/proctree"
 )
 
-// maxCommandOutput caps what is kept of a command hook's stdout and stderr.
-const maxCommandOutput = 1 << 20
+// maxCommandOutput caps what is kept of a command hook's stderr, and
+// maxCommandAnswer of its stdout, its answer: room for an updatedInput of
+// the largest arguments (1 MiB and 64 KiB) with every character escaped
+// six bytes long, as python's json.dumps writes é.
+const (
+	maxCommandOutput = 1 << 20
+	maxCommandAnswer = 8 << 20
+)
 
 // commandWaitDelay bounds how long a finished command's leftover children
 // may hold its output pipes open.
@@ -128,7 +134,7 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	}
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(payload)
-	stdout := &cappedBuffer{max: maxCommandOutput}
+	stdout := &cappedBuffer{max: maxCommandAnswer}
 	stderr := &cappedBuffer{max: maxCommandOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Env = hookEnv(processEnv(), h.workerEnv, h.settingsEnv, env)
@@ -191,6 +197,11 @@ func (t *commandTransport) call(ctx context.Context, h *ExternalHook, s hooks.Se
 	if runErr != nil && !errors.As(runErr, new(*exec.ExitError)) {
 		return outcome{}, fmt.Errorf("command %q: %w", t.describe(), runErr)
 	}
+	if stdout.dropped > 0 && bytes.HasPrefix(bytes.TrimSpace(stdout.Bytes()), []byte("{")) {
+		// JSON cut short: its decision is lost, and a deny read as the
+		// text of a hook that allowed.
+		return outcome{}, &oversizedAnswerError{command: t.describe(), limit: maxCommandAnswer, size: int64(stdout.buf.Len()) + stdout.dropped}
+	}
 	o := outcome{exitCode: code, stdout: stdout.Bytes(), stderr: stderr.String()}
 	if envFile != nil {
 		lines, err := envFile.lines(ctx)
@@ -230,16 +241,17 @@ func envList(env map[string]string) []string {
 type cappedBuffer struct {
 	buf bytes.Buffer
 	max int
+	// dropped counts the bytes written past max.
+	dropped int64
 }
 
 func (b *cappedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.buf.Len(); room > 0 {
-		if len(p) > room {
-			b.buf.Write(p[:room])
-		} else {
-			b.buf.Write(p)
-		}
+	kept := p
+	if room := b.max - b.buf.Len(); len(p) > room {
+		kept = p[:max(room, 0)]
 	}
+	b.buf.Write(kept)
+	b.dropped += int64(len(p) - len(kept))
 	return len(p), nil
 }
 

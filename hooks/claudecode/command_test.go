@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -553,5 +554,41 @@ func TestCommandHookIsReplayOnlyWhenSet(t *testing.T) {
 		if !replay && present {
 			t.Errorf("live event: stdin has is_replay = %v, want no such field", got)
 		}
+	}
+}
+
+// A JSON answer over what the worker reads of a hook's output fails
+// closed: its decision is unread, and it was read as the text of a hook
+// that allowed. An updatedInput of large arguments, escaped, fits; a long
+// output that is not JSON is text, as before.
+func TestCommandHookAnswerOverTheLimitFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	run := func(name, program string) (hooks.PreToolUseAction, error) {
+		t.Helper()
+		path := filepath.Join(dir, name+".py")
+		if err := os.WriteFile(path, []byte(program), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		h := newCommandHook(t, cmdHook{Command: python + " " + path})
+		return h.PreToolUse(context.Background(), commandPreEvent(dir))
+	}
+	deny := `import json, sys
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+  "permissionDecisionReason": "secret key", "padding": "é" * %d}}))`
+	action, err := run("over", fmt.Sprintf(deny, (maxCommandAnswer/6)+1000))
+	if err == nil || !strings.Contains(err.Error(), "over the") || action.Kind != hooks.KindBlock {
+		t.Fatalf("a deny over the limit: action %+v, err %v; want a closed failure", action, err)
+	}
+	action, err = run("under", fmt.Sprintf(deny, 200_000))
+	if err != nil || action.Kind != hooks.KindBlock || action.Reason != "secret key" {
+		t.Fatalf("a deny of 1.2 MB: action %+v, err %v; want it read", action, err)
+	}
+	action, err = run("text", fmt.Sprintf(`print("log line " * %d)`, maxCommandAnswer/9+1000))
+	if err != nil || action.Kind != hooks.KindContinue {
+		t.Fatalf("long text: action %+v, err %v; want continue", action, err)
 	}
 }

@@ -34,10 +34,27 @@ type keptFromAnswering interface {
 	keptFromAnswering()
 }
 
-func (*starvedError) keptFromAnswering()    {}
-func (*stoppedError) keptFromAnswering()    {}
-func (*killedError) keptFromAnswering()     {}
-func (*unconfinedError) keptFromAnswering() {}
+func (*starvedError) keptFromAnswering()         {}
+func (*stoppedError) keptFromAnswering()         {}
+func (*killedError) keptFromAnswering()          {}
+func (*unconfinedError) keptFromAnswering()      {}
+func (*oversizedAnswerError) keptFromAnswering() {}
+
+// oversizedAnswerError is a command hook whose JSON answer is over what
+// the worker reads of its output: its decision cannot be read, so the
+// hook fails closed where that could let a call through. The agent can
+// make a hook's answer long: a guard that echoes a 400 KB argument back
+// as updatedInput, its é escaped six bytes each, printed over the 1 MiB
+// read then, and the call went on unredacted.
+type oversizedAnswerError struct {
+	command string
+	limit   int
+	size    int64
+}
+
+func (e *oversizedAnswerError) Error() string {
+	return fmt.Sprintf("command %q printed a JSON answer of %d bytes, over the %d bytes of output the worker reads: its decision is unread", e.command, e.size, e.limit)
+}
 
 // timeoutError is a command hook that used its whole timeout.
 type timeoutError struct {
