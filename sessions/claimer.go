@@ -54,9 +54,15 @@ func (c *Claimer) Claim(ctx context.Context, req activities.SessionClaim) (activ
 		return activities.ClaimAnswer{Env: env}, err
 	}
 	res, err := c.Toucher.Touch(ctx, req.UpdateID, workflows.SessionTouch{ConversationID: req.ConversationID,
-		WorkspaceRoot: req.WorkspaceRoot, Cwd: req.Cwd, IdleTimeoutMS: c.Idle.Milliseconds(), WritesEnv: req.WritesEnv})
+		WorkspaceRoot: req.WorkspaceRoot, Cwd: req.Cwd, IdleTimeoutMS: c.Idle.Milliseconds(), WritesEnv: req.WritesEnv,
+		KeepAlive: req.Mode == activities.ClaimTouch})
 	if err != nil {
 		return activities.ClaimAnswer{}, err
+	}
+	if res.Ended {
+		// Left ended: the next run's claim must ask, and resume it.
+		c.Cache.Forget(req.ConversationID)
+		return activities.ClaimAnswer{}, nil
 	}
 	if !res.EnvPending {
 		// While the session's environment is still to come, the next

@@ -37,6 +37,9 @@ type SessionTouch struct {
 	// other runs' touches until it reports the environment
 	// (UpdateSessionEnv), at most sessionEnvWait.
 	WritesEnv bool `json:"writes_env,omitempty"`
+	// KeepAlive marks a touch that only keeps the session from idling
+	// out (a long turn's steps): it resumes no ended session.
+	KeepAlive bool `json:"keep_alive,omitempty"`
 }
 
 // SessionTouchResult says which SessionStart the conversation-scoped hooks
@@ -48,6 +51,9 @@ type SessionTouchResult struct {
 	Source     string `json:"source,omitempty"`
 	Env        string `json:"env,omitempty"`
 	EnvPending bool   `json:"env_pending,omitempty"`
+	// Ended answers a KeepAlive touch of an ended session, which it left
+	// ended.
+	Ended bool `json:"ended,omitempty"`
 }
 
 // SessionEnvRequest is what the session's SessionStart hooks wrote to
@@ -184,6 +190,14 @@ func (c *convSession) touch(ctx workflow.Context, t SessionTouch) (SessionTouchR
 	pending, err := c.awaitEnv(ctx)
 	if err != nil {
 		return SessionTouchResult{}, err
+	}
+	if t.KeepAlive && c.st.Ended {
+		// A run going on after its session ended (a turn longer than the
+		// idle timeout) does not resume it: a keep-alive fires no
+		// SessionStart, and the session would go on as if it had, its
+		// next run told it was going. The conversation's next run resumes
+		// it, with SessionStart "resume".
+		return SessionTouchResult{Ended: true}, nil
 	}
 	out := SessionTouchResult{EnvPending: pending}
 	switch {

@@ -181,15 +181,22 @@ func TestConversationSessionWorkflow(t *testing.T) {
 	h.env.RegisterWorkflowWithOptions(workflows.ConversationSession, workflow.RegisterOptions{Name: workflows.ConversationSessionWorkflow})
 	idle := 10 * time.Minute
 	var answers []string
-	touch := func(id string) {
+	touchAs := func(id string, keepAlive bool) {
 		h.env.UpdateWorkflow(workflows.UpdateSessionTouch, id, &updateCallback{t: t, onResult: func(r workflows.SessionTouchResult) {
+			if r.Ended {
+				answers = append(answers, "ended")
+				return
+			}
 			answers = append(answers, r.Source)
-		}}, workflows.SessionTouch{ConversationID: "conv-s", WorkspaceRoot: h.acts.DefaultWorkspaceRoot, IdleTimeoutMS: idle.Milliseconds()})
+		}}, workflows.SessionTouch{ConversationID: "conv-s", WorkspaceRoot: h.acts.DefaultWorkspaceRoot, IdleTimeoutMS: idle.Milliseconds(), KeepAlive: keepAlive})
 	}
+	touch := func(id string) { touchAs(id, false) }
 	var ended workflows.EndSessionResult
 	h.env.RegisterDelayedCallback(func() { touch("t1") }, time.Second)
 	h.env.RegisterDelayedCallback(func() { touch("t2") }, 2*time.Second)
-	// idle expiry at ~12m
+	// idle expiry at ~12m; a long turn's step then keeps nothing alive:
+	// it does not resume the ended session, which the next run does.
+	h.env.RegisterDelayedCallback(func() { touchAs("keep", true) }, 15*time.Minute)
 	h.env.RegisterDelayedCallback(func() { touch("t3") }, 20*time.Minute)
 	h.env.RegisterDelayedCallback(func() {
 		h.env.UpdateWorkflow(workflows.UpdateEndSession, "end", &updateCallback{t: t, onResult: func(r workflows.EndSessionResult) { ended = r }},
@@ -199,7 +206,7 @@ func TestConversationSessionWorkflow(t *testing.T) {
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
 
-	assert.Equal(t, []string{"startup", "", "resume"}, answers)
+	assert.Equal(t, []string{"startup", "", "ended", "resume"}, answers)
 	assert.True(t, ended.Ended)
 	require.Len(t, f.claude.stops, 2)
 	assert.Equal(t, hooks.EndReasonOther, f.claude.stops[0].Reason)

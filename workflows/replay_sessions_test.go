@@ -48,7 +48,14 @@ func sessionScenarios() []scenario {
 			req["continue_as_new_after_events"] = 20
 			return startJSON(ctx, c, q, workflows.AgentTurnWorkflow, "replay-conv-can", req)
 		}},
-		{"conversation_session_lifecycle.json", sessionLifecycle},
+		{"conversation_session_lifecycle.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return sessionLifecycle(ctx, c, q, "replay-conv-lifecycle", false)
+		}},
+		// A long turn's keep-alive after the session idled out leaves it
+		// ended; the next run resumes it.
+		{"conversation_session_keepalive_after_end.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+			return sessionLifecycle(ctx, c, q, "replay-conv-keepalive", true)
+		}},
 		// A person allowed a host: the conversation's session remembers it
 		// (a session only a grant started idles out without SessionEnd).
 		{"conversation_session_network_grant.json", func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
@@ -99,24 +106,27 @@ func sessionScenarios() []scenario {
 }
 
 // sessionLifecycle drives a ConversationSession with a 1s idle timeout:
-// touch (startup), idle expiry (SessionEnd other), touch (resume), the
-// kernel's end (SessionEnd prompt_input_exit); it then completes after
-// its retention.
-func sessionLifecycle(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
-	const conv = "replay-conv-lifecycle"
+// touch (startup), idle expiry (SessionEnd other), with keepAlive a
+// keep-alive touch that leaves it ended, touch (resume), the kernel's end
+// (SessionEnd prompt_input_exit); it then completes after its retention.
+func sessionLifecycle(ctx context.Context, c client.Client, q, conv string, keepAlive bool) (client.WorkflowRun, error) {
 	id := workflows.SessionWorkflowID(q, conv)
-	touch := func(updateID string) (string, error) {
+	touchAs := func(updateID string, keepAlive bool) (workflows.SessionTouchResult, error) {
 		start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: q,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING},
 			workflows.ConversationSessionWorkflow, workflows.ConversationSessionState{ConversationID: conv})
 		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start,
 			UpdateOptions: client.UpdateWorkflowOptions{UpdateID: updateID, UpdateName: workflows.UpdateSessionTouch,
-				Args: []any{workflows.SessionTouch{ConversationID: conv, IdleTimeoutMS: 1000}}, WaitForStage: client.WorkflowUpdateStageCompleted}})
-		if err != nil {
-			return "", err
-		}
+				Args: []any{workflows.SessionTouch{ConversationID: conv, IdleTimeoutMS: 1000, KeepAlive: keepAlive}}, WaitForStage: client.WorkflowUpdateStageCompleted}})
 		var res workflows.SessionTouchResult
-		return res.Source, h.Get(ctx, &res)
+		if err == nil {
+			err = h.Get(ctx, &res)
+		}
+		return res, err
+	}
+	touch := func(updateID string) (string, error) {
+		res, err := touchAs(updateID, false)
+		return res.Source, err
 	}
 	state := func() (workflows.ConversationSessionState, error) {
 		var st workflows.ConversationSessionState
@@ -138,6 +148,11 @@ func sessionLifecycle(ctx context.Context, c client.Client, q string) (client.Wo
 			return nil, fmt.Errorf("session %s did not expire", id)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	if keepAlive {
+		if res, err := touchAs("lifecycle-keepalive", true); err != nil || !res.Ended {
+			return nil, fmt.Errorf("keep-alive after expiry = %+v, %v; want it left ended", res, err)
+		}
 	}
 	src, err := touch("lifecycle-2")
 	if err != nil {
