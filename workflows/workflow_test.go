@@ -43,6 +43,10 @@ func newHarness(t *testing.T) *harness {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	env := suite.NewTestWorkflowEnvironment()
+	// The SDK's default of 3 s of wall time per workflow failed a run
+	// that writes 1 MiB through every stage under the race detector on a
+	// loaded 2-core machine; a hung workflow still fails, later.
+	env.SetTestTimeout(30 * time.Second)
 	store, err := contextstore.NewFS(filepath.Join(t.TempDir(), "contexts"))
 	require.NoError(t, err)
 	ws := t.TempDir()
