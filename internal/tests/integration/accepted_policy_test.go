@@ -55,16 +55,7 @@ func TestARestartKeepsTheAcceptedPolicy(t *testing.T) {
 		require.NoError(t, w.Start())
 		return w, logs
 	}
-	seq := 0
-	exec := func(t *testing.T, command string) contract.Result {
-		t.Helper()
-		seq++
-		name := fmt.Sprintf("step-%d", seq)
-		a := assignment(name, map[string]any{"call_id": "call-" + name, "tool_name": "exec_command", "arguments": map[string]any{"command_line": command}}, "exec_command")
-		a["workspace_root"] = project
-		res, _ := runAssignment(t, queue, a)
-		return res
-	}
+	exec := execSteps(queue, project, "step")
 	// change changes the project as a command of a worker that cannot hold
 	// its governing files read-only could.
 	change := func(t *testing.T, script string) { shellIn(t, project, script) }
@@ -273,16 +264,7 @@ func TestARestartDoesNotAdoptWhatCodeAHookRanRewrote(t *testing.T) {
 		require.NoError(t, w.Start())
 		return w, logs
 	}
-	seq := 0
-	exec := func(t *testing.T, command string) contract.Result {
-		t.Helper()
-		seq++
-		a := assignment(fmt.Sprintf("hook-rewrite-%d", seq), map[string]any{"call_id": fmt.Sprintf("call-%d", seq), "tool_name": "exec_command",
-			"arguments": map[string]any{"command_line": command}}, "exec_command")
-		a["workspace_root"] = project
-		res, _ := runAssignment(t, queue, a)
-		return res
-	}
+	exec := execSteps(queue, project, "hook-rewrite")
 	w, _ := start(t)
 	require.NotEqual(t, contract.StatusCompleted, exec(t, "echo OPDENY").Status, "the operator's guard refuses")
 	// The agent's test script, which the hook runs after its next command.
@@ -307,4 +289,19 @@ try proj-settings 'echo "{}" > .claude/settings.json'
 	defer w.Stop()
 	assert.Contains(t, logs.String(), "running the hook policy accepted before", "the rewrite is held: %s", logs.String())
 	assert.NotEqual(t, contract.StatusCompleted, exec(t, "echo OPDENY").Status, "the operator's guard still refuses after the restart")
+}
+
+// execSteps runs each command it is given as an exec_command assignment
+// of its own (name-1, name-2, …) in workspace, on queue.
+func execSteps(queue, workspace, name string) func(t *testing.T, command string) contract.Result {
+	seq := 0
+	return func(t *testing.T, command string) contract.Result {
+		t.Helper()
+		seq++
+		step := fmt.Sprintf("%s-%d", name, seq)
+		a := assignment(step, map[string]any{"call_id": "call-" + step, "tool_name": "exec_command", "arguments": map[string]any{"command_line": command}}, "exec_command")
+		a["workspace_root"] = workspace
+		res, _ := runAssignment(t, queue, a)
+		return res
+	}
 }
