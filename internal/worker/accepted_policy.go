@@ -239,7 +239,7 @@ func (w *Worker) PolicyHeld() bool { return w.policyHeld.Load() }
 // loadPolicy builds the hook registry, from the settings on disk or from
 // a snapshot, and reads the MCP configuration files on disk.
 func (w *Worker) loadPolicy(from *claudecode.Snapshot, pins *claudecode.WorkspacePinBook) (loadedHooks, []mcp.ConfigFile, error) {
-	loaded, err := buildHooks(w.cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host, hookReadOnly, from, pins)
+	loaded, err := buildHooks(w.cfg, w.audit, w.mcpHooks, w.hookAgent, w.Host, w.hookReadOnly, from, pins)
 	if err != nil || from != nil {
 		return loaded, nil, err
 	}

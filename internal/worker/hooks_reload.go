@@ -72,15 +72,28 @@ func (w *Worker) workspaceReadOnly(private []string) func(dir string) []string {
 	}
 }
 
-// hookReadOnly lists what a hook run in a workspace may not write there
-// (workspace.HookReadOnly).
-func hookReadOnly(dir string) []string {
+// hookReadOnly lists what a hook run in a workspace may not write: the
+// project's settings files there (workspace.HookReadOnly), and the
+// settings files the policy was loaded from outside it (an operator's
+// -hooks-file, ~/.claude/settings.json), which code a hook ran rewrote.
+func (w *Worker) hookReadOnly(dir string) []string {
 	ws, err := workspace.Open(dir)
 	if err != nil {
 		return nil
 	}
 	defer ws.Close()
-	return ws.HookReadOnly()
+	out := ws.HookReadOnly()
+	if r := w.hooks.Load(); r != nil {
+		for _, src := range r.Sources() {
+			if inside, err := filepath.Rel(dir, src.Path); !filepath.IsAbs(src.Path) || err == nil && !strings.HasPrefix(inside, "..") {
+				continue
+			}
+			if st, err := os.Lstat(src.Path); err == nil && st.Mode().IsRegular() {
+				out = append(out, src.Path)
+			}
+		}
+	}
+	return out
 }
 
 // heldHookLauncher starts the hooks' processes in the hooks' domain with

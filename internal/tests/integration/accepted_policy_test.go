@@ -226,12 +226,13 @@ fi
 }
 
 // Code a hook runs (the project's PostToolUse hook runs npm test, whose
-// scripts.test the agent wrote) rewrites the operator's settings
-// and guard beside the workspace; the next start of the worker does not
+// scripts.test the agent wrote) cannot rewrite the settings files the
+// policy was loaded from, the operator's beside the workspace or the
+// project's, and it still writes the hook's log in .claude/; it rewrites
+// the operator's guard script, and the next start of the worker does not
 // take that for the operator's change: it runs the policy accepted
-// before, and the guard still refuses. The project's own settings are
-// read-only to the hook, which still writes its log in .claude/. Such
-// a rewrite was adopted by a restart, the guard gone.
+// before, and the guard still refuses. Such rewrites were adopted by a
+// restart, the guard gone.
 func TestARestartDoesNotAdoptWhatCodeAHookRanRewrote(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the project's settings are held read-only by a root worker's mount namespaces")
@@ -278,9 +279,13 @@ try proj-settings 'echo "{}" > .claude/settings.json'
 	require.Equal(t, contract.StatusCompleted, exec(t, "true").Status)
 	log, err := os.ReadFile(filepath.Join(project, ".claude", "hook-log.txt"))
 	require.NoError(t, err, "the hook writes its log in .claude/")
-	assert.Contains(t, string(log), "op-settings: done", "the hook's code reaches the operator's settings")
+	assert.Contains(t, string(log), "op-settings: refused", "the settings files the policy was loaded from are read-only to hooks")
+	assert.Contains(t, string(log), "op-guard: done", "the hook's code reaches the operator's guard script")
 	assert.Contains(t, string(log), "proj-settings: refused")
-	got, err := os.ReadFile(filepath.Join(project, ".claude", "settings.json"))
+	got, err := os.ReadFile(opSettings)
+	require.NoError(t, err)
+	assert.Equal(t, files[opSettings], string(got))
+	got, err = os.ReadFile(filepath.Join(project, ".claude", "settings.json"))
 	require.NoError(t, err)
 	assert.Equal(t, files[filepath.Join(project, ".claude", "settings.json")], string(got))
 	w.Stop()
