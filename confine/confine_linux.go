@@ -191,7 +191,7 @@ func New(p Policy) (*Confiner, error) {
 			c.scoped |= unix.LANDLOCK_SCOPE_SIGNAL
 		}
 	}
-	c.noPrlimitFilter = probePrlimitFilter()
+	c.noPrlimitFilter = probeCommandFilter()
 	c.noMountns = probeMountns()
 	if p.Network != nil {
 		c.network = p.Network
@@ -501,7 +501,7 @@ func (c *Confiner) restrictRest(rs *ruleset) error {
 	if !c.PrlimitFiltered() {
 		return nil
 	}
-	if err := filterPrlimit(); err != nil {
+	if err := filterCommand(); err != nil {
 		return fmt.Errorf("confining the command: %w", err)
 	}
 	return nil

@@ -905,3 +905,43 @@ func TestDeletedFilesDoNotKeepTheirSpace(t *testing.T) {
 	assert.Eventually(t, func() bool { return free() >= before+7<<20 }, 5*time.Second, 20*time.Millisecond,
 		"the deleted file's 8 MiB stayed allocated (free %d, was %d)", free(), before)
 }
+
+// The kernel's keyrings are shared by every process of a user: a
+// command neither reads what its user keeps there (a root worker's
+// commands, root's) nor leaves a key for another run's command to read.
+// Unconfined the same calls go through.
+func TestCommandsCannotReachTheKernelsKeyrings(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 here")
+	}
+	calls, ok := filteredCallsFor(runtime.GOARCH)
+	if !ok {
+		t.Skipf("no seccomp filter for %s", runtime.GOARCH)
+	}
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}})
+	if !c.PrlimitFiltered() {
+		t.Skipf("no seccomp filter here: %s", c)
+	}
+	// keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 1) and
+	// add_key("user", "fenix-test", "x", 1, KEY_SPEC_USER_KEYRING).
+	script := fmt.Sprintf(`%s -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+r = libc.syscall(%d, 0, -4, 1)
+print("keyctl", r, os.strerror(ctypes.get_errno()) if r < 0 else "ok")
+r = libc.syscall(%d, b"user", b"fenix-test", b"x", 1, -4)
+print("add_key", r, os.strerror(ctypes.get_errno()) if r < 0 else "ok")
+'`, python, calls.keys[2], calls.keys[0])
+	code, out := sh(t, c, l.ws, script)
+	require.Zero(t, code, out)
+	assert.Contains(t, out, "keyctl -1 Operation not permitted")
+	assert.Contains(t, out, "add_key -1 Operation not permitted")
+	unconfined, err := exec.Command("/bin/sh", "-c", script).CombinedOutput()
+	require.NoError(t, err, "%s", unconfined)
+	assert.NotContains(t, string(unconfined), "keyctl -1", "unconfined, the test shows nothing: %s", unconfined)
+	// The key the unconfined call added, if any, goes again.
+	_ = exec.Command(python, "-c", fmt.Sprintf(`import ctypes; libc = ctypes.CDLL(None); k = libc.syscall(%d, 10, b"user", b"fenix-test", 0); k > 0 and libc.syscall(%d, 21, k, -4)`, calls.keys[2], calls.keys[2])).Run()
+}

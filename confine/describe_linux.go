@@ -29,9 +29,9 @@ func (c *Confiner) String() string {
 		others += "; abstract unix sockets: its own group's only"
 	}
 	if c.PrlimitFiltered() {
-		others += "; prlimit: own limits only"
+		others += "; prlimit: own limits only; kernel keyrings: refused"
 	} else {
-		others += "; prlimit: not filtered (" + c.noPrlimitFilter.Error() + ")"
+		others += "; prlimit and kernel keyrings: not filtered (" + c.noPrlimitFilter.Error() + ")"
 	}
 	if c.boundCaps {
 		others += "; capabilities: at most " + keptCapabilityNames()

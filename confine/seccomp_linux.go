@@ -17,24 +17,38 @@ import (
 // domain and inherited by everything the command starts, answers EPERM
 // to prlimit64 with a PID other than 0. Setting one's own limits (ulimit,
 // setrlimit, prlimit without --pid: all PID 0) is unaffected.
+//
+// The kernel's keyrings are not namespaced and no file rule reaches
+// them: a command read what its user (root's, on a root worker) keeps in
+// its user keyring — credentials a login or a mount put there — and left
+// keys there for another conversation's commands to read, a channel
+// between runs. The same filter refuses add_key, request_key and keyctl,
+// as container runtimes' default seccomp profiles do.
 
-// prlimitCalls is the prlimit64 system call number per audit
+// filteredCalls are the call numbers the filter looks at per audit
 // architecture the kernel may see from this GOARCH's processes: the
 // native one (x32's is the native number with its bit set) and the
 // 32-bit compat one.
-type prlimitCalls struct {
+type filteredCalls struct {
 	arch, nr, nrAlt, compatArch, compatNr uint32
+	// keys and compatKeys are add_key, request_key and keyctl (keys
+	// with their x32 numbers).
+	keys, compatKeys []uint32
 }
 
-func prlimitCallsFor(goarch string) (prlimitCalls, bool) {
+// x32Bit marks an x32 call number.
+const x32Bit = 0x40000000
+
+func filteredCallsFor(goarch string) (filteredCalls, bool) {
 	switch goarch {
 	case "amd64":
-		const x32Bit = 0x40000000
-		return prlimitCalls{arch: unix.AUDIT_ARCH_X86_64, nr: 302, nrAlt: 302 | x32Bit, compatArch: unix.AUDIT_ARCH_I386, compatNr: 340}, true
+		return filteredCalls{arch: unix.AUDIT_ARCH_X86_64, nr: 302, nrAlt: 302 | x32Bit, compatArch: unix.AUDIT_ARCH_I386, compatNr: 340,
+			keys: []uint32{248, 249, 250, 248 | x32Bit, 249 | x32Bit, 250 | x32Bit}, compatKeys: []uint32{286, 287, 288}}, true
 	case "arm64":
-		return prlimitCalls{arch: unix.AUDIT_ARCH_AARCH64, nr: 261, nrAlt: 261, compatArch: unix.AUDIT_ARCH_ARM, compatNr: 369}, true
+		return filteredCalls{arch: unix.AUDIT_ARCH_AARCH64, nr: 261, nrAlt: 261, compatArch: unix.AUDIT_ARCH_ARM, compatNr: 369,
+			keys: []uint32{217, 218, 219}, compatKeys: []uint32{309, 310, 311}}, true
 	}
-	return prlimitCalls{}, false
+	return filteredCalls{}, false
 }
 
 // seccomp_data offsets (little-endian: an argument's low word first).
@@ -71,45 +85,57 @@ func installFilter(prog []unix.SockFilter) error {
 	return nil
 }
 
-// prlimitFilter is the BPF program: allow everything but prlimit64 with
-// a PID other than 0.
-func prlimitFilter(c prlimitCalls) []unix.SockFilter {
-	return []unix.SockFilter{
-		/* 0 */ load(offsetArch),
-		/* 1 */ jeq(c.arch, 0, 3), // native: 2, else 5
-		/* 2 */ load(offsetNr),
-		/* 3 */ jeq(c.nr, 4, 0), // prlimit64: 8, else 4
-		/* 4 */ jeq(c.nrAlt, 3, 7), // prlimit64: 8, else allow
-		/* 5 */ jeq(c.compatArch, 0, 6), // compat: 6, else allow
-		/* 6 */ load(offsetNr),
-		/* 7 */ jeq(c.compatNr, 0, 4), // prlimit64: 8, else allow
-		/* 8 */ load(offsetArg0Low),
-		/* 9 */ jeq(0, 0, 3), // PID 0: 10, else deny
-		/* 10 */ load(offsetArg0Hi),
-		/* 11 */ jeq(0, 0, 1), // PID 0: allow, else deny
-		/* 12 */ ret(unix.SECCOMP_RET_ALLOW),
-		/* 13 */ ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)),
+// commandFilter is the BPF program: allow everything but prlimit64 with
+// a PID other than 0 and the keyring calls.
+func commandFilter(c filteredCalls) []unix.SockFilter {
+	p := newBPF()
+	p.add(load(offsetArch))
+	p.jeq(c.arch, "", "compat")
+	p.add(load(offsetNr))
+	p.jeq(c.nr, "prlimit", "")
+	p.jeq(c.nrAlt, "prlimit", "")
+	for _, key := range c.keys[:len(c.keys)-1] {
+		p.jeq(key, "deny", "")
 	}
+	p.jeq(c.keys[len(c.keys)-1], "deny", "allow")
+	p.label("compat")
+	p.jeq(c.compatArch, "", "allow")
+	p.add(load(offsetNr))
+	p.jeq(c.compatNr, "prlimit", "")
+	for _, key := range c.compatKeys[:len(c.compatKeys)-1] {
+		p.jeq(key, "deny", "")
+	}
+	p.jeq(c.compatKeys[len(c.compatKeys)-1], "deny", "allow")
+	p.label("prlimit")
+	p.add(load(offsetArg0Low))
+	p.jeq(0, "", "deny")
+	p.add(load(offsetArg0Hi))
+	p.jeq(0, "allow", "deny")
+	p.label("allow")
+	p.add(ret(unix.SECCOMP_RET_ALLOW))
+	p.label("deny")
+	p.add(ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)))
+	return p.assemble()
 }
 
-// filterPrlimit installs prlimitFilter on the calling thread. A GOARCH
+// filterCommand installs commandFilter on the calling thread. A GOARCH
 // without a table is left unfiltered (PrlimitFiltered reports it).
-func filterPrlimit() error {
-	calls, ok := prlimitCallsFor(runtime.GOARCH)
+func filterCommand() error {
+	calls, ok := filteredCallsFor(runtime.GOARCH)
 	if !ok {
 		return nil
 	}
-	return installFilter(prlimitFilter(calls))
+	return installFilter(commandFilter(calls))
 }
 
-// probePrlimitFilter installs the filter on a thread of its own that ends
+// probeCommandFilter installs the filter on a thread of its own that ends
 // with it, so a kernel without seccomp filters (or a worker whose own
 // seccomp profile forbids adding one) is found at start: commands then go
 // without the filter, and the start log says why, rather than every
 // command failing to start.
-func probePrlimitFilter() error {
-	if _, ok := prlimitCallsFor(runtime.GOARCH); !ok {
-		return fmt.Errorf("no prlimit64 filter for %s", runtime.GOARCH)
+func probeCommandFilter() error {
+	if _, ok := filteredCallsFor(runtime.GOARCH); !ok {
+		return fmt.Errorf("no seccomp filter for %s", runtime.GOARCH)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -119,7 +145,7 @@ func probePrlimitFilter() error {
 			done <- fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 			return
 		}
-		done <- filterPrlimit()
+		done <- filterCommand()
 	}()
 	return <-done
 }
@@ -144,7 +170,6 @@ type socketCalls struct {
 func socketCallsFor(goarch string) (socketCalls, bool) {
 	switch goarch {
 	case "amd64":
-		const x32Bit = 0x40000000
 		return socketCalls{arch: unix.AUDIT_ARCH_X86_64, socket: 41, socketAlt: 41 | x32Bit, ioUring: 425, ioUringAlt: 425 | x32Bit,
 			compatArch: unix.AUDIT_ARCH_I386, compatSocket: 359, compatSocketcall: 102, compatIO: 425}, true
 	case "arm64":

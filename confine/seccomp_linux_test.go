@@ -4,6 +4,7 @@ package confine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"golang.org/x/net/bpf"
@@ -92,6 +93,48 @@ func TestSocketFilterRefusesOnlyWhatItIsAskedTo(t *testing.T) {
 				if got := runFilter(t, prog, c.compatArch, c.compatSocketcall, 2, uint64(unix.SOCK_DGRAM)); got != allow {
 					t.Errorf("%+v socketcall(SYS_BIND): got %#x", refuse, got)
 				}
+			}
+		}
+	}
+}
+
+// The command filter refuses prlimit64 on another process and the
+// keyring calls in every ABI a process of this GOARCH can use, and
+// nothing else.
+func TestCommandFilterRefusesOnlyWhatItShould(t *testing.T) {
+	const allow, deny uint32 = unix.SECCOMP_RET_ALLOW, unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	for _, goarch := range []string{"amd64", "arm64"} {
+		c, ok := filteredCallsFor(goarch)
+		if !ok {
+			t.Fatalf("%s has no table", goarch)
+		}
+		prog := commandFilter(c)
+		type call struct {
+			what     string
+			arch, nr uint32
+			arg0     uint64
+			want     uint32
+		}
+		calls := []call{
+			{"prlimit64 of itself", c.arch, c.nr, 0, allow},
+			{"prlimit64 of another", c.arch, c.nr, 42, deny},
+			{"prlimit64 of a PID with its high word set", c.arch, c.nr, 1 << 32, deny},
+			{"x32 prlimit64 of another", c.arch, c.nrAlt, 42, deny},
+			{"compat prlimit64 of itself", c.compatArch, c.compatNr, 0, allow},
+			{"compat prlimit64 of another", c.compatArch, c.compatNr, 42, deny},
+			{"another call", c.arch, c.nr + 1, 42, allow},
+			{"another compat call", c.compatArch, c.compatNr + 1, 42, allow},
+			{"another architecture", 0x1234, c.keys[0], 42, allow},
+		}
+		for _, nr := range c.keys {
+			calls = append(calls, call{fmt.Sprintf("keyring call %d", nr), c.arch, nr, 0, deny})
+		}
+		for _, nr := range c.compatKeys {
+			calls = append(calls, call{fmt.Sprintf("compat keyring call %d", nr), c.compatArch, nr, 0, deny})
+		}
+		for _, tc := range calls {
+			if got := runFilter(t, prog, tc.arch, tc.nr, tc.arg0, 0); got != tc.want {
+				t.Errorf("%s: %s = %#x, want %#x", goarch, tc.what, got, tc.want)
 			}
 		}
 	}
