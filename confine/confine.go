@@ -30,7 +30,9 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fenixrt/fenix/netguard"
@@ -147,6 +149,19 @@ type Policy struct {
 	// path, and the kernel's filesystems (/proc, /sys, RawDevicesIn) are
 	// still cut out of the rules.
 	HeldByMounts bool
+	// Workspaces are the directories the conversations' workspaces lie
+	// in (FENIX_WORKSPACE_BASES): each is hidden from a command whose
+	// workspace it does not hold, but for that workspace, so one
+	// conversation's commands neither read nor write another's. Left
+	// shared, and said so in the start log: "/", a directory holding the
+	// temporary directory (commands need /tmp) and one the policy names
+	// already (a read-only home).
+	Workspaces []string
+	// WorkspaceReach, when set, names what a command in a workspace
+	// reaches fully besides it though it lies in a hidden base: a linked
+	// worktree's repository beside it (workspace.LinkedRepository). It is
+	// asked at every start; a change cuts the rules again.
+	WorkspaceReach func(workspace string) []string
 	// Network, when set, takes the network away from a command: it runs
 	// in its workspace's network namespace, where only loopback exists
 	// (shared by the workspace's commands and services, no other's), and
@@ -260,7 +275,12 @@ func (p Policy) Merge(q Policy) Policy {
 		HeldByMounts:      p.HeldByMounts || q.HeldByMounts,
 		RawDevicesIn:      p.RawDevicesIn,
 		Unreachable:       append(append([]Endpoint(nil), p.Unreachable...), q.Unreachable...),
+		Workspaces:        append(append([]string(nil), p.Workspaces...), q.Workspaces...),
+		WorkspaceReach:    p.WorkspaceReach,
 		Network:           p.Network,
+	}
+	if q.WorkspaceReach != nil {
+		out.WorkspaceReach = q.WorkspaceReach
 	}
 	if q.RawDevicesIn != "" {
 		out.RawDevicesIn = q.RawDevicesIn
@@ -348,4 +368,36 @@ func (p Policy) normalize() ([]protected, error) {
 // within is whether path is dir or lies beneath it.
 func within(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// isolatedWorkspaces splits Policy.Workspaces into the directories hidden
+// from other workspaces' commands, absolute and real, and those left
+// shared, each with why: "/", one holding the temporary directory and one
+// paths names already.
+func isolatedWorkspaces(dirs []string, paths []protected) (isolated, shared []string) {
+	temp := os.TempDir()
+	if real, err := filepath.EvalSymlinks(temp); err == nil {
+		temp = real
+	}
+	for _, dir := range dirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil || strings.TrimSpace(dir) == "" {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		switch {
+		case slices.Contains(isolated, abs):
+		case abs == "/":
+			shared = append(shared, "/ (the root directory)")
+		case within(temp, abs):
+			shared = append(shared, abs+" (it holds the temporary directory "+temp+")")
+		case slices.ContainsFunc(paths, func(p protected) bool { return p.path == abs }):
+			shared = append(shared, abs+" (protected as such already)")
+		default:
+			isolated = append(isolated, abs)
+		}
+	}
+	return isolated, shared
 }

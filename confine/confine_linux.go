@@ -68,6 +68,12 @@ type Confiner struct {
 	// filter (see seccomp_linux.go).
 	noPrlimitFilter error
 	paths           []protected
+	// workspaces are Policy.Workspaces hidden from the commands of the
+	// workspaces they do not hold, absolute and real; sharedWorkspaces
+	// those left shared, each with why (see isolatedWorkspaces).
+	workspaces, sharedWorkspaces []string
+	// reach is Policy.WorkspaceReach.
+	reach func(workspace string) []string
 	// writable is Policy.Writable, absolute and free of symlinks.
 	writable []string
 	// boundary is nil unless writes are confined too (Policy.Boundary).
@@ -127,7 +133,10 @@ type ruleset struct {
 	leads      []dirStamp
 	// held are the paths a mount namespace holds instead of the rules
 	// (Policy.HeldByMounts), as they were when the rules were cut.
-	held   []protected
+	held []protected
+	// reach is what the workspace reached beside it when the rules were
+	// cut (Policy.WorkspaceReach); another answer cuts them again.
+	reach  []string
 	closed bool
 	// starting counts the commands handed this ruleset that have not
 	// restricted themselves yet, and dropped that it is no longer cached;
@@ -178,7 +187,8 @@ func New(p Policy) (*Confiner, error) {
 		}
 		writable = append(writable, abs)
 	}
-	c := &Confiner{abi: abi, handled: accessV2, paths: paths, writable: writable, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, boundCaps: p.BoundCapabilities, heldByMounts: p.HeldByMounts, rawDevicesIn: rawDevicesIn, sets: map[string]*ruleset{}, nets: map[string]*network{}}
+	workspaces, shared := isolatedWorkspaces(p.Workspaces, paths)
+	c := &Confiner{abi: abi, handled: accessV2, paths: paths, workspaces: workspaces, sharedWorkspaces: shared, reach: p.WorkspaceReach, writable: writable, boundary: p.Boundary, signalsAnywhere: p.SignalsAnywhere, boundCaps: p.BoundCapabilities, heldByMounts: p.HeldByMounts, rawDevicesIn: rawDevicesIn, sets: map[string]*ruleset{}, nets: map[string]*network{}}
 	switch {
 	case abi >= 5:
 		c.handled = accessV5
@@ -533,7 +543,7 @@ func (c *Confiner) rulesetFor(workspace string) (*ruleset, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if rs, ok := c.sets[workspace]; ok {
-		if fresh(rs.leads) {
+		if fresh(rs.leads) && slices.Equal(rs.reach, c.reachOf(workspace)) {
 			rs.starting++
 			return rs, nil
 		}

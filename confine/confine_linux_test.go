@@ -906,6 +906,74 @@ func TestDeletedFilesDoNotKeepTheirSpace(t *testing.T) {
 		"the deleted file's 8 MiB stayed allocated (free %d, was %d)", free(), before)
 }
 
+// One conversation's commands neither read nor write another's
+// workspace in the same base (Policy.Workspaces), nor move, link or
+// rename their way into it; a command whose workspace holds the base
+// reaches every workspace in it, and a linked worktree reaches the
+// repository WorkspaceReach names beside it, not the rest of that
+// workspace.
+func TestCommandsReachOnlyTheirOwnWorkspace(t *testing.T) {
+	l := newLayout(t)
+	base := filepath.Join(l.root, "workspaces")
+	mine, theirs, worktree := filepath.Join(base, "conv-a"), filepath.Join(base, "conv-b"), filepath.Join(base, "conv-b-task")
+	for _, d := range []string{mine, filepath.Join(theirs, ".git", "objects"), worktree} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	secret := filepath.Join(theirs, "secret.txt")
+	require.NoError(t, os.WriteFile(secret, []byte("conversation b's secret\n"), 0o644))
+	reach := func(workspace string) []string {
+		if workspace == worktree {
+			return []string{filepath.Join(theirs, ".git")}
+		}
+		return nil
+	}
+	c := newConfiner(t, Policy{Hidden: []string{l.state}, Workspaces: []string{base}, WorkspaceReach: reach})
+	assert.Contains(t, c.String(), "workspaces: a command reaches its own only (and a linked worktree's repository) in "+base)
+
+	code, out := sh(t, c, mine, "echo mine > "+filepath.Join(mine, "notes")+" && cat "+filepath.Join(mine, "notes")+" && ls "+base)
+	assert.Zero(t, code, "a command reaches its own workspace: %s", out)
+	for what, script := range map[string]string{
+		"read another workspace":                "cat " + secret,
+		"write another workspace":               "echo x > " + filepath.Join(theirs, "planted"),
+		"rename another workspace":              "mv " + theirs + " " + filepath.Join(base, "moved"),
+		"make a workspace beside its own":       "mkdir " + filepath.Join(base, "conv-c"),
+		"hard-link another's file into its own": "ln " + secret + " " + filepath.Join(mine, "copy"),
+		"follow a symlink into another":         "ln -s " + theirs + " " + filepath.Join(mine, "link") + " && cat " + filepath.Join(mine, "link", "secret.txt"),
+		"reach it through /proc":                fmt.Sprintf("cat /proc/%d/root%s", os.Getpid(), secret),
+	} {
+		code, out := sh(t, c, mine, script)
+		assert.NotZero(t, code, "%s: %s ran: %s", what, script, out)
+	}
+	code, out = sh(t, c, "", "cat "+secret)
+	assert.NotZero(t, code, "a command without a workspace read a workspace: %s", out)
+
+	code, out = sh(t, c, base, "cat "+secret+" && echo x > "+filepath.Join(mine, "from-the-base"))
+	assert.Zero(t, code, "a command whose workspace holds the base reaches every workspace in it: %s", out)
+
+	code, out = sh(t, c, worktree, "echo obj > "+filepath.Join(theirs, ".git", "objects", "ab"))
+	assert.Zero(t, code, "a linked worktree writes its repository's objects: %s", out)
+	code, out = sh(t, c, worktree, "cat "+secret)
+	assert.NotZero(t, code, "a linked worktree read the rest of the repository's workspace: %s", out)
+
+	open := newConfiner(t, Policy{Hidden: []string{l.state}})
+	code, out = sh(t, open, mine, "cat "+secret)
+	assert.Zero(t, code, "without Workspaces the test shows nothing: %s", out)
+}
+
+// A base the policy cannot hide without taking what every command needs
+// is left shared, and the start log says so.
+func TestWorkspacesThatStayShared(t *testing.T) {
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}, ReadOnly: []string{l.skills}, Workspaces: []string{"/", os.TempDir(), l.skills}})
+	desc := c.String()
+	assert.NotContains(t, desc, "a command reaches its own only")
+	assert.Contains(t, desc, "workspaces every command reaches: / (the root directory)")
+	assert.Contains(t, desc, "it holds the temporary directory")
+	assert.Contains(t, desc, l.skills+" (protected as such already)")
+	code, out := sh(t, c, l.ws, "cat "+l.loose+" && echo x >> "+l.loose)
+	assert.Zero(t, code, "the temporary directory's files stay reachable: %s", out)
+}
+
 // The kernel's keyrings are shared by every process of a user: a
 // command neither reads what its user keeps there (a root worker's
 // commands, root's) nor leaves a key for another run's command to read.

@@ -57,6 +57,12 @@ func (c *Confiner) String() string {
 	if len(c.writable) > 0 {
 		desc += "; reachable inside them: " + strings.Join(c.writable, ", ")
 	}
+	if len(c.workspaces) > 0 {
+		desc += "; workspaces: a command reaches its own only (and a linked worktree's repository) in " + strings.Join(c.workspaces, ", ")
+	}
+	if len(c.sharedWorkspaces) > 0 {
+		desc += "; workspaces every command reaches: " + strings.Join(c.sharedWorkspaces, ", ")
+	}
 	if c.boundary != nil {
 		desc += fmt.Sprintf("; writes only in the workspace, %s", strings.Join(c.boundary.writable(""), ", "))
 	}

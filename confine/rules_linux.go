@@ -48,7 +48,21 @@ func (c *Confiner) guarded(workspace string) (cut, held []protected) {
 			cut = append(cut, p)
 		}
 	}
-	return cut, held
+	return append(cut, c.otherWorkspaces(workspace)...), held
+}
+
+// otherWorkspaces are the workspace directories (Policy.Workspaces)
+// hidden from a command in workspace: those that do not hold it. The
+// workspace in one gets its own rule (build), as does what the command
+// reaches beside it (Policy.WorkspaceReach).
+func (c *Confiner) otherWorkspaces(workspace string) []protected {
+	var out []protected
+	for _, dir := range c.workspaces {
+		if workspace == "" || !within(dir, workspace) {
+			out = append(out, protected{path: dir})
+		}
+	}
+	return out
 }
 
 // holdsByMount is whether p is held in a process's mount namespace rather
@@ -206,10 +220,13 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 			return nil, err
 		}
 	}
-	// Policy.Writable, and a Boundary's writable path in a read-only one
-	// (allowWrite "~/.npm" in a read-only home), are reached fully, unless
-	// one is or holds a protected path.
-	reachable := slices.Clone(c.writable)
+	// Policy.Writable, what the workspace reaches beside it in a hidden
+	// workspace directory (a linked worktree's repository), and a
+	// Boundary's writable path in a read-only one (allowWrite "~/.npm" in
+	// a read-only home), are reached fully, unless one is or holds a
+	// protected path.
+	rs.reach = c.reachOf(workspace)
+	reachable := append(slices.Clone(c.writable), rs.reach...)
 	if c.boundary != nil {
 		for _, w := range c.boundary.writable(workspace) {
 			if real, err := filepath.EvalSymlinks(w); err == nil {
@@ -230,6 +247,21 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 	}
 	ok = true
 	return rs, nil
+}
+
+// reachOf is what a command in workspace reaches besides it in a hidden
+// workspace directory (Policy.WorkspaceReach), absolute and real.
+func (c *Confiner) reachOf(workspace string) []string {
+	if c.reach == nil || workspace == "" || len(c.workspaces) == 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range c.reach(workspace) {
+		if real, err := filepath.EvalSymlinks(p); err == nil && filepath.IsAbs(real) && real != "/" {
+			out = append(out, real)
+		}
+	}
+	return out
 }
 
 // readOnlyAt is whether dir is in one of guarded's read-only paths.

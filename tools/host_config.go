@@ -95,6 +95,15 @@ type HostConfig struct {
 	// the agent's code (a PostToolUse `npm test`, a git fsmonitor), and
 	// that code must not stop the worker, an MCP server or the guard.
 	HookSignalsAnywhere bool
+	// WorkspaceBases are the directories the conversations' workspaces
+	// lie in (the worker fills them in from FENIX_WORKSPACE_BASES): a
+	// command reaches its own workspace in them and nothing else of
+	// them (confine.Policy.Workspaces), unless SharedWorkspaces.
+	WorkspaceBases []string
+	// SharedWorkspaces is FENIX_COMMAND_WORKSPACES=all: a command reaches
+	// every workspace in the bases, as its user may; "own", the default,
+	// keeps one conversation's commands out of another's workspace.
+	SharedWorkspaces bool
 	// SystemWritable is FENIX_COMMAND_SYSTEM=writable: commands that run
 	// as root may write the system's directories (/usr, /etc, /opt, …:
 	// the programs and libraries the hooks run), to install packages;
@@ -134,7 +143,8 @@ type HostConfig struct {
 // FENIX_PROXY_ADDR, FENIX_PROXY_BASE_URL, FENIX_EXEC_ENV_ALLOW (variable
 // names, comma-separated), FENIX_EXEC_MAX_TIMEOUT (a Go duration or
 // seconds), FENIX_COMMAND_USER, FENIX_COMMAND_CONFINEMENT,
-// FENIX_COMMAND_SIGNALS, FENIX_HOOK_SIGNALS, FENIX_COMMAND_SYSTEM, FENIX_COMMAND_UNREACHABLE,
+// FENIX_COMMAND_SIGNALS, FENIX_HOOK_SIGNALS, FENIX_COMMAND_WORKSPACES,
+// FENIX_COMMAND_SYSTEM, FENIX_COMMAND_UNREACHABLE,
 // FENIX_BROWSER_PATH and
 // FENIX_BROWSER_IDLE_TIMEOUT.
 func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
@@ -179,6 +189,13 @@ func HostConfigFromEnv(getenv func(string) string) (HostConfig, error) {
 		cfg.HookSignalsAnywhere = true
 	default:
 		return cfg, fmt.Errorf("FENIX_HOOK_SIGNALS=%q: want own (a hook or MCP server signals only the processes it started, the default) or any (every process its user may, the worker included)", v)
+	}
+	switch v := getenv("FENIX_COMMAND_WORKSPACES"); v {
+	case "", "own":
+	case "all":
+		cfg.SharedWorkspaces = true
+	default:
+		return cfg, fmt.Errorf("FENIX_COMMAND_WORKSPACES=%q: want own (a command reaches only its own workspace in FENIX_WORKSPACE_BASES, the default) or all (every workspace there)", v)
 	}
 	switch v := getenv("FENIX_COMMAND_SYSTEM"); v {
 	case "", "read-only":

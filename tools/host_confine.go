@@ -63,6 +63,11 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	// times out or crashes and fails open.
 	policy := confine.Policy{Hidden: []string{cfg.DataDir}, ReadOnly: append(proctree.Mounts(), workerHomes()...),
 		SignalsAnywhere: cfg.SignalsAnywhere}.Merge(cfg.Protected).Merge(sandbox)
+	if cfg.SharedWorkspaces {
+		cfg.Logger.Warn("commands reach every workspace in the bases (FENIX_COMMAND_WORKSPACES=all): one conversation's command can read and rewrite another's files", "workspace_bases", cfg.WorkspaceBases)
+	} else {
+		policy.Workspaces, policy.WorkspaceReach = cfg.WorkspaceBases, linkedRepository
+	}
 	if cfg.CommandUser == nil && os.Geteuid() == 0 {
 		policy = policy.Merge(rootCommandPolicy(cfg.SystemWritable))
 		if cfg.SystemWritable {
@@ -543,4 +548,13 @@ func (h *Host) commandConfinement(tool string) (*commandConfinement, error) {
 		return nil, fenixerr.New(fenixerr.TypeToolUnavailable, "%s is refused: %s", tool, conf.refused).WithTool(tool).WithCode("sandbox_unavailable")
 	}
 	return conf, nil
+}
+
+// linkedRepository is what a command in a linked worktree reaches beside
+// it: the repository git made it from (workspace.LinkedRepository).
+func linkedRepository(dir string) []string {
+	if repo := workspace.LinkedRepository(dir); repo != "" {
+		return []string{repo}
+	}
+	return nil
 }

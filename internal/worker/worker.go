@@ -149,6 +149,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	}
 	hostCfg := cfg.HostConfig
 	hostCfg.DataDir = cfg.DataDir
+	hostCfg.WorkspaceBases = bases.Dirs()
 	hostCfg.Protected = protectedPaths(cfg, hostCfg.Protected)
 	hostCfg.Hooks = hookPolicy(cfg, hostCfg.Protected)
 	if hostCfg.Logger == nil {
