@@ -63,10 +63,10 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	// times out or crashes and fails open.
 	policy := confine.Policy{Hidden: []string{cfg.DataDir}, ReadOnly: append(proctree.Mounts(), workerHomes()...),
 		SignalsAnywhere: cfg.SignalsAnywhere}.Merge(cfg.Protected).Merge(sandbox)
-	if cfg.SharedWorkspaces {
-		cfg.Logger.Warn("commands reach every workspace in the bases (FENIX_COMMAND_WORKSPACES=all): one conversation's command can read and rewrite another's files", "workspace_bases", cfg.WorkspaceBases)
-	} else {
+	if isolatesWorkspaces(cfg) {
 		policy.Workspaces, policy.WorkspaceReach = cfg.WorkspaceBases, linkedRepository
+	} else if cfg.SharedWorkspaces {
+		cfg.Logger.Warn("commands and hooks reach every workspace in the bases (FENIX_COMMAND_WORKSPACES=all): one conversation's command can read and rewrite another's files", "workspace_bases", cfg.WorkspaceBases)
 	}
 	if cfg.CommandUser == nil && os.Geteuid() == 0 {
 		policy = policy.Merge(rootCommandPolicy(cfg.SystemWritable))
@@ -175,7 +175,15 @@ func newHookConfinement(cfg HostConfig, codePaths []string) (*confine.Confiner, 
 	if len(cfg.Hooks.Hidden) == 0 || cfg.Confinement == confine.ModeOff {
 		return nil, nil
 	}
-	c, err := confine.New(hookPolicy(cfg, codePaths))
+	policy := hookPolicy(cfg, codePaths)
+	if isolatesWorkspaces(cfg) {
+		// Code a hook runs is the agent's as often as not (a PostToolUse
+		// npm test): it stays out of the other conversations' workspaces
+		// as the agent's commands do. (MCP servers serve every
+		// conversation and keep the whole of the bases.)
+		policy.Workspaces, policy.WorkspaceReach = cfg.WorkspaceBases, linkedRepository
+	}
+	c, err := confine.New(policy)
 	switch {
 	case errors.Is(err, confine.ErrUnavailable):
 		cfg.Logger.Warn("hooks run unconfined: " + err.Error() + "; code a hook runs from the workspace (a git config's fsmonitor, node_modules/.bin) could rewrite the worker's data directory")
@@ -209,15 +217,22 @@ func hookPolicy(cfg HostConfig, codePaths []string) confine.Policy {
 // HeldByMounts), since a server starts seldom and, unlike a hook, often
 // makes a directory of its own in the home (desktop-commander's
 // ~/.claude-server-commander), which the rules cut around the home's
-// protected paths refuse. Elsewhere it is hooks, the hooks' confinement.
+// protected paths refuse. Elsewhere it is hooks, the hooks' confinement,
+// or one like it where hooks keep to their workspace in the bases: a
+// server serves every conversation, and keeps the whole of them.
 // What a server could add to the home that the hooks would load is
 // turned off for them (hookCodeGuard).
 func newMCPServerConfinement(cfg HostConfig, codePaths []string, hooks *confine.Confiner) (*confine.Confiner, error) {
-	if hooks == nil || hooks.ReadOnlyUnavailable() != nil {
-		return hooks, nil
+	if hooks == nil {
+		return nil, nil
 	}
 	policy := hookPolicy(cfg, codePaths)
-	policy.HeldByMounts = true
+	switch {
+	case hooks.ReadOnlyUnavailable() == nil:
+		policy.HeldByMounts = true
+	case !isolatesWorkspaces(cfg):
+		return hooks, nil
+	}
 	c, err := confine.New(policy)
 	if err != nil {
 		return nil, fmt.Errorf("confining MCP servers: %w", err)
@@ -548,6 +563,12 @@ func (h *Host) commandConfinement(tool string) (*commandConfinement, error) {
 		return nil, fenixerr.New(fenixerr.TypeToolUnavailable, "%s is refused: %s", tool, conf.refused).WithTool(tool).WithCode("sandbox_unavailable")
 	}
 	return conf, nil
+}
+
+// isolatesWorkspaces is whether a command or hook reaches its own
+// workspace only in the bases (FENIX_COMMAND_WORKSPACES=own).
+func isolatesWorkspaces(cfg HostConfig) bool {
+	return !cfg.SharedWorkspaces && len(cfg.WorkspaceBases) > 0
 }
 
 // linkedRepository is what a command in a linked worktree reaches beside

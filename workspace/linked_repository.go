@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // LinkedRepository is the common git directory of the linked worktree
@@ -17,20 +18,34 @@ import (
 // itself checks (`git worktree repair`): an agent cannot name another
 // conversation's repository and gain it. Empty when dir is no such
 // worktree.
+//
+// The .git file must be the workspace's own regular file, not a link to
+// another worktree's (whose administrative directory would point back at
+// the link's target); the administrative directory must be the
+// repository's worktrees/<name> exactly, so a commondir rewritten to name
+// a directory above the repository (a whole workspace, the base) is not
+// believed; and the repository must be a git directory.
 func LinkedRepository(dir string) string {
-	dotGit := filepath.Join(dir, gitDir)
-	raw, err := readBounded(dotGit)
+	realDir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(raw, "\n")
-	admin, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir: ")
+	dotGit := filepath.Join(realDir, gitDir)
+	f, err := os.OpenFile(dotGit, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	raw, err := readRegular(f)
+	if err != nil {
+		return ""
+	}
+	admin, ok := strings.CutPrefix(firstLine(raw), "gitdir: ")
 	if !ok || strings.TrimSpace(admin) == "" {
 		return ""
 	}
-	admin = resolvedFrom(dir, strings.TrimSpace(admin))
+	admin = resolvedFrom(realDir, strings.TrimSpace(admin))
 	back, err := readBounded(filepath.Join(admin, "gitdir"))
-	if err != nil || resolvedFrom(admin, firstLine(back)) != resolvedFrom(dir, gitDir) {
+	if err != nil || resolvedFrom(admin, firstLine(back)) != dotGit {
 		return ""
 	}
 	common, err := readBounded(filepath.Join(admin, "commondir"))
@@ -38,11 +53,13 @@ func LinkedRepository(dir string) string {
 		return ""
 	}
 	repository := resolvedFrom(admin, firstLine(common))
-	if rel, err := filepath.Rel(repository, admin); err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return "" // an administrative directory is the repository's worktrees/<name>
-	}
-	if st, err := os.Stat(repository); err != nil || !st.IsDir() {
+	if filepath.Dir(filepath.Dir(admin)) != repository || filepath.Base(filepath.Dir(admin)) != "worktrees" {
 		return ""
+	}
+	for _, part := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Lstat(filepath.Join(repository, part)); err != nil {
+			return ""
+		}
 	}
 	return repository
 }

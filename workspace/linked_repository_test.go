@@ -45,9 +45,48 @@ func TestLinkedRepository(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(forged, ".git"), pointer, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for name, dir := range map[string]string{"a copy of the worktree's .git file": forged, "the repository itself": repo, "no repository": t.TempDir()} {
+	linked := filepath.Join(base, "linked")
+	if err := os.MkdirAll(linked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "task-1", ".git"), filepath.Join(linked, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	for name, dir := range map[string]string{"a copy of the worktree's .git file": forged, "a link to the worktree's .git file": linked,
+		"the repository itself": repo, "no repository": t.TempDir()} {
 		if got := LinkedRepository(dir); got != "" {
 			t.Errorf("LinkedRepository(%s) = %q, want none", name, got)
+		}
+	}
+}
+
+// A commondir rewritten to name a directory above the repository (the
+// workspace holding it, the base) is not believed: the administrative
+// directory must be the repository's worktrees/<name>.
+func TestLinkedRepositoryIgnoresAWidenedCommondir(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	base := t.TempDir()
+	repo := filepath.Join(base, "conv-c")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "first"}, {"worktree", "add", "-q", filepath.Join(base, "task")}} {
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if got := LinkedRepository(filepath.Join(base, "task")); got == "" {
+		t.Fatal("the worktree reaches no repository")
+	}
+	for _, widened := range []string{repo, base, "/"} {
+		if err := os.WriteFile(filepath.Join(repo, ".git", "worktrees", "task", "commondir"), []byte(widened+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := LinkedRepository(filepath.Join(base, "task")); got != "" {
+			t.Errorf("with commondir %s: LinkedRepository = %q, want none", widened, got)
 		}
 	}
 }

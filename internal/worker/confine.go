@@ -105,12 +105,39 @@ func secretFiles(getenv func(string) string) []string {
 // protected hides (see tools.HostConfig.Hooks): the data directory, but
 // for the pinned hook scripts they run and the transcripts Stop hooks
 // read (read-only, as the skills and profiles) and each plugin's
-// $CLAUDE_PLUGIN_DATA (theirs to write).
-func hookPolicy(cfg Config, protected confine.Policy) confine.Policy {
+// $CLAUDE_PLUGIN_DATA (theirs to write). A hook project given apart
+// from the workspaces but in their bases stays the hooks' to reach,
+// which tools.NewHost otherwise keeps to the session's workspace there
+// as it keeps commands.
+func hookPolicy(cfg Config, protected confine.Policy, bases []string) confine.Policy {
 	return confine.Policy{
 		Hidden: append([]string{cfg.DataDir}, protected.Hidden...),
 		ReadOnly: append([]string{filepath.Join(cfg.DataDir, hookScriptsDir), filepath.Join(cfg.DataDir, transcriptsDir)},
 			protected.ReadOnly...),
-		Writable: []string{filepath.Join(cfg.DataDir, pluginDataDir)},
+		Writable: append([]string{filepath.Join(cfg.DataDir, pluginDataDir)}, hookProjectsIn(cfg.HookSources, bases)...),
 	}
+}
+
+// hookProjectsIn are the directories of the hook sources (a settings
+// file's project, a project or plugin directory) that lie inside one of
+// bases: what their hooks read as $CLAUDE_PROJECT_DIR or
+// $CLAUDE_PLUGIN_ROOT and run from.
+func hookProjectsIn(sources, bases []string) []string {
+	var out []string
+	for _, source := range absolutePaths(sources...) {
+		dir := source
+		if st, err := os.Stat(source); err == nil && !st.IsDir() {
+			dir = filepath.Dir(source)
+			if filepath.Base(dir) == ".claude" || filepath.Base(dir) == ".fenix" {
+				dir = filepath.Dir(dir)
+			}
+		}
+		for _, base := range bases {
+			if rel, err := filepath.Rel(base, dir); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
+				out = append(out, dir)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -151,7 +151,7 @@ func (w *Worker) buildActivities(cleanup *closers) (*activities.Activities, erro
 	hostCfg.DataDir = cfg.DataDir
 	hostCfg.WorkspaceBases = bases.Dirs()
 	hostCfg.Protected = protectedPaths(cfg, hostCfg.Protected)
-	hostCfg.Hooks = hookPolicy(cfg, hostCfg.Protected)
+	hostCfg.Hooks = hookPolicy(cfg, hostCfg.Protected, hostCfg.WorkspaceBases)
 	if hostCfg.Logger == nil {
 		hostCfg.Logger = cfg.Logger
 	}
