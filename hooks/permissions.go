@@ -20,6 +20,15 @@ type PermissionPolicy interface {
 	Fingerprint() string
 }
 
+// AskRefuser is a PermissionPolicy whose mode may refuse what would ask
+// (Claude Code's dontAsk): a PreToolUse hook's ask is then refused as an
+// ask rule's is, rather than left for a person nobody is meant to ask.
+type AskRefuser interface {
+	// RefusesAsks reports whether ev's calls that would ask are refused,
+	// and why.
+	RefusesAsks(ev PreToolUseEvent) (reason string, refused bool)
+}
+
 // PathFilter is a PermissionPolicy whose rules deny reading or writing
 // some paths (Claude Code's Read and Edit deny rules). Tools that list or
 // search the workspace ask it about every path they would show, so a file
@@ -68,6 +77,7 @@ func (r *Registry) applyPermissions(ev PreToolUseEvent, res *PreToolUseResult, h
 	}
 	ev.ToolInput = CloneArgs(res.FinalArgs)
 	v := r.permissions.Evaluate(ev, hookAllowed)
+	defer r.refuseHookAsk(ev, res)
 	if v.Decision == "" {
 		return
 	}
@@ -95,4 +105,22 @@ func (r *Registry) applyPermissions(ev PreToolUseEvent, res *PreToolUseResult, h
 		}
 	}
 	res.Decisions = append(res.Decisions, d)
+}
+
+// refuseHookAsk refuses the permission a hook asked for where the
+// policy's mode refuses what would ask (AskRefuser).
+func (r *Registry) refuseHookAsk(ev PreToolUseEvent, res *PreToolUseResult) {
+	refuser, ok := r.permissions.(AskRefuser)
+	if !ok || res.PermissionRequired == nil || res.Action.Kind == KindBlock {
+		return
+	}
+	reason, refused := refuser.RefusesAsks(ev)
+	if !refused {
+		return
+	}
+	reason = fmt.Sprintf("%s: %s", res.PermissionRequired.Permission, reason)
+	res.Action = Block(reason)
+	res.DecidedBy = r.permissions.Name()
+	res.PermissionRequired = nil
+	res.Decisions = append(res.Decisions, HookDecision{Hook: r.permissions.Name(), Kind: KindBlock, Reason: reason})
 }

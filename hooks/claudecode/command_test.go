@@ -592,3 +592,25 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permiss
 		t.Fatalf("long text: action %+v, err %v; want continue", action, err)
 	}
 }
+
+// An inline command written in bash, as Claude Code runs a command
+// hook's shell form in bash: under /bin/sh (dash on Debian) its [[ … ]]
+// was a command not found, the guard's if false, and the call went on.
+func TestAClaudeSettingsInlineCommandRunsInBash(t *testing.T) {
+	if !bashAvailable() {
+		t.Skip("no bash here")
+	}
+	project := t.TempDir()
+	path := writeFileAt(t, filepath.Join(project, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+  {"type": "command", "command": "input=$(cat); if [[ \"$input\" == *INLINEBLOCK* ]]; then echo 'inline guard: blocked' >&2; exit 2; fi; exit 0"}]}]}}`)
+	src := loadSource(t, path)
+	if len(src.Hooks) != 1 {
+		t.Fatalf("hooks = %v, warnings = %v", src.Hooks, src.Warnings)
+	}
+	ev := commandPreEvent(project)
+	ev.ToolInput = map[string]any{"command_line": "echo INLINEBLOCK"}
+	action, err := src.Hooks[0].(*ExternalHook).PreToolUse(context.Background(), ev)
+	if err != nil || action.Kind != hooks.KindBlock || !strings.Contains(action.Reason, "inline guard: blocked") {
+		t.Fatalf("action = %+v, err = %v, want the bash guard's block", action, err)
+	}
+}

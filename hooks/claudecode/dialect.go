@@ -22,6 +22,8 @@ func chooseDialect(explicit string, kind SourceKind, groups []eventGroup) (d Dia
 	switch kind {
 	case SourceProject, SourceLocal:
 		return DialectClaude, "it is a project's .claude settings file", false, nil
+	case SourceUser:
+		return DialectClaude, "it is the user's ~/.claude/settings.json", false, nil
 	case SourcePlugin:
 		return DialectClaude, "it is a plugin's hooks/hooks.json", false, nil
 	}

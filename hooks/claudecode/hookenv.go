@@ -75,11 +75,12 @@ var processEnv = os.Environ
 
 // CommandEnv merges the loaded files' "env" into the variables every
 // exec_command and process_exec gets, as Claude Code gives them to every
-// process of a session: a later file's value wins (sources come in
-// load order, the more specific last); from names the files that set
-// any.
+// process of a session: the value of the file of highest precedence
+// wins (settingsRank: a project's local file over its settings.json over
+// the user's; the later loaded among equals); from names the files that
+// set any.
 func CommandEnv(sources []*Source) (env map[string]string, from []string) {
-	for _, src := range sources {
+	for _, src := range byPrecedence(sources) {
 		if len(src.env) == 0 {
 			continue
 		}

@@ -10,14 +10,18 @@ import (
 // reach the other files: disableAllHooks turns every file's hooks off,
 // allowManagedHooksOnly runs its hooks alone, and
 // allowManagedPermissionRulesOnly keeps the other files' allow, ask and
-// deny rules out. A disableAllHooks in another file turns off the hooks
-// of every file but the managed settings, which it cannot disable.
+// deny rules out. disableAllHooks is a setting as any other: the file of
+// highest precedence that sets it decides (a project's local false over
+// the user's true); true from another file than the managed settings
+// turns off the hooks of every file but the managed settings, which it
+// cannot disable.
 
 // managedFlags are the keys of a settings file that only the managed
 // settings apply.
 type managedFlags struct {
-	// disableAllHooks is the file's disableAllHooks, which any file may set.
-	disableAllHooks bool
+	// disableAllHooks is the file's disableAllHooks, which any file may
+	// set; nil where it does not.
+	disableAllHooks *bool
 	// hooksOnly and rulesOnly are allowManagedHooksOnly and
 	// allowManagedPermissionRulesOnly.
 	hooksOnly, rulesOnly bool
@@ -31,14 +35,28 @@ func isManaged(src *Source) bool { return filepath.Base(src.Path) == "managed-se
 // warns on every file whose hooks or rules the managed settings keep out.
 func applyManagedSettings(sources []*Source) {
 	var managedOff, hooksOnly, rulesOnly, othersOff string
+	// The disableAllHooks that holds: the file of highest precedence's.
+	var decided *Source
+	for _, src := range byPrecedence(sources) {
+		if src.managed.disableAllHooks != nil {
+			decided = src
+		}
+	}
 	for _, src := range sources {
-		switch {
-		case isManaged(src) && src.managed.disableAllHooks:
-			managedOff = src.Path
-		case isManaged(src) && src.managed.hooksOnly:
+		if d := src.managed.disableAllHooks; d != nil && *d && src != decided {
+			src.warn("%s: its disableAllHooks is overridden by %s, which sets it to %t", src.Path, decided.Path, *decided.managed.disableAllHooks)
+		}
+	}
+	if decided != nil && *decided.managed.disableAllHooks {
+		if isManaged(decided) {
+			managedOff = decided.Path
+		} else {
+			othersOff = decided.Path
+		}
+	}
+	for _, src := range sources {
+		if isManaged(src) && src.managed.hooksOnly {
 			hooksOnly = src.Path
-		case !isManaged(src) && src.managed.disableAllHooks && othersOff == "":
-			othersOff = src.Path
 		}
 		if isManaged(src) && src.managed.rulesOnly {
 			rulesOnly = src.Path

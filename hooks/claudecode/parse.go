@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -14,7 +16,7 @@ import (
 type settingsFile struct {
 	Hooks           json.RawMessage `json:"hooks"`
 	Dialect         string          `json:"fenixDialect"`
-	DisableAllHooks bool            `json:"disableAllHooks"`
+	DisableAllHooks *bool           `json:"disableAllHooks"`
 	// AllowManagedHooksOnly and AllowManagedPermissionRulesOnly apply in
 	// the managed settings only (applyManagedSettings).
 	AllowManagedHooksOnly           bool              `json:"allowManagedHooksOnly"`
@@ -76,14 +78,6 @@ func ParseSource(data []byte, path string, kind SourceKind, paths HookPaths, opt
 	src.managed = managedFlags{disableAllHooks: file.DisableAllHooks, hooksOnly: file.AllowManagedHooksOnly, rulesOnly: file.AllowManagedPermissionRulesOnly}
 	if !isManaged(src) && (file.AllowManagedHooksOnly || file.AllowManagedPermissionRulesOnly) {
 		src.warn("%s: allowManagedHooksOnly and allowManagedPermissionRulesOnly apply in managed-settings.json only; ignored here", path)
-	}
-	if file.DisableAllHooks {
-		if isManaged(src) {
-			src.warn("%s: disableAllHooks is set in the managed settings: no file's hooks run", path)
-		} else {
-			src.warn("%s: disableAllHooks is set: no hooks run but the managed settings'", path)
-		}
-		return src, nil
 	}
 	policy := opts.HTTPPolicy
 	if len(file.AllowedHTTPHookURLs) > 0 {
@@ -355,7 +349,14 @@ func (src *Source) buildHandler(g eventGroup, where string, raw json.RawMessage,
 		if pinErr != nil {
 			return nil, fmt.Errorf("%s: %w", where, pinErr)
 		}
-		h, err = NewCommandHook(CommandHookConfig{ExternalHookConfig: cfg, Command: command, Args: pinnedArgs, Shell: entry.Shell,
+		shell := entry.Shell
+		if shell == "" && src.Dialect == DialectClaude && bashAvailable() {
+			// Claude Code runs a command hook's shell form in bash (its
+			// "shell" defaults to it); under dash a guard's [[ … ]] is a
+			// command not found, its if false, and the call goes on.
+			shell = "bash"
+		}
+		h, err = NewCommandHook(CommandHookConfig{ExternalHookConfig: cfg, Command: command, Args: pinnedArgs, Shell: shell,
 			Written: entry.Command, WrittenArgs: args, Absent: slices.Clone(pins.absent), Scripts: opts.Scripts, WorkspacePins: opts.WorkspacePins})
 		if err == nil {
 			src.protectCommand(entry.Command, args, entry.Args != nil)
@@ -419,3 +420,10 @@ func orderedObject(raw json.RawMessage) ([]keyValue, error) {
 	}
 	return out, nil
 }
+
+// bashAvailable is whether the worker finds bash on its PATH, where
+// Claude-dialect command hooks run in it.
+var bashAvailable = sync.OnceValue(func() bool {
+	_, err := exec.LookPath("bash")
+	return err == nil
+})

@@ -3,7 +3,6 @@ package claudecode
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -178,8 +177,8 @@ func NewPermissions(sources []*Source) *Permissions {
 		if !rulesOnly || isManaged(src) {
 			p.rules = append(p.rules, src.Permissions.rules...)
 		}
-		if m := src.Permissions.DefaultMode; m != "" && modeRank(src) >= rank {
-			p.mode, p.modeSource, rank = m, src.Path, modeRank(src)
+		if m := src.Permissions.DefaultMode; m != "" && settingsRank(src) >= rank {
+			p.mode, p.modeSource, rank = m, src.Path, settingsRank(src)
 		}
 	}
 	for _, src := range sources {
@@ -208,6 +207,23 @@ func (s sessionModes) Evaluate(ev hooks.PreToolUseEvent, hookAllowed bool) hooks
 	return s.p.Evaluate(ev, hookAllowed)
 }
 func (s sessionModes) Fingerprint() string { return s.p.Fingerprint() }
+func (s sessionModes) RefusesAsks(ev hooks.PreToolUseEvent) (string, bool) {
+	return s.p.RefusesAsks(ev)
+}
+
+// RefusesAsks: permission mode dontAsk refuses what a PreToolUse hook
+// asks about, as Claude Code turns every prompt of a dontAsk session
+// into a denial.
+func (p *Permissions) RefusesAsks(ev hooks.PreToolUseEvent) (string, bool) {
+	mode, modeSource := p.mode, p.modeSource
+	if ev.PermissionMode != "" && ev.PermissionMode != hooks.PermissionModeDefault {
+		mode, modeSource = ev.PermissionMode, "the session's permission_mode"
+	}
+	if mode != "dontAsk" {
+		return "", false
+	}
+	return fmt.Sprintf("permission mode dontAsk (%s) denies what would ask", modeSource), true
+}
 
 // ActsInMode: only a mode other than the default has something to apply.
 func (s sessionModes) ActsInMode(mode string) bool {
@@ -221,18 +237,6 @@ func settingsMode(sources []*Source) string {
 		return p.mode
 	}
 	return ""
-}
-
-func modeRank(src *Source) int {
-	switch {
-	case filepath.Base(src.Path) == "managed-settings.json":
-		return 4
-	case src.Kind == SourceLocal:
-		return 3
-	case src.Kind == SourceProject:
-		return 2
-	}
-	return 1
 }
 
 // UseSandbox tells the policy whether commands run sandboxed right now

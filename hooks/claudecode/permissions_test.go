@@ -178,6 +178,21 @@ func TestPermissionRulesWithHooks(t *testing.T) {
 	if !res.NeedsPermission() || res.DecidedBy != ask.Name() || res.Permission.Decision != hooks.KindAllow {
 		t.Errorf("allow rule vs hook ask: %+v", res)
 	}
+	// Under dontAsk a hook's ask is refused, as Claude Code turns a
+	// dontAsk session's prompts into denials, even where an allow rule
+	// matches; it waited for a person nobody was meant to ask.
+	dontAsk := call(dir, "exec_command", map[string]any{"command_line": "ls"})
+	dontAsk.PermissionMode = "dontAsk"
+	r0 := hooks.NewRegistry()
+	r0.Add(ask)
+	r0.SetPermissionPolicy(NewPermissions(sources))
+	if res := r0.RunPreToolUse(context.Background(), dontAsk); !res.Blocked() || res.NeedsPermission() || !strings.Contains(res.Action.Reason, "dontAsk") {
+		t.Errorf("hook ask under dontAsk: %+v", res)
+	}
+	r0.SetPermissionPolicy(SessionModes())
+	if res := r0.RunPreToolUse(context.Background(), dontAsk); !res.Blocked() || res.NeedsPermission() {
+		t.Errorf("hook ask under a session's dontAsk with no settings: %+v", res)
+	}
 	// An explicit allow is recorded as allow with its hook, the rule next
 	// to it.
 	res = run("ls", allow)

@@ -18,6 +18,8 @@ func (src *Source) protectSource() {
 	switch {
 	case src.Paths.ProjectDir != "":
 		src.Protected = append(src.Protected, filepath.Join(src.Paths.ProjectDir, ".claude"))
+	case src.Kind == SourceUser:
+		src.Protected = append(src.Protected, src.Paths.Dir)
 	case src.Paths.PluginRoot != "":
 		src.Protected = append(src.Protected, src.Paths.PluginRoot)
 	}

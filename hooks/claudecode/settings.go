@@ -124,7 +124,7 @@ func LoadSources(paths []string, opts LoadOptions) ([]*Source, error) {
 			fileOpts.accepted = &opts.Snapshot.Files[i]
 			src, err = parseFile(fileOpts.accepted.Data, f, fileOpts)
 		} else {
-			src, err = LoadSource(f, opts)
+			src, err = loadFile(f, opts)
 		}
 		if err != nil {
 			return nil, err
@@ -166,6 +166,17 @@ const maxSettingsBytes = 4 << 20
 
 // LoadSource reads one hook settings file.
 func LoadSource(path string, opts LoadOptions) (*Source, error) {
+	src, err := loadFile(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	applyManagedSettings([]*Source{src})
+	return src, nil
+}
+
+// loadFile reads and parses one settings file, its keys that reach the
+// other files not applied yet (applyManagedSettings).
+func loadFile(path string, opts LoadOptions) (*Source, error) {
 	data, err := readlimit.File(path, maxSettingsBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading hook settings: %w", err)

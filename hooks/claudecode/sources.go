@@ -3,8 +3,11 @@ package claudecode
 import (
 	"cmp"
 	"encoding/json"
+	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"github.com/fenixrt/fenix/hooks"
 	"github.com/fenixrt/fenix/internal/readlimit"
@@ -19,6 +22,10 @@ const (
 	SourceProject SourceKind = "project"
 	// SourceLocal is <project>/.claude/settings.local.json.
 	SourceLocal SourceKind = "local"
+	// SourceUser is the user's ~/.claude/settings.json: below the
+	// project's files in precedence, and its hooks' $CLAUDE_PROJECT_DIR
+	// and "/path" rules name the session's project, not the home.
+	SourceUser SourceKind = "user"
 	// SourcePlugin is <plugin>/hooks/hooks.json.
 	SourcePlugin SourceKind = "plugin"
 	// SourceFile is a hook settings file anywhere else.
@@ -105,6 +112,9 @@ func sourceKindOf(path string) (SourceKind, HookPaths) {
 	paths := HookPaths{Dir: dir}
 	base := filepath.Base(abs)
 	if filepath.Base(dir) == ".claude" {
+		if base == "settings.json" && isUserHome(filepath.Dir(dir)) {
+			return SourceUser, paths
+		}
 		paths.ProjectDir = filepath.Dir(dir)
 		switch base {
 		case "settings.json":
@@ -134,12 +144,67 @@ func ConfigChangeSource(path, home string) (source, dir string) {
 		return hooks.ConfigPolicySettings, paths.Dir
 	case kind == SourceLocal:
 		return hooks.ConfigLocalSettings, dir
-	case kind == SourceProject && home != "" && paths.ProjectDir == filepath.Clean(home):
-		return hooks.ConfigUserSettings, dir
+	case kind == SourceUser || kind == SourceProject && home != "" && paths.ProjectDir == filepath.Clean(home):
+		return hooks.ConfigUserSettings, filepath.Dir(paths.Dir)
 	case kind == SourcePlugin:
 		return "", dir
 	}
 	return hooks.ConfigProjectSettings, dir
+}
+
+// userHomes are the user's home directories: $HOME and the account's
+// (a variable for tests).
+var userHomes = func() []string {
+	var homes []string
+	if home, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, home)
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		homes = append(homes, u.HomeDir)
+	}
+	return homes
+}
+
+// isUserHome is whether dir is one of userHomes, symlinks resolved.
+func isUserHome(dir string) bool {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	dir = real(dir)
+	for _, home := range userHomes() {
+		if home != "" && filepath.IsAbs(home) && real(home) == dir && dir != "/" {
+			return true
+		}
+	}
+	return false
+}
+
+// settingsRank orders settings files by Claude Code's precedence, higher
+// winning a scalar setting (defaultMode, disableAllHooks) and an env
+// variable: the managed settings, the project's local file, the
+// project's file, then the user's and any other file, among which the
+// later loaded wins.
+func settingsRank(src *Source) int {
+	switch {
+	case isManaged(src):
+		return 4
+	case src.Kind == SourceLocal:
+		return 3
+	case src.Kind == SourceProject:
+		return 2
+	}
+	return 1
+}
+
+// byPrecedence is sources ordered by settingsRank, lowest first, load
+// order kept among equals.
+func byPrecedence(sources []*Source) []*Source {
+	out := slices.Clone(sources)
+	slices.SortStableFunc(out, func(a, b *Source) int { return cmp.Compare(settingsRank(a), settingsRank(b)) })
+	return out
 }
 
 // pluginName is the plugin's manifest name, else its directory's name.
