@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -161,6 +162,7 @@ func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 		if err := p.store.put(t); err != nil {
 			return nil, err
 		}
+		p.warnSelfLocating(t)
 	}
 	if at >= 0 {
 		p.trees[at] = t
@@ -168,6 +170,26 @@ func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 		p.trees = append(p.trees, t)
 	}
 	return t, nil
+}
+
+// selfLocating finds a script that works out paths from its own
+// location: beside itself, or up to the project.
+var selfLocating = regexp.MustCompile(`dirname\s+"?\$(\{BASH_SOURCE|BASH_SOURCE|\{?0)|\b__file__\b|\b__dirname\b|import\.meta\.(url|dirname)`)
+
+// warnSelfLocating warns of each launched script of t that works out
+// paths from where it lies: it runs from its pinned copy, read-only in
+// the worker's data directory, so a log or a state file written beside
+// it fails (and a hook that fails without blocking lets the call
+// through), and a path up from it (`$(dirname "$0")/../..`) does not
+// reach the project. What it reads beside itself was pinned with it.
+func (p *pinner) warnSelfLocating(t *pinnedTree) {
+	for _, f := range t.files {
+		if !slices.Contains(t.launched, f.rel) || !selfLocating.Match(f.data) {
+			continue
+		}
+		p.src.warn("%s: %s works out paths from its own location (%s): it runs from its pinned copy in %s, read-only, so what it writes beside itself fails and a path up from it does not reach the project; have it use $CLAUDE_PROJECT_DIR for those",
+			p.src.Path, filepath.Join(t.source, filepath.FromSlash(f.rel)), selfLocating.Find(f.data), t.stored)
+	}
 }
 
 // addBesideLinkTargets adds, for each launched script of t that is a

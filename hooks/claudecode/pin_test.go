@@ -446,6 +446,31 @@ exit 0`)
 	}
 }
 
+// A script that works out paths from where it lies — a log or a state
+// file beside itself, the project two directories up — runs from its
+// pinned copy, where those writes fail and the project is not two
+// directories up: a guard written so fails without blocking, and the
+// call goes on. The load says so, naming the script, for each language's
+// way of finding itself; a script that does not is not named.
+func TestScriptsThatLocateThemselvesAreNamedAtLoad(t *testing.T) {
+	for name, body := range map[string]string{
+		"log-beside.sh": `LOG="$(dirname "$0")/guard.log"; echo x >> "$LOG"`,
+		"root-up.sh":    `ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"`,
+		"state.py":      `from pathlib import Path; STATE = Path(__file__).parent / "state.json"`,
+		"plain.sh":      `cat "$CLAUDE_PROJECT_DIR/.blocked" > /dev/null; exit 0`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			project, _ := pinProject(t)
+			writeScript(t, filepath.Join(project, ".claude", "hooks"), name, body)
+			_, src, _ := loadGuardCommand(t, project, `\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/`+name)
+			warned := strings.Contains(strings.Join(src.Warnings, "\n"), name+" works out paths from its own location")
+			if warned != (name != "plain.sh") {
+				t.Errorf("warned = %v; warnings: %v", warned, src.Warnings)
+			}
+		})
+	}
+}
+
 // A settings file that names a script which does not exist yet — a hook
 // added before its script, a script left out of the checkout — gave the
 // agent the hook: whatever it wrote there ran as the guard, and a hook
