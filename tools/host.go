@@ -416,7 +416,8 @@ const (
 )
 
 // commandEnv builds a command's whole environment: PATH, HOME (the
-// workspace), LANG, TERM=dumb, TMPDIR under a sandbox, the configured
+// workspace), LANG, TERM=dumb, TMPDIR under a sandbox or past a protected
+// path in /tmp, the configured
 // allowlist, then the call's own variables. Nothing else from the worker (credentials included)
 // reaches the command.
 // SetCommandEnv gives the settings files' "env" (see
@@ -473,7 +474,8 @@ func (h *Host) commandEnv(tool, home string, extra map[string]string) ([]string,
 		maps.Copy(vars, *env)
 	}
 	if conf := h.confinement.Load(); conf != nil && conf.temp != "" {
-		// A sandbox's write boundary leaves them /tmp to read only; as
+		// A sandbox's write boundary leaves them /tmp to read only, and a
+		// protected path in /tmp leaves them no new entries there; as
 		// Claude Code's sandbox does, its TMPDIR wins over the settings'.
 		vars["TMPDIR"] = conf.temp
 	}

@@ -87,12 +87,14 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 		policy.Network = &network
 	}
 	conf := &commandConfinement{}
-	if policy.Boundary != nil {
+	if policy.Boundary != nil || tempLeadsToProtected(policy) {
 		conf.temp = filepath.Join(os.TempDir(), "fenix-commands-"+cfg.ID)
 		if err := makeCommandTemp(conf.temp, cfg); err != nil {
 			return nil, err
 		}
-		policy.Boundary.Temp = conf.temp
+		if policy.Boundary != nil {
+			policy.Boundary.Temp = conf.temp
+		}
 	}
 	c, err := confine.New(policy)
 	switch {
@@ -494,6 +496,27 @@ func refuseOrRun(cfg HostConfig, failIfUnavailable bool, settings, why string) (
 
 // makeCommandTemp creates the sandboxed commands' temporary directory,
 // theirs alone: the command user's when commands run as one.
+// tempLeadsToProtected is whether a path policy protects (or a
+// workspace base it hides) lies in the temporary directory, which then
+// leads to it: commands reach its entries but may not add any, so
+// mktemp in /tmp fails. They get a TMPDIR of their own there instead,
+// made before the rules are cut.
+func tempLeadsToProtected(policy confine.Policy) bool {
+	temp := os.TempDir()
+	if real, err := filepath.EvalSymlinks(temp); err == nil {
+		temp = real
+	}
+	for _, p := range slices.Concat(policy.Hidden, policy.ReadOnly, policy.Workspaces) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		if rel, err := filepath.Rel(temp, p); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return true
+		}
+	}
+	return false
+}
+
 func makeCommandTemp(dir string, cfg HostConfig) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("sandbox temporary directory %s: %w", dir, err)

@@ -180,3 +180,21 @@ func TestSandboxedServiceIsReachedInsideItsNetwork(t *testing.T) {
 		}
 	}
 }
+
+// A protected path in /tmp (a data directory there, workspace bases
+// under /tmp) leaves commands no new entries in /tmp itself: mktemp
+// failed in every command. They get a TMPDIR of their own there, which
+// mktemp, python's tempfile and Go's os.TempDir use.
+func TestCommandsHaveATemporaryDirectoryPastAProtectedPathInTmp(t *testing.T) {
+	if confine.ABIVersion() < 2 {
+		t.Skip("no Landlock ABI 2 here: commands run unconfined")
+	}
+	r := newRig(t) // its data directory is in t.TempDir, under /tmp
+	p, _, err := r.call(t, "exec_command", map[string]any{"command_line": `f=$(mktemp) && echo scratch > "$f" && cat "$f" && rm "$f" && echo "in $TMPDIR"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Content, "scratch") || !strings.Contains(p.Content, "fenix-commands-") {
+		t.Errorf("mktemp in a command: %q", p.Content)
+	}
+}
