@@ -473,10 +473,11 @@ func (h *Host) commandEnv(tool, home string, extra map[string]string) ([]string,
 	if env := h.settingsEnv.Load(); env != nil {
 		maps.Copy(vars, *env)
 	}
-	if conf := h.confinement.Load(); conf != nil && conf.temp != "" {
-		// A sandbox's write boundary leaves them /tmp to read only, and a
-		// protected path in /tmp leaves them no new entries there; as
-		// Claude Code's sandbox does, its TMPDIR wins over the settings'.
+	if conf := h.confinement.Load(); conf != nil && conf.temp != "" && (conf.sandboxed || vars["TMPDIR"] == "") {
+		// A sandbox's write boundary leaves them /tmp to read only (as
+		// Claude Code's sandbox does, its TMPDIR wins over the
+		// settings'), and a protected path in /tmp leaves them no new
+		// entries there (a TMPDIR the settings name is theirs).
 		vars["TMPDIR"] = conf.temp
 	}
 	if len(extra) > maxExtraEnvVars {
