@@ -149,6 +149,12 @@ type Policy struct {
 	// path, and the kernel's filesystems (/proc, /sys, RawDevicesIn) are
 	// still cut out of the rules.
 	HeldByMounts bool
+	// PrivateIPC gives the processes of each workspace, where the worker
+	// may make namespaces (a root worker), an IPC namespace and a
+	// /dev/shm of their own: SysV shared memory, semaphores and message
+	// queues, and POSIX shared memory, are shared with neither the host
+	// (a database's segments) nor another conversation's processes.
+	PrivateIPC bool
 	// Workspaces are the directories the conversations' workspaces lie
 	// in (FENIX_WORKSPACE_BASES): each is hidden from a command whose
 	// workspace it does not hold, but for that workspace, so one
@@ -273,6 +279,7 @@ func (p Policy) Merge(q Policy) Policy {
 		SignalsAnywhere:   p.SignalsAnywhere || q.SignalsAnywhere,
 		BoundCapabilities: p.BoundCapabilities || q.BoundCapabilities,
 		HeldByMounts:      p.HeldByMounts || q.HeldByMounts,
+		PrivateIPC:        p.PrivateIPC || q.PrivateIPC,
 		RawDevicesIn:      p.RawDevicesIn,
 		Unreachable:       append(append([]Endpoint(nil), p.Unreachable...), q.Unreachable...),
 		Workspaces:        append(append([]string(nil), p.Workspaces...), q.Workspaces...),

@@ -72,6 +72,9 @@ type Confiner struct {
 	// workspaces they do not hold, absolute and real; sharedWorkspaces
 	// those left shared, each with why (see isolatedWorkspaces).
 	workspaces, sharedWorkspaces []string
+	// shm, where Policy.PrivateIPC is applied, is the directory holding
+	// each workspace's /dev/shm (see ipc_linux.go).
+	shm string
 	// reach is Policy.WorkspaceReach.
 	reach func(workspace string) []string
 	// writable is Policy.Writable, absolute and free of symlinks.
@@ -203,6 +206,11 @@ func New(p Policy) (*Confiner, error) {
 	}
 	c.noPrlimitFilter = probeCommandFilter()
 	c.noMountns = probeMountns()
+	if p.PrivateIPC && c.noMountns == nil {
+		if c.shm, err = sharedMemoryBase(); err != nil {
+			return nil, err
+		}
+	}
 	if p.Network != nil {
 		c.network = p.Network
 		if len(p.Unreachable) > 0 {
@@ -431,7 +439,13 @@ func (c *Confiner) confineThread(rs *ruleset, n *network, workspace string, read
 	if err == nil && c.noMountns == nil {
 		// Before the domain, which may not mount.
 		var entered bool
-		if entered, err = holdPaths(rs.held, c.writable); err == nil {
+		if c.shm != "" {
+			entered, err = true, enterPrivateIPC(c.shmDir(workspace))
+		}
+		if err == nil {
+			entered, err = holdPaths(rs.held, c.writable, entered)
+		}
+		if err == nil {
 			denyRead, denyWrite := c.boundary.inWorkspace(workspace)
 			err = holdInWorkspace(workspace, append(slices.Clone(readOnly), denyWrite...), denyRead, entered)
 		}

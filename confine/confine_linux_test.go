@@ -1013,3 +1013,38 @@ print("add_key", r, os.strerror(ctypes.get_errno()) if r < 0 else "ok")
 	// The key the unconfined call added, if any, goes again.
 	_ = exec.Command(python, "-c", fmt.Sprintf(`import ctypes; libc = ctypes.CDLL(None); k = libc.syscall(%d, 10, b"user", b"fenix-test", 0); k > 0 and libc.syscall(%d, 21, k, -4)`, calls.keys[2], calls.keys[2])).Run()
 }
+
+// Where the worker may make namespaces, one workspace's commands share
+// neither SysV IPC objects nor /dev/shm files with another's or the
+// host's; a later command of the same workspace finds what an earlier
+// one left in /dev/shm, and programs still make their own there.
+func TestCommandsKeepIPCWithinTheirWorkspace(t *testing.T) {
+	if _, err := exec.LookPath("ipcmk"); err != nil {
+		t.Skip("no ipcmk here")
+	}
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}, PrivateIPC: true})
+	if c.ReadOnlyUnavailable() != nil {
+		t.Skipf("no mount namespaces here: %v", c.ReadOnlyUnavailable())
+	}
+	hostFile := filepath.Join("/dev/shm", filepath.Base(l.root)+"-host")
+	require.NoError(t, os.WriteFile(hostFile, []byte("host segment\n"), 0o666))
+	t.Cleanup(func() { os.Remove(hostFile) })
+	hostQueue, err := exec.Command("ipcmk", "-Q").Output()
+	require.NoError(t, err)
+	qid := strings.TrimSpace(strings.TrimPrefix(string(hostQueue), "Message queue id: "))
+	t.Cleanup(func() { _ = exec.Command("ipcrm", "-q", qid).Run() })
+
+	code, out := sh(t, c, l.other, "echo from-other > /dev/shm/note && ipcmk -Q > /dev/null && ipcs -q | grep -c '^0x' ")
+	require.Zero(t, code, out)
+	code, out = sh(t, c, l.ws, "cat /dev/shm/note 2>&1; cat "+hostFile+" 2>&1; ipcs -q | grep -c '^0x'; echo mine > /dev/shm/mine && cat /dev/shm/mine")
+	assert.Zero(t, code, out)
+	assert.NotContains(t, out, "from-other", "another workspace's /dev/shm file")
+	assert.NotContains(t, out, "host segment", "the host's /dev/shm file")
+	assert.Contains(t, out, "\n0\n", "another workspace's or the host's message queues were listed: %s", out)
+	assert.Contains(t, out, "mine", "a command makes its own /dev/shm files")
+	code, out = sh(t, c, l.other, "cat /dev/shm/note")
+	assert.Zero(t, code, out)
+	assert.Contains(t, out, "from-other", "a later command of the same workspace finds its /dev/shm files")
+	assert.Contains(t, c.String(), "IPC: a namespace and a /dev/shm of its workspace's")
+}

@@ -57,6 +57,9 @@ func (c *Confiner) String() string {
 	if len(c.writable) > 0 {
 		desc += "; reachable inside them: " + strings.Join(c.writable, ", ")
 	}
+	if c.shm != "" {
+		desc += "; IPC: a namespace and a /dev/shm of its workspace's (under " + c.shm + ")"
+	}
 	if len(c.workspaces) > 0 {
 		desc += "; workspaces: a command reaches its own only (and a linked worktree's repository) in " + strings.Join(c.workspaces, ", ")
 	}

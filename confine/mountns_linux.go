@@ -164,13 +164,14 @@ func holdInWorkspace(workspace string, readOnly, hidden []string, entered bool) 
 // that holds a path of the agent's making), then a read-only path bound
 // read-only onto itself and a hidden one with nothing readable in its
 // place, a path before those in it, and a writable path (Policy.Writable)
-// in a hidden one bound back where it was. It reports whether it entered
-// a namespace (not without held paths). A path the rules were cut
+// in a hidden one bound back where it was. It reports whether the thread
+// is in a namespace of its own: already, or entered for held paths. A
+// path the rules were cut
 // without that is gone, or became a symbolic link, fails the start: the
 // next one cuts the rules again.
-func holdPaths(held []protected, writable []string) (entered bool, err error) {
+func holdPaths(held []protected, writable []string, already bool) (entered bool, err error) {
 	if len(held) == 0 {
-		return false, nil
+		return already, nil
 	}
 	held = slices.Clone(held)
 	slices.SortFunc(held, func(a, b protected) int { return strings.Compare(a.path, b.path) })
@@ -182,8 +183,10 @@ func holdPaths(held []protected, writable []string) (entered bool, err error) {
 	}
 	slices.Sort(pins)
 	pins = slices.Compact(pins)
-	if err := enterMountns(); err != nil {
-		return false, err
+	if !already {
+		if err := enterMountns(); err != nil {
+			return false, err
+		}
 	}
 	// Opened by names relative to the root with no symbolic link on the
 	// way: each is opened again after the mounts above it.

@@ -227,6 +227,9 @@ func (c *Confiner) build(workspace string) (*ruleset, error) {
 	// protected path.
 	rs.reach = c.reachOf(workspace)
 	reachable := append(slices.Clone(c.writable), rs.reach...)
+	if c.shm != "" {
+		reachable = append(reachable, c.shmDir(workspace)) // its /dev/shm (ipc_linux.go)
+	}
 	if c.boundary != nil {
 		for _, w := range c.boundary.writable(workspace) {
 			if real, err := filepath.EvalSymlinks(w); err == nil {

@@ -62,7 +62,7 @@ func newConfinement(cfg HostConfig, sandbox confine.Policy, failIfUnavailable bo
 	// outlive its cancellation, or freeze or kill a hook's run, which then
 	// times out or crashes and fails open.
 	policy := confine.Policy{Hidden: []string{cfg.DataDir}, ReadOnly: append(proctree.Mounts(), workerHomes()...),
-		SignalsAnywhere: cfg.SignalsAnywhere}.Merge(cfg.Protected).Merge(sandbox)
+		SignalsAnywhere: cfg.SignalsAnywhere, PrivateIPC: true}.Merge(cfg.Protected).Merge(sandbox)
 	if isolatesWorkspaces(cfg) {
 		policy.Workspaces, policy.WorkspaceReach = cfg.WorkspaceBases, linkedRepository
 	} else if cfg.SharedWorkspaces {
@@ -178,6 +178,7 @@ func newHookConfinement(cfg HostConfig, codePaths []string) (*confine.Confiner, 
 		return nil, nil
 	}
 	policy := hookPolicy(cfg, codePaths)
+	policy.PrivateIPC = true
 	if isolatesWorkspaces(cfg) {
 		// Code a hook runs is the agent's as often as not (a PostToolUse
 		// npm test): it stays out of the other conversations' workspaces
