@@ -358,7 +358,20 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 		return nil, 0, err
 	}
 	r.addTrace(executed.Trace)
-	if err := r.checkCancel(); err != nil {
+	ran := r.shape >= shapeCallOutlivesLateCancel
+	if ran {
+		// The tool ran: what is left of the call (its projection, its
+		// PostToolUse hooks, its output) runs where a cancel does not
+		// reach, so the kernel learns what happened.
+		r.stageCtx, _ = workflow.NewDisconnectedContext(r.ctx)
+	}
+	checkCancel := func() error {
+		if ran {
+			return nil
+		}
+		return r.checkCancel()
+	}
+	if err := checkCancel(); err != nil {
 		return nil, executed.DurationMs, err
 	}
 
@@ -369,7 +382,7 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 		return nil, executed.DurationMs, err
 	}
 	r.addTrace(projected.Trace)
-	if err := r.checkCancel(); err != nil {
+	if err := checkCancel(); err != nil {
 		return nil, executed.DurationMs, err
 	}
 
@@ -377,11 +390,15 @@ func (r *assignmentRun) governedExecution(reviewed activities.ReviewToolCallResu
 	if err != nil {
 		return nil, executed.DurationMs, err
 	}
-	if err := r.checkCancel(); err != nil {
+	if err := checkCancel(); err != nil {
 		return nil, executed.DurationMs, err
 	}
 
 	data := projected.Projection.Metadata
+	if ran && r.cancelled {
+		data = withEntry(data, "cancel_too_late", map[string]any{"reason": r.cancelReason, "stage": r.cancelStage,
+			"note": "the cancel reached the call after its tool ran: the call completed"})
+	}
 	// Hook context (SessionStart, PreToolUse, PostToolUse) is for the
 	// kernel's model: the call has none of its own.
 	if extra := joinContext(r.takeModelContext(), governed.additionalContext, postContext); extra != "" {

@@ -602,6 +602,17 @@ func builtinScenarios() []scenario {
 		}
 		return run, cancelOnceReviewed(ctx, c, run)
 	}})
+	// fenix-shape 21: a cancel that reaches the call once its tool ran
+	// (here a tool that sleeps on through the cancel and completes) lets
+	// the call complete, its output naming the cancel.
+	shapes = append(shapes, scenario{file: "late_cancel_completes_the_call.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		run, err := startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-late-cancel",
+			withTool(map[string]any{"call_id": "c", "tool_name": "test_sleep", "arguments": map[string]any{"seconds": 1, "finish_despite_cancel": true}}, "test_sleep"))
+		if err != nil {
+			return nil, err
+		}
+		return run, cancelOnceReviewed(ctx, c, run)
+	}})
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),

@@ -159,7 +159,16 @@ const (
 	// known of the stage, where it ended failed with WorkerLostError.
 	shapeCancelOutlivesLostWorker workflow.Version = 20
 
-	shapeLatest = shapeCancelOutlivesLostWorker
+	// shapeCallOutlivesLateCancel: a cancel that reaches an assignment's
+	// call once ExecuteTool has completed no longer discards it: the
+	// call's projection, PostToolUse and output run on where the cancel
+	// does not reach, and the run ends completed with the output, whose
+	// metadata names the cancel (cancel_too_late). It ended canceled,
+	// the invocation failed and PostToolUseFailure fired, and a kernel
+	// could run again a side effect it was told never happened.
+	shapeCallOutlivesLateCancel workflow.Version = 21
+
+	shapeLatest = shapeCallOutlivesLateCancel
 )
 
 // readVersions sets what the run's versions enable. The order of the

@@ -517,3 +517,28 @@ func nilIfEmpty(s []string) []string {
 	}
 	return s
 }
+
+// A cancel that reaches the call once its tool ran no longer discards
+// it: the run ends completed with the output, which names the cancel.
+// It ended canceled, the invocation failed, and a kernel could run again
+// a side effect it was told never happened.
+func TestACancelAfterTheToolRanCompletesTheCall(t *testing.T) {
+	h := newHarness(t)
+	h.env.OnActivity("ProjectToolResult", mock.Anything, mock.Anything).After(time.Minute).Return(
+		func(ctx context.Context, in activities.ProjectToolResultInput) (activities.ProjectToolResultResult, error) {
+			return h.acts.ProjectToolResult(ctx, in)
+		})
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(workflows.SignalCancel, workflows.CancelRequest{Reason: "user pressed stop"})
+	}, 30*time.Second)
+	res := h.executeAssignment(t, calculatorAssignment())
+
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	require.NotNil(t, res.Output)
+	assert.Contains(t, res.Output.Content, "4")
+	late, ok := res.Output.Data["cancel_too_late"].(map[string]any)
+	require.True(t, ok, "the output names the cancel: %+v", res.Output.Data)
+	assert.Equal(t, "user pressed stop", late["reason"])
+	assert.Equal(t, 1, h.count("ExecuteTool"))
+	assert.NotContains(t, traceHooks(res.Trace), "post_tool_use_failure")
+}

@@ -14,6 +14,9 @@ import (
 // SleepArgs are test_sleep's arguments.
 type SleepArgs struct {
 	Seconds int `json:"seconds" jsonschema:"minimum=1,maximum=600"`
+	// FinishDespiteCancel sleeps on through a cancel and completes, as a
+	// tool that ran to its end before the cancel reached it does.
+	FinishDespiteCancel bool `json:"finish_despite_cancel,omitempty"`
 }
 
 // SleepResult is test_sleep's result.
@@ -26,6 +29,10 @@ type SleepResult struct {
 func Sleep() tools.Definition {
 	return tools.Define(tools.Spec{Name: "test_sleep", Timeout: 10 * time.Minute, Heartbeat: 2 * time.Second},
 		func(ctx context.Context, _ *tools.Env, a SleepArgs) (SleepResult, error) {
+			if a.FinishDespiteCancel {
+				time.Sleep(time.Duration(a.Seconds) * time.Second)
+				return SleepResult{Slept: a.Seconds}, nil
+			}
 			select {
 			case <-ctx.Done():
 				return SleepResult{}, ctx.Err()

@@ -390,3 +390,26 @@ func TestACancelOutlivesALostWorker(t *testing.T) {
 	assert.Contains(t, res.Error.LastErrorSummary, "execution canceled: operator stop")
 	assert.Contains(t, res.Error.LastErrorSummary, "the outcome of exec_command is unknown")
 }
+
+// A cancel that reaches a call whose tool runs to its end anyway (it
+// finished before it heard the cancel) ends the run completed, with the
+// output and the cancel named in it: it ended canceled with the
+// invocation failed and no output, and a kernel could run again a side
+// effect it was told never happened.
+func TestACancelThatReachesTheCallAfterItsToolRanEndsWithTheOutput(t *testing.T) {
+	w := startWorker(t, withTools(testtools.Sleep()))
+	a := assignment("late-cancel", map[string]any{"tool_name": "test_sleep", "arguments": map[string]any{"seconds": 2, "finish_despite_cancel": true}}, "test_sleep")
+	run := startWorkflow(t, w.queue, workflows.ExecuteAssignmentWorkflow, "it-late-cancel-"+t.Name(), a)
+	ctx := context.Background()
+	waitForRunningActivity(t, run, "ExecuteTool")
+	require.NoError(t, server.Client().SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalCancel, workflows.CancelRequest{Reason: "operator stop"}))
+	var res contract.Result
+	require.NoError(t, run.Get(ctx, &res))
+
+	require.Equal(t, contract.StatusCompleted, res.Status, "%+v", res.Error)
+	assert.Contains(t, res.Output.Content, "Slept 2 seconds")
+	late, ok := res.Output.Data["cancel_too_late"].(map[string]any)
+	require.True(t, ok, "the output names the cancel: %+v", res.Output.Data)
+	assert.Equal(t, "operator stop", late["reason"])
+	assert.Nil(t, findTraceEntry(res.Trace, "post_tool_use_failure").Fields, "no PostToolUseFailure for a call that completed")
+}
