@@ -12,9 +12,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fenixrt/fenix/redact"
 )
 
 // Row events.
@@ -149,16 +153,74 @@ type Store interface {
 }
 
 // Open opens the store named by dsn: a "postgres://" or "postgresql://" URL
-// selects PostgreSQL, anything else is a SQLite file path (optionally
-// prefixed "sqlite://"), created with its directory if missing.
+// (any case) or a libpq keyword string ("host=… dbname=…") selects
+// PostgreSQL, a SQLite file path (optionally prefixed "sqlite://";
+// relative to the working directory) SQLite, created with its directory
+// if missing. Another URL scheme is an error: "mysql://x" used to become
+// a SQLite file named "mysql:/x" in the working directory, which no
+// command was kept from.
 func Open(ctx context.Context, dsn string) (*SQLStore, error) {
-	dsn = strings.TrimSpace(dsn)
+	postgres, sqlite, err := parseDSN(dsn)
 	switch {
-	case dsn == "":
-		return nil, errors.New("audit store DSN is empty: pass a SQLite file path or a postgres:// URL")
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return OpenPostgres(ctx, dsn)
+	case err != nil:
+		return nil, err
+	case postgres:
+		return OpenPostgres(ctx, strings.TrimSpace(dsn))
 	default:
-		return OpenSQLite(ctx, strings.TrimPrefix(dsn, "sqlite://"))
+		return OpenSQLite(ctx, sqlite)
 	}
+}
+
+// SQLiteFile is the SQLite file dsn names, absolute, or false where it
+// names PostgreSQL, an in-memory database or nothing valid: what the
+// worker hides from commands with the journal files beside it.
+func SQLiteFile(dsn string) (string, bool) {
+	postgres, sqlite, err := parseDSN(dsn)
+	if err != nil || postgres {
+		return "", false
+	}
+	file, query, _ := strings.Cut(sqlite, "?")
+	file = strings.TrimPrefix(file, "file:")
+	if file == "" || file == ":memory:" || strings.Contains(query, "mode=memory") {
+		return "", false
+	}
+	return file, true
+}
+
+var (
+	urlScheme   = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+	libpqKeyval = regexp.MustCompile(`^\s*(host|hostaddr|dbname|user|port|service)\s*=`)
+)
+
+// parseDSN reads dsn: PostgreSQL's, or the SQLite path it names, absolute
+// unless it is a "file:" URI or in memory.
+func parseDSN(dsn string) (postgres bool, sqlite string, err error) {
+	dsn = strings.TrimSpace(dsn)
+	if dsn == "" {
+		return false, "", errors.New("audit store DSN is empty: pass a SQLite file path or a postgres:// URL")
+	}
+	if m := urlScheme.FindStringSubmatch(dsn); m != nil {
+		switch strings.ToLower(m[1]) {
+		case "postgres", "postgresql":
+			return true, "", nil
+		case "sqlite":
+			dsn = dsn[len(m[0]):]
+		default:
+			return false, "", fmt.Errorf("audit store DSN %s: unknown scheme %q: use a postgres:// URL or a SQLite file path (sqlite:// optional)", redact.DSN(dsn), m[1])
+		}
+	} else if libpqKeyval.MatchString(dsn) {
+		return true, "", nil
+	}
+	file, query, hasQuery := strings.Cut(dsn, "?")
+	if file == "" || file == ":memory:" || strings.HasPrefix(file, "file:") || filepath.IsAbs(file) {
+		return false, dsn, nil
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return false, "", fmt.Errorf("audit SQLite path %s: %w", file, err)
+	}
+	if hasQuery {
+		abs += "?" + query
+	}
+	return false, abs, nil
 }

@@ -225,6 +225,39 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// A DSN with a scheme the audit log does not speak is refused, naming
+// it: "mysql://x" became a SQLite file "mysql:/x" in the working
+// directory, which no command was kept from. A libpq keyword string is
+// PostgreSQL's; a relative SQLite path is made absolute, as the worker
+// hides it by that name.
+func TestDSNs(t *testing.T) {
+	for _, dsn := range []string{"mysql://x", "redis://127.0.0.1:6379/0"} {
+		_, err := Open(context.Background(), dsn)
+		if err == nil || !strings.Contains(err.Error(), "unknown scheme") {
+			t.Errorf("Open(%q) = %v, want an unknown scheme", dsn, err)
+		}
+		if _, ok := SQLiteFile(dsn); ok {
+			t.Errorf("SQLiteFile(%q) names a file", dsn)
+		}
+	}
+	wd, _ := os.Getwd()
+	for dsn, want := range map[string]string{
+		"audit.db":                      filepath.Join(wd, "audit.db"),
+		"sqlite:///var/lib/fenix/a.db":  "/var/lib/fenix/a.db",
+		"/var/lib/fenix/a.db?_txlock=x": "/var/lib/fenix/a.db",
+		"file:/srv/a.db?cache=shared":   "/srv/a.db",
+	} {
+		if got, ok := SQLiteFile(dsn); !ok || got != want {
+			t.Errorf("SQLiteFile(%q) = %q, %v, want %q", dsn, got, ok, want)
+		}
+	}
+	for _, dsn := range []string{"POSTGRES://h/db", "postgresql://h/db", "host=127.0.0.1 dbname=audit user=fenix", ":memory:", "file:x?mode=memory"} {
+		if got, ok := SQLiteFile(dsn); ok {
+			t.Errorf("SQLiteFile(%q) = %q, want no file", dsn, got)
+		}
+	}
+}
+
 func TestPreview(t *testing.T) {
 	tests := []struct {
 		in   string

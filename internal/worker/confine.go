@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/codec"
 	"github.com/fenixrt/fenix/confine"
 )
@@ -23,8 +24,7 @@ const (
 // store directory, and, read-only, the skills commands may run and the
 // agent profiles that say what an agent is.
 func protectedPaths(cfg Config, p confine.Policy) confine.Policy {
-	if dsn := cfg.AuditDSN; dsn != "" && !strings.Contains(dsn, "://") {
-		file := strings.TrimPrefix(strings.SplitN(dsn, "?", 2)[0], "file:")
+	if file, ok := audit.SQLiteFile(cfg.AuditDSN); ok {
 		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
 			p.Hidden = append(p.Hidden, file+suffix)
 		}
