@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
@@ -184,7 +185,22 @@ func start(ctx context.Context, c *cli, sf startFlags, args []string, workflowTy
 		fmt.Fprintf(c.stdout, "Started %s %s (run %s) on task queue %s\nWeb UI: %s\n",
 			workflowType, run.GetID(), run.GetRunID(), *sf.taskQueue, runURL(conn.uiBase, conn.namespace, run.GetID(), run.GetRunID()))
 	}
+	warnWithoutWorkers(ctx, c, conn, *sf.taskQueue)
 	return conn, run, a, nil
+}
+
+// warnWithoutWorkers says so on stderr when no worker has polled queue
+// lately: a typo in -task-queue (or the worker's FENIX_TASK_QUEUE) left
+// a run that waits forever for a worker, and the starter with it, with
+// nothing said.
+func warnWithoutWorkers(ctx context.Context, c *cli, conn *connection, queue string) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	resp, err := conn.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil || len(resp.GetPollers()) > 0 {
+		return
+	}
+	fmt.Fprintf(c.stderr, "Warning: no worker has polled task queue %q lately: the run waits until one does (is the worker's FENIX_TASK_QUEUE the same? -task-queue names the starter's)\n", queue)
 }
 
 // alreadyStarted says that the workflow ID names a run that exists: an

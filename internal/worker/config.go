@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fenixrt/fenix/activities"
@@ -320,6 +321,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	if cfg.HookConcurrency < 1 {
 		return Config{}, fmt.Errorf("-hook-concurrency=%d: want 1 or more", cfg.HookConcurrency)
+	}
+	if strings.TrimSpace(cfg.TaskQueue) == "" || strings.TrimSpace(cfg.TaskQueue) != cfg.TaskQueue {
+		return Config{}, fmt.Errorf("-task-queue (FENIX_TASK_QUEUE) %q: want a name without leading or trailing spaces; a starter's queue of the same name never matches a blank or padded one by eye", cfg.TaskQueue)
+	}
+	switch v := getenv("FENIX_REDACT"); v {
+	case "", "on", "off":
+	default:
+		return Config{}, fmt.Errorf("FENIX_REDACT=%q: want on (the default: secrets are redacted from tool output) or off", v)
 	}
 	cfg.WorkspaceBases = workspace.ParseList(workspaceBases)
 	cfg.Process.InboxTokens = getenv("FENIX_INBOX_TOKENS")

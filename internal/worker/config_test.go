@@ -69,6 +69,9 @@ func TestLoadConfig(t *testing.T) {
 				}
 			}},
 		{name: "session idle timeout under 1s", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_SESSION_IDLE_TIMEOUT": "10ms"}, wantErr: "FENIX_SESSION_IDLE_TIMEOUT=10ms"},
+		{name: "a blank task queue", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_TASK_QUEUE": " "}, wantErr: `FENIX_TASK_QUEUE) " "`},
+		{name: "a padded task queue", args: []string{"-task-queue", "fenix "}, env: map[string]string{"FENIX_DATA_DIR": "/d"}, wantErr: `"fenix "`},
+		{name: "FENIX_REDACT other than on or off", env: map[string]string{"FENIX_DATA_DIR": "/d", "FENIX_REDACT": "maybe"}, wantErr: `FENIX_REDACT="maybe"`},
 		{name: "bad duration names its variable", env: map[string]string{"FENIX_CONTEXT_GC_INTERVAL": "soon"}, wantErr: `FENIX_CONTEXT_GC_INTERVAL="soon"`},
 		{name: "bad size names its variable", env: map[string]string{"FENIX_CONTEXT_MAX_BYTES": "-1"}, wantErr: `FENIX_CONTEXT_MAX_BYTES="-1"`},
 		{name: "hooks run eight at a time by default", env: map[string]string{"FENIX_DATA_DIR": "/d"},

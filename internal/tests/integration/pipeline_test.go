@@ -413,3 +413,26 @@ func TestACancelThatReachesTheCallAfterItsToolRanEndsWithTheOutput(t *testing.T)
 	assert.Equal(t, "operator stop", late["reason"])
 	assert.Nil(t, findTraceEntry(res.Trace, "post_tool_use_failure").Fields, "no PostToolUseFailure for a call that completed")
 }
+
+// A typo in the starter's -task-queue left a run waiting forever for a
+// worker, and the starter with it, with nothing said: the starter now
+// warns when no worker has polled the queue it started on, and says
+// nothing where one has.
+func TestTheStarterWarnsOfAQueueNoWorkerPolls(t *testing.T) {
+	w := startWorker(t)
+	file := filepath.Join(t.TempDir(), "calc.json")
+	raw, err := json.Marshal(assignment("queue-typo", map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}}))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, raw, 0o644))
+
+	out, code := runBinary(t, "starter", nil, "run", "-task-queue", w.queue+"-typo", "-id", "it-queue-typo-"+t.Name(), "-no-wait", file)
+	require.Zero(t, code, out)
+	assert.Contains(t, out, "Warning: no worker has polled task queue")
+	t.Cleanup(func() {
+		_ = server.Client().TerminateWorkflow(context.Background(), "it-queue-typo-"+t.Name(), "", "test over")
+	})
+
+	out, code = runBinary(t, "starter", nil, "run", "-task-queue", w.queue, "-id", "it-queue-right-"+t.Name(), file)
+	require.Zero(t, code, out)
+	assert.NotContains(t, out, "Warning")
+}
