@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -516,6 +517,10 @@ func explainLostTool(call contract.ToolCall, err error) (resource string, explai
 		_ = timeoutErr.LastHeartbeatDetails(&hb)
 	}
 	msg := fmt.Sprintf("%s; the outcome of %s is unknown: it ran at most once and is not retried", se.err.Message, call.ToolName)
+	if timeoutErr != nil && timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
+		// No worker took the task: the call did not run at all.
+		msg = fmt.Sprintf("%s; %s never started: no worker polling its task queue took it in time (is the worker of its host running?), so it did not run", se.err.Message, call.ToolName)
+	}
 	if hb.ResourceID != "" {
 		msg += fmt.Sprintf(" (its resource is %s; read it with command_run_read or process_list)", hb.ResourceID)
 	}
