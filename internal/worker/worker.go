@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -519,6 +520,7 @@ func hookPaths(cfg Config) []string {
 
 // Start begins polling both queues.
 func (w *Worker) Start() error {
+	w.warnOfAnotherHostWorker()
 	if err := w.shared.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %q: %w", w.cfg.TaskQueue, err)
 	}
@@ -531,6 +533,30 @@ func (w *Worker) Start() error {
 	w.startEndedRunsSweep()
 	w.cfg.Logger.Info("fenix worker started", "task_queue", w.cfg.TaskQueue, "host_queue", w.Host.Queue, "host_id", w.Host.ID)
 	return nil
+}
+
+// warnOfAnotherHostWorker logs a warning when another worker polled this
+// host's queue within the last poll interval: two workers with one
+// FENIX_HOST_ID on two data directories each answer half of the calls
+// pinned to the host (a command_run_read finds its run on one of them
+// only). A worker restarted after a crash sees its predecessor's last
+// poll too, which the warning says.
+func (w *Worker) warnOfAnotherHostWorker() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	resp, err := w.client.DescribeTaskQueue(ctx, w.Host.Queue, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+	if err != nil {
+		return
+	}
+	own := fmt.Sprintf("%d@", os.Getpid())
+	for _, p := range resp.GetPollers() {
+		seen := time.Since(p.GetLastAccessTime().AsTime())
+		if strings.HasPrefix(p.GetIdentity(), own) || seen > 70*time.Second {
+			continue
+		}
+		w.cfg.Logger.Warn("another worker polls this host's queue: if it is alive and keeps another data directory, the calls pinned to the host (command_run_read, process_list, process_stop) split between the two, and each finds only its own runs; give every worker its own FENIX_HOST_ID (a worker restarted after a crash sees its predecessor here for a minute)",
+			"host_queue", w.Host.Queue, "other_identity", p.GetIdentity(), "last_polled", seen.Round(time.Second).String())
+	}
 }
 
 // Stop drains in-flight tasks, stops polling, stops this host's commands

@@ -20,13 +20,17 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/fenixrt/fenix/contract"
 	"github.com/fenixrt/fenix/fenixerr"
+	"github.com/fenixrt/fenix/internal/harness/logbuf"
 	"github.com/fenixrt/fenix/internal/harness/testtools"
 	"github.com/fenixrt/fenix/internal/worker"
+	"github.com/fenixrt/fenix/tools"
 
 	"github.com/fenixrt/fenix/workflows"
 )
@@ -435,4 +439,37 @@ func TestTheStarterWarnsOfAQueueNoWorkerPolls(t *testing.T) {
 	out, code = runBinary(t, "starter", nil, "run", "-task-queue", w.queue, "-id", "it-queue-right-"+t.Name(), file)
 	require.Zero(t, code, out)
 	assert.NotContains(t, out, "Warning")
+}
+
+// Two workers given one FENIX_HOST_ID on two data directories each
+// answered half the calls pinned to the host, and a command_run_read
+// found its run on one of them only, with nothing said at start: a
+// worker now warns when another one polled its host's queue lately.
+func TestAWorkerWarnsOfAnotherOnItsHostQueue(t *testing.T) {
+	other, err := client.Dial(client.Options{HostPort: server.HostPort, Identity: "4242@other-machine@"})
+	require.NoError(t, err)
+	defer other.Close()
+	impostor := sdkworker.New(other, tools.HostQueue("shared-host"), sdkworker.Options{})
+	impostor.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "Noop"})
+	require.NoError(t, impostor.Start())
+	defer impostor.Stop()
+	require.Eventually(t, func() bool {
+		resp, err := server.Client().DescribeTaskQueue(context.Background(), tools.HostQueue("shared-host"), enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+		return err == nil && len(resp.GetPollers()) > 0
+	}, 10*time.Second, 100*time.Millisecond)
+
+	logs := &logbuf.Buffer{}
+	startWorker(t, func(c *worker.Config) {
+		c.HostID = "shared-host"
+		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	})
+	assert.Contains(t, logs.String(), "another worker polls this host's queue")
+	assert.Contains(t, logs.String(), "4242@other-machine@")
+
+	quiet := &logbuf.Buffer{}
+	startWorker(t, func(c *worker.Config) {
+		c.HostID = "alone-host"
+		c.Logger = slog.New(slog.NewTextHandler(quiet, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	})
+	assert.NotContains(t, quiet.String(), "another worker polls this host's queue")
 }
