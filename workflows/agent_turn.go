@@ -341,6 +341,12 @@ func (t *turnRun) runTool(ctx workflow.Context, step int, call contract.ToolCall
 		return t.observeFailure(ctx, step, call, err, 0)
 	}
 	t.addTrace(executed.Trace)
+	if t.shape >= shapeCallOutlivesLateCancel {
+		// The tool ran: its projection and PostToolUse run where a cancel
+		// does not reach, so the call is recorded as it happened (the turn
+		// still ends canceled before its next step).
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+	}
 	projected, err := runPure[activities.ProjectToolResultResult](ctx, t.session, activities.StageProjectToolResult,
 		stageOptions("ProjectToolResult: "+call.ToolName, pureStageTimeout), acts.ProjectToolResult,
 		activities.ProjectToolResultInput{ToolCall: call, Raw: executed.Raw})

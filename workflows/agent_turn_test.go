@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -262,4 +263,25 @@ func TestAgentTurnContinuesAsNewCarryingItsState(t *testing.T) {
 	assert.Equal(t, 5, res.Metrics.Steps)
 	assert.Equal(t, 4, res.Metrics.ToolCalls)
 	assert.Equal(t, "continued", res.Trace[0].Hook)
+}
+
+// A cancel that reaches a turn's call after its tool ran (here during its
+// projection) records the call as it happened — projected, no
+// PostToolUseFailure — and ends the turn canceled before its next step.
+func TestAgentTurnCancelAfterTheToolRanKeepsTheCall(t *testing.T) {
+	h := agentHarness(t)
+	h.env.OnActivity("ProjectToolResult", mock.Anything, mock.Anything).After(time.Minute).Return(
+		func(ctx context.Context, in activities.ProjectToolResultInput) (activities.ProjectToolResultResult, error) {
+			return h.acts.ProjectToolResult(ctx, in)
+		})
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(workflows.SignalCancel, workflows.CancelRequest{Reason: "stop the agent"})
+	}, 30*time.Second)
+	res := h.runTurn(t, turnRequest("main", 5))
+
+	require.Equal(t, contract.StatusCanceled, res.Status)
+	assert.Equal(t, 1, h.count("CallModel"), "no model call after the cancel")
+	hooks := traceHooks(res.Trace)
+	assert.Contains(t, hooks, "project_tool_result", "the call that ran is projected")
+	assert.NotContains(t, hooks, "post_tool_use_failure", "a call that ran did not fail")
 }

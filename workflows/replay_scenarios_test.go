@@ -613,6 +613,9 @@ func builtinScenarios() []scenario {
 		}
 		return run, cancelOnceReviewed(ctx, c, run)
 	}})
+	shapes = append(shapes, scenario{file: "late_cancel_agent_turn.json", run: agentScenario("late", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
+		return cancelOnceReviewed(ctx, c, run)
+	})})
 	return append(shapes,
 		attributedTurn("start_attributes_agent_turn_tool.json", "main", 5, 0),
 		attributedTurn("start_attributes_agent_turn_subagent.json", "delegating", 5, 0),

@@ -165,7 +165,10 @@ const (
 	// does not reach, and the run ends completed with the output, whose
 	// metadata names the cancel (cancel_too_late). It ended canceled,
 	// the invocation failed and PostToolUseFailure fired, and a kernel
-	// could run again a side effect it was told never happened.
+	// could run again a side effect it was told never happened. In an
+	// AgentTurn the call's projection and PostToolUse run on the same way
+	// (its observation recorded, no PostToolUseFailure), and the turn
+	// ends canceled before its next step.
 	shapeCallOutlivesLateCancel workflow.Version = 21
 
 	shapeLatest = shapeCallOutlivesLateCancel
