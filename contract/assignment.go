@@ -191,6 +191,19 @@ type ApprovalOptions struct {
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
 }
 
+// MaxApprovalTimeoutSeconds bounds approval.timeout_seconds: 30 days.
+const MaxApprovalTimeoutSeconds = 30 * 24 * 3600
+
+// Validate refuses a timeout below 0 or over MaxApprovalTimeoutSeconds
+// (0 is the worker's default): -5 and an overflowing 2^63-1 became the
+// default silently, and 99999999999 parked a call for 3,000 years.
+func (o ApprovalOptions) Validate() error {
+	if o.TimeoutSeconds < 0 || o.TimeoutSeconds > MaxApprovalTimeoutSeconds {
+		return fmt.Errorf("approval.timeout_seconds %d: want 0 (the default) to %d (30 days)", o.TimeoutSeconds, MaxApprovalTimeoutSeconds)
+	}
+	return nil
+}
+
 // ExecutionOptions tune how stages are scheduled.
 type ExecutionOptions struct {
 	// Stages is "fast" (the default: every stage that is safe to repeat

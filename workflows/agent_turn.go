@@ -77,6 +77,9 @@ type turnRun struct {
 func (t *turnRun) execute(input json.RawMessage) (contract.Result, error) {
 	req, err := contract.ParseAgentTurn(input)
 	err = t.boundIdentifiers(req.BoundIdentifiers, &req.Assignment, err)
+	if err == nil && t.shape >= shapeCallOutlivesLateCancel {
+		err = req.Approval.Validate()
+	}
 	t.req = req
 	t.gov.approvalTimeout = time.Duration(req.Approval.TimeoutSeconds) * time.Second
 	t.bindAssignment(req.Assignment)

@@ -75,6 +75,9 @@ func (r *assignmentRun) execute(input json.RawMessage) contract.Result {
 	if err == nil {
 		err = a.ValidateForExecution()
 	}
+	if err == nil && r.shape >= shapeCallOutlivesLateCancel {
+		err = a.Approval.Validate()
+	}
 	if err != nil {
 		r.sessionStart()
 		r.currentStage = "validate_assignment"

@@ -613,6 +613,11 @@ func builtinScenarios() []scenario {
 		}
 		return run, cancelOnceReviewed(ctx, c, run)
 	}})
+	outOfRange := calculatorAssignment()
+	outOfRange["approval"] = map[string]any{"timeout_seconds": -5}
+	shapes = append(shapes, scenario{file: "approval_timeout_out_of_range.json", run: func(ctx context.Context, c client.Client, q string) (client.WorkflowRun, error) {
+		return startJSON(ctx, c, q, workflows.ExecuteAssignmentWorkflow, "replay-approval-out-of-range", outOfRange)
+	}})
 	shapes = append(shapes, scenario{file: "late_cancel_agent_turn.json", run: agentScenario("late", 5, func(ctx context.Context, c client.Client, run client.WorkflowRun) error {
 		return cancelOnceReviewed(ctx, c, run)
 	})})

@@ -168,7 +168,10 @@ const (
 	// could run again a side effect it was told never happened. In an
 	// AgentTurn the call's projection and PostToolUse run on the same way
 	// (its observation recorded, no PostToolUseFailure), and the turn
-	// ends canceled before its next step.
+	// ends canceled before its next step. And an approval.timeout_seconds
+	// below 0 or over 30 days ends the run with InvalidAssignmentError
+	// (contract.ApprovalOptions.Validate) where it became the default or
+	// parked a call for millennia.
 	shapeCallOutlivesLateCancel workflow.Version = 21
 
 	shapeLatest = shapeCallOutlivesLateCancel

@@ -542,3 +542,19 @@ func TestACancelAfterTheToolRanCompletesTheCall(t *testing.T) {
 	assert.Equal(t, 1, h.count("ExecuteTool"))
 	assert.NotContains(t, traceHooks(res.Trace), "post_tool_use_failure")
 }
+
+// An approval.timeout_seconds below 0 or over 30 days ends the run with
+// InvalidAssignmentError naming it: -5 and an overflowing 2^63-1 became
+// the default silently, and 99999999999 parked a call for millennia.
+func TestAnApprovalTimeoutOutOfRangeIsRefused(t *testing.T) {
+	for _, seconds := range []int64{-5, 99999999999, 9223372036854775807} {
+		h := newHarness(t)
+		a := calculatorAssignment()
+		a["approval"] = map[string]any{"timeout_seconds": seconds}
+		res := h.executeAssignment(t, a)
+		require.Equal(t, contract.StatusFailed, res.Status, "timeout %d", seconds)
+		assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType)
+		assert.Contains(t, res.Error.LastErrorSummary, "approval.timeout_seconds")
+		assert.Zero(t, h.count("ExecuteTool"))
+	}
+}

@@ -473,3 +473,15 @@ func TestAWorkerWarnsOfAnotherOnItsHostQueue(t *testing.T) {
 	})
 	assert.NotContains(t, quiet.String(), "another worker polls this host's queue")
 }
+
+// An approval timeout out of range ends the run with a typed error
+// before any tool runs, on the dev server as in the workflow's tests.
+func TestAnApprovalTimeoutOutOfRangeEndsTheRun(t *testing.T) {
+	w := startWorker(t)
+	a := assignment("approval-range", map[string]any{"tool_name": "calculator", "arguments": map[string]any{"expression": "1 + 1"}})
+	a["approval"] = map[string]any{"timeout_seconds": 99999999999}
+	res, _ := runAssignment(t, w.queue, a)
+	require.Equal(t, contract.StatusFailed, res.Status)
+	assert.Equal(t, fenixerr.TypeInvalidAssignment, res.Error.ErrorType)
+	assert.Contains(t, res.Error.LastErrorSummary, "approval.timeout_seconds 99999999999")
+}
