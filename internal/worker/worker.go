@@ -9,9 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
