@@ -495,8 +495,6 @@ func refuseOrRun(cfg HostConfig, failIfUnavailable bool, settings, why string) (
 	return &commandConfinement{}, nil
 }
 
-// makeCommandTemp creates the sandboxed commands' temporary directory,
-// theirs alone: the command user's when commands run as one.
 // tempLeadsToProtected is whether a path policy protects (or a
 // workspace base it hides) lies in the temporary directory, which then
 // leads to it: commands reach its entries but may not add any, so
@@ -518,6 +516,8 @@ func tempLeadsToProtected(policy confine.Policy) bool {
 	return false
 }
 
+// makeCommandTemp creates the commands' temporary directory, theirs
+// alone: the command user's when commands run as one.
 func makeCommandTemp(dir string, cfg HostConfig) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("sandbox temporary directory %s: %w", dir, err)
