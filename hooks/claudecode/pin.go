@@ -12,6 +12,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/fenixrt/fenix/audit"
 	"github.com/fenixrt/fenix/hooks"
 )
 
@@ -172,23 +173,82 @@ func (p *pinner) treeFor(script string) (*pinnedTree, error) {
 	return t, nil
 }
 
-// selfLocating finds a script that works out paths from its own
-// location: beside itself, or up to the project.
-var selfLocating = regexp.MustCompile(`dirname\s+"?\$(\{BASH_SOURCE|BASH_SOURCE|\{?0)|\b__file__\b|\b__dirname\b|import\.meta\.(url|dirname)`)
+// selfLocation is where a script names its own location: $0 or
+// BASH_SOURCE under dirname, python's __file__, node's __dirname or
+// import.meta.
+var selfLocation = regexp.MustCompile(`dirname\s+"?\$(\{BASH_SOURCE|BASH_SOURCE|\{?0)|\b__file__\b|\b__dirname\b|import\.meta\.(url|dirname)`)
 
-// warnSelfLocating warns of each launched script of t that works out
-// paths from where it lies: it runs from its pinned copy, read-only in
-// the worker's data directory, so a log or a state file written beside
-// it fails (and a hook that fails without blocking lets the call
-// through), and a path up from it (`$(dirname "$0")/../..`) does not
-// reach the project. What it reads beside itself was pinned with it.
-func (p *pinner) warnSelfLocating(t *pinnedTree) {
-	for _, f := range t.files {
-		if !slices.Contains(t.launched, f.rel) || !selfLocating.Match(f.data) {
+// Ways a line leaves a script's own directory, or writes.
+var (
+	upFromIt       = regexp.MustCompile(`\.\./|/\.\.\b|\.parent\.parent|\.parents\[|path\.join\([^)]*'\.\.'`)
+	selfAssignment = regexp.MustCompile(`^\s*(?:export\s+|local\s+|const\s+|let\s+|var\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=`)
+)
+
+// writesTo is whether line writes to the path in variable name (shell,
+// python or node), or, for name "", to a path it builds in place.
+func writesTo(line, name string) bool {
+	ref := `\$\{?` + name + `\b|\b` + name + `\b`
+	if name == "" {
+		ref = `\$\(dirname|__file__|__dirname`
+	}
+	for _, form := range []string{
+		`>>?\s*"?(` + ref + `)`,                                       // echo x >> "$LOG"
+		`\b(tee|touch|mkdir|cp|mv)\b[^|;&]*(` + ref + `)`,             // tee -a "$LOG"
+		`(` + ref + `)[^\n]*\.(write_text|write_bytes|mkdir|touch)\(`, // STATE.write_text(…)
+		`open\(\s*(` + ref + `)[^)]*,\s*['"][wax]`,                    // open(STATE, "w")
+		`(writeFileSync|appendFileSync|writeFile|appendFile)\(\s*(` + ref + `)`,
+	} {
+		if regexp.MustCompile(form).MatchString(line) {
+			return true
+		}
+	}
+	return false
+}
+
+// selfLocatingTrouble is the first line of script that goes up from its
+// own directory, or writes beside itself (directly or through a variable
+// it set from its location), "" for none: reading what lies beside it
+// works in the pinned copy, these do not.
+func selfLocatingTrouble(script []byte) string {
+	lines := strings.Split(string(script), "\n")
+	var names []string
+	for _, line := range lines {
+		if !selfLocation.MatchString(line) {
 			continue
 		}
-		p.src.warn("%s: %s works out paths from its own location (%s): it runs from its pinned copy in %s, read-only, so what it writes beside itself fails and a path up from it does not reach the project; have it use $CLAUDE_PROJECT_DIR for those",
-			p.src.Path, filepath.Join(t.source, filepath.FromSlash(f.rel)), selfLocating.Find(f.data), t.stored)
+		if upFromIt.MatchString(line) || writesTo(line, "") {
+			return strings.TrimSpace(line)
+		}
+		if m := selfAssignment.FindStringSubmatch(line); m != nil {
+			names = append(names, m[1])
+		}
+	}
+	for _, line := range lines {
+		for _, name := range names {
+			if writesTo(line, name) {
+				return strings.TrimSpace(line)
+			}
+		}
+	}
+	return ""
+}
+
+// warnSelfLocating warns of each launched script of t that works out a
+// path from where it lies and writes there or goes up from it: it runs
+// from its pinned copy, read-only in the worker's data directory, so a
+// log or a state file written beside it fails (and a hook that fails
+// without blocking lets the call through), and a path up from it
+// (`$(dirname "$0")/../..`) does not reach the project. What it reads
+// beside itself was pinned with it, and works.
+func (p *pinner) warnSelfLocating(t *pinnedTree) {
+	for _, f := range t.files {
+		if !slices.Contains(t.launched, f.rel) {
+			continue
+		}
+		if line := selfLocatingTrouble(f.data); line != "" {
+			p.src.warn("%s: %s works out a path from its own location and writes there or goes up from it (%s): it runs from its pinned copy in %s, read-only, so what it writes beside itself fails and a path up from it does not reach the project; have it use $CLAUDE_PROJECT_DIR for those",
+				p.src.Path, filepath.Join(t.source, filepath.FromSlash(f.rel)), audit.Preview(line, 120), t.stored)
+		}
 	}
 }
 

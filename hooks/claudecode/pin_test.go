@@ -453,18 +453,22 @@ exit 0`)
 // call goes on. The load says so, naming the script, for each language's
 // way of finding itself; a script that does not is not named.
 func TestScriptsThatLocateThemselvesAreNamedAtLoad(t *testing.T) {
+	quiet := map[string]bool{"plain.sh": true, "reads-beside.sh": true, "reads-beside.py": true}
 	for name, body := range map[string]string{
-		"log-beside.sh": `LOG="$(dirname "$0")/guard.log"; echo x >> "$LOG"`,
+		"log-beside.sh": "set -e\nLOG=\"$(dirname \"$0\")/guard.log\"\ncmd=$(cat)\necho \"$cmd\" >> \"$LOG\"",
 		"root-up.sh":    `ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"`,
-		"state.py":      `from pathlib import Path; STATE = Path(__file__).parent / "state.json"`,
+		"state.py":      "import json\nfrom pathlib import Path\nSTATE = Path(__file__).parent / \"state.json\"\njson.dump({}, open(STATE, \"w\"))",
 		"plain.sh":      `cat "$CLAUDE_PROJECT_DIR/.blocked" > /dev/null; exit 0`,
+		// Reading what lies beside the script works in its pinned copy.
+		"reads-beside.sh": `. "$(dirname "$0")/lib.sh"; grep -q x "$(dirname "$0")/rules.txt"`,
+		"reads-beside.py": "import json, os\nRULES = os.path.join(os.path.dirname(__file__), \"rules.json\")\nrules = json.load(open(RULES))",
 	} {
 		t.Run(name, func(t *testing.T) {
 			project, _ := pinProject(t)
 			writeScript(t, filepath.Join(project, ".claude", "hooks"), name, body)
 			_, src, _ := loadGuardCommand(t, project, `\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/`+name)
-			warned := strings.Contains(strings.Join(src.Warnings, "\n"), name+" works out paths from its own location")
-			if warned != (name != "plain.sh") {
+			warned := strings.Contains(strings.Join(src.Warnings, "\n"), name+" works out a path from its own location")
+			if warned == quiet[name] {
 				t.Errorf("warned = %v; warnings: %v", warned, src.Warnings)
 			}
 		})
