@@ -1048,3 +1048,36 @@ func TestCommandsKeepIPCWithinTheirWorkspace(t *testing.T) {
 	assert.Contains(t, out, "from-other", "a later command of the same workspace finds its /dev/shm files")
 	assert.Contains(t, c.String(), "IPC: a namespace and a /dev/shm of its workspace's")
 }
+
+// io_uring_setup fails with EPERM in a command (and its program falls
+// back to ordinary calls); unconfined, where the kernel allows io_uring,
+// it returns a ring.
+func TestCommandsCannotSetUpIOUring(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 here")
+	}
+	if _, ok := filteredCallsFor(runtime.GOARCH); !ok {
+		t.Skipf("no seccomp filter for %s", runtime.GOARCH)
+	}
+	l := newLayout(t)
+	c := newConfiner(t, Policy{Hidden: []string{l.state}})
+	if !c.PrlimitFiltered() {
+		t.Skipf("no seccomp filter here: %s", c)
+	}
+	script := fmt.Sprintf(`%s -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+r = libc.syscall(%d, 1, ctypes.create_string_buffer(120))
+print("io_uring_setup", r, os.strerror(ctypes.get_errno()) if r < 0 else "ok")
+'`, python, unix.SYS_IO_URING_SETUP)
+	code, out := sh(t, c, l.ws, script)
+	require.Zero(t, code, out)
+	assert.Contains(t, out, "io_uring_setup -1 Operation not permitted")
+	unconfined, err := exec.Command("/bin/sh", "-c", script).CombinedOutput()
+	require.NoError(t, err, "%s", unconfined)
+	if strings.Contains(string(unconfined), "io_uring_setup -1") {
+		t.Logf("the kernel refuses io_uring unconfined too: %s", unconfined)
+	}
+}

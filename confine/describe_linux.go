@@ -29,9 +29,9 @@ func (c *Confiner) String() string {
 		others += "; abstract unix sockets: its own group's only"
 	}
 	if c.PrlimitFiltered() {
-		others += "; prlimit: own limits only; kernel keyrings: refused"
+		others += "; prlimit: own limits only; kernel keyrings and io_uring: refused"
 	} else {
-		others += "; prlimit and kernel keyrings: not filtered (" + c.noPrlimitFilter.Error() + ")"
+		others += "; prlimit, kernel keyrings and io_uring: not filtered (" + c.noPrlimitFilter.Error() + ")"
 	}
 	if c.boundCaps {
 		others += "; capabilities: at most " + keptCapabilityNames()

@@ -23,7 +23,10 @@ import (
 // its user keyring — credentials a login or a mount put there — and left
 // keys there for another conversation's commands to read, a channel
 // between runs. The same filter refuses add_key, request_key and keyctl,
-// as container runtimes' default seccomp profiles do.
+// and io_uring (setup, enter, register), whose long record of kernel
+// flaws a root command would otherwise have in reach, as container
+// runtimes' default seccomp profiles refuse both (programs that use
+// io_uring fall back to ordinary calls when its setup fails).
 
 // filteredCalls are the call numbers the filter looks at per audit
 // architecture the kernel may see from this GOARCH's processes: the
@@ -31,8 +34,9 @@ import (
 // 32-bit compat one.
 type filteredCalls struct {
 	arch, nr, nrAlt, compatArch, compatNr uint32
-	// keys and compatKeys are add_key, request_key and keyctl (keys
-	// with their x32 numbers).
+	// keys and compatKeys are the calls always refused: add_key,
+	// request_key and keyctl first, then io_uring_setup, io_uring_enter
+	// and io_uring_register (keys with their x32 numbers after them).
 	keys, compatKeys []uint32
 }
 
@@ -43,10 +47,11 @@ func filteredCallsFor(goarch string) (filteredCalls, bool) {
 	switch goarch {
 	case "amd64":
 		return filteredCalls{arch: unix.AUDIT_ARCH_X86_64, nr: 302, nrAlt: 302 | x32Bit, compatArch: unix.AUDIT_ARCH_I386, compatNr: 340,
-			keys: []uint32{248, 249, 250, 248 | x32Bit, 249 | x32Bit, 250 | x32Bit}, compatKeys: []uint32{286, 287, 288}}, true
+			keys:       []uint32{248, 249, 250, 425, 426, 427, 248 | x32Bit, 249 | x32Bit, 250 | x32Bit, 425 | x32Bit, 426 | x32Bit, 427 | x32Bit},
+			compatKeys: []uint32{286, 287, 288, 425, 426, 427}}, true
 	case "arm64":
 		return filteredCalls{arch: unix.AUDIT_ARCH_AARCH64, nr: 261, nrAlt: 261, compatArch: unix.AUDIT_ARCH_ARM, compatNr: 369,
-			keys: []uint32{217, 218, 219}, compatKeys: []uint32{309, 310, 311}}, true
+			keys: []uint32{217, 218, 219, 425, 426, 427}, compatKeys: []uint32{309, 310, 311, 425, 426, 427}}, true
 	}
 	return filteredCalls{}, false
 }
